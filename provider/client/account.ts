@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
+import { fromWire, toWire } from "./casing.js";
+import { LlmAccountsError } from "./errors.js";
+import type { HttpTransport } from "./http.js";
+import { OPERATIONS } from "./operations.js";
+import * as s from "./schemas/index.js";
+
+/** Arguments of the usage summary, without the paging field (the client follows pages itself). */
+export interface UsageQuery {
+  start: string;
+  end: string;
+  key?: string;
+  withModel?: boolean;
+  withUsage?: boolean;
+}
+
+function utcDay(offsetDays: number, now: Date): string {
+  const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - offsetDays * 86_400_000);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Checks a usage query before any call: dates real, end >= start, within the last year (spec 4.7). */
+export function validateUsageQuery(query: UsageQuery, now = new Date()): void {
+  const fail = (field: string, message: string) => {
+    throw new LlmAccountsError(`invalid usage query: ${field}: ${message}`, { operation: "POST usage/summary" });
+  };
+  for (const field of ["start", "end"] as const) {
+    const parsed = s.DateSchema.safeParse(query[field]);
+    if (!parsed.success) fail(field, `${JSON.stringify(query[field])} ${parsed.error.issues[0].message}`);
+  }
+  if (query.end < query.start) fail("end", `${query.end} is before start ${query.start}`);
+  const oldest = utcDay(USAGE_HISTORY_DAYS - 1, now);
+  const today = utcDay(0, now);
+  if (query.start < oldest) fail("start", `${query.start} is older than the last year (the oldest day is ${oldest})`);
+  if (query.end > today) fail("end", `${query.end} is in the future (today is ${today} UTC)`);
+}
+
+/** The management group's account operations: balance, usage, models (spec 4.6 to 4.8). */
+export class AccountApi {
+  constructor(private readonly http: HttpTransport) {}
+
+  /** The account balance, as the decimal string the API gives. */
+  async balance(): Promise<string> {
+    const res = await this.http.send<{ balance: string }>({ op: OPERATIONS.balance, body: {} });
+    return res.balance;
+  }
+
+  /** Every usage row of the range: validates first, then follows `next_page` to the end. */
+  async usage(query: UsageQuery): Promise<s.UsageRow[]> {
+    validateUsageQuery(query);
+    const rows: s.UsageRow[] = [];
+    let page: string | number | undefined;
+    const seen = new Set<string>();
+    for (;;) {
+      const body = { ...toWire(query), ...(page === undefined ? {} : { [USAGE_NEXT_PAGE_FIELD]: page }) };
+      const res = await this.http.send<z.infer<typeof s.UsageSummaryResponseSchema>>({ op: OPERATIONS.usageSummary, body });
+      rows.push(...res.items.map((r) => fromWire(r)));
+      if (!res.has_more || res.next_page === null) return rows;
+      // A server that hands back a page token it gave before would page forever.
+      const token = String(res.next_page);
+      if (seen.has(token)) throw new LlmAccountsError(`the usage summary returned the page token again (POST usage/summary)`);
+      seen.add(token);
+      page = res.next_page;
+    }
+  }
+
+  /** The model list with prices for this account. */
+  async models(): Promise<s.Model[]> {
+    const res = await this.http.send<z.infer<typeof s.ModelsResponseSchema>>({ op: OPERATIONS.models });
+    return res.models.map((m) => fromWire(m));
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Every decision this package makes where the platform's specification says "not shown".
+ *
+ * Client, emulator, resources and docs all read these values from here, so that a change of mind (or a
+ * clarification from the platform) is a one-line edit. README.md, section "What the spec left open", lists
+ * the same decisions for users.
+ */
+
+/** Prefix of every API key, sub-account token and admin key (spec 2.1, 2.5, 5). */
+export const KEY_PREFIX = "sk-";
+/** Prefix of the admin key that authenticates the management group (spec 5). */
+export const ADMIN_KEY_PREFIX = "sk-admin-";
+
+/**
+ * The usage summary pages with `has_more` / `next_page`, but the spec does not name the request field for a
+ * further page. We send the `next_page` value back, unchanged, in this request field.
+ */
+export const USAGE_NEXT_PAGE_FIELD = "page";
+
+/** The usage summary covers "the last year": 365 days back from today (UTC), today included. */
+export const USAGE_HISTORY_DAYS = 365;
+/** Rows the emulator puts on one usage summary page (the platform's page size is not shown). */
+export const USAGE_PAGE_SIZE = 100;
+/** With `with_model`, the model is named in this field of each usage row (not shown in the spec). */
+export const USAGE_MODEL_FIELD = "model";
+
+/**
+ * Largest `count` of one sub-account batch create, and largest `sks` list of a batch edit or delete: the
+ * spec does not show them. 100 is a conservative count; 1000 matches the API key delete limit.
+ */
+export const SUB_ACCOUNT_MAX_COUNT = 100;
+export const SUB_ACCOUNT_MAX_SKS = 1000;
+
+/** At most this many keys go into one `api-key/delete` call (spec 4.5). */
+export const API_KEY_DELETE_MAX = 1000;
+
+/** The only `security_config.models.mode` value the spec shows; others are rejected until documented. */
+export const MODEL_MODES = ["model"] as const;
+
+/**
+ * IP allow-list entries: IPv4 or IPv6 addresses, and CIDR ranges of either. The spec says "IP addresses"; a
+ * platform that takes allow-lists for admin keys (spec 5.3) takes ranges in practice, so ranges are accepted.
+ */
+export const IP_ALLOW_ACCEPTS_CIDR = true;
+
+/** A windowed limit: at most `limit` requests in any `windowMs` (sliding). */
+export interface RateLimit {
+  limit: number;
+  windowMs: number;
+}
+
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 24 * 60 * MINUTE_MS;
+
+/**
+ * Per-operation limits (spec 8). Rates of the sub-account group are not shown: we assume the management
+ * group's write rate (60 a minute) for its writes and the get rate (600 a minute) for its list.
+ * The scope of a limit is not shown either: we assume one budget per credential and operation.
+ */
+export const DEFAULT_RATE_LIMITS: Record<string, RateLimit[]> = {
+  "api-key/create": [{ limit: 60, windowMs: MINUTE_MS }],
+  "api-key/get": [{ limit: 600, windowMs: MINUTE_MS }],
+  "api-key/edit": [{ limit: 60, windowMs: MINUTE_MS }],
+  "api-key/status": [{ limit: 60, windowMs: MINUTE_MS }],
+  "api-key/delete": [{ limit: 60, windowMs: MINUTE_MS }],
+  "account/balance": [{ limit: 60, windowMs: MINUTE_MS }],
+  "usage/summary": [
+    { limit: 60, windowMs: MINUTE_MS },
+    { limit: 2000, windowMs: DAY_MS },
+  ],
+  models: [{ limit: 60, windowMs: MINUTE_MS }],
+  "sub-account/list": [{ limit: 600, windowMs: MINUTE_MS }],
+  "sub-account/create": [{ limit: 60, windowMs: MINUTE_MS }],
+  "sub-account/edit": [{ limit: 60, windowMs: MINUTE_MS }],
+  "sub-account/delete": [{ limit: 60, windowMs: MINUTE_MS }],
+};
+
+/**
+ * The sub-account group's error shape is not shown: we assume (and the emulator answers with) the management
+ * group's `{error: {code, message}}`. The client also accepts a bare `{code, message}` or `{message}` body.
+ */
+export const ERROR_SHAPE_NOTE = "{error:{code,message}} for both groups";
+
+/**
+ * A 429 is the status of an exceeded rate limit (not shown in the spec). The emulator sends `Retry-After`
+ * (whole seconds, as HTTP defines it) and `Retry-After-Ms` (milliseconds, for scaled test windows).
+ */
+export const RATE_LIMIT_STATUS = 429;
+
+/**
+ * Deprecated sub-account pricing (spec 2.5): `auto_following: true` becomes `pricing_factor: 1`. An entry with
+ * only `prompt_price` / `completion_price` is "not converted": we treat it as a request error naming the entry,
+ * rather than creating a sub-account whose permission for that model is undefined.
+ */
+export const DEPRECATED_PRICE_WITHOUT_FACTOR_IS_ERROR = true;

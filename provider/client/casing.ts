@@ -1,0 +1,77 @@
+/**
+ * The one place where the wire's snake_case meets the TypeScript side's camelCase, at run time and in types.
+ */
+
+type SnakeToCamel<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Head}${Capitalize<SnakeToCamel<Tail>>}`
+  : S;
+
+type CamelToSnake<S extends string> = S extends `${infer Head}${infer Tail}`
+  ? Head extends Lowercase<Head>
+    ? `${Head}${CamelToSnake<Tail>}`
+    : `_${Lowercase<Head>}${CamelToSnake<Tail>}`
+  : S;
+
+/** A wire (snake_case) type with every key, at every depth, in camelCase. */
+export type Camel<T> = T extends readonly (infer E)[]
+  ? Camel<E>[]
+  : T extends Record<string, unknown>
+    ? { [K in keyof T as K extends string ? SnakeToCamel<K> : K]: Camel<T[K]> }
+    : T;
+
+/** A camelCase type with every key, at every depth, in snake_case. */
+export type Snake<T> = T extends readonly (infer E)[]
+  ? Snake<E>[]
+  : T extends Record<string, unknown>
+    ? { [K in keyof T as K extends string ? CamelToSnake<K> : K]: Snake<T[K]> }
+    : T;
+
+export function snakeToCamel(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+}
+
+export function camelToSnake(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+function mapKeys(value: unknown, rename: (k: string) => string): unknown {
+  if (Array.isArray(value)) return value.map((v) => mapKeys(v, rename));
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (v !== undefined) out[rename(k)] = mapKeys(v, rename);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** Converts a wire value (snake_case keys) to the TypeScript side. */
+export function fromWire<T>(value: T): Camel<T> {
+  return mapKeys(value, snakeToCamel) as Camel<T>;
+}
+
+/** Converts a TypeScript-side value (camelCase keys) to the wire; undefined members are dropped. */
+export function toWire<T>(value: T): Snake<T> {
+  return mapKeys(value, camelToSnake) as Snake<T>;
+}
+
+/** Renders a wire path (`security_config.geo.countries.1`) the way users name the property. */
+export function camelPath(path: readonly (string | number)[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += (out ? "." : "") + snakeToCamel(part);
+  }
+  return out;
+}
+
+/** Renders a wire path as the wire names it (`security_config.geo.countries[1]`). */
+export function wirePath(path: readonly (string | number)[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += (out ? "." : "") + part;
+  }
+  return out;
+}

@@ -1,0 +1,79 @@
+import { redact } from "./redact.js";
+
+/** What every error of this package carries; keys appear only masked. */
+export interface ErrorDetails {
+  /** `POST api-key/edit`: which operation failed. */
+  operation?: string;
+  /** HTTP status, when the server answered. */
+  status?: number;
+  /** The API's error code, when the server sent one. */
+  code?: string;
+  /** The API's readable message, when the server sent one. */
+  apiMessage?: string;
+  requestId?: string;
+  /** True when a create may have taken effect although it failed (the response was lost). */
+  mayHaveSucceeded?: boolean;
+}
+
+/** Base of every error this package throws. Its text, fields and stack never hold a key in plain text. */
+export class LlmAccountsError extends Error {
+  readonly operation?: string;
+  readonly status?: number;
+  readonly code?: string;
+  readonly apiMessage?: string;
+  readonly requestId?: string;
+  readonly mayHaveSucceeded?: boolean;
+
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(redact(message));
+    this.name = new.target.name;
+    for (const [k, v] of Object.entries(details)) {
+      if (v !== undefined) Object.defineProperty(this, k, { value: typeof v === "string" ? redact(v) : v, enumerable: true });
+    }
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { ...Object.fromEntries(Object.entries(this)), name: this.name, message: this.message };
+  }
+}
+
+/** The server answered with a non-2xx status. */
+export class ApiError extends LlmAccountsError {
+  /** Picks the subclass for a status, as the API's status table (spec 7) and section 8 suggest. */
+  static fromResponse(status: number, details: ErrorDetails, headers: { retryAfterMs?: number } = {}): ApiError {
+    const d = { ...details, status };
+    const text = `${status}${d.code ? ` ${d.code}` : ""}: ${d.apiMessage ?? "no message"} (${d.operation})`;
+    if (status === 400) return new BadRequestError(text, d);
+    if (status === 401) return new AuthenticationError(text, d);
+    if (status === 404) return new NotFoundError(text, d);
+    if (status === 429) return new RateLimitError(text, d, headers.retryAfterMs);
+    if (status >= 500) return new ServerError(text, d);
+    return new ApiError(text, d);
+  }
+}
+
+/** 400: the request's parameters were refused; the message names the field. */
+export class BadRequestError extends ApiError {}
+/** 401: the credential is missing, wrong, or of the wrong group. */
+export class AuthenticationError extends ApiError {}
+/** 404: the key or sub-account does not exist. */
+export class NotFoundError extends ApiError {}
+/** 429: a rate limit was exceeded (by the server, or by the client's own daily budget). */
+export class RateLimitError extends ApiError {
+  constructor(message: string, details: ErrorDetails, readonly retryAfterMs?: number) {
+    super(message, details);
+  }
+}
+/** 5xx: the server failed. */
+export class ServerError extends ApiError {}
+
+/** No connection could be made, or it broke before an answer came. */
+export class ConnectionError extends LlmAccountsError {}
+/** The connect or request timeout passed. */
+export class TimeoutError extends LlmAccountsError {}
+
+/** A 2xx body that does not match the schema of the operation; names the field. */
+export class ResponseValidationError extends LlmAccountsError {}
+
+/** The package is not set up to make the call (missing base URL, a key of the wrong kind...). Nothing was sent. */
+export class ConfigurationError extends LlmAccountsError {}

@@ -1,0 +1,368 @@
+import got, { RequestError, type Response } from "got";
+import { ZodError } from "zod";
+import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MINUTE_MS, type RateLimit } from "./assumptions.js";
+import { wirePath } from "./casing.js";
+import {
+  ApiError,
+  ConfigurationError,
+  ConnectionError,
+  LlmAccountsError,
+  RateLimitError,
+  ResponseValidationError,
+  TimeoutError,
+} from "./errors.js";
+import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
+import { describeOperation, type Group, type Operation } from "./operations.js";
+import { fingerprint, redact } from "./redact.js";
+import { USER_AGENT } from "../version.js";
+
+/** Names of the settings, for messages that tell the user what to set. */
+export const SETTINGS = {
+  baseUrl: { env: "LLM_ACCOUNTS_BASE_URL", config: "llm-accounts:baseUrl" },
+  adminKey: { env: "LLM_ACCOUNTS_ADMIN_KEY", config: "llm-accounts:adminKey" },
+  accountKey: { env: "LLM_ACCOUNTS_ACCOUNT_KEY", config: "llm-accounts:accountKey" },
+} as const;
+
+export interface RetryOptions {
+  /** Attempts in all for a 429 (the request was not processed, so even creates are retried). */
+  maxRateLimitAttempts: number;
+  /** Attempts in all for 5xx and network errors, on operations that may be retried. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  adminKey?: string;
+  accountKey?: string;
+  /** Connect and whole-request timeouts. */
+  timeouts?: { connectMs?: number; requestMs?: number };
+  retry?: Partial<RetryOptions>;
+  /**
+   * Limits per operation name; `false` turns the client-side limiter off. A number replaces the per-minute
+   * limit of an operation. `windowMs` rescales every per-minute window (for an emulator run with scaled windows).
+   */
+  rateLimits?: false | { windowMs?: number; perOperation?: Record<string, number | RateLimit[]> };
+  /** Receives one line per request; lines never contain a key. */
+  logger?: (line: string) => void;
+}
+
+const DEFAULT_RETRY: RetryOptions = { maxRateLimitAttempts: 12, maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 8_000 };
+
+/** Network errors that prove the request never left this machine. */
+const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+const NOT_SENT_TIMEOUT_EVENTS = new Set(["lookup", "connect", "secureConnect"]);
+
+/** Limiters shared by every client of the process that uses the same origin, credential and operation. */
+const sharedLimiters = new Map<string, { windows: SlidingWindowLimiter[]; budgets: BudgetCounter[] }>();
+
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** Parses and checks the base URL: https, or http on a loopback host only. */
+export function parseBaseUrl(raw: string | undefined): URL {
+  if (!raw) {
+    throw new ConfigurationError(
+      `no base URL: set ${SETTINGS.baseUrl.env} or the stack config ${SETTINGS.baseUrl.config} (the platform has no default)`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigurationError(`base URL "${redact(raw)}" is not a URL`);
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
+    throw new ConfigurationError(`base URL must use https (plain http is allowed on a loopback host only): ${url.origin}`);
+  }
+  if (url.username || url.password) throw new ConfigurationError("base URL must not carry credentials");
+  return url;
+}
+
+function limitsFor(op: Operation, options: TransportOptions["rateLimits"]): RateLimit[] {
+  if (options === false) return [];
+  const scale = (options?.windowMs ?? MINUTE_MS) / MINUTE_MS;
+  const override = options?.perOperation?.[op.name];
+  const base: RateLimit[] =
+    override === undefined
+      ? (DEFAULT_RATE_LIMITS[op.name] ?? [])
+      : typeof override === "number"
+        ? [{ limit: override, windowMs: MINUTE_MS }, ...(DEFAULT_RATE_LIMITS[op.name] ?? []).slice(1)]
+        : override;
+  return base.map((l) => ({ limit: l.limit, windowMs: l.windowMs * scale }));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
+  try {
+    const parsed = JSON.parse(body) as { error?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
+    const e = parsed && typeof parsed.error === "object" && parsed.error !== null ? parsed.error : parsed;
+    return {
+      code: typeof e.code === "string" ? e.code : undefined,
+      apiMessage: typeof e.message === "string" ? e.message : undefined,
+    };
+  } catch {
+    return { apiMessage: body.trim() ? `(not JSON) ${body.trim().slice(0, 200)}` : undefined };
+  }
+}
+
+function retryAfterMs(res: Response<string>): number | undefined {
+  const ms = Number(res.headers["retry-after-ms"]);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const header = res.headers["retry-after"];
+  if (header === undefined) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(String(header));
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** What one request carries: the operation, and its body (or query, for GETs) on the wire. */
+export interface Call {
+  op: Operation;
+  body?: unknown;
+}
+
+/**
+ * The only place that talks HTTP: credentials per group, timeouts, the shared rate limiter, retries, response
+ * validation and redaction. It never rethrows or logs a raw got error, whose options hold the Authorization header.
+ */
+export class HttpTransport {
+  private readonly base: URL;
+  private readonly retry: RetryOptions;
+
+  constructor(private readonly options: TransportOptions) {
+    this.base = parseBaseUrl(options.baseUrl);
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+  }
+
+  /** The origin requests go to (no credentials in it). */
+  get origin(): string {
+    return this.base.origin;
+  }
+
+  /** Sends one operation, with limiter and retries; returns the validated wire response. */
+  async send<T>(call: Call): Promise<T> {
+    const { op } = call;
+    const credential = this.credentialFor(op.group);
+    const requestBody = this.validateRequest(call);
+    const limiter = this.limiterFor(op, credential);
+    let attempt = 0;
+    let rateLimited = 0;
+    for (;;) {
+      attempt += 1;
+      for (const budget of limiter.budgets) {
+        const taken = budget.take();
+        if (!taken.ok) {
+          throw new RateLimitError(
+            `429 client_budget_exhausted: the budget of ${budget.limit.limit} ${op.name} calls per ${Math.round(budget.limit.windowMs / 3_600_000)}h is used up (${describeOperation(op)})`,
+            { operation: describeOperation(op), status: 429, code: "client_budget_exhausted" },
+            taken.retryAfterMs,
+          );
+        }
+      }
+      const releases = await Promise.all(limiter.windows.map((w) => w.acquire()));
+      const started = Date.now();
+      let outcome: { res: Response<string> } | { error: LlmAccountsError; sent: boolean };
+      try {
+        outcome = { res: await this.request(op, credential, requestBody) };
+      } catch (err) {
+        outcome = this.networkError(op, err);
+      } finally {
+        for (const release of releases) release();
+      }
+      const elapsed = Date.now() - started;
+
+      if ("error" in outcome) {
+        this.log(`${describeOperation(op)} failed after ${elapsed}ms (attempt ${attempt}): ${outcome.error.message}`);
+        const retryable = op.retry !== "create" || !outcome.sent;
+        if (retryable && attempt < this.retry.maxAttempts) {
+          await sleep(this.backoff(attempt));
+          continue;
+        }
+        throw outcome.error;
+      }
+
+      const { res } = outcome;
+      this.log(`${describeOperation(op)} ${res.statusCode} ${elapsed}ms (attempt ${attempt})`);
+      if (res.statusCode >= 200 && res.statusCode < 300) return this.parseResponse<T>(op, res.body);
+
+      const details = { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
+      if (res.statusCode === 429) {
+        rateLimited += 1;
+        const wait = retryAfterMs(res);
+        if (rateLimited < this.retry.maxRateLimitAttempts) {
+          await sleep(wait ?? this.backoff(rateLimited));
+          attempt -= 1; // a 429 was not processed: it does not use up an attempt of the other kinds
+          continue;
+        }
+        throw ApiError.fromResponse(429, details, { retryAfterMs: wait });
+      }
+      if (res.statusCode >= 300 && res.statusCode < 400) {
+        throw ApiError.fromResponse(res.statusCode, {
+          ...details,
+          code: "redirect_refused",
+          apiMessage: `the server redirected to another address; redirects are not followed so that the credential is never sent elsewhere`,
+        });
+      }
+      if (res.statusCode >= 500) {
+        if (op.retry !== "create" && attempt < this.retry.maxAttempts) {
+          await sleep(this.backoff(attempt));
+          continue;
+        }
+        if (op.retry === "create") {
+          throw ApiError.fromResponse(res.statusCode, { ...details, mayHaveSucceeded: true, apiMessage: `${details.apiMessage ?? "server error"}; ${createDoubt(op)}` });
+        }
+      }
+      throw ApiError.fromResponse(res.statusCode, details);
+    }
+  }
+
+  private credentialFor(group: Group): string {
+    if (group === "management") {
+      const key = this.options.adminKey;
+      if (!key) {
+        throw new ConfigurationError(
+          `no admin key for the management group: set ${SETTINGS.adminKey.env} or the stack config ${SETTINGS.adminKey.config} (--secret)`,
+        );
+      }
+      if (!key.startsWith(ADMIN_KEY_PREFIX)) {
+        throw new ConfigurationError(
+          `the management group needs an admin key (${ADMIN_KEY_PREFIX}...); the key given (${redact(key)}) is not one: check ${SETTINGS.adminKey.env} / ${SETTINGS.adminKey.config}`,
+        );
+      }
+      return key;
+    }
+    const key = this.options.accountKey;
+    if (!key) {
+      throw new ConfigurationError(
+        `no main account key for the sub-account group: set ${SETTINGS.accountKey.env} or the stack config ${SETTINGS.accountKey.config} (--secret)`,
+      );
+    }
+    if (key.startsWith(ADMIN_KEY_PREFIX) || !key.startsWith(KEY_PREFIX)) {
+      throw new ConfigurationError(
+        `the sub-account group needs the main account key (${KEY_PREFIX}..., not an admin key); check ${SETTINGS.accountKey.env} / ${SETTINGS.accountKey.config}`,
+      );
+    }
+    return key;
+  }
+
+  private validateRequest(call: Call): unknown {
+    const parsed = call.op.request.safeParse(call.body ?? {});
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new LlmAccountsError(`invalid request: ${wirePath(issue.path)}: ${issue.message} (${describeOperation(call.op)})`, {
+        operation: describeOperation(call.op),
+      });
+    }
+    // Send what the caller gave (minus nothing): the schema checks it, the wire gets the caller's exact values.
+    return call.body ?? {};
+  }
+
+  private limiterFor(op: Operation, credential: string): { windows: SlidingWindowLimiter[]; budgets: BudgetCounter[] } {
+    const limits = limitsFor(op, this.options.rateLimits);
+    const id = `${this.base.origin}|${fingerprint(credential)}|${op.name}|${JSON.stringify(limits)}`;
+    let entry = sharedLimiters.get(id);
+    if (!entry) {
+      // Long windows (a day) are budgets that refuse; waiting a day inside a deployment helps nobody.
+      entry = {
+        windows: limits.filter((l) => l.windowMs <= 10 * MINUTE_MS).map((l) => new SlidingWindowLimiter(l)),
+        budgets: limits.filter((l) => l.windowMs > 10 * MINUTE_MS).map((l) => new BudgetCounter(l)),
+      };
+      sharedLimiters.set(id, entry);
+    }
+    return entry;
+  }
+
+  private async request(op: Operation, credential: string, body: unknown): Promise<Response<string>> {
+    const url = new URL(this.base.pathname.replace(/\/$/, "") + op.path, this.base);
+    const query = op.method === "GET" && op.group === "sub-account" ? (body as Record<string, unknown>) : undefined;
+    if (query) {
+      for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    return got(url, {
+      method: op.method,
+      body: op.method === "GET" ? undefined : JSON.stringify(body),
+      headers: {
+        authorization: `Bearer ${credential}`,
+        "content-type": op.method === "GET" ? undefined : "application/json",
+        accept: "application/json",
+        "user-agent": USER_AGENT,
+      },
+      responseType: "text",
+      throwHttpErrors: false,
+      followRedirect: false,
+      retry: { limit: 0 },
+      timeout: {
+        connect: this.options.timeouts?.connectMs ?? 10_000,
+        request: this.options.timeouts?.requestMs ?? 60_000,
+      },
+    });
+  }
+
+  /** Turns a got failure into our error, keeping only codes: never the got error itself. */
+  private networkError(op: Operation, err: unknown): { error: LlmAccountsError; sent: boolean } {
+    const operation = describeOperation(op);
+    const code = err instanceof RequestError ? err.code : undefined;
+    const event = (err as { event?: string }).event;
+    const isTimeout = err instanceof RequestError && err.name === "TimeoutError";
+    const sent = isTimeout ? !NOT_SENT_TIMEOUT_EVENTS.has(event ?? "") : !NOT_SENT_CODES.has(code ?? "");
+    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op)}` : "";
+    if (isTimeout) {
+      return { sent, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${doubt} (${operation})`, { operation, code, mayHaveSucceeded: sent && op.retry === "create" }) };
+    }
+    return {
+      sent,
+      error: new ConnectionError(`connection to ${this.base.origin} failed: ${code ?? "network error"}${doubt} (${operation})`, {
+        operation,
+        code,
+        mayHaveSucceeded: sent && op.retry === "create",
+      }),
+    };
+  }
+
+  private parseResponse<T>(op: Operation, body: string): T {
+    const doubt = op.retry === "create" ? `; ${createDoubt(op)}` : "";
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      throw new ResponseValidationError(`the response is not JSON${doubt} (${describeOperation(op)})`, {
+        operation: describeOperation(op),
+        mayHaveSucceeded: op.retry === "create" || undefined,
+      });
+    }
+    try {
+      return op.response.parse(json) as T;
+    } catch (err) {
+      const issue = err instanceof ZodError ? err.issues[0] : undefined;
+      const field = issue ? wirePath(issue.path) || "(body)" : "(body)";
+      throw new ResponseValidationError(
+        `the response field ${field} is invalid: ${issue?.message ?? "unexpected shape"}${doubt} (${describeOperation(op)})`,
+        { operation: describeOperation(op), mayHaveSucceeded: op.retry === "create" || undefined },
+      );
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const cap = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
+    return cap / 2 + Math.random() * (cap / 2);
+  }
+
+  private log(line: string): void {
+    this.options.logger?.(redact(line));
+  }
+}
+
+/** The plain statement a failed create owes its user: it may exist, and how to check. */
+export function createDoubt(op: Operation): string {
+  return op.name === "api-key/create"
+    ? "the key may have been created although no answer came back. The API cannot list keys: look in the web console for a key with this alias created just now, and delete it or adopt it with `adoptKey`"
+    : "the sub-accounts may have been created although no answer came back: list sub-accounts by this alias (llm.getSubAccounts({ alias })) before creating again";
+}

@@ -1,0 +1,13 @@
+export * from "./assumptions.js";
+export * from "./casing.js";
+export * from "./errors.js";
+export * from "./schemas/index.js";
+export { OPERATIONS, describeOperation, type Operation, type OperationId, type RetryClass, type Group } from "./operations.js";
+export { HttpTransport, parseBaseUrl, SETTINGS, type TransportOptions, type RetryOptions } from "./http.js";
+export { LlmAccountsClient, type ClientOptions } from "./client.js";
+export { ApiKeysApi } from "./apiKeys.js";
+export { AccountApi, validateUsageQuery, type UsageQuery } from "./account.js";
+export { SubAccountsApi, type SubAccountFilter } from "./subAccounts.js";
+export { resolveClientOptions, TUNING, type ConnectionArgs, type StackConfig } from "./config.js";
+export { maskKey, redact, fingerprint } from "./redact.js";
+export { SlidingWindowLimiter } from "./limiter.js";

@@ -1,0 +1,77 @@
+import type { RateLimit } from "./assumptions.js";
+
+/**
+ * Keeps a caller under "at most `limit` requests in any `windowMs`", as a server that counts arrivals in a
+ * sliding window sees them. A slot is taken when a request is sent and is held until `windowMs` after its
+ * response came back: the server's arrival time lies between the two, so the next request that reuses the
+ * slot arrives at least a full window after it, whatever the latency. Waiters are served in order.
+ */
+export class SlidingWindowLimiter {
+  /** Release times of slots whose requests have completed, ascending. */
+  private releases: number[] = [];
+  /** Requests sent and not completed yet. */
+  private inFlight = 0;
+  private queue: Array<() => void> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly limit: RateLimit,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Waits for a slot; call the returned function when the response (or failure) arrives. */
+  async acquire(): Promise<() => void> {
+    if (this.queue.length > 0 || !this.tryTake()) {
+      await new Promise<void>((resolve) => {
+        this.queue.push(resolve);
+        this.pump();
+      });
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.inFlight -= 1;
+      this.releases.push(this.now() + this.limit.windowMs);
+      this.pump();
+    };
+  }
+
+  private tryTake(): boolean {
+    const now = this.now();
+    while (this.releases.length > 0 && this.releases[0] <= now) this.releases.shift();
+    if (this.inFlight + this.releases.length < this.limit.limit) {
+      this.inFlight += 1;
+      return true;
+    }
+    return false;
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.tryTake()) this.queue.shift()!();
+    if (this.queue.length === 0 || this.timer || this.releases.length === 0) return;
+    const wait = Math.max(0, this.releases[0] - this.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.pump();
+    }, wait);
+  }
+}
+
+/** Counts requests in a long window (the usage summary's 2000 a day) and refuses past the budget. */
+export class BudgetCounter {
+  private sent: number[] = [];
+  constructor(
+    readonly limit: RateLimit,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Takes one from the budget, or returns how long until one is free. */
+  take(): { ok: true } | { ok: false; retryAfterMs: number } {
+    const now = this.now();
+    while (this.sent.length > 0 && this.sent[0] <= now - this.limit.windowMs) this.sent.shift();
+    if (this.sent.length >= this.limit.limit) return { ok: false, retryAfterMs: this.sent[0] + this.limit.windowMs - now };
+    this.sent.push(now);
+    return { ok: true };
+  }
+}

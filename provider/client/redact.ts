@@ -1,0 +1,34 @@
+import { createHash } from "node:crypto";
+import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "./assumptions.js";
+
+/** Anything that looks like a key: `sk-` (admin keys included) followed by at least 6 key characters. */
+const KEY_PATTERN = /sk-[A-Za-z0-9_-]{6,}/g;
+
+/** `sk-...1a2b`: the only form in which a key may appear in a message, a log line or an output hint. */
+export function maskKey(key: string): string {
+  const prefix = key.startsWith(ADMIN_KEY_PREFIX) ? ADMIN_KEY_PREFIX : KEY_PREFIX;
+  return `${prefix}...${key.slice(-4)}`;
+}
+
+/** Replaces every key-looking run in a text with its masked form. */
+export function redact(text: string): string {
+  return text.replace(KEY_PATTERN, (k) => maskKey(k));
+}
+
+/** Redacts every string inside a JSON-like value (for logs of request bodies). */
+export function redactDeep<T>(value: T): T {
+  if (typeof value === "string") return redact(value) as T;
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)])) as T;
+  }
+  return value;
+}
+
+/**
+ * A stable, non-secret identifier of a key: a truncated SHA-256. It cannot be turned back into the key
+ * (keys are long random strings), and it is what resource ids and limiter buckets are made of.
+ */
+export function fingerprint(key: string): string {
+  return createHash("sha256").update(key).digest("hex").slice(0, 24);
+}

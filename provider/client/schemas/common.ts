@@ -1,0 +1,46 @@
+import { isIP } from "node:net";
+import { z } from "zod";
+import { ADMIN_KEY_PREFIX, IP_ALLOW_ACCEPTS_CIDR, KEY_PREFIX } from "../assumptions.js";
+
+/** An API key or sub-account token as the wire carries it. Never an admin key. */
+export const KeySchema = z
+  .string()
+  .refine((k) => k.startsWith(KEY_PREFIX) && k.length > KEY_PREFIX.length, {
+    message: `must be a key that begins with "${KEY_PREFIX}"`,
+  })
+  .refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { message: "must not be an admin key" });
+
+/** A decimal amount carried as a string (`"12.500000"`). */
+export const DecimalStringSchema = z.string().regex(/^-?\d+(\.\d+)?$/, "must be a decimal amount in a string");
+
+/** An ISO 8601 timestamp; UTC (`Z`) or with an offset. */
+export const TimestampSchema = z.string().datetime({ offset: true });
+
+/** A calendar date, YYYY-MM-DD, that exists. */
+export const DateSchema = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date in YYYY-MM-DD form")
+  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), {
+    message: "is not a calendar date",
+  });
+
+/** True for an IPv4 or IPv6 address, or (when accepted) a CIDR range of either. */
+export function isIpOrCidr(value: string): boolean {
+  if (isIP(value) !== 0) return true;
+  if (!IP_ALLOW_ACCEPTS_CIDR) return false;
+  const slash = value.indexOf("/");
+  if (slash < 0) return false;
+  const family = isIP(value.slice(0, slash));
+  const bits = value.slice(slash + 1);
+  if (family === 0 || !/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** Error body of a non-2xx response (spec 7), for both groups. */
+export const ErrorBodySchema = z.object({
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+/** `{success: boolean}`, the answer of the sub-account batch edit and delete. */
+export const SuccessResponseSchema = z.object({ success: z.boolean() });

@@ -1,0 +1,4 @@
+export * from "./common.js";
+export * from "./apiKeys.js";
+export * from "./account.js";
+export * from "./subAccounts.js";

@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { fromWire, toWire } from "./casing.js";
+import type { HttpTransport } from "./http.js";
+import { OPERATIONS } from "./operations.js";
+import type * as s from "./schemas/index.js";
+
+/** Filters of the sub-account list. */
+export interface SubAccountFilter {
+  alias?: string;
+  sk?: string;
+}
+
+/** The sub-account group (spec 4.9 to 4.12), authenticated with the main account key. */
+export class SubAccountsApi {
+  constructor(private readonly http: HttpTransport) {}
+
+  /** Every sub-account that matches, in one call (`page_size=-1`). */
+  async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
+    const res = await this.http.send<z.infer<typeof s.SubAccountListResponseSchema>>({
+      op: OPERATIONS.listSubAccounts,
+      body: { ...toWire(filter), page_size: -1 },
+    });
+    return res.items.map((i) => fromWire(i));
+  }
+
+  /** One page of the list, for callers that want paging themselves. */
+  async listPage(filter: SubAccountFilter & { page: number; pageSize: number }): Promise<{ items: s.SubAccount[]; total: number }> {
+    const res = await this.http.send<z.infer<typeof s.SubAccountListResponseSchema>>({ op: OPERATIONS.listSubAccounts, body: toWire(filter) });
+    return { items: res.items.map((i) => fromWire(i)), total: res.total };
+  }
+
+  /** Creates `count` sub-accounts in one call; returns them with their new tokens. Never retried blindly. */
+  async create(request: s.SubAccountCreateRequest): Promise<s.SubAccount[]> {
+    const res = await this.http.send<z.infer<typeof s.SubAccountCreateResponseSchema>>({ op: OPERATIONS.createSubAccounts, body: toWire(request) });
+    return res.items.map((i) => fromWire(i));
+  }
+
+  /** Sets alias and model pricing of every listed sub-account. */
+  async edit(request: s.SubAccountEditRequest): Promise<void> {
+    await this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire(request) });
+  }
+
+  /** Deletes the listed sub-accounts. */
+  async delete(sks: readonly string[]): Promise<void> {
+    await this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: [...sks] } });
+  }
+}
