@@ -1,0 +1,38 @@
+/** pulumi-llm-accounts: API keys and sub-accounts of the LLM platform as Pulumi resources. */
+export { ApiKey, type ApiKeyArgs, type SecurityConfigArgs, type SecurityConfigOutput } from "./resources/ApiKey.js";
+export { SubAccountBatch, type SubAccountBatchArgs, type ModelPricingArgs, type SubAccountOutput } from "./resources/SubAccountBatch.js";
+export {
+  getModels,
+  getModelsOutput,
+  getBalance,
+  getBalanceOutput,
+  getUsage,
+  getUsageOutput,
+  getSubAccounts,
+  getSubAccountsOutput,
+  type DataSourceOptions,
+  type GetModelsArgs,
+  type GetModelsResult,
+  type GetBalanceResult,
+  type GetUsageArgs,
+  type GetUsageResult,
+  type GetSubAccountsArgs,
+  type GetSubAccountsResult,
+} from "./resources/dataSources.js";
+export type { ConnectionArgs } from "./client/config.js";
+export type { Model, UsageRow, SubAccount, ModelPricing } from "./client/schemas/index.js";
+export {
+  LlmAccountsError,
+  ApiError,
+  BadRequestError,
+  AuthenticationError,
+  NotFoundError,
+  RateLimitError,
+  ServerError,
+  ConnectionError,
+  TimeoutError,
+  ResponseValidationError,
+  ConfigurationError,
+} from "./client/errors.js";
+export { LlmAccountsClient } from "./client/client.js";
+export { maskKey } from "./client/redact.js";

@@ -1,0 +1,137 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { UsageQuery } from "../client/account.js";
+import { LlmAccountsClient } from "../client/client.js";
+import { resolveClientOptions, type ConnectionArgs, type StackConfig } from "../client/config.js";
+import { fingerprint } from "../client/redact.js";
+import type { Model, SubAccount, UsageRow } from "../client/schemas/index.js";
+import { canonical } from "../runtime/values.js";
+
+/** Options every data source takes: which account. */
+export interface DataSourceOptions {
+  connection?: ConnectionArgs;
+}
+
+/** The stack config of the running program, read raw (no secret-access warnings, no Output). */
+function programConfig(): StackConfig {
+  const out: StackConfig = {};
+  for (const k of ["baseUrl", "adminKey", "accountKey", "rateWindowMs", "rateLimits"]) {
+    const v = pulumi.runtime.getConfig(`llm-accounts:${k}`);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+const clients = new Map<string, LlmAccountsClient>();
+const results = new Map<string, Promise<unknown>>();
+
+function client(connection: ConnectionArgs | undefined): { client: LlmAccountsClient; id: string } {
+  const options = resolveClientOptions(connection, programConfig());
+  const id = fingerprint(canonical(options));
+  let c = clients.get(id);
+  if (!c) {
+    c = new LlmAccountsClient(options);
+    clients.set(id, c);
+  }
+  return { client: c, id };
+}
+
+/** One API call per distinct arguments in a run: later calls share the first one's answer. */
+function once<T>(name: string, args: unknown, connection: ConnectionArgs | undefined, call: (c: LlmAccountsClient) => Promise<T>): Promise<T> {
+  const { client: c, id } = client(connection);
+  const memo = `${name}|${id}|${fingerprint(canonical(args ?? null))}`;
+  let p = results.get(memo) as Promise<T> | undefined;
+  if (!p) {
+    p = call(c);
+    // A failure is not remembered: a later call may succeed.
+    p.catch(() => results.delete(memo));
+    results.set(memo, p);
+  }
+  return p;
+}
+
+export interface GetModelsArgs {
+  category?: string;
+  vendor?: string;
+}
+export interface GetModelsResult {
+  models: Model[];
+}
+
+/** The models this account can use, with the prices listed for it (display prices, not billing). */
+export async function getModels(args: GetModelsArgs = {}, opts: DataSourceOptions = {}): Promise<GetModelsResult> {
+  const all = await once("models", null, opts.connection, (c) => c.account.models());
+  return {
+    models: all.filter((m) => (args.category === undefined || m.category === args.category) && (args.vendor === undefined || m.vendor === args.vendor)),
+  };
+}
+
+/** `getModels` for Output arguments. */
+export function getModelsOutput(args: pulumi.Input<GetModelsArgs> = {}, opts: DataSourceOptions = {}): pulumi.Output<GetModelsResult> {
+  return pulumi.output(args).apply((a) => getModels(a as GetModelsArgs, opts));
+}
+
+export interface GetBalanceResult {
+  /** The balance as the API gives it: a decimal string. */
+  balance: string;
+}
+
+/** The account balance. */
+export async function getBalance(opts: DataSourceOptions = {}): Promise<GetBalanceResult> {
+  return { balance: await once("balance", null, opts.connection, (c) => c.account.balance()) };
+}
+
+/** `getBalance` as an Output. */
+export function getBalanceOutput(opts: DataSourceOptions = {}): pulumi.Output<GetBalanceResult> {
+  return pulumi.output(getBalance(opts));
+}
+
+export type GetUsageArgs = UsageQuery;
+export interface GetUsageResult {
+  /** Daily rows, all pages followed. Today's row is incomplete (the platform updates at T+1). */
+  items: UsageRow[];
+  /** Sum of `cost` over the rows, as a decimal string with six places. */
+  totalCost: string;
+}
+
+function sumCost(rows: UsageRow[]): string {
+  // Sum in millionths to keep six decimal places exact.
+  let micros = 0n;
+  for (const r of rows) {
+    const [whole, frac = ""] = r.cost.replace("-", "").split(".");
+    const value = BigInt(whole) * 1_000_000n + BigInt((frac + "000000").slice(0, 6));
+    micros += r.cost.startsWith("-") ? -value : value;
+  }
+  const sign = micros < 0n ? "-" : "";
+  const abs = micros < 0n ? -micros : micros;
+  return `${sign}${abs / 1_000_000n}.${String(abs % 1_000_000n).padStart(6, "0")}`;
+}
+
+/** Daily spend for a date range (account-wide, or one key), validated before any call. */
+export async function getUsage(args: GetUsageArgs, opts: DataSourceOptions = {}): Promise<GetUsageResult> {
+  const items = await once("usage", args, opts.connection, (c) => c.account.usage(args));
+  return { items, totalCost: sumCost(items) };
+}
+
+/** `getUsage` for Output arguments; secret when the key given is. */
+export function getUsageOutput(args: pulumi.Input<GetUsageArgs>, opts: DataSourceOptions = {}): pulumi.Output<GetUsageResult> {
+  return pulumi.output(args).apply((a) => getUsage(a as GetUsageArgs, opts));
+}
+
+export interface GetSubAccountsArgs {
+  alias?: string;
+  /** A sub-account key to look up. */
+  sk?: string;
+}
+export interface GetSubAccountsResult {
+  subAccounts: SubAccount[];
+}
+
+/** Sub-accounts of the main account, by alias or key. The result holds tokens: treat it as secret. */
+export async function getSubAccounts(args: GetSubAccountsArgs = {}, opts: DataSourceOptions = {}): Promise<GetSubAccountsResult> {
+  return { subAccounts: await once("subAccounts", args, opts.connection, (c) => c.subAccounts.list(args)) };
+}
+
+/** `getSubAccounts` as a secret Output (the sub-accounts carry their tokens). */
+export function getSubAccountsOutput(args: pulumi.Input<GetSubAccountsArgs> = {}, opts: DataSourceOptions = {}): pulumi.Output<GetSubAccountsResult> {
+  return pulumi.secret(pulumi.output(args).apply((a) => getSubAccounts(a as GetSubAccountsArgs, opts)));
+}

@@ -1,0 +1,114 @@
+import { API_KEY_DELETE_MAX } from "../client/assumptions.js";
+import type { ApiKeysApi } from "../client/apiKeys.js";
+import { BadRequestError, NotFoundError } from "../client/errors.js";
+
+/** Turns coalescing off (one key per call): the benchmark's baseline. */
+export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
+
+/** How long a batch waits for more keys after the last one arrived, and at most after the first. */
+export const COALESCE_QUIET_MS = 40;
+export const COALESCE_MAX_WAIT_MS = 1_000;
+
+interface Pending {
+  key: string;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Gathers the deletes of every ApiKey resource in this process into `api-key/delete` calls of up to 1000
+ * keys. The engine runs up to `--parallel` deletes at once; all of them wait here for a short quiet period
+ * and then go out together. A rejected batch (one bad key rejects all) is split to isolate the bad key; a key
+ * that no longer exists counts as deleted. Each caller resolves only after the platform confirmed its key.
+ */
+export class DeleteCoalescer {
+  private pending: Pending[] = [];
+  private quietTimer: NodeJS.Timeout | undefined;
+  private maxTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly api: ApiKeysApi,
+    private readonly options: { quietMs: number; maxWaitMs: number; enabled: boolean } = {
+      quietMs: COALESCE_QUIET_MS,
+      maxWaitMs: COALESCE_MAX_WAIT_MS,
+      enabled: process.env[COALESCING_SWITCH] !== "off",
+    },
+  ) {}
+
+  /** Deletes one key, together with whatever other deletes arrive meanwhile. */
+  delete(key: string): Promise<void> {
+    if (!this.options.enabled) return this.deleteBatch([key]);
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ key, resolve, reject });
+      if (this.pending.length >= API_KEY_DELETE_MAX) {
+        this.flush();
+        return;
+      }
+      if (this.quietTimer) clearTimeout(this.quietTimer);
+      this.quietTimer = setTimeout(() => this.flush(), this.options.quietMs);
+      this.maxTimer ??= setTimeout(() => this.flush(), this.options.maxWaitMs);
+    });
+  }
+
+  private flush(): void {
+    clearTimeout(this.quietTimer);
+    clearTimeout(this.maxTimer);
+    this.quietTimer = this.maxTimer = undefined;
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, API_KEY_DELETE_MAX);
+      void this.settle(batch);
+    }
+  }
+
+  private async settle(batch: Pending[]): Promise<void> {
+    // The same key may be deleted twice in one process (a replaced resource and its twin): send it once.
+    const byKey = new Map<string, Pending[]>();
+    for (const p of batch) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p]);
+    const results = await this.deleteMany([...byKey.keys()]);
+    for (const [key, waiters] of byKey) {
+      const err = results.get(key);
+      for (const w of waiters) (err ? w.reject(err) : w.resolve());
+    }
+  }
+
+  /** Deletes keys, splitting rejected batches; returns the error of each key that could not be deleted. */
+  private async deleteMany(keys: string[]): Promise<Map<string, unknown>> {
+    const failures = new Map<string, unknown>();
+    try {
+      await this.api.delete(keys);
+      return failures;
+    } catch (err) {
+      const rejectedAsBatch = err instanceof NotFoundError || err instanceof BadRequestError;
+      if (!rejectedAsBatch) {
+        for (const k of keys) failures.set(k, err);
+        return failures;
+      }
+      if (keys.length === 1) {
+        // A key that is already gone is what a delete wants.
+        if (!(err instanceof NotFoundError)) failures.set(keys[0], err);
+        return failures;
+      }
+    }
+    const half = Math.ceil(keys.length / 2);
+    const [a, b] = await Promise.all([this.deleteMany(keys.slice(0, half)), this.deleteMany(keys.slice(half))]);
+    return new Map([...a, ...b]);
+  }
+
+  private async deleteBatch(keys: string[]): Promise<void> {
+    const failures = await this.deleteMany(keys);
+    const first = failures.values().next();
+    if (!first.done) throw first.value;
+  }
+}
+
+const coalescers = new WeakMap<ApiKeysApi, DeleteCoalescer>();
+
+/** The process-wide coalescer of a client's key deletes. */
+export function coalescerFor(api: ApiKeysApi): DeleteCoalescer {
+  let c = coalescers.get(api);
+  if (!c) {
+    c = new DeleteCoalescer(api);
+    coalescers.set(api, c);
+  }
+  return c;
+}

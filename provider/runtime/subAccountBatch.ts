@@ -1,0 +1,197 @@
+import { toWire } from "../client/casing.js";
+import type { ConnectionArgs } from "../client/config.js";
+import { LlmAccountsError, NotFoundError } from "../client/errors.js";
+import { fingerprint } from "../client/redact.js";
+import { SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
+import type { SubAccountsApi } from "../client/subAccounts.js";
+import { clientFor, connectionFailures } from "./connection.js";
+import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
+
+/** Inputs of a SubAccountBatch after check: pricing converted to `pricingFactor` only. */
+export interface SubAccountBatchInputs {
+  alias: string;
+  balance: number;
+  count: number;
+  modelPricing: ModelPricing[];
+  connection?: ConnectionArgs;
+}
+
+/** One sub-account as the outputs show it (in creation order). */
+export interface SubAccountView {
+  id: number;
+  token: string;
+  alias: string;
+  enabled: boolean;
+  modelPricing: ModelPricing[];
+  createdAt: string;
+}
+
+export interface SubAccountBatchOutputs extends SubAccountBatchInputs {
+  subAccounts: SubAccountView[];
+  tokens: string[];
+}
+
+type Props = Record<string, unknown>;
+
+/** Converts declared pricing to what the platform stores (deprecated `autoFollowing: true` is factor 1). */
+export function normalizeModelPricing(value: unknown): ModelPricing[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((e: Record<string, unknown>) => ({
+    model: e.model as string,
+    pricingFactor: (e.pricingFactor ?? (e.autoFollowing === true ? 1 : e.pricingFactor)) as number,
+  }));
+}
+
+function view(s: SubAccount): SubAccountView {
+  return {
+    id: s.id,
+    token: s.token,
+    alias: s.alias,
+    enabled: s.enabled,
+    modelPricing: s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor })),
+    createdAt: s.createdAt,
+  };
+}
+
+function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): SubAccountBatchOutputs {
+  const sorted = [...subAccounts].sort((a, b) => a.id - b.id);
+  const out: SubAccountBatchOutputs = {
+    alias: inputs.alias,
+    balance: inputs.balance,
+    count: sorted.length,
+    modelPricing: normalizeModelPricing(inputs.modelPricing),
+    subAccounts: sorted,
+    tokens: sorted.map((s) => s.token),
+  };
+  if (inputs.connection !== undefined) out.connection = inputs.connection;
+  return out;
+}
+
+/** check: alias, balance, count, pricing validated by property path; deprecated pricing converted. */
+export async function check(_olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
+  const inputs: Props = { ...news };
+  const pricing = news.modelPricing ?? [];
+  if (news.modelPricing === undefined || news.modelPricing === null) inputs.modelPricing = [];
+  const wire = { alias: news.alias, balance: news.balance, count: news.count, model_pricing: pricing === UNKNOWN ? pricing : toWire(pricing) };
+  const failures = schemaFailures(SubAccountCreateRequestSchema, wire);
+  if (Array.isArray(pricing) && failures.length === 0) inputs.modelPricing = normalizeModelPricing(pricing);
+  failures.push(...connectionFailures(news.connection));
+  return { inputs, failures };
+}
+
+/** diff: balance (which the API cannot change after creation) or another platform: replacement. */
+export async function diff(_id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+  const replaces: string[] = [];
+  if (olds.balance !== news.balance) replaces.push("balance");
+  const baseOld = (olds.connection as ConnectionArgs | undefined)?.baseUrl;
+  const baseNew = (news.connection as ConnectionArgs | undefined)?.baseUrl;
+  if ((baseOld ?? null) !== (baseNew ?? null)) replaces.push("connection");
+  const changed =
+    replaces.length > 0 ||
+    olds.alias !== news.alias ||
+    olds.count !== news.count ||
+    !same(normalizeModelPricing(olds.modelPricing), normalizeModelPricing(news.modelPricing)) ||
+    !same(olds.connection ?? null, news.connection ?? null);
+  return { changes: changed, replaces, deleteBeforeReplace: false };
+}
+
+/**
+ * One batch create. If the answer is lost (the create may have happened), the sub-accounts are found by
+ * alias and adopted instead of being created twice: the sub-account group can list, unlike API keys.
+ */
+async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, count: number, known: ReadonlySet<string>): Promise<SubAccountView[]> {
+  const request = { alias: inputs.alias, balance: inputs.balance, modelPricing: normalizeModelPricing(inputs.modelPricing), count };
+  const startedAt = Date.now();
+  try {
+    return (await api.create(request)).map(view);
+  } catch (err) {
+    if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
+    const found = (await api.list({ alias: inputs.alias }))
+      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - 5_000)
+      .sort((a, b) => a.id - b.id);
+    if (found.length === count) return found.map(view);
+    if (found.length === 0) {
+      // Nothing was created: the request did not take effect, so sending it again cannot make a duplicate.
+      return (await api.create(request)).map(view);
+    }
+    throw new LlmAccountsError(
+      `the sub-account create may have partly happened: ${found.length} of ${count} new sub-accounts with alias "${inputs.alias}" were found; ` +
+        `check them with getSubAccounts({ alias }) and re-run`,
+    );
+  }
+}
+
+export async function create(props: Props): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
+  const inputs = props as unknown as SubAccountBatchInputs;
+  const api = clientFor(inputs.connection).subAccounts;
+  const created = await createBatch(api, inputs, inputs.count, new Set());
+  const outs = outputsOf(inputs, created);
+  return { id: `sab-${fingerprint(outs.tokens[0] ?? inputs.alias)}`, outs };
+}
+
+/**
+ * update: alias or pricing changed: one edit of every sub-account kept; count up: one create of the
+ * difference; count down: one delete of the newest surplus.
+ */
+export async function update(_id: string, olds: Props, news: Props): Promise<{ outs: SubAccountBatchOutputs }> {
+  const old = olds as unknown as SubAccountBatchOutputs;
+  const inputs = news as unknown as SubAccountBatchInputs;
+  const api = clientFor(inputs.connection).subAccounts;
+  let current = [...(old.subAccounts ?? [])].sort((a, b) => a.id - b.id);
+  const pricing = normalizeModelPricing(inputs.modelPricing);
+
+  if (inputs.count < current.length) {
+    const surplus = current.slice(inputs.count);
+    await deleteTokens(api, surplus.map((s) => s.token));
+    current = current.slice(0, inputs.count);
+  }
+  const stale = current.filter((s) => s.alias !== inputs.alias || !same(s.modelPricing, pricing));
+  if (stale.length > 0) {
+    await api.edit({ sks: current.map((s) => s.token), alias: inputs.alias, modelPricing: pricing });
+    current = current.map((s) => ({ ...s, alias: inputs.alias, modelPricing: pricing }));
+  }
+  if (inputs.count > current.length) {
+    const added = await createBatch(api, inputs, inputs.count - current.length, new Set(current.map((s) => s.token)));
+    current = [...current, ...added];
+  }
+  return { outs: outputsOf(inputs, current) };
+}
+
+/** read (refresh): one list call. Sub-accounts deleted elsewhere drop out; alias and pricing drift show. */
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props }> {
+  const old = props as unknown as SubAccountBatchOutputs;
+  const api = clientFor(old.connection).subAccounts;
+  const ours = new Set(old.tokens ?? []);
+  // Listing without the alias filter finds our sub-accounts even when their alias was changed elsewhere.
+  const live = (await api.list()).filter((s) => ours.has(s.token)).map(view);
+  if (live.length === 0) return { id: "", props: {} };
+  const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, normalizeModelPricing(old.modelPricing)));
+  const inputs: SubAccountBatchInputs = {
+    ...old,
+    alias: drifted?.alias ?? old.alias,
+    modelPricing: drifted?.modelPricing ?? normalizeModelPricing(old.modelPricing),
+  };
+  return { id, props: { ...outputsOf(inputs, live) } };
+}
+
+/**
+ * Deletes tokens in one call. The platform rejects the whole batch when a token is gone already: then one
+ * list finds those that remain, and one more call deletes them.
+ */
+async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void> {
+  if (tokens.length === 0) return;
+  try {
+    await api.delete(tokens);
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+    const wanted = new Set(tokens);
+    const remaining = (await api.list()).filter((s) => wanted.has(s.token)).map((s) => s.token);
+    if (remaining.length > 0) await api.delete(remaining);
+  }
+}
+
+/** delete: one batch delete of every sub-account of the batch. */
+export async function remove(_id: string, props: Props): Promise<void> {
+  const old = props as unknown as SubAccountBatchOutputs;
+  await deleteTokens(clientFor(old.connection).subAccounts, old.tokens ?? []);
+}

@@ -1,0 +1,64 @@
+import type { z } from "zod";
+import { camelPath } from "../client/casing.js";
+import { redact } from "../client/redact.js";
+
+/** The value the engine passes during preview for inputs that are not known yet. */
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** A check failure as the engine shows it: the property path and a reason. */
+export interface CheckFailure {
+  property: string;
+  reason: string;
+}
+
+/** True when the value, or any value inside it, is not known yet. */
+export function containsUnknown(value: unknown): boolean {
+  if (value === UNKNOWN) return true;
+  if (Array.isArray(value)) return value.some(containsUnknown);
+  if (value !== null && typeof value === "object") return Object.values(value).some(containsUnknown);
+  return false;
+}
+
+function valueAt(root: unknown, path: readonly (string | number)[]): unknown[] {
+  const seen: unknown[] = [root];
+  let cur: unknown = root;
+  for (const part of path) {
+    if (cur === null || typeof cur !== "object") break;
+    cur = (cur as Record<string | number, unknown>)[part];
+    seen.push(cur);
+  }
+  return seen;
+}
+
+/**
+ * Validates a wire-shaped value with a request schema and reports failures by the property path users write
+ * (`securityConfig.geo.countries[1]`). Issues about values not known yet (preview) are dropped.
+ */
+export function schemaFailures(schema: z.ZodTypeAny, wire: unknown, options: { quoteValues?: boolean } = {}): CheckFailure[] {
+  const parsed = schema.safeParse(wire);
+  if (parsed.success) return [];
+  const failures: CheckFailure[] = [];
+  for (const issue of parsed.error.issues) {
+    const along = valueAt(wire, issue.path);
+    if (along.some((v) => v === UNKNOWN)) continue;
+    const value = along.length === issue.path.length + 1 ? along[along.length - 1] : undefined;
+    const shown =
+      options.quoteValues !== false && (typeof value === "string" || typeof value === "number") ? `${JSON.stringify(value)} ` : "";
+    failures.push({ property: camelPath(issue.path) || "(inputs)", reason: redact(`${shown}${issue.message}`) });
+  }
+  return failures;
+}
+
+/** JSON with sorted keys: equal values give equal text, whatever the key order. */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/** Deep equality by canonical JSON (the values here are plain JSON). */
+export function same(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
