@@ -33,7 +33,7 @@ export interface ApiKeyArgs {
   connection?: pulumi.Input<ConnectionArgs>;
 }
 
-const provider = thinProvider("apiKeyProvider");
+const provider = thinProvider("apiKey");
 
 /** An API key of the platform (management group). */
 export class ApiKey extends pulumi.dynamic.Resource {

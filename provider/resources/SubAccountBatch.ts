@@ -37,7 +37,7 @@ export interface SubAccountOutput {
   createdAt: string;
 }
 
-const provider = thinProvider("subAccountBatchProvider");
+const provider = thinProvider("subAccountBatch");
 
 /** Warnings at preview for input the platform accepts but users rarely mean. Never with a key in them. */
 function warnAboutPricing(resource: pulumi.Resource, modelPricing: SubAccountBatchArgs["modelPricing"]): void {

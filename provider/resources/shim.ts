@@ -5,39 +5,29 @@ import type * as pulumi from "@pulumi/pulumi";
  *
  * The engine serializes this object into the state (`__provider`) and runs it, possibly from an older
  * state, at refresh and destroy. It therefore captures nothing but the export's name: no client, schema or
- * credential. `configure` stores the stack config synchronously, before any method can run.
+ * credential. `configure` only keeps the engine's config object, synchronously (the plugin may run a method
+ * before an asynchronous `configure` finished); methods read the stack config from it when they run.
+ *
+ * Each serialized function costs about 250 bytes of wrapper, so `configure`, `create` and `check` share one
+ * function: their arguments tell them apart without doubt (a request with `config.get`; one inputs object;
+ * olds and news). The methods whose first argument is the id keep a function each. This keeps the provider
+ * under 2 KB in the state of every resource. Names are short for the same reason.
  */
-export function thinProvider(exportName: string): pulumi.dynamic.ResourceProvider {
-  const load = async () => (await import("pulumi-llm-accounts/runtime" as string))[exportName];
+export function thinProvider(name: string): pulumi.dynamic.ResourceProvider {
+  const run = async (m: string, a: unknown[]) => (await import("pulumi-llm-accounts/runtime" as string))[name][m](...a);
+  const first = async (...a: any[]) => {
+    if (a.length > 1) return run("check", a);
+    if (typeof a[0]?.config?.get !== "function") return run("create", a);
+    (globalThis as Record<string, unknown>).__llmAccountsConfig = a[0].config;
+  };
   return {
-    async configure(req) {
-      const get = (k: string) => req.config.get(`llm-accounts:${k}`);
-      (globalThis as Record<string, unknown>).__pulumiLlmAccountsStackConfig = {
-        baseUrl: get("baseUrl"),
-        adminKey: get("adminKey"),
-        accountKey: get("accountKey"),
-        rateWindowMs: get("rateWindowMs"),
-        rateLimits: get("rateLimits"),
-      };
-    },
-    async check(olds, news) {
-      return (await load()).check(olds, news);
-    },
-    async diff(id, olds, news) {
-      return (await load()).diff(id, olds, news);
-    },
-    async create(inputs) {
-      return (await load()).create(inputs);
-    },
-    async read(id, props) {
-      return (await load()).read(id, props);
-    },
-    async update(id, olds, news) {
-      return (await load()).update(id, olds, news);
-    },
-    async delete(id, props) {
-      return (await load()).delete(id, props);
-    },
+    configure: first,
+    create: first,
+    check: first,
+    diff: (...a) => run("diff", a),
+    update: (...a) => run("update", a),
+    read: (...a) => run("read", a),
+    delete: (...a) => run("delete", a),
   };
 }
 

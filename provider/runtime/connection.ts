@@ -1,34 +1,37 @@
 import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions, TUNING, type ConnectionArgs, type StackConfig } from "../client/config.js";
-import { parseBaseUrl, SETTINGS } from "../client/http.js";
+import { parseBaseUrl } from "../client/http.js";
 import { fingerprint } from "../client/redact.js";
 import { UNKNOWN, type CheckFailure } from "./values.js";
 
 /**
- * Where the provider shim's `configure` leaves the stack config. It is written synchronously when the plugin
- * configures the provider, before any method can run, and read by every method when it is called.
+ * Where the provider shim's `configure` leaves the engine's config object (synchronously, before any method
+ * can run). Methods read the stack config from it when they are called.
  */
-export const STACK_CONFIG_SLOT = "__pulumiLlmAccountsStackConfig";
+export const STACK_CONFIG_SLOT = "__llmAccountsConfig";
 
 /** The `llm-accounts:` stack config keys the provider reads. */
-export const STACK_CONFIG_KEYS = [
-  SETTINGS.baseUrl.config,
-  SETTINGS.adminKey.config,
-  SETTINGS.accountKey.config,
-  `llm-accounts:${TUNING.rateWindowMs.config}`,
-  `llm-accounts:${TUNING.rateLimits.config}`,
-];
+export const STACK_CONFIG_KEYS = ["baseUrl", "adminKey", "accountKey", TUNING.rateWindowMs.config, TUNING.rateLimits.config];
 
-/** The stack config captured by `configure` (empty when the program runs without it, as in tests). */
-export function stackConfig(): StackConfig {
-  return ((globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] as StackConfig | undefined) ?? {};
+interface ConfigSource {
+  get(key: string): string | undefined;
 }
 
-/** Stores the stack config (short names, `llm-accounts:` stripped) for methods to read. */
-export function setStackConfig(values: Record<string, string | undefined>): void {
+/** The stack config the engine gave `configure` (empty when there was none, as in direct tests). */
+export function stackConfig(): StackConfig {
+  const source = (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] as ConfigSource | undefined;
   const config: StackConfig = {};
-  for (const [k, v] of Object.entries(values)) if (v !== undefined) config[k.replace(/^llm-accounts:/, "")] = v;
-  (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] = config;
+  if (!source) return config;
+  for (const key of STACK_CONFIG_KEYS) {
+    const value = source.get(`llm-accounts:${key}`);
+    if (value !== undefined) config[key] = value;
+  }
+  return config;
+}
+
+/** Sets the stack config as `configure` would (tests; programs that drive the runtime directly). */
+export function setStackConfig(values: Record<string, string | undefined>): void {
+  (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] = { get: (key: string) => values[key.replace(/^llm-accounts:/, "")] };
 }
 
 const clients = new Map<string, LlmAccountsClient>();
@@ -85,3 +88,4 @@ export function connectionFailures(connection: unknown): CheckFailure[] {
   }
   return failures;
 }
+

@@ -2,8 +2,8 @@
  * What the provider shims load at call time, by package name (`pulumi-llm-accounts/runtime`). This path and
  * the names below are read by state written by every earlier version of the package: keep them stable.
  */
-import * as apiKey from "./apiKey.js";
-import * as subAccountBatch from "./subAccountBatch.js";
+import * as apiKeyImpl from "./apiKey.js";
+import * as subAccountBatchImpl from "./subAccountBatch.js";
 
 export { setStackConfig, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
 export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
@@ -12,21 +12,21 @@ export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
 export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatch.js";
 
 /** The ApiKey provider's methods. */
-export const apiKeyProvider = {
-  check: apiKey.check,
-  diff: apiKey.diff,
-  create: apiKey.create,
-  read: apiKey.read,
-  update: apiKey.update,
-  delete: apiKey.remove,
+export const apiKey = {
+  check: apiKeyImpl.check,
+  diff: apiKeyImpl.diff,
+  create: apiKeyImpl.create,
+  read: apiKeyImpl.read,
+  update: apiKeyImpl.update,
+  delete: apiKeyImpl.remove,
 };
 
 /** The SubAccountBatch provider's methods. */
-export const subAccountBatchProvider = {
-  check: subAccountBatch.check,
-  diff: subAccountBatch.diff,
-  create: subAccountBatch.create,
-  read: subAccountBatch.read,
-  update: subAccountBatch.update,
-  delete: subAccountBatch.remove,
+export const subAccountBatch = {
+  check: subAccountBatchImpl.check,
+  diff: subAccountBatchImpl.diff,
+  create: subAccountBatchImpl.create,
+  read: subAccountBatchImpl.read,
+  update: subAccountBatchImpl.update,
+  delete: subAccountBatchImpl.remove,
 };
