@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  ConfigurationError,
+  ConnectionError,
+  LlmAccountsClient,
+  parseBaseUrl,
+  RateLimitError,
+  ResponseValidationError,
+  SlidingWindowLimiter,
+  TimeoutError,
+} from "../../provider/client/index.js";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { PACKAGE } from "../../provider/version.js";
+import { calls, clientOf, emulator } from "../support/emulator.js";
+
+const ADMIN = "sk-admin-" + "h".repeat(32);
+
+/** A bare server that records what reaches it and answers with `respond`. */
+async function recorder(respond: (path: string) => { status: number; headers?: Record<string, string>; body?: string }) {
+  const seen: { path: string; headers: IncomingHttpHeaders }[] = [];
+  const server: Server = createServer((req, res) => {
+    seen.push({ path: req.url ?? "", headers: req.headers });
+    const r = respond(req.url ?? "");
+    res.writeHead(r.status, r.headers).end(r.body ?? "");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe("transport", () => {
+  test("base URL: https, or http on loopback only; a missing one says what to set", () => {
+    expect(parseBaseUrl("https://api.example.com").origin).toBe("https://api.example.com");
+    expect(parseBaseUrl("http://127.0.0.1:8787").origin).toBe("http://127.0.0.1:8787");
+    expect(parseBaseUrl("http://localhost:1").hostname).toBe("localhost");
+    expect(() => parseBaseUrl("http://api.example.com")).toThrow(ConfigurationError);
+    expect(() => parseBaseUrl(undefined)).toThrow(/LLM_ACCOUNTS_BASE_URL.*llm-accounts:baseUrl/);
+    expect(() => parseBaseUrl("https://user:pw@api.example.com")).toThrow(/credentials/);
+  });
+
+  test("redirects are not followed, so the bearer token never reaches another origin", async () => {
+    const target = await recorder(() => ({ status: 200, body: "{}" }));
+    const redirector = await recorder(() => ({ status: 307, headers: { location: `${target.url}/steal` } }));
+    try {
+      const client = new LlmAccountsClient({ baseUrl: redirector.url, adminKey: ADMIN });
+      await expect(client.account.balance()).rejects.toMatchObject({ code: "redirect_refused", status: 307 });
+      expect(target.seen).toHaveLength(0);
+    } finally {
+      await target.close();
+      await redirector.close();
+    }
+  });
+
+  test("every request carries a User-Agent naming the package and version, and the bearer credential", async () => {
+    const server = await recorder(() => ({ status: 200, body: JSON.stringify({ balance: "1.000000" }) }));
+    try {
+      await new LlmAccountsClient({ baseUrl: server.url, adminKey: ADMIN }).account.balance();
+      expect(server.seen[0].headers["user-agent"]).toContain(`pulumi-llm-accounts/${PACKAGE.version}`);
+      expect(server.seen[0].headers.authorization).toBe(`Bearer ${ADMIN}`);
+      expect(server.seen[0].path).toBe("/api/v1/management/account/balance");
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a base URL with a path prefix keeps it", async () => {
+    const server = await recorder(() => ({ status: 200, body: JSON.stringify({ balance: "1.000000" }) }));
+    try {
+      await new LlmAccountsClient({ baseUrl: `${server.url}/gateway/`, adminKey: ADMIN }).account.balance();
+      expect(server.seen[0].path).toBe("/gateway/api/v1/management/account/balance");
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("a refused connection is a ConnectionError; a create is retried there, since nothing was sent", async () => {
+    const server = await recorder(() => ({ status: 200 }));
+    const url = server.url;
+    await server.close();
+    const client = new LlmAccountsClient({ baseUrl: url, adminKey: ADMIN, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
+    const err = await client.apiKeys.create({ alias: "x" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect((err as ConnectionError).code).toBe("ECONNREFUSED");
+    expect((err as ConnectionError).mayHaveSucceeded).toBeFalsy();
+  });
+
+  test("a slow answer is a TimeoutError; for a create it says the key may exist", async () => {
+    const emu = await emulator({ rateLimits: false, faults: [{ kind: "latency", ms: 500 }] });
+    try {
+      const client = clientOf(emu, { timeouts: { requestMs: 100 } });
+      const err = await client.apiKeys.create({ alias: "slow" }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TimeoutError);
+      expect((err as TimeoutError).mayHaveSucceeded).toBe(true);
+      expect((err as Error).message).toMatch(/may have been created/);
+      expect(calls(emu)["api-key/create"]).toBe(1);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("malformed and wrongly typed bodies are ResponseValidationErrors naming the field", async () => {
+    const emu = await emulator({ rateLimits: false });
+    try {
+      const client = clientOf(emu, { retry: { maxAttempts: 1 } });
+      emu.setFaults([{ kind: "malformed", ops: ["account/balance"] }]);
+      await expect(client.account.balance()).rejects.toThrow(/not JSON/);
+      emu.setFaults([{ kind: "wrong-type", ops: ["account/balance"] }]);
+      const err = await client.account.balance().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ResponseValidationError);
+      expect((err as Error).message).toMatch(/response field balance/);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
+describe("rate limits", () => {
+  test("429s are waited out and retried, creates included (a 429 was not processed)", async () => {
+    const emu = await emulator({ rateLimits: false });
+    try {
+      emu.setFaults([{ kind: "429", ops: ["api-key/create"], count: 2, ms: 20 }]);
+      const client = clientOf(emu, { rateLimits: false });
+      await expect(client.apiKeys.create({ alias: "after-429" })).resolves.toMatchObject({ alias: "after-429" });
+      expect(calls(emu)["api-key/create"]).toBe(3);
+      expect(emu.state.listKeys().filter((k) => k.alias === "after-429")).toHaveLength(1);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("a 429 without Retry-After backs off and retries; past the attempts it is a RateLimitError", async () => {
+    const emu = await emulator({ rateLimits: false });
+    try {
+      emu.setFaults([{ kind: "429", ops: ["account/balance"], retryAfter: false }]);
+      const client = clientOf(emu, { rateLimits: false, retry: { maxRateLimitAttempts: 3, baseDelayMs: 1, maxDelayMs: 4 } });
+      await expect(client.account.balance()).rejects.toBeInstanceOf(RateLimitError);
+      expect(calls(emu)["account/balance"]).toBe(3);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("a burst of 100 creates under a 1 s window gets no 429 and ends close to the floor the limits allow", async () => {
+    const windowMs = 1000;
+    const emu = await emulator({ rateWindowMs: windowMs });
+    try {
+      const client = clientOf(emu, { rateLimits: { windowMs } });
+      const started = Date.now();
+      await Promise.all(Array.from({ length: 100 }, (_, i) => client.apiKeys.create({ alias: `burst-${i}` })));
+      const elapsed = Date.now() - started;
+      expect(emu.requests().filter((r) => r.status === 429)).toHaveLength(0);
+      expect(emu.state.listKeys()).toHaveLength(100);
+      // 60 go at once, the other 40 one window later: the floor is one window.
+      expect(elapsed).toBeGreaterThanOrEqual(windowMs);
+      expect(elapsed).toBeLessThan(windowMs * 2.5);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("clients of the same credential share one limiter", async () => {
+    const emu = await emulator({ rateWindowMs: 1000 });
+    try {
+      const a = clientOf(emu, { rateLimits: { windowMs: 1000 } });
+      const b = clientOf(emu, { rateLimits: { windowMs: 1000 } });
+      await Promise.all(Array.from({ length: 70 }, (_, i) => (i % 2 ? a : b).apiKeys.create({ alias: `s-${i}` })));
+      expect(emu.requests().filter((r) => r.status === 429)).toHaveLength(0);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("the limiter holds a slot a full window after its response", async () => {
+    let now = 0;
+    const limiter = new SlidingWindowLimiter({ limit: 1, windowMs: 100 }, () => now);
+    const release = await limiter.acquire();
+    now = 50;
+    release();
+    let second = false;
+    const next = limiter.acquire().then((r) => {
+      second = true;
+      return r;
+    });
+    now = 120;
+    await new Promise((r) => setTimeout(r, 10));
+    expect(second).toBe(false);
+    now = 150;
+    await new Promise((r) => setTimeout(r, 120));
+    expect(second).toBe(true);
+    (await next)();
+  });
+});
