@@ -8,21 +8,21 @@ import { coalescerFor } from "./deleteCoalescer.js";
 import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
 
 /** Inputs of an ApiKey after check: defaults filled, security config in canonical form. */
-export interface ApiKeyInputs {
+export type ApiKeyInputs = {
   alias: string;
   enabled: boolean;
   securityConfig: SecurityConfig;
   adoptKey?: string;
   connection?: ConnectionArgs;
-}
+};
 
 /** What the state holds: every input echoed (so diff compares like with like) and what the platform adds. */
-export interface ApiKeyOutputs extends ApiKeyInputs {
+export type ApiKeyOutputs = ApiKeyInputs & {
   /** The key itself: a secret output, carried forward because the platform never returns it again. */
   key: string;
   keyHint: string;
   createdAt: string;
-}
+};
 
 type Props = Record<string, unknown>;
 

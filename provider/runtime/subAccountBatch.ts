@@ -8,28 +8,28 @@ import { clientFor, connectionFailures } from "./connection.js";
 import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
 
 /** Inputs of a SubAccountBatch after check: pricing converted to `pricingFactor` only. */
-export interface SubAccountBatchInputs {
+export type SubAccountBatchInputs = {
   alias: string;
   balance: number;
   count: number;
   modelPricing: ModelPricing[];
   connection?: ConnectionArgs;
-}
+};
 
 /** One sub-account as the outputs show it (in creation order). */
-export interface SubAccountView {
+export type SubAccountView = {
   id: number;
   token: string;
   alias: string;
   enabled: boolean;
   modelPricing: ModelPricing[];
   createdAt: string;
-}
+};
 
-export interface SubAccountBatchOutputs extends SubAccountBatchInputs {
+export type SubAccountBatchOutputs = SubAccountBatchInputs & {
   subAccounts: SubAccountView[];
   tokens: string[];
-}
+};
 
 type Props = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { camelPath } from "../client/casing.js";
+import { camelPath, snakeToCamel } from "../client/casing.js";
 import { redact } from "../client/redact.js";
 
 /** The value the engine passes during preview for inputs that are not known yet. */
@@ -44,7 +44,9 @@ export function schemaFailures(schema: z.ZodTypeAny, wire: unknown, options: { q
     const value = along.length === issue.path.length + 1 ? along[along.length - 1] : undefined;
     const shown =
       options.quoteValues !== false && (typeof value === "string" || typeof value === "number") ? `${JSON.stringify(value)} ` : "";
-    failures.push({ property: camelPath(issue.path) || "(inputs)", reason: redact(`${shown}${issue.message}`) });
+    // Messages are written for the wire; here users write camelCase.
+    const message = issue.message.replace(/\b[a-z]+(?:_[a-z0-9]+)+\b/g, snakeToCamel);
+    failures.push({ property: camelPath(issue.path) || "(inputs)", reason: redact(`${shown}${message}`) });
   }
   return failures;
 }

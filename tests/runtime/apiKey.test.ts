@@ -1,0 +1,170 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { apiKey, setStackConfig, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+
+let emu: Emulator;
+beforeAll(async () => {
+  emu = await emulator({ rateLimits: false });
+  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
+});
+afterAll(async () => emu.close());
+beforeEach(() => emu.clearRequests());
+afterEach(() => emu.setFaults([]));
+
+type Props = Record<string, unknown>;
+
+async function checked(news: Props): Promise<Props> {
+  const { inputs, failures } = await apiKey.check({}, news);
+  expect(failures).toEqual([]);
+  return inputs;
+}
+
+async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; inputs: Props }> {
+  const inputs = await checked(news);
+  const { id, outs } = await apiKey.create(inputs);
+  return { id, outs, inputs };
+}
+
+describe("ApiKey provider", () => {
+  test("create: one api-key/create; the id is a fingerprint, never the key; the hint is masked", async () => {
+    const { id, outs } = await created({ alias: "ci" });
+    expect(calls(emu)).toEqual({ "api-key/create": 1 });
+    expect(outs.key).toMatch(/^sk-/);
+    expect(id).not.toContain(outs.key);
+    expect(id).toMatch(/^[0-9a-f]{24}$/);
+    expect(outs.keyHint).toBe(`sk-...${outs.key.slice(-4)}`);
+    expect(outs).toMatchObject({ alias: "ci", enabled: true, securityConfig: {} });
+  });
+
+  test("create disabled: create then one status call", async () => {
+    const { outs } = await created({ alias: "off", enabled: false });
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create", "api-key/status"]);
+    expect(outs.enabled).toBe(false);
+    expect(emu.state.getKey(outs.key)?.enabled).toBe(false);
+  });
+
+  test("no change: diff reports none and no call is made, whether securityConfig is omitted, null or {}", async () => {
+    const { id, outs } = await created({ alias: "same" });
+    emu.clearRequests();
+    for (const securityConfig of [undefined, null, {}]) {
+      const news = await checked({ alias: "same", securityConfig });
+      expect(await apiKey.diff(id, outs, news)).toMatchObject({ changes: false, replaces: [] });
+    }
+    expect(emu.requests()).toHaveLength(0);
+  });
+
+  test("only enabled changed: exactly one status call", async () => {
+    const { id, outs } = await created({ alias: "toggle" });
+    emu.clearRequests();
+    const news = await checked({ alias: "toggle", enabled: false });
+    expect((await apiKey.diff(id, outs, news)).changes).toBe(true);
+    const { outs: after } = await apiKey.update(id, outs, news);
+    expect(calls(emu)).toEqual({ "api-key/status": 1 });
+    expect(after.enabled).toBe(false);
+    expect(after.key).toBe(outs.key);
+  });
+
+  test("alias or securityConfig changed: exactly one edit with the whole configuration", async () => {
+    const { id, outs } = await created({ alias: "edit", securityConfig: { geo: { countries: ["CN"] } } });
+    emu.clearRequests();
+    const news = await checked({ alias: "edit2", securityConfig: { geo: { countries: ["CN"] } } });
+    const { outs: after } = await apiKey.update(id, outs, news);
+    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "edit2", security_config: { geo: { countries: ["CN"] } } });
+    expect(after.alias).toBe("edit2");
+  });
+
+  test("both changed: edit then status", async () => {
+    const { id, outs } = await created({ alias: "both" });
+    emu.clearRequests();
+    await apiKey.update(id, outs, await checked({ alias: "both2", enabled: false, securityConfig: { spendLimit: { monthly: 3 } } }));
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/edit", "api-key/status"]);
+  });
+
+  test("adoptKey changed: replacement; another base URL: replacement", async () => {
+    const { id, outs } = await created({ alias: "r" });
+    const other = emu.state.createKey("console").key;
+    expect((await apiKey.diff(id, outs, await checked({ alias: "r", adoptKey: other }))).replaces).toEqual(["adoptKey"]);
+    expect((await apiKey.diff(id, outs, await checked({ alias: "r", connection: { baseUrl: "https://other.example.com" } }))).replaces).toEqual([
+      "connection",
+    ]);
+  });
+
+  test("read: one get; drift shows in the outputs; the key is carried forward", async () => {
+    const { id, outs } = await created({ alias: "drift" });
+    emu.state.disableKey(outs.key);
+    emu.state.editKey(outs.key, "renamed", { geo: { countries: ["SG"] } });
+    emu.clearRequests();
+    const read = await apiKey.read(id, outs as unknown as Props);
+    expect(calls(emu)).toEqual({ "api-key/get": 1 });
+    expect(read.id).toBe(id);
+    expect(read.props).toMatchObject({ alias: "renamed", enabled: false, securityConfig: { geo: { countries: ["SG"] } }, key: outs.key });
+    const news = await checked({ alias: "drift" });
+    expect((await apiKey.diff(id, read.props, news)).changes).toBe(true);
+  });
+
+  test("read of a key deleted elsewhere: an empty id", async () => {
+    const { id, outs } = await created({ alias: "gone" });
+    emu.state.deleteKey(outs.key);
+    expect(await apiKey.read(id, outs as unknown as Props)).toEqual({ id: "", props: {} });
+  });
+
+  test("N concurrent deletes go out in one api-key/delete call", async () => {
+    const keys = await Promise.all(Array.from({ length: 40 }, (_, i) => created({ alias: `bulk-${i}` })));
+    emu.clearRequests();
+    await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+    for (const k of keys) expect(emu.state.hasKey(k.outs.key)).toBe(false);
+  });
+
+  test("a key already gone counts as deleted; the rejected batch is split to isolate it", async () => {
+    const keys = await Promise.all(Array.from({ length: 8 }, (_, i) => created({ alias: `split-${i}` })));
+    emu.state.deleteKey(keys[5].outs.key);
+    emu.clearRequests();
+    await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
+    for (const k of keys) expect(emu.state.hasKey(k.outs.key)).toBe(false);
+    // 1 rejected batch of 8, then halves: 4 ok + 4 rejected, 2 ok + 2 rejected, 1 ok + 1 gone.
+    expect(calls(emu)["api-key/delete"]).toBe(7);
+  });
+
+  test("a delete fails when the platform does not confirm it, and the key stays", async () => {
+    const { id, outs } = await created({ alias: "keep" });
+    emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
+    await expect(apiKey.delete(id, outs as unknown as Props)).rejects.toMatchObject({ status: 500 });
+    expect(emu.state.hasKey(outs.key)).toBe(true);
+  });
+
+  test("adoptKey: one get, then only what differs (edit, status)", async () => {
+    const console = emu.state.createKey("console-made", { geo: { countries: ["CN"] } }).key;
+    emu.clearRequests();
+    const { id, outs } = await created({ alias: "console-made", adoptKey: console, securityConfig: { geo: { countries: ["CN"] } } });
+    expect(calls(emu)).toEqual({ "api-key/get": 1 });
+    expect(outs.key).toBe(console);
+    expect(id).not.toContain(console);
+    emu.clearRequests();
+    const other = emu.state.createKey("other").key;
+    await created({ alias: "adopted", adoptKey: other, enabled: false });
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/get", "api-key/edit", "api-key/status"]);
+  });
+
+  test("adoptKey of a key that does not exist fails without changing anything, and without the key in the message", async () => {
+    const missing = "sk-" + "m".repeat(44) + "abcd";
+    const err = await created({ alias: "x", adoptKey: missing }).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/adoptKey: the key sk-\.\.\.abcd does not exist/);
+    expectNoSecret(String(err), [missing]);
+  });
+
+  test("create disabled whose status call fails removes the key again: nothing is left behind", async () => {
+    emu.setFaults([{ kind: "500", ops: ["api-key/status"] }]);
+    const before = emu.state.listKeys().length;
+    await expect(created({ alias: "half", enabled: false })).rejects.toThrow(/deleted again.*re-run/);
+    expect(emu.state.listKeys().length).toBe(before);
+  });
+
+  test("outputs hold the key only in `key` (the secret output)", async () => {
+    const { id, outs } = await created({ alias: "where" });
+    const { key, ...rest } = outs;
+    expectNoSecret(JSON.stringify(rest) + id, [key, ...secretsOf(emu)]);
+  });
+});

@@ -1,0 +1,110 @@
+import { describe, expect, test } from "@jest/globals";
+import { apiKey, subAccountBatch, UNKNOWN } from "../../provider/runtime/index.js";
+
+type Props = Record<string, unknown>;
+
+async function failuresOf(check: typeof apiKey.check, news: Props) {
+  const { failures } = await check({}, news);
+  return failures;
+}
+
+describe("ApiKey check", () => {
+  test.each([
+    [{ alias: "" }, "alias"],
+    [{}, "alias"],
+    [{ alias: "a", enabled: "yes" }, "enabled"],
+    [{ alias: "a", securityConfig: { geo: { countries: ["CN", "cn"] } } }, "securityConfig.geo.countries[1]"],
+    [{ alias: "a", securityConfig: { geo: { countries: ["CHN"] } } }, "securityConfig.geo.countries[0]"],
+    [{ alias: "a", securityConfig: { spendLimit: { monthly: -1 } } }, "securityConfig.spendLimit.monthly"],
+    [{ alias: "a", securityConfig: { spendLimit: { monthly: "100" } } }, "securityConfig.spendLimit.monthly"],
+    [{ alias: "a", securityConfig: { ip: { allow: ["300.1.1.1"] } } }, "securityConfig.ip.allow[0]"],
+    [{ alias: "a", securityConfig: { ip: { allow: ["10.0.0.0/33"] } } }, "securityConfig.ip.allow[0]"],
+    [{ alias: "a", securityConfig: { models: { mode: "family", items: ["m"] } } }, "securityConfig.models.mode"],
+    [{ alias: "a", securityConfig: { models: { mode: "model", items: ["m", "m"] } } }, "securityConfig.models.items[1]"],
+    [{ alias: "a", securityConfig: { models: { mode: "model", items: [""] } } }, "securityConfig.models.items[0]"],
+    [{ alias: "a", securityConfig: { colour: "blue" } }, "securityConfig"],
+    [{ alias: "a", securityConfig: "none" }, "securityConfig"],
+    [{ alias: "a", adoptKey: "sk-admin-abcdefghijkl" }, "adoptKey"],
+    [{ alias: "a", adoptKey: "not-a-key" }, "adoptKey"],
+    [{ alias: "a", connection: { baseUrl: "http://api.example.com" } }, "connection.baseUrl"],
+    [{ alias: "a", connection: { adminKeyEnv: "sk-admin-abcdefghijklmnop" } }, "connection.adminKeyEnv"],
+    [{ alias: "a", connection: { adminKey: "x" } }, "connection.adminKey"],
+  ])("%j fails at %s", async (news, property) => {
+    const failures = await failuresOf(apiKey.check, news as Props);
+    expect(failures.map((f) => f.property)).toContain(property);
+  });
+
+  test("the reason of a country code quotes it and says what is wrong", async () => {
+    const [f] = await failuresOf(apiKey.check, { alias: "a", securityConfig: { geo: { countries: ["CN", "cn"] } } });
+    expect(f).toEqual({ property: "securityConfig.geo.countries[1]", reason: '"cn" must be a two-letter upper-case country code' });
+  });
+
+  test("a key given where an env var name belongs is never echoed", async () => {
+    const key = "sk-admin-abcdefghijklmnop";
+    const failures = await failuresOf(apiKey.check, { alias: "a", connection: { adminKeyEnv: key }, adoptKey: "sk-admin-qrstuvwxyz12" });
+    expect(JSON.stringify(failures)).not.toContain("abcdefghijklmnop");
+    expect(JSON.stringify(failures)).not.toContain("qrstuvwxyz12");
+  });
+
+  test("valid input: no failure; defaults filled; IPv6 and CIDR accepted", async () => {
+    const { inputs, failures } = await apiKey.check({}, {
+      alias: "ok",
+      securityConfig: { ip: { allow: ["2001:db8::1", "2001:db8::/32", "192.0.2.0/24"] }, spendLimit: { monthly: 0 } },
+    });
+    expect(failures).toEqual([]);
+    expect(inputs).toMatchObject({ enabled: true });
+  });
+
+  test("values not known yet (preview) pass", async () => {
+    expect(await failuresOf(apiKey.check, { alias: UNKNOWN, enabled: UNKNOWN, securityConfig: UNKNOWN, adoptKey: UNKNOWN })).toEqual([]);
+    expect(
+      await failuresOf(apiKey.check, { alias: "a", securityConfig: { geo: { countries: [UNKNOWN, "SG"] }, ip: { allow: UNKNOWN } } }),
+    ).toEqual([]);
+  });
+
+  test("garbage never throws: every input gives failures or passes", async () => {
+    const garbage: unknown[] = [null, 1, "x", [], [1], { a: 1 }, true, UNKNOWN, { ip: null }, { geo: { countries: null } }];
+    for (const alias of garbage) {
+      for (const securityConfig of garbage) {
+        for (const enabled of [undefined, null, "x", 1]) {
+          await expect(apiKey.check({}, { alias, securityConfig, enabled, connection: alias })).resolves.toHaveProperty("failures");
+        }
+      }
+    }
+  });
+});
+
+describe("SubAccountBatch check", () => {
+  const ok = { alias: "t", balance: 1, count: 1, modelPricing: [{ model: "m", pricingFactor: 1 }] };
+  test.each([
+    [{ ...ok, alias: "" }, "alias"],
+    [{ ...ok, balance: -1 }, "balance"],
+    [{ ...ok, balance: Number.POSITIVE_INFINITY }, "balance"],
+    [{ ...ok, count: 0 }, "count"],
+    [{ ...ok, count: 1.5 }, "count"],
+    [{ ...ok, count: 1000 }, "count"],
+    [{ ...ok, modelPricing: [{ model: "m", pricingFactor: 0 }] }, "modelPricing[0].pricingFactor"],
+    [{ ...ok, modelPricing: [{ model: "m", pricingFactor: 1 }, { model: "m", pricingFactor: 2 }] }, "modelPricing[1].model"],
+    [{ ...ok, modelPricing: [{ model: "m", promptPrice: 1, completionPrice: 2 }] }, "modelPricing[0].pricingFactor"],
+    [{ ...ok, modelPricing: [{ model: "", pricingFactor: 1 }] }, "modelPricing[0].model"],
+  ])("%j fails at %s", async (news, property) => {
+    const failures = await failuresOf(subAccountBatch.check, news as Props);
+    expect(failures.map((f) => f.property)).toContain(property);
+  });
+
+  test("deprecated prices without a factor tell the user to set pricingFactor", async () => {
+    const [f] = await failuresOf(subAccountBatch.check, { ...ok, modelPricing: [{ model: "m", promptPrice: 1 }] });
+    expect(f.reason).toMatch(/set pricing_factor|set pricingFactor/);
+  });
+
+  test("autoFollowing: true becomes pricingFactor 1; an empty list is allowed", async () => {
+    const { inputs, failures } = await subAccountBatch.check({}, { ...ok, modelPricing: [{ model: "m", autoFollowing: true }] });
+    expect(failures).toEqual([]);
+    expect(inputs.modelPricing).toEqual([{ model: "m", pricingFactor: 1 }]);
+    expect((await subAccountBatch.check({}, { ...ok, modelPricing: [] })).failures).toEqual([]);
+  });
+
+  test("values not known yet pass", async () => {
+    expect(await failuresOf(subAccountBatch.check, { alias: UNKNOWN, balance: UNKNOWN, count: UNKNOWN, modelPricing: UNKNOWN })).toEqual([]);
+  });
+});

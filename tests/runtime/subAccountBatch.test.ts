@@ -1,0 +1,141 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { setStackConfig, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { calls, emulator } from "../support/emulator.js";
+
+let emu: Emulator;
+beforeAll(async () => {
+  emu = await emulator({ rateLimits: false });
+  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
+});
+afterAll(async () => emu.close());
+beforeEach(() => emu.clearRequests());
+afterEach(() => emu.setFaults([]));
+
+type Props = Record<string, unknown>;
+const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
+
+async function checked(news: Props): Promise<Props> {
+  const { inputs, failures } = await subAccountBatch.check({}, news);
+  expect(failures).toEqual([]);
+  return inputs;
+}
+
+async function created(news: Props): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
+  return subAccountBatch.create(await checked(news));
+}
+
+function live(alias: string) {
+  return emu.state.listSubAccounts().filter((s) => s.alias === alias);
+}
+
+describe("SubAccountBatch provider", () => {
+  test("create: one batch create; outputs in creation order; the id holds no token", async () => {
+    const { id, outs } = await created({ alias: "team-a", balance: 50, count: 3, modelPricing: pricing });
+    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+    expect(outs.subAccounts.map((s) => s.id)).toEqual([...outs.subAccounts.map((s) => s.id)].sort((a, b) => a - b));
+    expect(outs.tokens).toEqual(outs.subAccounts.map((s) => s.token));
+    expect(outs.count).toBe(3);
+    for (const t of outs.tokens) expect(id).not.toContain(t);
+  });
+
+  test("count 2 -> 4 -> 1: one create of the difference, then one delete of the newest surplus", async () => {
+    const { id, outs } = await created({ alias: "scale", balance: 5, count: 2, modelPricing: pricing });
+    emu.clearRequests();
+    const up = await subAccountBatch.update(id, outs, await checked({ alias: "scale", balance: 5, count: 4, modelPricing: pricing }));
+    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+    expect(up.outs.tokens.slice(0, 2)).toEqual(outs.tokens);
+    expect(live("scale")).toHaveLength(4);
+    emu.clearRequests();
+    const down = await subAccountBatch.update(id, up.outs, await checked({ alias: "scale", balance: 5, count: 1, modelPricing: pricing }));
+    expect(calls(emu)).toEqual({ "sub-account/delete": 1 });
+    expect(down.outs.tokens).toEqual([outs.tokens[0]]);
+    expect(live("scale").map((s) => s.token)).toEqual([outs.tokens[0]]);
+  });
+
+  test("alias or pricing changed: one batch edit of every sub-account", async () => {
+    const { id, outs } = await created({ alias: "ed", balance: 5, count: 3, modelPricing: pricing });
+    emu.clearRequests();
+    const news = await checked({ alias: "ed2", balance: 5, count: 3, modelPricing: [{ model: "model-b", pricingFactor: 2 }] });
+    expect((await subAccountBatch.diff(id, outs, news)).replaces).toEqual([]);
+    await subAccountBatch.update(id, outs, news);
+    expect(calls(emu)).toEqual({ "sub-account/edit": 1 });
+    expect(live("ed2").map((s) => s.model_pricing)).toEqual(Array(3).fill([{ model: "model-b", pricing_factor: 2 }]));
+  });
+
+  test("balance changed: replacement, with balance named as the reason", async () => {
+    const { id, outs } = await created({ alias: "bal", balance: 5, count: 1, modelPricing: pricing });
+    expect(await subAccountBatch.diff(id, outs, await checked({ alias: "bal", balance: 6, count: 1, modelPricing: pricing }))).toEqual({
+      changes: true,
+      replaces: ["balance"],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("no change: no diff, including deprecated autoFollowing that converts to the stored factor", async () => {
+    const { id, outs } = await created({ alias: "same", balance: 5, count: 2, modelPricing: [{ model: "model-a", autoFollowing: true }] });
+    const news = await checked({ alias: "same", balance: 5, count: 2, modelPricing: [{ model: "model-a", autoFollowing: true }] });
+    expect(outs.modelPricing).toEqual([{ model: "model-a", pricingFactor: 1 }]);
+    expect((await subAccountBatch.diff(id, outs, news)).changes).toBe(false);
+  });
+
+  test("read: one list call; a sub-account deleted elsewhere drops out and the next update recreates it", async () => {
+    const { id, outs } = await created({ alias: "oob", balance: 5, count: 3, modelPricing: pricing });
+    emu.state.deleteSubAccounts([outs.tokens[1]]);
+    emu.clearRequests();
+    const read = await subAccountBatch.read(id, outs as unknown as Props);
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    expect(read.props.count).toBe(2);
+    const news = await checked({ alias: "oob", balance: 5, count: 3, modelPricing: pricing });
+    expect((await subAccountBatch.diff(id, read.props, news)).changes).toBe(true);
+    emu.clearRequests();
+    const { outs: repaired } = await subAccountBatch.update(id, read.props, news);
+    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+    expect(repaired.count).toBe(3);
+    expect(live("oob")).toHaveLength(3);
+  });
+
+  test("read: alias and pricing drift are detected", async () => {
+    const { id, outs } = await created({ alias: "dr", balance: 5, count: 2, modelPricing: pricing });
+    emu.state.editSubAccounts([outs.tokens[0]], "dr-renamed", [{ model: "model-a", pricing_factor: 9 }]);
+    const read = await subAccountBatch.read(id, outs as unknown as Props);
+    expect(read.props).toMatchObject({ alias: "dr-renamed", modelPricing: [{ model: "model-a", pricingFactor: 9 }] });
+  });
+
+  test("read of a batch whose sub-accounts are all gone: an empty id", async () => {
+    const { id, outs } = await created({ alias: "allgone", balance: 5, count: 1, modelPricing: pricing });
+    emu.state.deleteSubAccounts(outs.tokens);
+    expect((await subAccountBatch.read(id, outs as unknown as Props)).id).toBe("");
+  });
+
+  test("delete: one batch delete", async () => {
+    const { id, outs } = await created({ alias: "del", balance: 5, count: 3, modelPricing: pricing });
+    emu.clearRequests();
+    await subAccountBatch.delete(id, outs as unknown as Props);
+    expect(calls(emu)).toEqual({ "sub-account/delete": 1 });
+    expect(live("del")).toHaveLength(0);
+  });
+
+  test("delete when some were deleted elsewhere: the rest are still deleted", async () => {
+    const { id, outs } = await created({ alias: "del2", balance: 5, count: 3, modelPricing: pricing });
+    emu.state.deleteSubAccounts([outs.tokens[0]]);
+    await subAccountBatch.delete(id, outs as unknown as Props);
+    expect(live("del2")).toHaveLength(0);
+  });
+
+  test("a lost response on create is recovered by listing the alias: no duplicates", async () => {
+    emu.setFaults([{ kind: "drop-after", ops: ["sub-account/create"], count: 1 }]);
+    const { outs } = await created({ alias: "lost", balance: 5, count: 2, modelPricing: pricing });
+    expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/list": 1 });
+    expect(outs.count).toBe(2);
+    expect(live("lost").map((s) => s.token).sort()).toEqual([...outs.tokens].sort());
+  });
+
+  test("a create dropped before it was processed is sent again once the list shows nothing was made", async () => {
+    emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
+    const { outs } = await created({ alias: "dropped", balance: 5, count: 2, modelPricing: pricing });
+    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 });
+    expect(live("dropped")).toHaveLength(2);
+    expect(outs.count).toBe(2);
+  });
+});
