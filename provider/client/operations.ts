@@ -57,7 +57,7 @@ export const OPERATIONS = {
   }),
   balance: op({
     name: "account/balance", group: "management", method: "POST", path: `${MANAGEMENT}/account/balance`, retry: "read",
-    request: s.BalanceRequestSchema, response: s.BalanceResponseSchema,
+    request: s.EmptyRequestSchema, response: s.BalanceResponseSchema,
   }),
   usageSummary: op({
     name: "usage/summary", group: "management", method: "POST", path: `${MANAGEMENT}/usage/summary`, retry: "read",
@@ -65,7 +65,7 @@ export const OPERATIONS = {
   }),
   models: op({
     name: "models", group: "management", method: "GET", path: `${MANAGEMENT}/models`, retry: "read",
-    request: s.BalanceRequestSchema, response: s.ModelsResponseSchema,
+    request: s.EmptyRequestSchema, response: s.ModelsResponseSchema,
   }),
   listSubAccounts: op({
     name: "sub-account/list", group: "sub-account", method: "GET", path: `${SUB_ACCOUNT}/list`, retry: "read",

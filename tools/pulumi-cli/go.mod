@@ -1,8 +1,21 @@
+// Go module that pins the Pulumi CLI for scripts/pulumi-cli.mjs, which builds it (no Pulumi source is vendored):
+//   - the CLI, github.com/pulumi/pulumi/pkg/v3/cmd/pulumi, as a `tool` at the release that matches the
+//     @pulumi/pulumi npm package (pkg/v3 and sdk/v3 at the same version);
+//   - ./pulumi-language-nodejs, the project's own small Node.js language host: Pulumi's own
+//     (github.com/pulumi/pulumi/sdk/nodejs/cmd/pulumi-language-nodejs/v3) is not served by the module proxy.
+// Update with: GONOSUMDB=github.com/pulumi/pulumi go get -tool github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@vX.Y.Z
+// github.com/pulumi/pulumi/sdk/v3@vX.Y.Z && go mod tidy (the checksum database lacks recent Pulumi releases).
 module pulumi-llm-accounts/tools/pulumi-cli
 
 go 1.25.11
 
 tool github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+
+require (
+	github.com/pulumi/pulumi/sdk/v3 v3.248.0
+	google.golang.org/grpc v1.81.1
+	google.golang.org/protobuf v1.36.11
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -195,7 +208,6 @@ require (
 	github.com/pulumi/esc v0.25.0 // indirect
 	github.com/pulumi/inflector v0.1.1 // indirect
 	github.com/pulumi/pulumi/pkg/v3 v3.248.0 // indirect
-	github.com/pulumi/pulumi/sdk/v3 v3.248.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
@@ -267,8 +279,6 @@ require (
 	google.golang.org/genproto v0.0.0-20260316180232-0b37fe3546d5 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260622175928-b703f567277d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260622175928-b703f567277d // indirect
-	google.golang.org/grpc v1.81.1 // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	lukechampine.com/frand v1.5.1 // indirect

@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { USAGE_NEXT_PAGE_FIELD } from "../assumptions.js";
+import { USAGE_MODEL_FIELD, USAGE_NEXT_PAGE_FIELD } from "../assumptions.js";
 import type { Camel } from "../casing.js";
 import { DateSchema, DecimalStringSchema, KeySchema } from "./common.js";
 
-/** Balance takes no documented field; the body is an empty object. */
-export const BalanceRequestSchema = z.object({}).passthrough();
 export const BalanceResponseSchema = z.object({ balance: DecimalStringSchema });
 export type Balance = Camel<z.infer<typeof BalanceResponseSchema>>;
 
@@ -36,7 +34,7 @@ export const UsageBlockSchema = z
 export const UsageRowSchema = z.object({
   date: DateSchema,
   cost: DecimalStringSchema,
-  model: z.string().optional(),
+  [USAGE_MODEL_FIELD]: z.string().optional(),
   usage: UsageBlockSchema.optional(),
 });
 export type UsageRow = Camel<z.infer<typeof UsageRowSchema>>;

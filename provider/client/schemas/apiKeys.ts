@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { API_KEY_DELETE_MAX, MODEL_MODES } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { isIpOrCidr, KeySchema, TimestampSchema } from "./common.js";
+import { AliasStringSchema, isIpOrCidr, KeySchema, TimestampSchema } from "./common.js";
 
 /** Restrictions of an API key (spec 2.1). Every part optional; an omitted part restricts nothing. */
 export const SecurityConfigSchema = z
@@ -48,7 +48,7 @@ export const SecurityConfigSchema = z
 export type SecurityConfigWire = z.infer<typeof SecurityConfigSchema>;
 export type SecurityConfig = Camel<SecurityConfigWire>;
 
-const AliasSchema = z.string().trim().min(1, "must be a non-empty alias");
+const AliasSchema = AliasStringSchema;
 
 export const ApiKeyCreateRequestSchema = z.object({
   alias: AliasSchema,

@@ -10,6 +10,19 @@ export const KeySchema = z
   })
   .refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { message: "must not be an admin key" });
 
+/**
+ * An alias: non-empty, without leading or trailing spaces. Refused rather than trimmed: a trimmed alias
+ * would come back different from the one declared and show as a change on every run.
+ */
+export const AliasStringSchema = z
+  .string()
+  .min(1, "must be a non-empty alias")
+  .refine((a) => a.trim() === a, { message: "must not begin or end with spaces" })
+  .refine((a) => a.trim().length > 0, { message: "must be a non-empty alias" });
+
+/** A request with no documented fields (balance, models): an empty object. */
+export const EmptyRequestSchema = z.object({}).passthrough();
+
 /** A decimal amount carried as a string (`"12.500000"`). */
 export const DecimalStringSchema = z.string().regex(/^-?\d+(\.\d+)?$/, "must be a decimal amount in a string");
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { DecimalStringSchema, KeySchema, TimestampSchema } from "./common.js";
+import { AliasStringSchema, DecimalStringSchema, KeySchema, TimestampSchema } from "./common.js";
 
 /** A permitted model and its price multiplier, as stored and returned. */
 export const ModelPricingSchema = z.object({
@@ -84,7 +84,7 @@ export const SubAccountListResponseSchema = z.object({
   pageSize: z.number().int(),
 });
 
-const AliasSchema = z.string().trim().min(1, "must be a non-empty alias");
+const AliasSchema = AliasStringSchema;
 
 export const SubAccountCreateRequestSchema = z.object({
   alias: AliasSchema,

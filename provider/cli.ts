@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+import { parseArgs } from "node:util";
+import { redact } from "./client/redact.js";
+import { parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
+
+const USAGE = `Usage: llm-accounts <command> [options]
+
+Commands:
+  emulator    Run a local emulator of the account API.
+
+Options of "emulator":
+  --port N              Port to listen on (default 8787; 0 picks a free port)
+  --host H              Address to bind (default 127.0.0.1)
+  --admin-key K         Admin key of the management group (default: generated, or kept in --state-file)
+  --account-key K       Main account key of the sub-account group (default: generated, or kept in --state-file)
+  --rate-window-ms N    Length of a rate-limit "minute" in ms (default 60000; scales every window)
+  --no-rate-limits      Turn rate limits off
+  --state-file F        Keep the state (credentials included, mode 0600) in this file across restarts
+  --fault SPEC          Inject a fault; repeatable. SPEC is kind[:key=value,...], kinds 429, 500, 503,
+                        latency, drop-before, drop-after, malformed, wrong-type; keys rate, ops, count, ms,
+                        retryAfter. E.g. --fault 429:rate=0.2,ops=api-key/create  --fault latency:ms=50
+  --seed N              Seed of the fault generator (default 1)
+  -h, --help            Show this help
+
+The first line on stdout is one JSON object: {"baseUrl","adminKey","accountKey"}.
+Logs go to stderr, one line per request. SIGINT or SIGTERM stops the emulator.
+`;
+
+class UsageError extends Error {}
+
+function integer(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isInteger(n) || n < 0) throw new UsageError(`--${name}: "${value}" is not a whole number`);
+  return n;
+}
+
+function emulatorOptions(args: string[]): EmulatorOptions {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      port: { type: "string" },
+      host: { type: "string" },
+      "admin-key": { type: "string" },
+      "account-key": { type: "string" },
+      "rate-window-ms": { type: "string" },
+      "no-rate-limits": { type: "boolean" },
+      "state-file": { type: "string" },
+      fault: { type: "string", multiple: true },
+      seed: { type: "string" },
+    },
+  });
+  const rateWindowMs = integer(values["rate-window-ms"], "rate-window-ms", 60_000);
+  if (rateWindowMs === 0) throw new UsageError("--rate-window-ms must be greater than 0");
+  let faults;
+  try {
+    faults = (values.fault ?? []).map(parseFaultSpec);
+  } catch (err) {
+    throw new UsageError(`--fault: ${(err as Error).message}`);
+  }
+  return {
+    port: integer(values.port, "port", 8787),
+    host: values.host ?? "127.0.0.1",
+    adminKey: values["admin-key"],
+    accountKey: values["account-key"],
+    rateWindowMs,
+    rateLimits: values["no-rate-limits"] ? false : undefined,
+    stateFile: values["state-file"],
+    faults,
+    seed: integer(values.seed, "seed", 1),
+    log: (line) => process.stderr.write(`${line}\n`),
+  };
+}
+
+async function runEmulator(args: string[]): Promise<void> {
+  const emulator = await startEmulator(emulatorOptions(args));
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${signal}: stopping the emulator\n`);
+    emulator.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  // Handlers first: whoever reads the first line may signal at once.
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.stdout.write(`${JSON.stringify({ baseUrl: emulator.baseUrl, adminKey: emulator.adminKey, accountKey: emulator.accountKey })}\n`);
+  process.stderr.write(`emulator listening on ${emulator.baseUrl}\n`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (command === "emulator") {
+    if (rest.includes("-h") || rest.includes("--help")) {
+      process.stdout.write(USAGE);
+      return;
+    }
+    return runEmulator(rest);
+  }
+  throw new UsageError(`unknown command "${command}"`);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  const message = err instanceof Error ? err.message : String(err);
+  const misuse = err instanceof UsageError || String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
+  process.stderr.write(`llm-accounts: ${redact(message)}\n${misuse ? `\n${USAGE}` : ""}`);
+  process.exit(misuse ? 2 : 1);
+});

@@ -1,0 +1,147 @@
+import type { z } from "zod";
+import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../client/assumptions.js";
+import type { OPERATIONS, OperationId } from "../client/operations.js";
+import { fingerprint, maskKey } from "../client/redact.js";
+import { convertModelPricing } from "../client/schemas/index.js";
+import { MODEL_CATALOGUE, usageRows, type UsageRowsQuery } from "./catalogue.js";
+import { invalidField, notFound } from "./errors.js";
+import { addDays, utcDate } from "./format.js";
+import type { ApiKeyRecord, EmulatorState } from "./state.js";
+
+type RequestOf<K extends OperationId> = z.infer<(typeof OPERATIONS)[K]["request"]>;
+type ResponseOf<K extends OperationId> = z.infer<(typeof OPERATIONS)[K]["response"]>;
+
+/** One function per operation: takes the validated request, returns the response body or throws an ApiError. */
+export type Handlers = { [K in OperationId]: (request: RequestOf<K>) => ResponseOf<K> };
+
+const SUB_ACCOUNT_PAGE_SIZE = 10;
+
+/** get and edit answer without the key (spec 2.1). */
+function view({ key: _key, ...rest }: ApiKeyRecord): Omit<ApiKeyRecord, "key"> {
+  return rest;
+}
+
+/**
+ * The first entry of a batch that fails: unknown, or listed a second time (the second delete of the same key
+ * would find nothing). Batches are all-or-nothing, so the caller rejects the whole batch on it.
+ */
+function firstBad(items: readonly string[], exists: (item: string) => boolean): { item: string; problem: string } | undefined {
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (!exists(item)) return { item, problem: "does not exist" };
+    if (seen.has(item)) return { item, problem: "is listed twice" };
+    seen.add(item);
+  }
+  return undefined;
+}
+
+function pageToken(offset: number): string {
+  return Buffer.from(`offset:${offset}`).toString("base64url");
+}
+
+function pageOffset(token: string | number | undefined): number {
+  if (token === undefined) return 0;
+  const match = typeof token === "string" ? /^offset:(\d+)$/.exec(Buffer.from(token, "base64url").toString()) : null;
+  if (!match) throw invalidField([USAGE_NEXT_PAGE_FIELD], "is not a page token returned by this endpoint");
+  return Number(match[1]);
+}
+
+/** The operations' behaviour over a state; `clock` gives "today" for the usage summary. */
+export function createHandlers(state: EmulatorState, clock: () => number = Date.now): Handlers {
+  const existingKey = (key: string): ApiKeyRecord => {
+    const record = state.getKey(key);
+    if (!record) throw notFound("key_not_found", `key ${maskKey(key)} does not exist`);
+    return record;
+  };
+
+  // Paging asks for the same rows again and again; a year over many keys takes a moment to generate.
+  let lastUsage: { query: string; rows: ReturnType<typeof usageRows> } | undefined;
+  const cachedUsageRows = (query: UsageRowsQuery) => {
+    const id = JSON.stringify(query);
+    if (lastUsage?.query !== id) lastUsage = { query: id, rows: usageRows(query) };
+    return lastUsage.rows;
+  };
+
+  return {
+    createApiKey: (r) => state.createKey(r.alias, r.security_config),
+
+    getApiKey: (r) => view(existingKey(r.key)),
+
+    editApiKey: (r) => {
+      existingKey(r.key);
+      return view(state.editKey(r.key, r.alias, r.security_config)!);
+    },
+
+    setApiKeyStatus: (r) => {
+      existingKey(r.key);
+      state.setKeyEnabled(r.key, r.enabled);
+      return { enabled: r.enabled };
+    },
+
+    deleteApiKeys: (r) => {
+      const bad = firstBad(r.keys, (k) => state.hasKey(k));
+      if (bad) throw notFound("key_not_found", `key ${maskKey(bad.item)} ${bad.problem}; nothing was deleted`);
+      return { deleted: state.deleteKeys(r.keys) };
+    },
+
+    balance: () => ({ balance: state.balance() }),
+
+    usageSummary: (r) => {
+      const today = utcDate(clock());
+      const oldest = addDays(today, -(USAGE_HISTORY_DAYS - 1));
+      const range = `the last ${USAGE_HISTORY_DAYS} days, ${oldest} to ${today} (UTC)`;
+      if (r.start < oldest || r.start > today) throw invalidField(["start"], `${r.start} is outside ${range}`);
+      if (r.end > today) throw invalidField(["end"], `${r.end} is outside ${range}`);
+      const keys = r.key === undefined ? state.listKeys() : [existingKey(r.key)];
+      const rows = cachedUsageRows({
+        seeds: keys.map((k) => fingerprint(k.key)),
+        start: r.start,
+        end: r.end,
+        today,
+        withModel: r.with_model === true,
+        withUsage: r.with_usage === true,
+      });
+      const offset = pageOffset(r[USAGE_NEXT_PAGE_FIELD]);
+      const next = offset + USAGE_PAGE_SIZE;
+      const hasMore = next < rows.length;
+      return { items: rows.slice(offset, next), has_more: hasMore, next_page: hasMore ? pageToken(next) : null };
+    },
+
+    models: () => ({ models: structuredClone([...MODEL_CATALOGUE]) }),
+
+    listSubAccounts: (q) => {
+      const page = q.page ?? 1;
+      const pageSize = q.page_size ?? SUB_ACCOUNT_PAGE_SIZE;
+      const matching = state
+        .listSubAccounts()
+        .filter((s) => (q.alias === undefined || s.alias === q.alias) && (q.sk === undefined || s.token === q.sk));
+      const items = pageSize === -1 ? matching : matching.slice((page - 1) * pageSize, page * pageSize);
+      return { items, total: matching.length, page, pageSize };
+    },
+
+    createSubAccounts: (r) => ({
+      items: state.createSubAccounts({
+        alias: r.alias,
+        balance: r.balance,
+        // Omitted pricing means no model permission (spec 4.10), not "all models".
+        modelPricing: convertModelPricing(r.model_pricing ?? []),
+        count: r.count,
+      }),
+      success: true,
+    }),
+
+    editSubAccounts: (r) => {
+      const missing = r.sks.find((sk) => !state.hasSubAccount(sk));
+      if (missing) throw notFound("sub_account_not_found", `sub-account ${maskKey(missing)} does not exist; nothing was changed`);
+      state.editSubAccounts(r.sks, r.alias, convertModelPricing(r.model_pricing));
+      return { success: true };
+    },
+
+    deleteSubAccounts: (r) => {
+      const bad = firstBad(r.sks, (sk) => state.hasSubAccount(sk));
+      if (bad) throw notFound("sub_account_not_found", `sub-account ${maskKey(bad.item)} ${bad.problem}; nothing was deleted`);
+      state.deleteSubAccounts(r.sks);
+      return { success: true };
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { ADMIN_KEY_PREFIX, KEY_PREFIX, MINUTE_MS } from "../client/assumptions.js";
+import { FaultInjector, type FaultSpec } from "./faults.js";
+import { createHandlers } from "./handlers.js";
+import { effectiveLimits, RateLimiter, type RateLimitOverrides } from "./limits.js";
+import { StateFile } from "./persistence.js";
+import { newAdminKey, newKey } from "./random.js";
+import { EmulatorServer, type RequestLogEntry } from "./server.js";
+import { EmulatorState } from "./state.js";
+
+export { MODEL_CATALOGUE, USAGE_STATS_DAYS, usageRows, type UsageRowsQuery } from "./catalogue.js";
+export { FAULT_KINDS, parseFaultSpec, checkFaultSpec, type FaultKind, type FaultSpec } from "./faults.js";
+export { effectiveLimits, type RateLimitOverrides } from "./limits.js";
+export type { StateSnapshot } from "./persistence.js";
+export type { RequestLogEntry } from "./server.js";
+export { DEFAULT_BALANCE, EmulatorState, type ApiKeyRecord, type SubAccountRecord } from "./state.js";
+
+/** How to start an emulator; every field is optional. */
+export interface EmulatorOptions {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number;
+  /** Address to bind; default 127.0.0.1. */
+  host?: string;
+  /** The management group's credential; generated (`sk-admin-...`) when not given nor in the state file. */
+  adminKey?: string;
+  /** The sub-account group's credential; generated (`sk-...`) when not given nor in the state file. */
+  accountKey?: string;
+  /** Length of a rate-limit "minute" (default 60000); every window scales with it, the daily one too. */
+  rateWindowMs?: number;
+  /** `false` turns rate limits off; an object replaces the limits of the operations it names. */
+  rateLimits?: false | RateLimitOverrides;
+  /** Load the state from this file at start (when present) and save it after every change. */
+  stateFile?: string;
+  /** Faults to inject from the start (see setFaults). */
+  faults?: FaultSpec[];
+  /** Seed of the fault generator (default 1), so that a run with faults is reproducible. */
+  seed?: number;
+  /** Receives one line per request (method, operation, status, ms): never a key or a body. */
+  log?: (line: string) => void;
+  /** The time API timestamps and the usage summary's "today" are taken from (default Date.now). */
+  clock?: () => number;
+}
+
+/** A running emulator. */
+export interface Emulator {
+  /** `http://127.0.0.1:<port>`, without a trailing slash. */
+  baseUrl: string;
+  adminKey: string;
+  accountKey: string;
+  /** The request log so far (copies). */
+  requests(): RequestLogEntry[];
+  clearRequests(): void;
+  /** Replaces the injected faults (their counts and the generator start over). */
+  setFaults(faults: FaultSpec[]): void;
+  /** The data, for tests to inspect or change without HTTP. */
+  state: EmulatorState;
+  /** Closes every connection and the server; resolves once the last state write is done. */
+  close(): Promise<void>;
+}
+
+function checkOptions(options: EmulatorOptions): void {
+  const { adminKey, accountKey, rateWindowMs } = options;
+  if (adminKey !== undefined && !(adminKey.startsWith(ADMIN_KEY_PREFIX) && adminKey.length > ADMIN_KEY_PREFIX.length)) {
+    throw new TypeError(`adminKey must begin with "${ADMIN_KEY_PREFIX}"`);
+  }
+  if (accountKey !== undefined && (!accountKey.startsWith(KEY_PREFIX) || accountKey.startsWith(ADMIN_KEY_PREFIX))) {
+    throw new TypeError(`accountKey must begin with "${KEY_PREFIX}" and must not be an admin key`);
+  }
+  if (rateWindowMs !== undefined && !(Number.isFinite(rateWindowMs) && rateWindowMs > 0)) {
+    throw new TypeError("rateWindowMs must be a number greater than 0");
+  }
+}
+
+/** Starts an emulator of the account API on real HTTP. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  checkOptions(options);
+  const faults = new FaultInjector(options.faults ?? [], options.seed ?? 1);
+  const clock = options.clock ?? Date.now;
+  const rateWindowMs = options.rateWindowMs ?? MINUTE_MS;
+  const file = options.stateFile === undefined ? undefined : new StateFile(options.stateFile);
+  const saved = await file?.load();
+  const state = new EmulatorState(
+    options.adminKey ?? saved?.admin_key ?? newAdminKey(),
+    options.accountKey ?? saved?.account_key ?? newKey(),
+    clock,
+    file,
+    saved,
+  );
+  if (file) {
+    // Saved at once, so that generated credentials survive a restart even when nothing else changes.
+    state.changed();
+    await state.flush();
+  }
+  const server = new EmulatorServer({
+    state,
+    handlers: createHandlers(state, clock),
+    limiter: new RateLimiter(effectiveLimits(options.rateLimits, rateWindowMs)),
+    faults,
+    faultRetryMs: Math.max(1, Math.round(rateWindowMs / 60)),
+    log: options.log,
+  });
+  const address = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    baseUrl: `http://${host}:${address.port}`,
+    adminKey: state.adminKey,
+    accountKey: state.accountKey,
+    requests: () => server.requests.map((entry) => ({ ...entry })),
+    clearRequests: () => void server.requests.splice(0),
+    setFaults: (specs) => faults.set(specs),
+    state,
+    close: () => server.close(),
+  };
+}

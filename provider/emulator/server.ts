@@ -1,0 +1,275 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
+import { OPERATIONS, type Operation, type OperationId } from "../client/operations.js";
+import { fingerprint, redact } from "../client/redact.js";
+import { ApiError, invalidField } from "./errors.js";
+import { MALFORMED_BODY, withWrongTypes, type FaultInjector, type FaultSpec } from "./faults.js";
+import type { Handlers } from "./handlers.js";
+import type { RateLimiter } from "./limits.js";
+import type { EmulatorState } from "./state.js";
+
+/** One request as the emulator saw it: no body, no credential, no query string. */
+export interface RequestLogEntry {
+  /** The operation name (`api-key/create`, ...), or `unknown` for a path or method no operation has. */
+  op: string;
+  method: string;
+  path: string;
+  /** The status answered; 0 when the connection was dropped without an answer. */
+  status: number;
+  /** Arrival, epoch ms. */
+  at: number;
+  /** The injected fault(s), e.g. `500` or `latency+drop-after`. */
+  fault?: string;
+}
+
+/** What the server needs besides the HTTP plumbing. */
+export interface ServerParts {
+  state: EmulatorState;
+  handlers: Handlers;
+  limiter: RateLimiter;
+  faults: FaultInjector;
+  /** The retry hint of an injected 429 that names none: one second, scaled like the rate windows. */
+  faultRetryMs: number;
+  log?: (line: string) => void;
+}
+
+interface Outcome {
+  status: number;
+  body?: unknown;
+  /** A raw body sent as it is (the malformed fault). */
+  text?: string;
+  headers?: Record<string, string>;
+}
+
+type Route = { id: OperationId; op: Operation } | { error: ApiError };
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+const ROUTES = new Map<string, Map<string, OperationId>>();
+for (const [id, op] of Object.entries(OPERATIONS) as [OperationId, Operation][]) {
+  const methods = ROUTES.get(op.path) ?? new Map<string, OperationId>();
+  methods.set(op.method, id);
+  ROUTES.set(op.path, methods);
+}
+
+function route(method: string, path: string): Route {
+  const methods = ROUTES.get(path);
+  if (!methods) return { error: new ApiError(404, "not_found", `no operation at ${redact(path)}`) };
+  const id = methods.get(method);
+  if (!id) {
+    const allowed = [...methods.keys()].join(", ");
+    return { error: new ApiError(405, "method_not_allowed", `${method} is not allowed on ${path} (allowed: ${allowed})`, { allow: allowed }) };
+  }
+  return { id, op: OPERATIONS[id] };
+}
+
+function bearer(header: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")?.[1];
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+function retryHeaders(ms: number): Record<string, string> {
+  return { "retry-after": String(Math.max(1, Math.ceil(ms / 1000))), "retry-after-ms": String(Math.ceil(ms)) };
+}
+
+function injected(fault: FaultSpec, retryMs: number): Outcome {
+  if (fault.kind === "429") {
+    const ms = fault.ms ?? retryMs;
+    const headers = fault.retryAfter === false ? {} : retryHeaders(ms);
+    return errorOutcome(new ApiError(429, "rate_limited", "too many requests (injected fault)", headers));
+  }
+  if (fault.kind === "503") return errorOutcome(new ApiError(503, "service_unavailable", "the service is unavailable (injected fault)"));
+  return errorOutcome(new ApiError(500, "internal_error", "internal server error (injected fault)"));
+}
+
+function errorOutcome(err: ApiError): Outcome {
+  return { status: err.status, body: err.body(), headers: err.headers };
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new ApiError(413, "payload_too_large", `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The request's input: the query of a GET, else the JSON body (an empty body counts as `{}`). */
+async function readInput(op: Operation, req: IncomingMessage, url: URL): Promise<unknown> {
+  if (op.method === "GET") return Object.fromEntries(url.searchParams);
+  const text = await readBody(req);
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(400, "invalid_json", "the body is not valid JSON");
+  }
+}
+
+/** The emulator's HTTP server: routing from OPERATIONS, auth, rate limits, faults, validation, the request log. */
+export class EmulatorServer {
+  /** Every request received, in order of arrival. */
+  readonly requests: RequestLogEntry[] = [];
+  private readonly server: Server;
+  private readonly closing = new AbortController();
+  private requestCount = 0;
+
+  constructor(private readonly parts: ServerParts) {
+    this.server = createServer((req, res) => this.receive(req, res));
+  }
+
+  /** Starts listening; resolves with the bound address. */
+  listen(port: number, host: string): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(port, host, () => {
+        this.server.off("error", reject);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  /** Stops listening, cuts every open connection (idle keep-alive ones too) and waits for the last state write. */
+  async close(): Promise<void> {
+    if (!this.closing.signal.aborted) {
+      this.closing.abort();
+      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      this.server.closeAllConnections();
+      await closed;
+    }
+    await this.parts.state.flush().catch(() => undefined);
+  }
+
+  private receive(req: IncomingMessage, res: ServerResponse): void {
+    const started = performance.now();
+    const url = new URL(req.url ?? "/", "http://emulator");
+    const entry: RequestLogEntry = { op: "unknown", method: req.method ?? "", path: redact(url.pathname), status: 0, at: Date.now() };
+    this.requests.push(entry);
+    const requestId = `req_${++this.requestCount}`;
+    this.handle(req, url, entry)
+      .then((outcome) => {
+        if (outcome) this.respond(res, entry, requestId, outcome);
+        else req.socket.destroy();
+      })
+      .catch((err: unknown) => {
+        if (this.closing.signal.aborted || req.destroyed) return void req.socket.destroy();
+        this.parts.log?.(`internal error in ${entry.op}: ${redact(String(err))}`);
+        this.respond(res, entry, requestId, errorOutcome(new ApiError(500, "internal_error", "internal error of the emulator")));
+      })
+      .finally(() => {
+        const fault = entry.fault ? ` fault=${entry.fault}` : "";
+        this.parts.log?.(`${entry.method} ${entry.op} ${entry.status} ${Math.round(performance.now() - started)}ms${fault}`);
+      });
+  }
+
+  /** The answer to one request, or undefined to drop the connection without one. */
+  private async handle(req: IncomingMessage, url: URL, entry: RequestLogEntry): Promise<Outcome | undefined> {
+    const found = route(entry.method, url.pathname);
+    if ("error" in found) return errorOutcome(found.error);
+    const { id, op } = found;
+    entry.op = op.name;
+
+    const credential = bearer(req.headers.authorization);
+    const authError = this.authenticate(op, credential);
+    if (authError) return errorOutcome(authError);
+
+    const { limiter, faults } = this.parts;
+    const bucket = fingerprint(credential!);
+    const waitMs = limiter.waitMs(bucket, op.name);
+    if (waitMs > 0) {
+      return errorOutcome(new ApiError(429, "rate_limited", `rate limit of ${op.name} exceeded; retry in ${waitMs} ms`, retryHeaders(waitMs)));
+    }
+    const decision = faults.decide(op.name);
+    entry.fault = decision.label;
+    const fault = decision.fault;
+    // A 429 means "not processed", so neither kind of 429 uses up a slot of the limit.
+    if (fault?.kind === "429") return injected(fault, this.parts.faultRetryMs);
+    limiter.record(bucket, op.name);
+
+    if (decision.latencyMs > 0) await this.sleep(decision.latencyMs);
+    if (fault?.kind === "drop-before") return undefined;
+    if (fault?.kind === "500" || fault?.kind === "503") return injected(fault, this.parts.faultRetryMs);
+
+    const outcome = await this.process(id, op, req, url);
+    if (fault?.kind === "drop-after") return undefined;
+    if (outcome.status === 200 && fault?.kind === "malformed") return { status: 200, text: MALFORMED_BODY };
+    if (outcome.status === 200 && fault?.kind === "wrong-type") return { status: 200, body: withWrongTypes(outcome.body) };
+    return outcome;
+  }
+
+  private authenticate(op: Operation, credential: string | undefined): ApiError | undefined {
+    const expected = op.group === "management" ? this.parts.state.adminKey : this.parts.state.accountKey;
+    const needs = op.group === "management" ? "the admin key" : "the main account key";
+    if (credential === undefined) {
+      return new ApiError(401, "unauthorized", `missing or malformed Authorization header: ${op.name} needs "Bearer <${needs}>"`, {
+        "www-authenticate": "Bearer",
+      });
+    }
+    if (!sameSecret(credential, expected)) {
+      return new ApiError(401, "unauthorized", `the credential is not valid for ${op.name}: it needs ${needs}`, { "www-authenticate": "Bearer" });
+    }
+    return undefined;
+  }
+
+  /** Validates and runs the operation; a committed change is in the state file before this resolves. */
+  private async process(id: OperationId, op: Operation, req: IncomingMessage, url: URL): Promise<Outcome> {
+    const { state, handlers } = this.parts;
+    try {
+      const parsed = op.request.safeParse(await readInput(op, req, url));
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw invalidField(issue.path, issue.message);
+      }
+      const revision = state.revision;
+      // The table pairs each id with its schema, so the parsed data has the type the handler of that id expects.
+      const body = (handlers[id] as (request: unknown) => unknown)(parsed.data);
+      if (state.revision !== revision) {
+        await state.flush().catch(() => {
+          throw new ApiError(500, "state_write_failed", "the change was made but the state file could not be written");
+        });
+      }
+      return { status: 200, body };
+    } catch (err) {
+      if (err instanceof ApiError) return errorOutcome(err);
+      throw err;
+    }
+  }
+
+  private respond(res: ServerResponse, entry: RequestLogEntry, requestId: string, outcome: Outcome): void {
+    if (res.headersSent || res.destroyed) return;
+    const text = outcome.text ?? JSON.stringify(outcome.body);
+    entry.status = outcome.status;
+    res.writeHead(outcome.status, {
+      // Even the malformed fault claims JSON, as a broken proxy or server would.
+      "content-type": "application/json; charset=utf-8",
+      "content-length": Buffer.byteLength(text),
+      "x-request-id": requestId,
+      ...outcome.headers,
+    });
+    res.end(text);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    const signal = this.closing.signal;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new Error("emulator closed"));
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+}
