@@ -1,0 +1,39 @@
+/** Types of stack.mjs, for the TypeScript tests. */
+export declare const REPO: string;
+export declare function prepareProgram(source: string, prefix?: string): string;
+export declare function linkNodeModules(dir: string): void;
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+export interface StackOptions {
+  dir: string;
+  stack?: string;
+  account?: { baseUrl: string; adminKey?: string; accountKey?: string };
+  env?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+export declare class PulumiStack {
+  static create(options: StackOptions): Promise<PulumiStack>;
+  readonly dir: string;
+  readonly stack: string;
+  readonly home: string;
+  readonly backend: string;
+  env: Record<string, string>;
+  run(args: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;
+  up(extra?: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;
+  preview(extra?: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;
+  refresh(extra?: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;
+  destroy(extra?: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;
+  setConfig(key: string, value: string | number | boolean, opts?: { secret?: boolean }): Promise<void>;
+  removeConfig(key: string): Promise<void>;
+  outputs(opts?: { showSecrets?: boolean }): Promise<Record<string, unknown>>;
+  exportState(): Promise<string>;
+  backendText(): string;
+  dispose(): void;
+}

@@ -1,0 +1,135 @@
+// Runs the real Pulumi CLI on a program, fully offline (file backend, passphrase secrets, no update check,
+// no plugin downloads), against an account given by base URL and keys. Shared by the end-to-end tests, the
+// demo and the benchmark. Plain Node.js: every command runs asynchronously, since the emulator it talks to
+// often runs in the same process.
+
+import { execFile } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensurePulumiCli, pulumiEnv } from "../pulumi-cli.mjs";
+
+/** The repository root. */
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/**
+ * Copies a program folder to a temporary one whose node_modules resolves like an installed copy of this
+ * package: links to the repository's dependencies, and `pulumi-llm-accounts` linked to the repository.
+ */
+export function prepareProgram(source, prefix = "llm-program-") {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cpSync(source, dir, { recursive: true, filter: (p) => !p.includes("node_modules") && !/Pulumi\.[^/]+\.yaml$/.test(p) });
+  linkNodeModules(dir);
+  return dir;
+}
+
+/** Gives `dir` a node_modules of links to the repository's dependencies and to the package itself. */
+export function linkNodeModules(dir) {
+  const modules = join(dir, "node_modules");
+  mkdirSync(modules, { recursive: true });
+  for (const entry of readdirSync(join(REPO, "node_modules"))) {
+    if (entry === ".package-lock.json" || entry === ".bin") continue;
+    symlinkSync(join(REPO, "node_modules", entry), join(modules, entry));
+  }
+  symlinkSync(REPO, join(modules, "pulumi-llm-accounts"));
+}
+
+/** One stack of one program, with its own backend folder and PULUMI_HOME. */
+export class PulumiStack {
+  /**
+   * @param {{ dir: string, stack?: string, account?: { baseUrl: string, adminKey?: string, accountKey?: string },
+   *           env?: Record<string, string>, log?: (line: string) => void }} options
+   */
+  static async create(options) {
+    const cli = await ensurePulumiCli({ log: options.log ?? (() => {}) });
+    const s = new PulumiStack(options, cli);
+    await s.run(["stack", "init", s.stack]);
+    return s;
+  }
+
+  constructor(options, cli) {
+    this.dir = options.dir;
+    this.stack = options.stack ?? "dev";
+    this.cli = cli;
+    this.home = mkdtempSync(join(tmpdir(), "pulumi-home-"));
+    this.backend = mkdtempSync(join(tmpdir(), "pulumi-backend-"));
+    const account = options.account ?? {};
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("LLM_ACCOUNTS_") && !k.startsWith("PULUMI_")));
+    this.env = {
+      ...clean,
+      ...pulumiEnv(this.backend, cli),
+      PULUMI_HOME: this.home,
+      ...(account.baseUrl ? { LLM_ACCOUNTS_BASE_URL: account.baseUrl } : {}),
+      ...(account.adminKey ? { LLM_ACCOUNTS_ADMIN_KEY: account.adminKey } : {}),
+      ...(account.accountKey ? { LLM_ACCOUNTS_ACCOUNT_KEY: account.accountKey } : {}),
+      ...options.env,
+    };
+  }
+
+  /**
+   * Runs `pulumi <args>` in the program folder. Resolves with {code, stdout, stderr, ms}; rejects on a non-zero
+   * exit unless `allowFailure`.
+   */
+  run(args, { allowFailure = false, env = {} } = {}) {
+    const started = Date.now();
+    const full = [...args, "--non-interactive", ...(args[0] === "stack" && args[1] === "init" ? [] : ["--stack", this.stack])];
+    return new Promise((resolvePromise, reject) => {
+      execFile(this.cli.pulumi, full, { cwd: this.dir, env: { ...this.env, ...env }, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        const result = { code, stdout, stderr, ms: Date.now() - started };
+        if (code !== 0 && !allowFailure) {
+          const e = new Error(`pulumi ${args.join(" ")} exited ${code}\n${stdout}\n${stderr}`);
+          e.result = result;
+          reject(e);
+        } else resolvePromise(result);
+      });
+    });
+  }
+
+  up(extra = [], opts) {
+    return this.run(["up", "--yes", "--skip-preview", ...extra], opts);
+  }
+  preview(extra = [], opts) {
+    return this.run(["preview", "--diff", ...extra], opts);
+  }
+  refresh(extra = [], opts) {
+    return this.run(["refresh", "--yes", ...extra], opts);
+  }
+  destroy(extra = [], opts) {
+    return this.run(["destroy", "--yes", "--skip-preview", ...extra], opts);
+  }
+  async setConfig(key, value, { secret = false } = {}) {
+    await this.run(["config", "set", key, String(value), ...(secret ? ["--secret"] : [])]);
+  }
+  async removeConfig(key) {
+    await this.run(["config", "rm", key]);
+  }
+  /** Stack outputs as JSON (secrets as "[secret]" unless showSecrets). */
+  async outputs({ showSecrets = false } = {}) {
+    const r = await this.run(["stack", "output", "--json", ...(showSecrets ? ["--show-secrets"] : [])]);
+    return JSON.parse(r.stdout);
+  }
+  /** `pulumi stack export` as text. */
+  async exportState() {
+    return (await this.run(["stack", "export"])).stdout;
+  }
+  /** Every file of the backend folder, concatenated (what a state leak would be found in). */
+  backendText() {
+    const parts = [];
+    const walk = (d) => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else parts.push(readFileSync(p, "latin1"));
+      }
+    };
+    walk(this.backend);
+    return parts.join("\n");
+  }
+  /** Removes the stack's temporary folders (not the program folder). */
+  dispose() {
+    rmSync(this.home, { recursive: true, force: true });
+    rmSync(this.backend, { recursive: true, force: true });
+  }
+}
