@@ -5,9 +5,14 @@ import { BadRequestError, NotFoundError } from "../client/errors.js";
 /** Turns coalescing off (one key per call): the benchmark's baseline. */
 export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
 
-/** How long a batch waits for more keys after the last one arrived, and at most after the first. */
-export const COALESCE_QUIET_MS = 40;
-export const COALESCE_MAX_WAIT_MS = 1_000;
+/**
+ * When a batch goes out. The engine starts deletes one after another, each after a checkpoint write, so
+ * they arrive spread out (tens of ms apart for a few hundred resources, more as the state grows), and they
+ * stop arriving when all have come or when `--parallel` of them wait here. Either way it is time to send:
+ * a batch goes once no delete has arrived for GAP_FACTOR times the longest gap seen in it (at least
+ * MIN_QUIET_MS), when it holds 1000 keys, or at the latest MAX_WAIT_MS after its first key.
+ */
+export const COALESCE = { minQuietMs: 250, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
 
 interface Pending {
   key: string;
@@ -17,36 +22,39 @@ interface Pending {
 
 /**
  * Gathers the deletes of every ApiKey resource in this process into `api-key/delete` calls of up to 1000
- * keys. The engine runs up to `--parallel` deletes at once; all of them wait here for a short quiet period
- * and then go out together. A rejected batch (one bad key rejects all) is split to isolate the bad key; a key
+ * keys. The engine runs up to `--parallel` deletes at once; they wait here until no more arrive (see
+ * COALESCE) and then go out together. A rejected batch (one bad key rejects all) is split to isolate the bad key; a key
  * that no longer exists counts as deleted. Each caller resolves only after the platform confirmed its key.
  */
 export class DeleteCoalescer {
   private pending: Pending[] = [];
   private quietTimer: NodeJS.Timeout | undefined;
   private maxTimer: NodeJS.Timeout | undefined;
+  private lastArrival = 0;
+  private longestGap = 0;
 
   constructor(
     private readonly api: ApiKeysApi,
-    private readonly options: { quietMs: number; maxWaitMs: number; enabled: boolean } = {
-      quietMs: COALESCE_QUIET_MS,
-      maxWaitMs: COALESCE_MAX_WAIT_MS,
-      enabled: process.env[COALESCING_SWITCH] !== "off",
-    },
+    private readonly options: typeof COALESCE & { enabled: boolean } = { ...COALESCE, enabled: process.env[COALESCING_SWITCH] !== "off" },
   ) {}
 
   /** Deletes one key, together with whatever other deletes arrive meanwhile. */
   delete(key: string): Promise<void> {
     if (!this.options.enabled) return this.deleteBatch([key]);
     return new Promise<void>((resolve, reject) => {
+      const now = Date.now();
+      if (this.pending.length > 0) this.longestGap = Math.max(this.longestGap, now - this.lastArrival);
+      this.lastArrival = now;
       this.pending.push({ key, resolve, reject });
       if (this.pending.length >= API_KEY_DELETE_MAX) {
         this.flush();
         return;
       }
+      const { minQuietMs, gapFactor, maxQuietMs, maxWaitMs } = this.options;
+      const quiet = Math.min(maxQuietMs, Math.max(minQuietMs, gapFactor * this.longestGap));
       if (this.quietTimer) clearTimeout(this.quietTimer);
-      this.quietTimer = setTimeout(() => this.flush(), this.options.quietMs);
-      this.maxTimer ??= setTimeout(() => this.flush(), this.options.maxWaitMs);
+      this.quietTimer = setTimeout(() => this.flush(), quiet);
+      this.maxTimer ??= setTimeout(() => this.flush(), maxWaitMs);
     });
   }
 
@@ -54,6 +62,7 @@ export class DeleteCoalescer {
     clearTimeout(this.quietTimer);
     clearTimeout(this.maxTimer);
     this.quietTimer = this.maxTimer = undefined;
+    this.longestGap = 0;
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, API_KEY_DELETE_MAX);
       void this.settle(batch);

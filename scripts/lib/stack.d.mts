@@ -25,7 +25,7 @@ export declare class PulumiStack {
   readonly home: string;
   readonly backend: string;
   env: Record<string, string>;
-  run(args: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;
+  run(args: string[], opts?: { allowFailure?: boolean; env?: Record<string, string>; positional?: string[] }): Promise<RunResult>;
   up(extra?: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;
   preview(extra?: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;
   refresh(extra?: string[], opts?: { allowFailure?: boolean; env?: Record<string, string> }): Promise<RunResult>;

@@ -71,9 +71,11 @@ export class PulumiStack {
    * Runs `pulumi <args>` in the program folder. Resolves with {code, stdout, stderr, ms}; rejects on a non-zero
    * exit unless `allowFailure`.
    */
-  run(args, { allowFailure = false, env = {} } = {}) {
+  run(args, { allowFailure = false, env = {}, positional = [] } = {}) {
     const started = Date.now();
-    const full = [...args, "--non-interactive", ...(args[0] === "stack" && args[1] === "init" ? [] : ["--stack", this.stack])];
+    const stackFlag = args[0] === "stack" && args[1] === "init" ? [] : ["--stack", this.stack];
+    // Values after "--" so that one such as "-1" is not taken for a flag.
+    const full = [...args, "--non-interactive", ...stackFlag, ...(positional.length ? ["--", ...positional] : [])];
     return new Promise((resolvePromise, reject) => {
       execFile(this.cli.pulumi, full, { cwd: this.dir, env: { ...this.env, ...env }, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
@@ -100,7 +102,7 @@ export class PulumiStack {
     return this.run(["destroy", "--yes", "--skip-preview", ...extra], opts);
   }
   async setConfig(key, value, { secret = false } = {}) {
-    await this.run(["config", "set", key, String(value), ...(secret ? ["--secret"] : [])]);
+    await this.run(["config", "set", ...(secret ? ["--secret"] : [])], { positional: [key, String(value)] });
   }
   async removeConfig(key) {
     await this.run(["config", "rm", key]);

@@ -1,0 +1,43 @@
+// Many ApiKey resources, shaped by stack config (all optional):
+//   count        number of keys (default 300)
+//   aliasPrefix  aliases are `<aliasPrefix>-<i>` (default "key")
+//   enabled      whether the keys are enabled (default true)
+//   spendLimit   a monthly spend limit on every key (default none)
+//   subAccounts  also declare one SubAccountBatch of this many sub-accounts (default 0: none)
+//   trivial      declare the same resources as trivial dynamic resources that call no API (the baseline of
+//                the benchmark's preview overhead)
+import * as pulumi from "@pulumi/pulumi";
+import * as llm from "pulumi-llm-accounts";
+
+const config = new pulumi.Config();
+const count = config.getNumber("count") ?? 300;
+const aliasPrefix = config.get("aliasPrefix") ?? "key";
+const enabled = config.getBoolean("enabled") ?? true;
+const spendLimit = config.getNumber("spendLimit");
+const subAccounts = config.getNumber("subAccounts") ?? 0;
+const trivial = config.getBoolean("trivial") ?? false;
+
+/** A dynamic provider that calls nothing: create echoes the inputs. */
+const nothing: pulumi.dynamic.ResourceProvider = {
+  async create(inputs) {
+    return { id: `trivial-${inputs.alias}`, outs: inputs };
+  },
+};
+
+class Trivial extends pulumi.dynamic.Resource {
+  constructor(name: string, args: Record<string, unknown>) {
+    super(nothing, name, args, undefined, "trivial", "Trivial");
+  }
+}
+
+const securityConfig = spendLimit === undefined ? undefined : { spendLimit: { monthly: spendLimit } };
+for (let i = 0; i < count; i++) {
+  const args = { alias: `${aliasPrefix}-${i}`, enabled, securityConfig };
+  if (trivial) new Trivial(`key-${i}`, args);
+  else new llm.ApiKey(`key-${i}`, args);
+}
+if (subAccounts > 0) {
+  new llm.SubAccountBatch("team", { alias: `${aliasPrefix}-team`, balance: 10, count: subAccounts, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
+}
+
+export const keys = count;
