@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { getBalance, getModels, getSubAccounts, getUsage } from "../../provider/resources/dataSources.js";
+import { calls, emulator } from "../support/emulator.js";
+
+let emu: Emulator;
+const saved = { ...process.env };
+beforeAll(async () => {
+  emu = await emulator({ rateLimits: false });
+  process.env.LLM_ACCOUNTS_BASE_URL = emu.baseUrl;
+  process.env.LLM_ACCOUNTS_ADMIN_KEY = emu.adminKey;
+  process.env.LLM_ACCOUNTS_ACCOUNT_KEY = emu.accountKey;
+  emu.state.createKey("usage");
+});
+afterAll(async () => {
+  process.env = saved;
+  await emu.close();
+});
+beforeEach(() => emu.clearRequests());
+
+function day(offset: number): string {
+  return new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
+}
+
+describe("data sources", () => {
+  test("getModels filters by category and vendor, and calls the API once however many filters are asked for", async () => {
+    const chat = await getModels({ category: "chat" });
+    const all = await getModels();
+    const acme = await getModels({ vendor: "acme", category: "chat" });
+    expect(chat.models.length).toBeGreaterThan(0);
+    expect(chat.models.every((m) => m.category === "chat")).toBe(true);
+    expect(all.models.length).toBeGreaterThan(chat.models.length);
+    expect(acme.models.every((m) => m.vendor === "acme" && m.category === "chat")).toBe(true);
+    expect(calls(emu)).toEqual({ models: 1 });
+  });
+
+  test("getBalance: one call for any number of uses", async () => {
+    const [a, b] = await Promise.all([getBalance(), getBalance()]);
+    expect(a.balance).toMatch(/^\d+\.\d{6}$/);
+    expect(b).toEqual(a);
+    expect(calls(emu)).toEqual({ "account/balance": 1 });
+  });
+
+  test("getUsage sums the rows exactly; the same arguments are not fetched twice, other arguments are", async () => {
+    const args = { start: day(30), end: day(1) };
+    const first = await getUsage(args);
+    const firstCalls = calls(emu)["usage/summary"];
+    const again = await getUsage({ ...args });
+    expect(again).toEqual(first);
+    expect(calls(emu)["usage/summary"]).toBe(firstCalls);
+    const micros = first.items.reduce((sum, r) => sum + Math.round(Number(r.cost) * 1e6), 0);
+    expect(first.totalCost).toBe((micros / 1e6).toFixed(6));
+    const perModel = await getUsage({ ...args, withModel: true });
+    expect(perModel.totalCost).toBe(first.totalCost);
+    const pages = calls(emu)["usage/summary"];
+    await getUsage({ ...args, withModel: true });
+    expect(calls(emu)["usage/summary"]).toBe(pages);
+  });
+
+  test("getUsage validates its arguments before calling", async () => {
+    await expect(getUsage({ start: day(1), end: day(3) })).rejects.toThrow(/end: .* is before start/);
+    await expect(getUsage({ start: "yesterday", end: day(0) })).rejects.toThrow(/start/);
+    expect(emu.requests()).toHaveLength(0);
+  });
+
+  test("getSubAccounts by alias; a failure is not remembered", async () => {
+    emu.state.createSubAccounts({ alias: "ds-team", balance: 1, modelPricing: [], count: 2 });
+    emu.setFaults([{ kind: "500", ops: ["sub-account/list"], count: 10 }]);
+    await expect(getSubAccounts({ alias: "ds-team" })).rejects.toMatchObject({ status: 500 });
+    emu.setFaults([]);
+    expect((await getSubAccounts({ alias: "ds-team" })).subAccounts).toHaveLength(2);
+  });
+
+  test("a connection naming an unset variable fails clearly", async () => {
+    await expect(getBalance({ connection: { adminKeyEnv: "NO_SUCH_VARIABLE_FOR_TEST" } })).rejects.toThrow(
+      /NO_SUCH_VARIABLE_FOR_TEST \(named by connection.adminKeyEnv\) is not set/,
+    );
+  });
+});

@@ -1,0 +1,66 @@
+// A program that uses every public name of the package; tests/typecheck.test.ts type-checks it against the
+// built package, as a user's program would be.
+import * as pulumi from "@pulumi/pulumi";
+import * as llm from "pulumi-llm-accounts";
+
+const config = new pulumi.Config();
+
+const key = new llm.ApiKey("ci", {
+  alias: "ci-runner",
+  enabled: true,
+  securityConfig: {
+    ip: { allow: ["203.0.113.7"] },
+    spendLimit: { monthly: 100 },
+    geo: { countries: ["CN", "SG"] },
+    models: { mode: "model", items: ["model-a"] },
+  },
+  connection: { baseUrl: "https://api.example.com", adminKeyEnv: "TEAM_A_ADMIN_KEY", accountKeyEnv: "TEAM_A_ACCOUNT_KEY" },
+});
+const adopted = new llm.ApiKey("console", { alias: "console", adoptKey: config.requireSecret("consoleKey") }, { retainOnDelete: true });
+
+const team = new llm.SubAccountBatch("team-a", {
+  alias: "team-a",
+  balance: 50,
+  count: 3,
+  modelPricing: [{ model: "model-a", pricingFactor: 1.2 }, { model: "model-b", autoFollowing: true }],
+});
+
+const key2: pulumi.Output<string> = key.key;
+const hint: pulumi.Output<string> = key.keyHint;
+const alias: pulumi.Output<string> = key.alias;
+const enabled: pulumi.Output<boolean> = key.enabled;
+const countries: pulumi.Output<string[] | undefined> = key.securityConfig.apply((s) => s.geo?.countries);
+const createdAt: pulumi.Output<string> = key.createdAt;
+const subAccounts: pulumi.Output<llm.SubAccountOutput[]> = team.subAccounts;
+const firstToken: pulumi.Output<string> = team.subAccounts.apply((s) => s[0].token);
+const tokens: pulumi.Output<string[]> = team.tokens;
+
+async function dataSources(): Promise<void> {
+  const models: llm.GetModelsResult = await llm.getModels({ category: "chat", vendor: "acme" });
+  const price: string = models.models[0].pricing.textInputPrice;
+  const balance: llm.GetBalanceResult = await llm.getBalance();
+  const usage: llm.GetUsageResult = await llm.getUsage({ start: "2026-01-01", end: "2026-01-31", key: "sk-x", withModel: true, withUsage: true });
+  const total: string = usage.totalCost;
+  const rows: llm.UsageRow[] = usage.items;
+  const subs: llm.GetSubAccountsResult = await llm.getSubAccounts({ alias: "team-a", sk: "sk-x" });
+  const sub: llm.SubAccount = subs.subAccounts[0];
+  void [price, balance, total, rows, sub];
+}
+
+const outputs = {
+  models: llm.getModelsOutput({ category: "chat" }),
+  balance: llm.getBalanceOutput(),
+  usage: llm.getUsageOutput({ start: "2026-01-01", end: "2026-01-31" }),
+  subAccounts: llm.getSubAccountsOutput({ alias: "team-a" }, { connection: { accountKeyEnv: "TEAM_A_ACCOUNT_KEY" } }),
+};
+
+function handle(err: unknown): string {
+  if (err instanceof llm.RateLimitError) return `wait ${err.retryAfterMs}`;
+  if (err instanceof llm.NotFoundError || err instanceof llm.BadRequestError || err instanceof llm.AuthenticationError) return err.code ?? "";
+  if (err instanceof llm.ServerError || err instanceof llm.ConnectionError || err instanceof llm.TimeoutError) return err.operation ?? "";
+  if (err instanceof llm.ResponseValidationError || err instanceof llm.ConfigurationError || err instanceof llm.ApiError) return err.message;
+  if (err instanceof llm.LlmAccountsError) return llm.maskKey("sk-abcdef1234");
+  return "";
+}
+
+export const used = [key2, hint, alias, enabled, countries, createdAt, subAccounts, firstToken, tokens, adopted.keyHint, outputs, dataSources, handle];
