@@ -137,12 +137,15 @@ export async function create(props: Props): Promise<{ id: string; outs: ApiKeyOu
       } catch {
         const failed = new LlmAccountsError(
           `the key was created but could not be disabled (${(err as Error).message}); it is kept in the state and the next update disables it`,
-        ) as LlmAccountsError & { id?: string; properties?: unknown; reasons?: string[] };
+        );
+        // The engine records a create that fails with an id as created-but-failed, keeping these outputs
+        // (the key among them stays a secret output). Not enumerable: JSON.stringify(error) must not show them.
         Object.defineProperty(failed, "id", { value: fingerprint(created.key), enumerable: false });
         Object.defineProperty(failed, "properties", {
           value: { ...outputsOf(inputs, created.key, created.createdAt), enabled: created.enabled },
           enumerable: false,
         });
+        Object.defineProperty(failed, "reasons", { value: [failed.message], enumerable: false });
         throw failed;
       }
       throw new LlmAccountsError(

@@ -162,6 +162,25 @@ describe("ApiKey provider", () => {
     expect(emu.state.listKeys().length).toBe(before);
   });
 
+  test("create disabled whose status and clean-up both fail: recorded as created-but-failed, the key only in non-enumerable properties", async () => {
+    emu.setFaults([{ kind: "500", ops: ["api-key/status", "api-key/delete"] }]);
+    const err = (await created({ alias: "stuck", enabled: false }).catch((e: unknown) => e)) as Error & {
+      id?: string;
+      properties?: ApiKeyOutputs;
+      reasons?: string[];
+    };
+    const stuck = emu.state.listKeys().find((k) => k.alias === "stuck")!;
+    expect(err.id).toMatch(/^[0-9a-f]{24}$/);
+    expect(err.properties?.key).toBe(stuck.key);
+    expect(err.properties?.enabled).toBe(true);
+    expect(err.reasons?.[0]).toMatch(/created but could not be disabled/);
+    expectNoSecret(JSON.stringify(err) + String(err) + err.stack, [stuck.key]);
+    emu.setFaults([]);
+    // The next update brings it to the declared state.
+    await apiKey.update(err.id!, err.properties!, await checked({ alias: "stuck", enabled: false }));
+    expect(emu.state.getKey(stuck.key)?.enabled).toBe(false);
+  });
+
   test("outputs hold the key only in `key` (the secret output)", async () => {
     const { id, outs } = await created({ alias: "where" });
     const { key, ...rest } = outs;
