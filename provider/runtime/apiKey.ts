@@ -179,17 +179,20 @@ export async function update(_id: string, olds: Props, news: Props): Promise<{ o
   return { outs: outputsOf(inputs, key, old.createdAt, live) };
 }
 
-/** read (refresh): one get. Gone on the platform: an empty id. The key itself is carried forward. */
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props }> {
+/**
+ * read (refresh): one get. Gone on the platform: an empty id. The key itself is carried forward. The inputs
+ * returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
+ */
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props; inputs?: Props }> {
   const old = props as unknown as ApiKeyOutputs;
   const client = clientFor(old.connection);
   try {
     const live = await client.apiKeys.get(old.key);
-    const inputs: ApiKeyInputs = { ...old };
-    return {
-      id,
-      props: { ...outputsOf(inputs, old.key, live.createdAt, { ...live, securityConfig: normalizeSecurityConfig(live.securityConfig) }) },
-    };
+    const outs = outputsOf(old, old.key, live.createdAt, { ...live, securityConfig: normalizeSecurityConfig(live.securityConfig) });
+    const inputs: ApiKeyInputs = { alias: outs.alias, enabled: outs.enabled, securityConfig: outs.securityConfig };
+    if (old.adoptKey !== undefined) inputs.adoptKey = old.adoptKey;
+    if (old.connection !== undefined) inputs.connection = old.connection;
+    return { id, props: { ...outs }, inputs };
   } catch (err) {
     if (err instanceof NotFoundError) return { id: "", props: {} };
     throw err;

@@ -157,8 +157,11 @@ export async function update(_id: string, olds: Props, news: Props): Promise<{ o
   return { outs: outputsOf(inputs, current) };
 }
 
-/** read (refresh): one list call. Sub-accounts deleted elsewhere drop out; alias and pricing drift show. */
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props }> {
+/**
+ * read (refresh): one list call. Sub-accounts deleted elsewhere drop out; alias and pricing drift show. The
+ * inputs returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
+ */
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props; inputs?: Props }> {
   const old = props as unknown as SubAccountBatchOutputs;
   const api = clientFor(old.connection).subAccounts;
   const ours = new Set(old.tokens ?? []);
@@ -171,7 +174,10 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
     alias: drifted?.alias ?? old.alias,
     modelPricing: drifted?.modelPricing ?? normalizeModelPricing(old.modelPricing),
   };
-  return { id, props: { ...outputsOf(inputs, live) } };
+  const outs = outputsOf(inputs, live);
+  const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
+  if (old.connection !== undefined) liveInputs.connection = old.connection;
+  return { id, props: { ...outs }, inputs: liveInputs };
 }
 
 /**

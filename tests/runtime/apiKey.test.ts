@@ -100,6 +100,8 @@ describe("ApiKey provider", () => {
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
     expect(read.id).toBe(id);
     expect(read.props).toMatchObject({ alias: "renamed", enabled: false, securityConfig: { geo: { countries: ["SG"] } }, key: outs.key });
+    // The inputs are the platform's values too (so previews show old => new), and never hold the key.
+    expect(read.inputs).toEqual({ alias: "renamed", enabled: false, securityConfig: { geo: { countries: ["SG"] } } });
     const news = await checked({ alias: "drift" });
     expect((await apiKey.diff(id, read.props, news)).changes).toBe(true);
   });
