@@ -3,7 +3,7 @@ import type { ConnectionArgs } from "../client/config.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../client/redact.js";
 import { ApiKeyCreateRequestSchema, KeySchema, type SecurityConfig } from "../client/schemas/index.js";
-import { clientFor, connectionFailures } from "./connection.js";
+import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
 import { coalescerFor } from "./deleteCoalescer.js";
 import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
 
@@ -82,16 +82,15 @@ export async function diff(_id: string, olds: Props, news: Props): Promise<{ cha
   const adoptOld = olds.adoptKey as string | undefined;
   const adoptNew = news.adoptKey as string | undefined;
   if (adoptNew === UNKNOWN || (adoptOld ?? null) !== (adoptNew ?? null)) replaces.push("adoptKey");
-  const baseOld = (olds.connection as ConnectionArgs | undefined)?.baseUrl;
-  const baseNew = (news.connection as ConnectionArgs | undefined)?.baseUrl;
-  if ((baseOld ?? null) !== (baseNew ?? null)) replaces.push("connection");
+  const connection = connectionDiff(olds, news);
+  if (connection.replace) replaces.push("connection");
 
   const changed =
     replaces.length > 0 ||
     olds.alias !== news.alias ||
     (olds.enabled ?? true) !== (news.enabled ?? true) ||
     !same(normalizeSecurityConfig(olds.securityConfig), normalizeSecurityConfig(news.securityConfig)) ||
-    !same(olds.connection ?? null, news.connection ?? null);
+    connection.changed;
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 

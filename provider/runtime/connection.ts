@@ -2,7 +2,7 @@ import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions, TUNING, type ConnectionArgs, type StackConfig } from "../client/config.js";
 import { parseBaseUrl } from "../client/http.js";
 import { fingerprint } from "../client/redact.js";
-import { UNKNOWN, type CheckFailure } from "./values.js";
+import { same, UNKNOWN, type CheckFailure } from "./values.js";
 
 /**
  * Where the provider shim's `configure` leaves the engine's config object (synchronously, before any method
@@ -49,6 +49,19 @@ export function clientFor(connection: ConnectionArgs | undefined, config: StackC
     clients.set(id, client);
   }
   return client;
+}
+
+/**
+ * How a change of `connection` affects a resource: another base URL is another platform, hence a
+ * replacement; other changes (the names of variables) need no API call but are recorded.
+ */
+export function connectionDiff(olds: Record<string, unknown>, news: Record<string, unknown>): { replace: boolean; changed: boolean } {
+  const before = olds.connection as ConnectionArgs | undefined;
+  const after = news.connection as ConnectionArgs | undefined;
+  return {
+    replace: (before?.baseUrl ?? null) !== (after?.baseUrl ?? null),
+    changed: !same(before ?? null, after ?? null),
+  };
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

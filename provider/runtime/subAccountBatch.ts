@@ -4,7 +4,7 @@ import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint } from "../client/redact.js";
 import { SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { clientFor, connectionFailures } from "./connection.js";
+import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
 import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
 
 /** Inputs of a SubAccountBatch after check: pricing converted to `pricingFactor` only. */
@@ -83,15 +83,14 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: Props;
 export async function diff(_id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const replaces: string[] = [];
   if (olds.balance !== news.balance) replaces.push("balance");
-  const baseOld = (olds.connection as ConnectionArgs | undefined)?.baseUrl;
-  const baseNew = (news.connection as ConnectionArgs | undefined)?.baseUrl;
-  if ((baseOld ?? null) !== (baseNew ?? null)) replaces.push("connection");
+  const connection = connectionDiff(olds, news);
+  if (connection.replace) replaces.push("connection");
   const changed =
     replaces.length > 0 ||
     olds.alias !== news.alias ||
     olds.count !== news.count ||
     !same(normalizeModelPricing(olds.modelPricing), normalizeModelPricing(news.modelPricing)) ||
-    !same(olds.connection ?? null, news.connection ?? null);
+    connection.changed;
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
