@@ -105,7 +105,17 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
     return (await api.create(request)).map(view);
   } catch (err) {
     if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
-    const found = (await api.list({ alias: inputs.alias }))
+    let listed: SubAccount[];
+    try {
+      listed = await api.list({ alias: inputs.alias });
+    } catch (listErr) {
+      // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
+      throw new LlmAccountsError(`${err.message}; looking for sub-accounts with alias "${inputs.alias}" failed too: ${(listErr as Error).message}`, {
+        operation: err.operation,
+        mayHaveSucceeded: true,
+      });
+    }
+    const found = listed
       .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - 5_000)
       .sort((a, b) => a.id - b.id);
     if (found.length === count) return found.map(view);

@@ -7,7 +7,7 @@
 //   trivial      declare the same resources as trivial dynamic resources that call no API (the baseline of
 //                the benchmark's preview overhead)
 import * as pulumi from "@pulumi/pulumi";
-import * as llm from "pulumi-llm-accounts";
+import type * as Llm from "pulumi-llm-accounts";
 
 const config = new pulumi.Config();
 const count = config.getNumber("count") ?? 300;
@@ -16,6 +16,9 @@ const enabled = config.getBoolean("enabled") ?? true;
 const spendLimit = config.getNumber("spendLimit");
 const subAccounts = config.getNumber("subAccounts") ?? 0;
 const trivial = config.getBoolean("trivial") ?? false;
+
+// Loaded only when used: the trivial variant is the same program without the package at all.
+const llm: typeof Llm | undefined = trivial ? undefined : require("pulumi-llm-accounts");
 
 /** A dynamic provider that calls nothing: create echoes the inputs. */
 const nothing: pulumi.dynamic.ResourceProvider = {
@@ -34,9 +37,9 @@ const securityConfig = spendLimit === undefined ? undefined : { spendLimit: { mo
 for (let i = 0; i < count; i++) {
   const args = { alias: `${aliasPrefix}-${i}`, enabled, securityConfig };
   if (trivial) new Trivial(`key-${i}`, args);
-  else new llm.ApiKey(`key-${i}`, args);
+  else new llm!.ApiKey(`key-${i}`, args);
 }
-if (subAccounts > 0) {
+if (subAccounts > 0 && llm) {
   new llm.SubAccountBatch("team", { alias: `${aliasPrefix}-team`, balance: 10, count: subAccounts, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
 }
 

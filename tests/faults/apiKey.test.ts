@@ -1,0 +1,357 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { fingerprint } from "../../provider/client/redact.js";
+import { apiKey, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { expectCleanLog, failure, faultEmulator, only, statuses, type SecretLedger } from "./support.js";
+
+// The ApiKey provider's methods under each fault the emulator injects. A "re-run" is the same method called
+// again with the state the engine would have: none after a failed create, the old outputs after a failed update.
+
+let emu: Emulator;
+let ledger: SecretLedger;
+let logLines: string[];
+
+beforeAll(async () => {
+  ({ emu, ledger, logLines } = await faultEmulator());
+});
+afterAll(async () => {
+  try {
+    // Every test removed what it made: no key is left behind by any fault (aliases compared: a failure
+    // message must not print a key).
+    expect(emu.state.listKeys().map((r) => r.alias)).toEqual([]);
+    expectCleanLog(ledger, logLines);
+  } finally {
+    await emu.close();
+  }
+});
+beforeEach(() => {
+  emu.setFaults([]);
+  emu.clearRequests();
+});
+afterEach(() => emu.setFaults([]));
+
+type Props = Record<string, unknown>;
+type Created = { id: string; outs: ApiKeyOutputs };
+
+async function inputs(news: Props): Promise<Props> {
+  const { inputs: checked, failures } = await apiKey.check({}, news);
+  expect(failures).toEqual([]);
+  return checked;
+}
+
+async function create(news: Props): Promise<Created> {
+  const created = await apiKey.create(await inputs(news));
+  ledger.record(created.outs.key);
+  ledger.expectCleanOutputs(created.outs);
+  return created;
+}
+
+async function update(k: Created, news: Props): Promise<Created> {
+  const { outs } = await apiKey.update(k.id, k.outs as unknown as Props, await inputs(news));
+  ledger.expectCleanOutputs(outs);
+  return { id: k.id, outs };
+}
+
+async function remove(...keys: Created[]): Promise<void> {
+  await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
+}
+
+/** A failure, checked to hold no secret in any form. */
+async function failed(op: () => Promise<unknown>): Promise<Error & Record<string, unknown>> {
+  const err = await failure(op);
+  ledger.record();
+  ledger.expectCleanError(err);
+  return err;
+}
+
+/** The keys the platform holds with this alias (what a look in the web console would show). */
+function live(alias: string) {
+  return emu.state.listKeys().filter((k) => k.alias === alias);
+}
+
+/** The platform holds exactly the keys of these resources under the alias: none missing, none extra. */
+function expectExactly(alias: string, keys: Created[]): void {
+  // Compared by fingerprint: a failure message must not print a key.
+  expect(live(alias).map((k) => fingerprint(k.key)).sort()).toEqual(keys.map((k) => fingerprint(k.outs.key)).sort());
+}
+
+const ALL_OPS = ["api-key/create", "api-key/status", "api-key/edit", "api-key/get", "api-key/delete"];
+
+describe("ApiKey under rate-limit storms", () => {
+  test("429s with Retry-After on every operation: each call waits for the hint and is sent again; the lifecycle completes, every write lands once", async () => {
+    emu.setFaults(ALL_OPS.map((op) => only([op], { kind: "429", count: 3 })));
+    const k = await create({ alias: "storm", enabled: false });
+    expectExactly("storm", [k]);
+    const changed = await update(k, { alias: "storm-2", enabled: true });
+    const read = await apiKey.read(k.id, changed.outs as unknown as Props);
+    expect(read.props).toEqual(changed.outs);
+    await remove({ id: k.id, outs: read.props as unknown as ApiKeyOutputs });
+    expect(statuses(emu)).toEqual({
+      "api-key/create 429": 3,
+      "api-key/create 200": 1,
+      "api-key/status 429": 3,
+      "api-key/status 200": 2,
+      "api-key/edit 429": 3,
+      "api-key/edit 200": 1,
+      "api-key/get 429": 3,
+      "api-key/get 200": 1,
+      "api-key/delete 429": 3,
+      "api-key/delete 200": 1,
+    });
+    expectExactly("storm-2", []);
+  });
+
+  test("429s without Retry-After: the client backs off on its own, then the create lands once", async () => {
+    emu.setFaults([only(["api-key/create"], { kind: "429", count: 3, retryAfter: false })]);
+    const k = await create({ alias: "storm-no-hint" });
+    const at = emu.requests().map((r) => r.at);
+    expect(statuses(emu)).toEqual({ "api-key/create 429": 3, "api-key/create 200": 1 });
+    // Exponential backoff from 200 ms (jittered down to half): not a tight loop.
+    expect(at[1] - at[0]).toBeGreaterThanOrEqual(90);
+    expect(at[3] - at[0]).toBeGreaterThanOrEqual(90 + 190 + 390);
+    expectExactly("storm-no-hint", [k]);
+    await remove(k);
+  });
+
+  test("a storm that does not end: the create fails with a clear 429 after its retries, nothing was created, and the re-run converges", async () => {
+    emu.setFaults([only(["api-key/create"], { kind: "429" })]);
+    const err = await failed(() => create({ alias: "endless" }));
+    expect(err.name).toBe("RateLimitError");
+    expect(err.message).toMatch(/^429 rate_limited: .+ \(POST api-key\/create\)$/);
+    expect(statuses(emu)).toEqual({ "api-key/create 429": 12 });
+    expectExactly("endless", []);
+
+    emu.setFaults([]);
+    const k = await create({ alias: "endless" });
+    expectExactly("endless", [k]);
+    await remove(k);
+  });
+});
+
+describe("ApiKey under server errors", () => {
+  test("5xx on reads: a refresh retries through a 500 and a 503; a 5xx that lasts fails naming status and operation, the state is left as it was, and the re-run converges", async () => {
+    const k = await create({ alias: "reads" });
+    emu.clearRequests();
+    emu.setFaults([only(["api-key/get"], { kind: "500", count: 1 }), only(["api-key/get"], { kind: "503", count: 1 })]);
+    expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+    expect(statuses(emu)).toEqual({ "api-key/get 500": 1, "api-key/get 503": 1, "api-key/get 200": 1 });
+
+    emu.clearRequests();
+    emu.setFaults([only(["api-key/get"], { kind: "503" })]);
+    const err = await failed(() => apiKey.read(k.id, k.outs as unknown as Props));
+    expect(err.name).toBe("ServerError");
+    expect(err.message).toMatch(/^503 service_unavailable: .+ \(POST api-key\/get\)$/);
+    expect(statuses(emu)).toEqual({ "api-key/get 503": 4 });
+    expectExactly("reads", [k]);
+
+    emu.setFaults([]);
+    expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+    await remove(k);
+  });
+
+  test("5xx on edit, status and delete (writes that set a state): retried, and applied once", async () => {
+    const k = await create({ alias: "writes" });
+    emu.clearRequests();
+    emu.setFaults(["api-key/edit", "api-key/status", "api-key/delete"].map((op) => only([op], { kind: "500", count: 2 })));
+    const changed = await update(k, { alias: "writes-2", enabled: false });
+    expect(emu.state.getKey(k.outs.key)).toMatchObject({ alias: "writes-2", enabled: false });
+    await remove(changed);
+    expect(statuses(emu)).toEqual({
+      "api-key/edit 500": 2,
+      "api-key/edit 200": 1,
+      "api-key/status 500": 2,
+      "api-key/status 200": 1,
+      "api-key/delete 500": 2,
+      "api-key/delete 200": 1,
+    });
+    expectExactly("writes-2", []);
+  });
+
+  test("a 5xx on create is never retried: the error says the key may exist and how to find it; here none was made, and the re-run converges", async () => {
+    emu.setFaults([only(["api-key/create"], { kind: "500", count: 1 })]);
+    const err = await failed(() => create({ alias: "create-500" }));
+    expect(err.mayHaveSucceeded).toBe(true);
+    expect(err.message).toMatch(/^500 internal_error: .*the key may have been created.*web console.*alias.*adoptKey.*\(POST api-key\/create\)$/);
+    expect(statuses(emu)).toEqual({ "api-key/create 500": 1 });
+    expectExactly("create-500", []);
+
+    const k = await create({ alias: "create-500" });
+    expectExactly("create-500", [k]);
+    await remove(k);
+  });
+
+  test("declared disabled and the status call fails for good: the new key is deleted again, nothing is left, and the re-run converges", async () => {
+    emu.setFaults([only(["api-key/status"], { kind: "503" })]);
+    const err = await failed(() => create({ alias: "disable-fails", enabled: false }));
+    expect(err.message).toMatch(/created but could not be disabled, so it was deleted again; nothing is left behind/);
+    expect(err.message).toMatch(/503 service_unavailable/);
+    expectExactly("disable-fails", []);
+
+    emu.setFaults([]);
+    const k = await create({ alias: "disable-fails", enabled: false });
+    expect(emu.state.getKey(k.outs.key)?.enabled).toBe(false);
+    expectExactly("disable-fails", [k]);
+    await remove(k);
+  });
+
+  test("declared disabled, and both status and delete fail: the key is recorded as created-but-failed, and the next update disables it", async () => {
+    emu.setFaults([only(["api-key/status", "api-key/delete"], { kind: "503" })]);
+    const news = await inputs({ alias: "half-made", enabled: false });
+    const err = await failed(() => apiKey.create(news));
+    expect(err.message).toMatch(/created but could not be disabled .*kept in the state and the next update disables it/);
+    // What the engine records (not enumerable: never in JSON or logs of the error).
+    const id = err.id as string;
+    const recorded = err.properties as ApiKeyOutputs;
+    expect(recorded).toMatchObject({ alias: "half-made", enabled: true });
+    expect(Object.keys(err)).not.toContain("properties");
+    ledger.record(recorded.key);
+    ledger.expectCleanOutputs(recorded);
+    expectExactly("half-made", [{ id, outs: recorded }]);
+
+    emu.setFaults([]);
+    expect((await apiKey.diff(id, recorded as unknown as Props, news)).changes).toBe(true);
+    const fixed = await update({ id, outs: recorded }, { alias: "half-made", enabled: false });
+    expect(emu.state.getKey(recorded.key)?.enabled).toBe(false);
+    expectExactly("half-made", [fixed]);
+    await remove(fixed);
+  });
+});
+
+describe("ApiKey under added latency", () => {
+  test("every operation completes, once, and concurrent deletes still go out in one call", async () => {
+    emu.setFaults([{ kind: "latency", ms: 200 }]);
+    const keys = await Promise.all([0, 1, 2].map((i) => create({ alias: `slow-${i}` })));
+    const changed = await update(keys[0], { alias: "slow-0", enabled: false, securityConfig: { geo: { countries: ["SG"] } } });
+    expect((await apiKey.read(changed.id, changed.outs as unknown as Props)).props).toEqual(changed.outs);
+    await remove(changed, keys[1], keys[2]);
+    expect(statuses(emu)).toEqual({
+      "api-key/create 200": 3,
+      "api-key/edit 200": 1,
+      "api-key/status 200": 1,
+      "api-key/get 200": 1,
+      "api-key/delete 200": 1,
+    });
+    for (let i = 0; i < 3; i++) expectExactly(`slow-${i}`, []);
+  });
+});
+
+describe("ApiKey under dropped connections", () => {
+  test("dropped before the create: not retried blindly; the error says the key may exist; none was made, and the re-run converges", async () => {
+    emu.setFaults([only(["api-key/create"], { kind: "drop-before", count: 1 })]);
+    const err = await failed(() => create({ alias: "drop-before" }));
+    expect(err.name).toBe("ConnectionError");
+    expect(err.mayHaveSucceeded).toBe(true);
+    expect(err.message).toMatch(/^connection to http:\/\/127\.0\.0\.1:\d+ failed: \w+; the key may have been created.*web console.*adoptKey.*\(POST api-key\/create\)$/);
+    expect(statuses(emu)).toEqual({ "api-key/create 0": 1 });
+    expectExactly("drop-before", []);
+
+    const k = await create({ alias: "drop-before" });
+    expectExactly("drop-before", [k]);
+    await remove(k);
+  });
+
+  test("dropped after the create was committed: no second create; the error says how to find the key; adopting the key found by alias converges to exactly one key", async () => {
+    const declared = { alias: "lost-answer", securityConfig: { geo: { countries: ["SG"] } } };
+    emu.setFaults([only(["api-key/create"], { kind: "drop-after", count: 1 })]);
+    const err = await failed(() => create(declared));
+    expect(err.mayHaveSucceeded).toBe(true);
+    expect(err.message).toMatch(/the key may have been created although no answer came back\. The API cannot list keys: look in the web console for a key with this alias created just now, and delete it or adopt it with `adoptKey`/);
+    expect(statuses(emu)).toEqual({ "api-key/create 0": 1 });
+
+    // The web console shows the key; the user adopts it, as the error says. No key is created again.
+    const found = live("lost-answer");
+    expect(found.map((k) => k.alias)).toHaveLength(1);
+    emu.clearRequests();
+    const adopted = await create({ ...declared, adoptKey: found[0].key });
+    expect(adopted.outs.key).toBe(found[0].key);
+    expect(statuses(emu)).toEqual({ "api-key/get 200": 1 });
+    expectExactly("lost-answer", [adopted]);
+    await remove(adopted);
+  });
+
+  test("dropped around edit (after the commit), status (before it) and delete (after it): retried, applied once; a delete whose answer was lost counts as done", async () => {
+    const k = await create({ alias: "drops" });
+    emu.clearRequests();
+    emu.setFaults([
+      only(["api-key/edit"], { kind: "drop-after", count: 1 }),
+      only(["api-key/status"], { kind: "drop-before", count: 1 }),
+      only(["api-key/delete"], { kind: "drop-after", count: 1 }),
+    ]);
+    const changed = await update(k, { alias: "drops-2", enabled: false });
+    expect(emu.state.getKey(k.outs.key)).toMatchObject({ alias: "drops-2", enabled: false });
+    await remove(changed);
+    expect(statuses(emu)).toEqual({
+      "api-key/edit 0": 1,
+      "api-key/edit 200": 1,
+      "api-key/status 0": 1,
+      "api-key/status 200": 1,
+      "api-key/delete 0": 1,
+      "api-key/delete 404": 1,
+    });
+    expectExactly("drops-2", []);
+  });
+});
+
+describe("ApiKey under malformed and wrongly typed answers", () => {
+  test("a create answered with a body that is not JSON: the error says so and that the key may exist; adopting it converges", async () => {
+    emu.setFaults([only(["api-key/create"], { kind: "malformed", count: 1 })]);
+    const err = await failed(() => create({ alias: "malformed-create" }));
+    expect(err.name).toBe("ResponseValidationError");
+    expect(err.message).toMatch(/^the response is not JSON; the key may have been created .*\(POST api-key\/create\)$/);
+    const found = live("malformed-create");
+    expect(found.map((k) => k.alias)).toHaveLength(1);
+    const adopted = await create({ alias: "malformed-create", adoptKey: found[0].key });
+    expectExactly("malformed-create", [adopted]);
+    await remove(adopted);
+  });
+
+  test("a create answered with wrongly typed fields: the error names the field; no outputs are made from the bad body; adopting the key converges", async () => {
+    emu.setFaults([only(["api-key/create"], { kind: "wrong-type", count: 1 })]);
+    const err = await failed(() => create({ alias: "typed-create" }));
+    expect(err.message).toMatch(/^the response field alias is invalid: Expected string, received number; the key may have been created .*\(POST api-key\/create\)$/);
+    const found = live("typed-create");
+    expect(found.map((k) => k.alias)).toHaveLength(1);
+    const adopted = await create({ alias: "typed-create", adoptKey: found[0].key });
+    expectExactly("typed-create", [adopted]);
+    await remove(adopted);
+  });
+
+  test.each(["malformed", "wrong-type"] as const)(
+    "%s answers to get, edit, status and delete: each fails clearly (the field named), the state is not touched, and each re-run converges",
+    async (kind) => {
+      const alias = `bad-${kind}`;
+      const k = await create({ alias });
+      const field = (name: string) => (kind === "malformed" ? "the response is not JSON" : `the response field ${name} is invalid`);
+
+      // Refresh: fails; the state keeps the old outputs; the re-run reads them back unchanged.
+      emu.setFaults([only(["api-key/get"], { kind, count: 1 })]);
+      let err = await failed(() => apiKey.read(k.id, k.outs as unknown as Props));
+      expect(err.message).toContain(`${field("alias")}`);
+      expect(err.message).toMatch(/\(POST api-key\/get\)$/);
+      expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+
+      // Edit: committed, answer unusable; the update fails; the re-run from the old outputs converges.
+      emu.setFaults([only(["api-key/edit"], { kind, count: 1 })]);
+      err = await failed(() => update(k, { alias: `${alias}-2` }));
+      expect(err.message).toContain(field("alias"));
+      expect(err.message).toMatch(/\(POST api-key\/edit\)$/);
+      const edited = await update(k, { alias: `${alias}-2` });
+      expect(emu.state.getKey(k.outs.key)?.alias).toBe(`${alias}-2`);
+
+      // Status: the same.
+      emu.setFaults([only(["api-key/status"], { kind, count: 1 })]);
+      err = await failed(() => update(edited, { alias: `${alias}-2`, enabled: false }));
+      expect(err.message).toContain(field("enabled"));
+      const disabled = await update(edited, { alias: `${alias}-2`, enabled: false });
+      expect(disabled.outs.enabled).toBe(false);
+      expectExactly(`${alias}-2`, [disabled]);
+
+      // Delete: committed, answer unusable; the engine keeps the resource; the re-run finds it gone and is done.
+      emu.setFaults([only(["api-key/delete"], { kind, count: 1 })]);
+      err = await failed(() => remove(disabled));
+      expect(err.message).toContain(field("deleted"));
+      await remove(disabled);
+      expectExactly(`${alias}-2`, []);
+    },
+  );
+});
