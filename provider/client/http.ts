@@ -173,7 +173,7 @@ export class HttpTransport {
       try {
         outcome = { res: await this.request(op, credential, requestBody) };
       } catch (err) {
-        outcome = this.networkError(op, err);
+        outcome = this.networkError(op, err, requestBody);
       } finally {
         for (const release of releases) release();
       }
@@ -191,7 +191,7 @@ export class HttpTransport {
 
       const { res } = outcome;
       this.log(`${describeOperation(op)} ${res.statusCode} ${elapsed}ms (attempt ${attempt})`);
-      if (res.statusCode >= 200 && res.statusCode < 300) return this.parseResponse<T>(op, res.body);
+      if (res.statusCode >= 200 && res.statusCode < 300) return this.parseResponse<T>(op, res.body, requestBody);
 
       const details = { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
       if (res.statusCode === 429) {
@@ -217,7 +217,7 @@ export class HttpTransport {
           continue;
         }
         if (op.retry === "create") {
-          throw ApiError.fromResponse(res.statusCode, { ...details, mayHaveSucceeded: true, apiMessage: `${details.apiMessage ?? "server error"}; ${createDoubt(op)}` });
+          throw ApiError.fromResponse(res.statusCode, { ...details, mayHaveSucceeded: true, apiMessage: `${details.apiMessage ?? "server error"}; ${createDoubt(op, requestBody)}` });
         }
       }
       throw ApiError.fromResponse(res.statusCode, details);
@@ -307,13 +307,13 @@ export class HttpTransport {
   }
 
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */
-  private networkError(op: Operation, err: unknown): { error: LlmAccountsError; sent: boolean } {
+  private networkError(op: Operation, err: unknown, body: unknown): { error: LlmAccountsError; sent: boolean } {
     const operation = describeOperation(op);
     const code = err instanceof RequestError ? err.code : undefined;
     const event = (err as { event?: string }).event;
     const isTimeout = err instanceof RequestError && err.name === "TimeoutError";
     const sent = isTimeout ? !NOT_SENT_TIMEOUT_EVENTS.has(event ?? "") : !NOT_SENT_CODES.has(code ?? "");
-    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op)}` : "";
+    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op, body)}` : "";
     if (isTimeout) {
       return { sent, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${doubt} (${operation})`, { operation, code, mayHaveSucceeded: sent && op.retry === "create" }) };
     }
@@ -327,8 +327,8 @@ export class HttpTransport {
     };
   }
 
-  private parseResponse<T>(op: Operation, body: string): T {
-    const doubt = op.retry === "create" ? `; ${createDoubt(op)}` : "";
+  private parseResponse<T>(op: Operation, body: string, requestBody: unknown): T {
+    const doubt = op.retry === "create" ? `; ${createDoubt(op, requestBody)}` : "";
     let json: unknown;
     try {
       json = JSON.parse(body);
@@ -361,8 +361,10 @@ export class HttpTransport {
 }
 
 /** The plain statement a failed create owes its user: it may exist, and how to check. */
-export function createDoubt(op: Operation): string {
+export function createDoubt(op: Operation, body?: unknown): string {
+  const given = (body as { alias?: unknown } | undefined)?.alias;
+  const alias = typeof given === "string" ? `"${given}"` : "this alias";
   return op.name === "api-key/create"
-    ? "the key may have been created although no answer came back. The API cannot list keys: look in the web console for a key with this alias created just now, and delete it or adopt it with `adoptKey`"
-    : "the sub-accounts may have been created although no answer came back: list sub-accounts by this alias (llm.getSubAccounts({ alias })) before creating again";
+    ? `the key may have been created although no answer came back. The API cannot list keys: look in the web console for a key with alias ${alias} created just now, and delete it or adopt it with \`adoptKey\``
+    : `the sub-accounts may have been created although no answer came back: list sub-accounts with alias ${alias} (llm.getSubAccounts({ alias })) before creating again`;
 }

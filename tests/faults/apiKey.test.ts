@@ -255,7 +255,7 @@ describe("ApiKey under dropped connections", () => {
     emu.setFaults([only(["api-key/create"], { kind: "drop-after", count: 1 })]);
     const err = await failed(() => create(declared));
     expect(err.mayHaveSucceeded).toBe(true);
-    expect(err.message).toMatch(/the key may have been created although no answer came back\. The API cannot list keys: look in the web console for a key with this alias created just now, and delete it or adopt it with `adoptKey`/);
+    expect(err.message).toMatch(/the key may have been created although no answer came back\. The API cannot list keys: look in the web console for a key with alias "lost-answer" created just now, and delete it or adopt it with `adoptKey`/);
     expect(statuses(emu)).toEqual({ "api-key/create 0": 1 });
 
     // The web console shows the key; the user adopts it, as the error says. No key is created again.
