@@ -75,11 +75,11 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimit[]> = {
   "sub-account/delete": [{ limit: 60, windowMs: MINUTE_MS }],
 };
 
-/**
+/*
  * The sub-account group's error shape is not shown: we assume (and the emulator answers with) the management
- * group's `{error: {code, message}}`. The client also accepts a bare `{code, message}` or `{message}` body.
+ * group's `{error: {code, message}}`, ErrorBodySchema in schemas/common.ts. The client also understands a bare
+ * `{code, message}` or `{message}` body.
  */
-export const ERROR_SHAPE_NOTE = "{error:{code,message}} for both groups";
 
 /**
  * A 429 is the status of an exceeded rate limit (not shown in the spec). The emulator sends `Retry-After`
@@ -87,9 +87,9 @@ export const ERROR_SHAPE_NOTE = "{error:{code,message}} for both groups";
  */
 export const RATE_LIMIT_STATUS = 429;
 
-/**
+/*
  * Deprecated sub-account pricing (spec 2.5): `auto_following: true` becomes `pricing_factor: 1`. An entry with
  * only `prompt_price` / `completion_price` is "not converted": we treat it as a request error naming the entry,
- * rather than creating a sub-account whose permission for that model is undefined.
+ * rather than creating a sub-account whose permission for that model is undefined. Enforced by
+ * ModelPricingInputSchema in schemas/subAccounts.ts, which client, emulator and check() share.
  */
-export const DEPRECATED_PRICE_WITHOUT_FACTOR_IS_ERROR = true;

@@ -1,6 +1,6 @@
 import got, { RequestError, type Response } from "got";
 import { ZodError } from "zod";
-import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MINUTE_MS, type RateLimit } from "./assumptions.js";
+import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
 import { wirePath } from "./casing.js";
 import {
   ApiError,
@@ -14,6 +14,7 @@ import {
 import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
 import { describeOperation, type Group, type Operation } from "./operations.js";
 import { fingerprint, redact } from "./redact.js";
+import { ErrorBodySchema } from "./schemas/common.js";
 import { USER_AGENT } from "../version.js";
 
 /** Names of the settings, for messages that tell the user what to set. */
@@ -99,17 +100,21 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The API's code and message from an error body: the shape of spec 7, else a bare `{code, message}`. */
 function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(body) as { error?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown };
-    const e = parsed && typeof parsed.error === "object" && parsed.error !== null ? parsed.error : parsed;
-    return {
-      code: typeof e.code === "string" ? e.code : undefined,
-      apiMessage: typeof e.message === "string" ? e.message : undefined,
-    };
+    parsed = JSON.parse(body);
   } catch {
     return { apiMessage: body.trim() ? `(not JSON) ${body.trim().slice(0, 200)}` : undefined };
   }
+  const standard = ErrorBodySchema.safeParse(parsed);
+  if (standard.success) return { code: standard.data.error.code, apiMessage: standard.data.error.message };
+  const bare = (parsed ?? {}) as { code?: unknown; message?: unknown };
+  return {
+    code: typeof bare.code === "string" ? bare.code : undefined,
+    apiMessage: typeof bare.message === "string" ? bare.message : undefined,
+  };
 }
 
 function retryAfterMs(res: Response<string>): number | undefined {
@@ -194,7 +199,7 @@ export class HttpTransport {
       if (res.statusCode >= 200 && res.statusCode < 300) return this.parseResponse<T>(op, res.body, requestBody);
 
       const details = { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
-      if (res.statusCode === 429) {
+      if (res.statusCode === RATE_LIMIT_STATUS) {
         rateLimited += 1;
         const wait = retryAfterMs(res);
         if (rateLimited < this.retry.maxRateLimitAttempts) {

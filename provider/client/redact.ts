@@ -15,16 +15,6 @@ export function redact(text: string): string {
   return text.replace(KEY_PATTERN, (k) => maskKey(k));
 }
 
-/** Redacts every string inside a JSON-like value (for logs of request bodies). */
-export function redactDeep<T>(value: T): T {
-  if (typeof value === "string") return redact(value) as T;
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v)) as T;
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)])) as T;
-  }
-  return value;
-}
-
 /**
  * A stable, non-secret identifier of a key: a truncated SHA-256. It cannot be turned back into the key
  * (keys are long random strings), and it is what resource ids and limiter buckets are made of.

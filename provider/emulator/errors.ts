@@ -1,4 +1,5 @@
 import { wirePath } from "../client/casing.js";
+import type { ErrorBody } from "../client/schemas/index.js";
 
 /** A non-2xx answer: `{error: {code, message}}` with a status (the shape of spec 7, used for both groups). */
 export class ApiError extends Error {
@@ -12,7 +13,7 @@ export class ApiError extends Error {
   }
 
   /** The JSON body of the answer. */
-  body(): { error: { code: string; message: string } } {
+  body(): ErrorBody {
     return { error: { code: this.code, message: this.message } };
   }
 }

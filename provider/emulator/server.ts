@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
+import { RATE_LIMIT_STATUS } from "../client/assumptions.js";
 import { OPERATIONS, type Operation, type OperationId } from "../client/operations.js";
 import { fingerprint, redact } from "../client/redact.js";
 import { ApiError, invalidField } from "./errors.js";
@@ -82,7 +83,7 @@ function injected(fault: FaultSpec, retryMs: number): Outcome {
   if (fault.kind === "429") {
     const ms = fault.ms ?? retryMs;
     const headers = fault.retryAfter === false ? {} : retryHeaders(ms);
-    return errorOutcome(new ApiError(429, "rate_limited", "too many requests (injected fault)", headers));
+    return errorOutcome(new ApiError(RATE_LIMIT_STATUS, "rate_limited", "too many requests (injected fault)", headers));
   }
   if (fault.kind === "503") return errorOutcome(new ApiError(503, "service_unavailable", "the service is unavailable (injected fault)"));
   return errorOutcome(new ApiError(500, "internal_error", "internal server error (injected fault)"));
@@ -186,7 +187,7 @@ export class EmulatorServer {
     const bucket = fingerprint(credential!);
     const waitMs = limiter.waitMs(bucket, op.name);
     if (waitMs > 0) {
-      return errorOutcome(new ApiError(429, "rate_limited", `rate limit of ${op.name} exceeded; retry in ${waitMs} ms`, retryHeaders(waitMs)));
+      return errorOutcome(new ApiError(RATE_LIMIT_STATUS, "rate_limited", `rate limit of ${op.name} exceeded; retry in ${waitMs} ms`, retryHeaders(waitMs)));
     }
     const decision = faults.decide(op.name);
     entry.fault = decision.label;
