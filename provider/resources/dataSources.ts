@@ -1,9 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { UsageQuery } from "../client/account.js";
-import { LlmAccountsClient } from "../client/client.js";
-import { resolveClientOptions, type ConnectionArgs, type StackConfig } from "../client/config.js";
+import type { LlmAccountsClient } from "../client/client.js";
+import type { ConnectionArgs, StackConfig } from "../client/config.js";
 import { fingerprint } from "../client/redact.js";
 import type { Model, SubAccount, UsageRow } from "../client/schemas/index.js";
+import { clientFor, STACK_CONFIG_KEYS } from "../runtime/connection.js";
 import { canonical } from "../runtime/values.js";
 
 /** Options every data source takes: which account. */
@@ -14,37 +15,28 @@ export interface DataSourceOptions {
 /** The stack config of the running program, read raw (no secret-access warnings, no Output). */
 function programConfig(): StackConfig {
   const out: StackConfig = {};
-  for (const k of ["baseUrl", "adminKey", "accountKey", "rateWindowMs", "rateLimits"]) {
+  for (const k of STACK_CONFIG_KEYS) {
     const v = pulumi.runtime.getConfig(`llm-accounts:${k}`);
     if (v !== undefined) out[k] = v;
   }
   return out;
 }
 
-const clients = new Map<string, LlmAccountsClient>();
-const results = new Map<string, Promise<unknown>>();
-
-function client(connection: ConnectionArgs | undefined): { client: LlmAccountsClient; id: string } {
-  const options = resolveClientOptions(connection, programConfig());
-  const id = fingerprint(canonical(options));
-  let c = clients.get(id);
-  if (!c) {
-    c = new LlmAccountsClient(options);
-    clients.set(id, c);
-  }
-  return { client: c, id };
-}
+/** Answers so far, per client (one client per account settings, shared with the resources' runtime). */
+const results = new WeakMap<LlmAccountsClient, Map<string, Promise<unknown>>>();
 
 /** One API call per distinct arguments in a run: later calls share the first one's answer. */
 function once<T>(name: string, args: unknown, connection: ConnectionArgs | undefined, call: (c: LlmAccountsClient) => Promise<T>): Promise<T> {
-  const { client: c, id } = client(connection);
-  const memo = `${name}|${id}|${fingerprint(canonical(args ?? null))}`;
-  let p = results.get(memo) as Promise<T> | undefined;
+  const c = clientFor(connection, programConfig());
+  let answers = results.get(c);
+  if (!answers) results.set(c, (answers = new Map()));
+  const memo = `${name}|${fingerprint(canonical(args ?? null))}`;
+  let p = answers.get(memo) as Promise<T> | undefined;
   if (!p) {
     p = call(c);
     // A failure is not remembered: a later call may succeed.
-    p.catch(() => results.delete(memo));
-    results.set(memo, p);
+    p.catch(() => answers.delete(memo));
+    answers.set(memo, p);
   }
   return p;
 }

@@ -2,7 +2,7 @@ import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions, TUNING, type ConnectionArgs, type StackConfig } from "../client/config.js";
 import { parseBaseUrl } from "../client/http.js";
 import { fingerprint } from "../client/redact.js";
-import { same, UNKNOWN, type CheckFailure } from "./values.js";
+import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
 
 /**
  * Where the provider shim's `configure` leaves the engine's config object (synchronously, before any method
@@ -42,7 +42,7 @@ const clients = new Map<string, LlmAccountsClient>();
  */
 export function clientFor(connection: ConnectionArgs | undefined, config: StackConfig = stackConfig()): LlmAccountsClient {
   const options = resolveClientOptions(connection, config);
-  const id = fingerprint(JSON.stringify(options));
+  const id = fingerprint(canonical(options));
   let client = clients.get(id);
   if (!client) {
     client = new LlmAccountsClient(options);
