@@ -2,7 +2,7 @@ import { toWire } from "../client/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint } from "../client/redact.js";
-import { SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
+import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
 import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
@@ -33,13 +33,14 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
 
 type Props = Record<string, unknown>;
 
-/** Converts declared pricing to what the platform stores (deprecated `autoFollowing: true` is factor 1). */
+/**
+ * Declared pricing as the platform stores it: the one conversion rule of spec 2.5 (`convertModelPricing`,
+ * shared with the emulator), applied to input that check() has validated.
+ */
 export function normalizeModelPricing(value: unknown): ModelPricing[] {
   if (!Array.isArray(value)) return [];
-  return value.map((e: Record<string, unknown>) => ({
-    model: e.model as string,
-    pricingFactor: (e.pricingFactor ?? (e.autoFollowing === true ? 1 : e.pricingFactor)) as number,
-  }));
+  const wire = toWire(value) as Parameters<typeof convertModelPricing>[0];
+  return convertModelPricing(wire).map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
 }
 
 function view(s: SubAccount): SubAccountView {
