@@ -23,6 +23,12 @@ export interface SubAccountBatchArgs {
   count: pulumi.Input<number>;
   /** Permitted models; with none, the sub-accounts have no model permission. */
   modelPricing?: pulumi.Input<pulumi.Input<ModelPricingArgs>[]>;
+  /**
+   * Sub-accounts made elsewhere (their keys) that the batch manages instead of creating them; they count
+   * towards `count` and keep their balances. Always stored as a secret. Destroy deletes them too: use
+   * `retainOnDelete` to keep them. Removing a token from the list releases it (it stays on the platform).
+   */
+  adoptTokens?: pulumi.Input<pulumi.Input<string>[]>;
   connection?: pulumi.Input<ConnectionArgs>;
 }
 
@@ -83,11 +89,12 @@ export class SubAccountBatch extends pulumi.dynamic.Resource {
         balance: args.balance,
         count: args.count,
         modelPricing: args.modelPricing,
+        adoptTokens: args.adoptTokens === undefined ? undefined : pulumi.secret(args.adoptTokens),
         connection: args.connection,
         subAccounts: undefined,
         tokens: undefined,
       },
-      withSecretOutputs(opts, ["subAccounts", "tokens"]),
+      withSecretOutputs(opts, ["subAccounts", "tokens", "adoptTokens"]),
       "llm-accounts",
       "SubAccountBatch",
     );

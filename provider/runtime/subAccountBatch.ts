@@ -4,8 +4,9 @@ import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint } from "../client/redact.js";
 import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
+import { adoptedTokens, adoptTokensFailures, findAdopted, sameTokenSet } from "./adoption.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
-import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
+import { UNKNOWN, containsUnknown, same, schemaFailures, type CheckFailure } from "./values.js";
 
 /** Inputs of a SubAccountBatch after check: pricing converted to `pricingFactor` only. */
 export type SubAccountBatchInputs = {
@@ -13,6 +14,8 @@ export type SubAccountBatchInputs = {
   balance: number;
   count: number;
   modelPricing: ModelPricing[];
+  /** Existing sub-accounts the batch manages instead of creating them (secret). */
+  adoptTokens?: string[];
   connection?: ConnectionArgs;
 };
 
@@ -64,6 +67,7 @@ function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[])
     subAccounts: sorted,
     tokens: sorted.map((s) => s.token),
   };
+  if (inputs.adoptTokens !== undefined) out.adoptTokens = inputs.adoptTokens;
   if (inputs.connection !== undefined) out.connection = inputs.connection;
   return out;
 }
@@ -76,20 +80,31 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: Props;
   const wire = { alias: news.alias, balance: news.balance, count: news.count, model_pricing: pricing === UNKNOWN ? pricing : toWire(pricing) };
   const failures = schemaFailures(SubAccountCreateRequestSchema, wire);
   if (Array.isArray(pricing) && failures.length === 0) inputs.modelPricing = normalizeModelPricing(pricing);
+  if (news.adoptTokens === null) delete inputs.adoptTokens;
+  failures.push(...adoptTokensFailures(news.adoptTokens, news.count));
   failures.push(...connectionFailures(news.connection));
   return { inputs, failures };
 }
 
-/** diff: balance (which the API cannot change after creation) or another platform: replacement. */
+/**
+ * diff: balance (which the API cannot change after creation) or another platform: replacement. A batch that
+ * adopts is never replaced for its balance or its `adoptTokens`: the replacement's create would adopt the
+ * same sub-accounts that the old batch's delete then removes. Its balance applies to sub-accounts it creates.
+ */
 export async function diff(_id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const replaces: string[] = [];
-  if (olds.balance !== news.balance) replaces.push("balance");
+  const adoptUnknown = containsUnknown(news.adoptTokens);
+  const adopting = adoptUnknown || adoptedTokens(olds).length > 0 || adoptedTokens(news).length > 0;
+  if (olds.balance !== news.balance && !adopting) replaces.push("balance");
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
   const changed =
     replaces.length > 0 ||
     olds.alias !== news.alias ||
+    olds.balance !== news.balance ||
     olds.count !== news.count ||
+    adoptUnknown ||
+    !sameTokenSet(adoptedTokens(olds), adoptedTokens(news)) ||
     !same(normalizeModelPricing(olds.modelPricing), normalizeModelPricing(news.modelPricing)) ||
     connection.changed;
   return { changes: changed, replaces, deleteBeforeReplace: false };
@@ -131,29 +146,53 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
   }
 }
 
+/** Brings adopted sub-accounts to the declared alias and pricing with one edit of those that differ. */
+async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): Promise<SubAccountView[]> {
+  const pricing = normalizeModelPricing(inputs.modelPricing);
+  const stale = subAccounts.filter((s) => s.alias !== inputs.alias || !same(s.modelPricing, pricing));
+  if (stale.length === 0) return subAccounts;
+  await api.edit({ sks: stale.map((s) => s.token), alias: inputs.alias, modelPricing: pricing });
+  return subAccounts.map((s) => ({ ...s, alias: inputs.alias, modelPricing: pricing }));
+}
+
+/**
+ * create: one batch create. With `adoptTokens`: one list verifies every token before anything is written,
+ * one edit aligns those whose alias or pricing differ, one create makes the rest of `count`.
+ */
 export async function create(props: Props): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const inputs = props as unknown as SubAccountBatchInputs;
   const api = clientFor(inputs.connection).subAccounts;
-  const created = await createBatch(api, inputs, inputs.count, new Set());
-  const outs = outputsOf(inputs, created);
+  const adopt = adoptedTokens(props);
+  const adopted = await align(api, inputs, (await findAdopted(api, adopt, adopt)).map(view));
+  const created = inputs.count > adopted.length ? await createBatch(api, inputs, inputs.count - adopted.length, new Set(adopt)) : [];
+  const outs = outputsOf(inputs, [...adopted, ...created]);
   return { id: `sab-${fingerprint(outs.tokens[0] ?? inputs.alias)}`, outs };
 }
 
 /**
  * update: alias or pricing changed: one edit of every sub-account kept; count up: one create of the
- * difference; count down: one delete of the newest surplus.
+ * difference; count down: one delete of the newest surplus, never of an adopted sub-account. Tokens added to
+ * `adoptTokens` are verified with one list and adopted; tokens removed from it are released: they leave the
+ * batch and stay on the platform untouched (another batch may adopt them in the same deployment).
  */
 export async function update(_id: string, olds: Props, news: Props): Promise<{ outs: SubAccountBatchOutputs }> {
   const old = olds as unknown as SubAccountBatchOutputs;
   const inputs = news as unknown as SubAccountBatchInputs;
   const api = clientFor(inputs.connection).subAccounts;
-  let current = [...(old.subAccounts ?? [])].sort((a, b) => a.id - b.id);
+  const adopt = adoptedTokens(news);
+  const keep = new Set(adopt);
+  const released = new Set(adoptedTokens(olds).filter((t) => !keep.has(t)));
+  let current = (old.subAccounts ?? []).filter((s) => !released.has(s.token));
+  const held = new Set(current.map((s) => s.token));
+  const added = await findAdopted(api, adopt, adopt.filter((t) => !held.has(t)));
+  current = [...current, ...added.map(view)].sort((a, b) => a.id - b.id);
   const pricing = normalizeModelPricing(inputs.modelPricing);
 
   if (inputs.count < current.length) {
-    const surplus = current.slice(inputs.count);
-    await deleteTokens(api, surplus.map((s) => s.token));
-    current = current.slice(0, inputs.count);
+    const deletable = current.filter((s) => !keep.has(s.token));
+    const surplus = new Set(deletable.slice(deletable.length - (current.length - inputs.count)).map((s) => s.token));
+    await deleteTokens(api, [...surplus]);
+    current = current.filter((s) => !surplus.has(s.token));
   }
   const stale = current.filter((s) => s.alias !== inputs.alias || !same(s.modelPricing, pricing));
   if (stale.length > 0) {
@@ -161,8 +200,8 @@ export async function update(_id: string, olds: Props, news: Props): Promise<{ o
     current = current.map((s) => ({ ...s, alias: inputs.alias, modelPricing: pricing }));
   }
   if (inputs.count > current.length) {
-    const added = await createBatch(api, inputs, inputs.count - current.length, new Set(current.map((s) => s.token)));
-    current = [...current, ...added];
+    const made = await createBatch(api, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
+    current = [...current, ...made];
   }
   return { outs: outputsOf(inputs, current) };
 }
@@ -186,6 +225,7 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
   };
   const outs = outputsOf(inputs, live);
   const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
+  if (old.adoptTokens !== undefined) liveInputs.adoptTokens = old.adoptTokens;
   if (old.connection !== undefined) liveInputs.connection = old.connection;
   return { id, props: { ...outs }, inputs: liveInputs };
 }
