@@ -2,11 +2,13 @@
 import { parseArgs } from "node:util";
 import { redact } from "./client/redact.js";
 import { parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
+import { IMPORT_USAGE, runImport } from "./import/command.js";
 
 const USAGE = `Usage: llm-accounts <command> [options]
 
 Commands:
   emulator    Run a local emulator of the account API.
+  import      Write a Pulumi program that manages an existing account as it is.
 
 Options of "emulator":
   --port N              Port to listen on (default 8787; 0 picks a free port)
@@ -24,7 +26,8 @@ Options of "emulator":
 
 The first line on stdout is one JSON object: {"baseUrl","adminKey","accountKey"}.
 Logs go to stderr, one line per request. SIGINT or SIGTERM stops the emulator.
-`;
+
+${IMPORT_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -104,6 +107,13 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     return runEmulator(rest);
+  }
+  if (command === "import") {
+    if (rest.includes("-h") || rest.includes("--help")) {
+      process.stdout.write(USAGE);
+      return;
+    }
+    return runImport(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env });
   }
   throw new UsageError(`unknown command "${command}"`);
 }
