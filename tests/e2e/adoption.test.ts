@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { linkNodeModules } from "../../scripts/lib/stack.mjs";
+import { emulator } from "../support/emulator.js";
+import { REPO } from "../support/programDir.js";
+import { callsOf, CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, type RunResult } from "./support.js";
+
+// The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
+const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
+const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
+
+let emu: Emulator;
+let ledger: SecretLedger;
+let stack: PulumiStack;
+let dir: string;
+let apiKeys: string[];
+/** Everything any command printed, checked for secrets at the end. */
+let printed = "";
+
+const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
+const liveTokens = () => emu.state.listSubAccounts().map((s) => s.token).sort();
+const writesIn = (calls: Record<string, number>) => Object.keys(calls).filter((op) => WRITES.includes(op));
+
+/** Runs `llm-accounts import` from the built package, API keys on stdin, in the stack's environment. */
+function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
+  const started = Date.now();
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => {
+      printed += stdout + stderr;
+      done({ code: code ?? 1, stdout, stderr, ms: Date.now() - started });
+    });
+    child.stdin.end(stdin);
+  });
+}
+
+async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
+  const r = await step;
+  printed += r.stdout + r.stderr;
+  ledger.record();
+  return r;
+}
+
+async function upCalls(): Promise<Record<string, number>> {
+  emu.clearRequests();
+  await pulumi(stack.up());
+  return callsOf(emu);
+}
+
+function editProgram(from: string, to: string): void {
+  const text = readFileSync(join(dir, "index.ts"), "utf8");
+  expect(text).toContain(from);
+  writeFileSync(join(dir, "index.ts"), text.replace(from, to));
+}
+
+beforeAll(async () => {
+  await requirePulumiCli();
+  emu = await emulator({ rateWindowMs: 1000 });
+  apiKeys = [
+    emu.state.createKey("ci-runner").key,
+    emu.state.createKey("retired").key,
+    emu.state.createKey("locked-down", {
+      ip: { allow: ["203.0.113.7", "10.0.0.0/8"] },
+      spend_limit: { monthly: 100 },
+      geo: { countries: ["CN", "SG"] },
+      models: { mode: "model", items: ["model-a"] },
+    }).key,
+  ];
+  emu.state.disableKey(apiKeys[1]);
+  emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: pricing("model-a", 1.2), count: 3 });
+  emu.state.createSubAccounts({ alias: "team-b", balance: 20, modelPricing: pricing("model-b", 2), count: 2 });
+  emu.state.createSubAccounts({ alias: "ops", balance: 5, modelPricing: [...pricing("model-a", 1), ...pricing("model-b", 1.5)], count: 2 });
+  ledger = new SecretLedger(emu);
+  dir = mkdtempSync(join(tmpdir(), "llm-imported-"));
+  linkNodeModules(dir);
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  disposeStack(stack);
+  await emu?.close();
+});
+
+describe("an existing account brought under management with llm-accounts import and the real Pulumi CLI", () => {
+  test("import writes the program, and with --stack stores every key and token in the stack's encrypted config", async () => {
+    const credentials = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+    const first = await llmImport(["--keys", "-"], apiKeys.join("\n"), credentials);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain("No --stack was given, so the keys and tokens were NOT stored");
+    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV });
+    emu.clearRequests();
+    const second = await llmImport(["--keys", "-", "--stack", stack.stack, "--force"], apiKeys.join("\n"), stack.env);
+    expect(second.stderr).toBe("");
+    expect(second.code).toBe(0);
+    expect(callsOf(emu)).toEqual({ "sub-account/list": 1, "api-key/get": 3 });
+    expect(second.stdout).toMatch(/Stored 6 secret\(s\) in the encrypted config of stack dev: adoptKey-ci-runner, adoptKey-retired, adoptKey-locked-down, adoptTokens-team-a, adoptTokens-team-b, adoptTokens-ops\./);
+    const program = readFileSync(join(dir, "index.ts"), "utf8");
+    expect(program.match(/new llm\.ApiKey\(/g)).toHaveLength(3);
+    expect(program.match(/new llm\.SubAccountBatch\(/g)).toHaveLength(3);
+  }, 180_000);
+
+  test("pulumi up makes zero write calls, only reads, and every object keeps its key or token", async () => {
+    const tokensBefore = liveTokens();
+    const keysBefore = emu.state.listKeys();
+    expect(await upCalls()).toEqual({ "api-key/get": 3, "sub-account/list": 3 });
+    expect(liveTokens()).toEqual(tokensBefore);
+    expect(emu.state.listKeys()).toEqual(keysBefore);
+  }, 180_000);
+
+  test("no perpetual diff: preview and preview --refresh expect no changes", async () => {
+    emu.clearRequests();
+    await pulumi(stack.preview(["--expect-no-changes"]));
+    await pulumi(stack.preview(["--refresh", "--expect-no-changes"]));
+    expect(writesIn(callsOf(emu))).toEqual([]);
+  }, 180_000);
+
+  test("one alias changed in the generated program: exactly one edit", async () => {
+    editProgram('alias: "team-b",', 'alias: "team-b-renamed",');
+    expect(await upCalls()).toEqual({ "sub-account/edit": 1 });
+    expect(emu.state.listSubAccounts().filter((s) => s.alias === "team-b-renamed")).toHaveLength(2);
+  }, 180_000);
+
+  test("one batch's count raised: exactly one create, the adopted ones untouched", async () => {
+    const before = liveTokens();
+    editProgram("count: 2,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}", "count: 3,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}");
+    expect(await upCalls()).toEqual({ "sub-account/create": 1 });
+    expect(liveTokens()).toEqual(expect.arrayContaining(before));
+    expect(emu.state.listSubAccounts().filter((s) => s.alias === "ops")).toHaveLength(3);
+    await pulumi(stack.preview(["--refresh", "--expect-no-changes"]));
+  }, 180_000);
+
+  test("no adopted key or token in plain text in the state, the backend folder, the program folder or any output", async () => {
+    const folder = readdirSync(dir)
+      .filter((f) => f !== "node_modules")
+      .map((f) => readFileSync(join(dir, f), "utf8"))
+      .join("\n");
+    ledger.expectAbsentFrom(await stack.exportState(), "pulumi stack export");
+    ledger.expectAbsentFrom(stack.backendText(), "the backend folder");
+    ledger.expectAbsentFrom(folder, "the program folder");
+    ledger.expectAbsentFrom(printed, "the output of import and pulumi");
+    expect(folder).toContain("config.requireSecretObject");
+  }, 180_000);
+
+  test("pulumi destroy removes every adopted and created object", async () => {
+    emu.clearRequests();
+    await pulumi(stack.destroy());
+    expect(emu.state.listKeys()).toEqual([]);
+    expect(emu.state.listSubAccounts()).toEqual([]);
+    expect(callsOf(emu)).toEqual({ "api-key/delete": 1, "sub-account/delete": 3 });
+  }, 180_000);
+
+  test("a sub-account gone between import and up, or a token of another account: a clear failure and no write", async () => {
+    const [kept, vanishing] = emu.state.createSubAccounts({ alias: "late", balance: 1, modelPricing: pricing("model-a", 1), count: 2 }).map((s) => s.token);
+    expect((await llmImport(["--stack", stack.stack, "--force"], "", stack.env)).code).toBe(0);
+    emu.state.deleteSubAccounts([vanishing]);
+    emu.clearRequests();
+    const gone = await pulumi(stack.up([], { allowFailure: true }));
+    expect(gone.code).not.toBe(0);
+    expect(gone.stdout + gone.stderr).toContain(
+      `adoptTokens[1] (sk-...${vanishing.slice(-4)}): no such sub-account in this account (deleted, or a key of another account); nothing was changed`,
+    );
+    expect(writesIn(callsOf(emu))).toEqual([]);
+
+    const other = await emulator();
+    const foreign = other.state.createSubAccounts({ alias: "late", balance: 1, modelPricing: pricing("model-a", 1), count: 1 })[0].token;
+    await other.close();
+    await stack.setConfig("adoptTokens-late", JSON.stringify([kept, foreign]), { secret: true });
+    emu.clearRequests();
+    const stranger = await pulumi(stack.up([], { allowFailure: true }));
+    expect(stranger.code).not.toBe(0);
+    expect(stranger.stdout + stranger.stderr).toContain(`adoptTokens[1] (sk-...${foreign.slice(-4)}): no such sub-account in this account`);
+    expect(writesIn(callsOf(emu))).toEqual([]);
+    expect(emu.state.getSubAccount(kept)?.alias).toBe("late");
+    ledger.expectAbsentFrom(gone.stdout + gone.stderr + stranger.stdout + stranger.stderr, "the failed up");
+    expect(stranger.stdout + stranger.stderr).not.toContain(foreign);
+  }, 240_000);
+
+  test("retainOnDelete: destroy leaves an adopted sub-account on the platform", async () => {
+    const [kept] = emu.state.listSubAccounts().map((s) => s.token);
+    await stack.setConfig("adoptTokens-late", JSON.stringify([kept]), { secret: true });
+    editProgram("count: 2,", "count: 1,");
+    editProgram('config.requireSecretObject<string[]>("adoptTokens-late"),\n});', 'config.requireSecretObject<string[]>("adoptTokens-late"),\n}, { retainOnDelete: true });');
+    expect(await upCalls()).toEqual({ "sub-account/list": 1 });
+    emu.clearRequests();
+    await pulumi(stack.destroy());
+    expect(callsOf(emu)).toEqual({});
+    expect(emu.state.listSubAccounts().map((s) => s.token)).toEqual([kept]);
+  }, 240_000);
+});
