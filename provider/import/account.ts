@@ -43,7 +43,9 @@ export function parseKeyList(text: string, source: string): string[] {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) return;
     if (!KeySchema.safeParse(line).success || line.startsWith("sk-admin-")) {
-      throw new ImportError(`${source}, line ${i + 1}: not an API key (sk-..., not an admin key): ${maskKey(line)}`);
+      // Echo nothing of a line that is not a key: it may be a secret of another kind.
+      const admin = line.startsWith("sk-admin-") ? `: this is an admin key (${maskKey(line)})` : "";
+      throw new ImportError(`${source}, line ${i + 1}: not an API key (sk-...)${admin}`);
     }
     if (!keys.includes(line)) keys.push(line);
   });

@@ -4,10 +4,10 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { linkNodeModules } from "../../scripts/lib/stack.mjs";
+import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { callsOf, CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, type RunResult } from "./support.js";
+import { callsOf, CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack } from "./support.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };

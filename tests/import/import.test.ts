@@ -109,7 +109,9 @@ describe("llm-accounts import", () => {
     const unreadable = await run(["--out", dir, "--keys", join(work, "missing.txt")]);
     expect(unreadable.err?.message).toBe(`--keys ${join(work, "missing.txt")}: cannot read the key file (ENOENT)`);
     const notAKey = await run(["--out", dir, "--keys", "-"], { stdin: `${keys[0]}\n${emu.adminKey}\n` });
-    expect(notAKey.err?.message).toBe(`stdin, line 2: not an API key (sk-..., not an admin key): sk-admin-...${emu.adminKey.slice(-4)}`);
+    expect(notAKey.err?.message).toBe(`stdin, line 2: not an API key (sk-...): this is an admin key (sk-admin-...${emu.adminKey.slice(-4)})`);
+    const password = await run(["--out", dir, "--keys", "-"], { stdin: "hunter2-secret-password\n" });
+    expect(password.err?.message).toBe("stdin, line 1: not an API key (sk-...)");
     const gone = "sk-doesnotexist0000gone";
     const missing = await run(["--out", dir, "--keys", "-"], { stdin: `${keys[0]}\n${gone}\n` });
     expect(missing.err?.message).toBe("API key 2 of the list (sk-...gone) does not exist on the platform");
