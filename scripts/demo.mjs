@@ -4,11 +4,11 @@
 // emulator of the platform started in this process. Needs no account and no configuration; leaves nothing behind:
 // the stack lives in a temporary file backend, and its config file (the passphrase salt) in a temporary folder.
 
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PulumiStack, REPO } from "./lib/stack.mjs";
-import { ensurePulumiCli, PULUMI_VERSION } from "./pulumi-cli.mjs";
+import { ensurePulumiCli, wantedVersion } from "./pulumi-cli.mjs";
 
 const STACK = "demo";
 const started = Date.now();
@@ -79,12 +79,14 @@ async function main() {
   out(`1. Emulator listening on ${emulator.baseUrl} (in this process; its keys are generated and never printed)`);
 
   progress(
-    `Looking for the Pulumi CLI v${PULUMI_VERSION}+ (on PATH, or built once into ~/.cache/pulumi-llm-accounts). ` +
+    `Looking for the Pulumi CLI v${wantedVersion()}+ (on PATH, or built once into ~/.cache/pulumi-llm-accounts). ` +
       "If there is none, it is built now from Go modules: the first time this takes several minutes.",
   );
   const cliStarted = Date.now();
   const cli = await ensurePulumiCli({ log: (m) => progress(`[pulumi-cli] ${m}`) });
+  const sdk = JSON.parse(readFileSync(join(REPO, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version;
   out(`2. Pulumi CLI ${cli.version} (${cli.source}: ${cli.pulumi}) in ${seconds(Date.now() - cliStarted)}`);
+  out(`   with Node.js ${process.version} and @pulumi/pulumi ${sdk}`);
 
   // `pulumi stack init` writes Pulumi.<stack>.yaml beside Pulumi.yaml: make it in a scratch copy of the project
   // file, and point every command that runs the program at the repository root to that config file.

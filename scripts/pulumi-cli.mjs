@@ -3,11 +3,16 @@
 // project's machines, which reach no download site of Pulumi: only the npm registry, Debian and the Go module proxy.
 //
 // Order:
-//   (a) `pulumi` on PATH, if `pulumi version` >= PULUMI_VERSION and `pulumi-language-nodejs` is beside it or on PATH;
+//   (a) `pulumi` on PATH, if `pulumi version` >= the wanted version and `pulumi-language-nodejs` is beside it or on PATH;
 //   (b) the cached build in ${PULUMI_LLM_ACCOUNTS_CLI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pulumi-llm-accounts}/
-//       pulumi-v<PULUMI_VERSION>/ (pulumi, pulumi-language-nodejs, pulumi-resource-pulumi-nodejs);
-//   (c) otherwise build it with Go from tools/pulumi-cli (the CLI at PULUMI_VERSION from Go modules, and the
-//       project's own small Node.js language host), into a temporary directory renamed into the cache when complete.
+//       pulumi-v<version>/ (pulumi, pulumi-language-nodejs, pulumi-resource-pulumi-nodejs);
+//   (c) otherwise build it with Go from tools/pulumi-cli (the CLI from Go modules, and the project's own small
+//       Node.js language host), into a temporary directory renamed into the cache when complete.
+//
+// The wanted version is PULUMI_VERSION (the floor: the lowest @pulumi/pulumi the package supports), unless
+// $LLM_ACCOUNTS_PULUMI_CLI_VERSION names another release: the "current" test lane (scripts/lane-current.mjs) sets
+// it to the newest release the Go module proxy serves (newestBuildableVersion). tools/pulumi-cli/go.mod pins the
+// floor; another version is built from a copy of it with pkg/v3 and sdk/v3 moved to that version.
 //
 // Usage: `node scripts/pulumi-cli.mjs` prints the absolute path of the `pulumi` binary on stdout (progress on
 // stderr); or import { ensurePulumiCli, pulumiEnv } from this file. Plain Node.js, no dependencies.
@@ -20,8 +25,22 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The one place the Pulumi version is set. It must equal the installed @pulumi/pulumi version. */
+/**
+ * The one place the floor Pulumi version is set: the lowest @pulumi/pulumi the package supports (package.json's
+ * peer range starts here and its devDependency pins it) and the CLI that tools/pulumi-cli/go.mod builds.
+ */
 export const PULUMI_VERSION = "3.248.0";
+
+/** Environment variable that asks for a CLI release other than PULUMI_VERSION (e.g. "3.259.0"). */
+export const CLI_VERSION_ENV = "LLM_ACCOUNTS_PULUMI_CLI_VERSION";
+
+/** The CLI release wanted: $LLM_ACCOUNTS_PULUMI_CLI_VERSION, else PULUMI_VERSION. */
+export function wantedVersion() {
+  const asked = process.env[CLI_VERSION_ENV]?.trim().replace(/^v/, "");
+  if (!asked) return PULUMI_VERSION;
+  if (!/^\d+\.\d+\.\d+$/.test(asked)) throw new Error(`${CLI_VERSION_ENV} must be a release like 3.259.0, not "${asked}"`);
+  return asked;
+}
 
 /** Passphrase for the secrets of throwaway test stacks, used when PULUMI_CONFIG_PASSPHRASE(_FILE) is not set. */
 export const TEST_PASSPHRASE = "pulumi-llm-accounts-test-passphrase";
@@ -49,9 +68,9 @@ export function cacheRoot() {
   return path.resolve(xdg, "pulumi-llm-accounts");
 }
 
-/** Directory of the cached build of PULUMI_VERSION. */
+/** Directory of the cached build of the wanted version. */
 export function cacheDir() {
-  return path.join(cacheRoot(), `pulumi-v${PULUMI_VERSION}`);
+  return path.join(cacheRoot(), `pulumi-v${wantedVersion()}`);
 }
 
 let lastResult;
@@ -129,8 +148,8 @@ function findOnPath(log) {
     log(`ignoring ${pulumi}: \`pulumi version\` did not answer`);
     return undefined;
   }
-  if (compareVersions(version, PULUMI_VERSION) < 0) {
-    log(`ignoring ${pulumi}: version ${version} is older than v${PULUMI_VERSION}`);
+  if (compareVersions(version, wantedVersion()) < 0) {
+    log(`ignoring ${pulumi}: version ${version} is older than v${wantedVersion()}`);
     return undefined;
   }
   const binDir = path.dirname(pulumi);
@@ -166,7 +185,7 @@ function checkCache(log) {
   }
   const pulumi = path.join(dir, "pulumi" + EXE);
   const version = pulumiVersion(pulumi);
-  if (version !== `v${PULUMI_VERSION}`) {
+  if (version !== `v${wantedVersion()}`) {
     log(`cache ${dir} holds pulumi ${version ?? "(not runnable)"}: rebuilding`);
     return undefined;
   }
@@ -177,10 +196,11 @@ function checkCache(log) {
 // --- (c) build --------------------------------------------------------------------------------------------------
 
 async function build(log) {
+  const wanted = wantedVersion();
   const go = which("go");
   if (!go) {
     throw new Error(
-      `No Pulumi CLI v${PULUMI_VERSION} or newer was found on PATH, none is cached in ${cacheDir()}, ` +
+      `No Pulumi CLI v${wanted} or newer was found on PATH, none is cached in ${cacheDir()}, ` +
         `and Go is not installed to build one.\n` +
         `Install the Pulumi CLI (with its pulumi-language-nodejs) from https://www.pulumi.com/docs/install/ , ` +
         `or install Go (https://go.dev/doc/install; 1.25.11 or newer, or any Go from 1.21 on with ` +
@@ -195,51 +215,111 @@ async function build(log) {
   const root = cacheRoot();
   fs.mkdirSync(root, { recursive: true });
   removeStaleBuilds(root, log);
-  const tmp = fs.mkdtempSync(path.join(root, `.build-v${PULUMI_VERSION}-`));
+  const tmp = fs.mkdtempSync(path.join(root, `.build-v${wanted}-`));
   fs.chmodSync(tmp, 0o755);
   const started = Date.now();
-  log(`building the Pulumi CLI v${PULUMI_VERSION} and the Node.js language host with ${go} into ${cacheDir()}`);
+  log(`building the Pulumi CLI v${wanted} and the Node.js language host with ${go} into ${cacheDir()}`);
   log("a cold build downloads about 1 GB of Go modules and takes 3-25 minutes; later builds reuse the Go caches");
 
+  let source;
   try {
-    await runGoBuild(go, tmp, log);
+    source = wanted === PULUMI_VERSION ? TOOL_DIR : await moduleAt(go, wanted, log);
+    await runGoBuild(go, source, wanted, tmp, log);
     const plugin = dynamicProviderPlugin();
     fs.copyFileSync(plugin, path.join(tmp, DYNAMIC_PROVIDER_PLUGIN));
     fs.chmodSync(path.join(tmp, DYNAMIC_PROVIDER_PLUGIN), 0o755);
     fs.writeFileSync(path.join(tmp, STAMP_FILE), `${sourceStamp()}\n`);
 
     const version = pulumiVersion(path.join(tmp, "pulumi" + EXE));
-    if (version !== `v${PULUMI_VERSION}`) {
-      throw new Error(`the freshly built pulumi reports version ${version ?? "(none)"}, expected v${PULUMI_VERSION}`);
+    if (version !== `v${wanted}`) {
+      throw new Error(`the freshly built pulumi reports version ${version ?? "(none)"}, expected v${wanted}`);
     }
     installIntoCache(tmp, log);
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw err;
+  } finally {
+    if (source && source !== TOOL_DIR) fs.rmSync(source, { recursive: true, force: true });
   }
 
   const seconds = Math.round((Date.now() - started) / 1000);
   const dir = cacheDir();
-  log(`built the Pulumi CLI v${PULUMI_VERSION} in ${seconds}s: ${dir}`);
-  return { pulumi: path.join(dir, "pulumi" + EXE), binDir: dir, version: `v${PULUMI_VERSION}`, source: "build" };
+  log(`built the Pulumi CLI v${wanted} in ${seconds}s: ${dir}`);
+  return { pulumi: path.join(dir, "pulumi" + EXE), binDir: dir, version: `v${wanted}`, source: "build" };
 }
 
-function runGoBuild(go, outDir, log) {
+/** Pulumi's modules are not all in the checksum database yet: take their sums from the module proxy. */
+const GO_ENV = { GONOSUMDB: "github.com/pulumi/pulumi", GOFLAGS: "-mod=mod" };
+
+/**
+ * A copy of tools/pulumi-cli with pkg/v3 and sdk/v3 moved to `version` and go.sum completed: the language
+ * host is built against the same sdk as the CLI. Returned directory is the caller's to remove.
+ */
+async function moduleAt(go, version, log) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `pulumi-cli-module-v${version}-`));
+  fs.cpSync(TOOL_DIR, dir, { recursive: true });
+  const requires = ["pkg", "sdk"].map((m) => `-require=github.com/pulumi/pulumi/${m}/v3@v${version}`);
+  await runGo(go, ["mod", "edit", ...requires], dir, log);
+  await runGo(go, ["mod", "tidy"], dir, log);
+  return dir;
+}
+
+/**
+ * The newest Pulumi release, at or above PULUMI_VERSION and at most `ceiling`, whose CLI modules (pkg/v3 and
+ * sdk/v3) the Go module proxy actually serves. It is asked, never guessed: the proxy does not list Pulumi's
+ * versions and answers some with 403 (as it did for 3.249.0 and 3.260.0 on 2026-11-22), so each release the npm
+ * registry knows is tried, newest first, with `go mod download`.
+ */
+export function newestBuildableVersion({ ceiling, log = defaultLog } = {}) {
+  const go = which("go");
+  if (!go) throw new Error("Go is needed to build the Pulumi CLI of the current lane, and none is on PATH");
+  const npm = spawnSync("npm", ["view", "@pulumi/pulumi", "versions", "--json"], { encoding: "utf8", timeout: 120_000 });
+  if (npm.status !== 0) throw new Error(`npm view @pulumi/pulumi versions failed: ${npm.stderr.trim()}`);
+  const releases = JSON.parse(npm.stdout)
+    .filter((v) => /^\d+\.\d+\.\d+$/.test(v))
+    .filter((v) => compareVersions(v, PULUMI_VERSION) >= 0 && (!ceiling || compareVersions(v, ceiling) <= 0))
+    .sort((a, b) => compareVersions(b, a));
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-cli-probe-"));
+  try {
+    for (const v of releases) {
+      const mods = ["pkg", "sdk"].map((m) => `github.com/pulumi/pulumi/${m}/v3@v${v}`);
+      const res = spawnSync(go, ["mod", "download", ...mods], {
+        cwd: scratch,
+        encoding: "utf8",
+        timeout: 600_000,
+        env: { ...process.env, ...GO_ENV },
+      });
+      if (res.status === 0) return v;
+      log(`v${v}: not served by the Go module proxy (${res.stderr.split("\n").map((l) => l.trim()).filter(Boolean).pop()})`);
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  throw new Error(`the Go module proxy serves no Pulumi CLI release between v${PULUMI_VERSION} and v${ceiling ?? "latest"}`);
+}
+
+function runGo(go, args, cwd, log) {
+  log(`(cd ${cwd} && go ${args.map(shellQuote).join(" ")})`);
+  const res = spawnSync(go, args, { cwd, encoding: "utf8", timeout: 1_200_000, env: { ...process.env, ...GO_ENV } });
+  if (res.status !== 0) throw new Error(`go ${args.join(" ")} failed:\n${(res.stderr || "").trim().slice(-4000)}`);
+}
+
+function runGoBuild(go, cwd, version, outDir, log) {
   const args = [
     "build",
     "-trimpath",
     "-ldflags",
-    `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v${PULUMI_VERSION}`,
+    `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v${version}`,
     "-o",
     outDir + path.sep,
     CLI_PACKAGE,
     LANGUAGE_HOST_PACKAGE,
   ];
-  log(`(cd ${TOOL_DIR} && CGO_ENABLED=0 go ${args.map(shellQuote).join(" ")})`);
+  log(`(cd ${cwd} && CGO_ENABLED=0 go ${args.map(shellQuote).join(" ")})`);
   return new Promise((resolve, reject) => {
     const child = spawn(go, args, {
-      cwd: TOOL_DIR,
-      env: { ...process.env, CGO_ENABLED: "0" },
+      cwd,
+      env: { ...process.env, ...(cwd === TOOL_DIR ? {} : GO_ENV), CGO_ENABLED: "0" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const started = Date.now();
@@ -336,7 +416,7 @@ function checkSdkVersion(log) {
     log(`warning: @pulumi/pulumi is not installed in ${REPO_ROOT} (run npm install)`);
     return;
   }
-  if (installed !== PULUMI_VERSION) {
+  if (wantedVersion() === PULUMI_VERSION && installed !== PULUMI_VERSION) {
     log(
       `warning: the installed @pulumi/pulumi is ${installed} but scripts/pulumi-cli.mjs pins the CLI at ` +
         `${PULUMI_VERSION}: update PULUMI_VERSION and tools/pulumi-cli/go.mod together with package.json`,
@@ -348,7 +428,7 @@ function checkSdkVersion(log) {
 function sourceStamp() {
   const files = ["go.mod", "go.sum", path.join("pulumi-language-nodejs", "main.go")];
   const hash = createHash("sha256");
-  hash.update(`v${PULUMI_VERSION}\n`);
+  hash.update(`v${wantedVersion()}\n`);
   for (const f of files) {
     const p = path.join(TOOL_DIR, f);
     if (!fs.existsSync(p)) return "";

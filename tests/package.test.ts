@@ -1,5 +1,8 @@
-import { expect, test } from "@jest/globals";
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO } from "./support/programDir.js";
 
@@ -13,3 +16,45 @@ test("npm pack ships only what a user needs: built JS, types, README, LICENSE, p
   expect(paths).toEqual(expect.arrayContaining(["dist/provider/index.js", "dist/provider/index.d.ts", "dist/provider/runtime/index.js", "dist/provider/cli.js", "README.md", "LICENSE"]));
   expect(paths.some((p) => p.startsWith("dist/tests"))).toBe(false);
 }, 120_000);
+
+describe("@pulumi/pulumi is a peer dependency: a program never holds two copies", () => {
+  const run = promisify(execFile);
+  let tarball: string;
+  let scratch: string;
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), "llm-peer-"));
+    const { stdout } = await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", scratch], { cwd: REPO });
+    const [pack] = JSON.parse(stdout.slice(stdout.indexOf("["))) as [{ filename: string }];
+    tarball = join(scratch, pack.filename);
+  }, 120_000);
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  /** Resolves (without installing) a program that depends on `sdk` and then adds the packed package. */
+  async function resolveProgram(sdk: string): Promise<{ ok: boolean; output: string; lock?: { packages: Record<string, { version?: string }> } }> {
+    const dir = mkdtempSync(join(scratch, "program-"));
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "program", private: true, dependencies: { "@pulumi/pulumi": sdk } }));
+    const args = ["install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund", tarball];
+    const result = await run("npm", args, { cwd: dir }).then(
+      (r) => ({ ok: true, output: r.stdout + r.stderr }),
+      (e: { stdout: string; stderr: string }) => ({ ok: false, output: e.stdout + e.stderr }),
+    );
+    const lock = result.ok ? JSON.parse(readFileSync(join(dir, "package-lock.json"), "utf8")) : undefined;
+    return { ...result, lock };
+  }
+
+  test("the program's own @pulumi/pulumi, when newer than our floor, is the only copy", async () => {
+    const { stdout } = await run("npm", ["view", "@pulumi/pulumi", "version"]);
+    const newest = stdout.trim();
+    const { ok, output, lock } = await resolveProgram(newest);
+    expect({ ok, output: ok ? "" : output }).toEqual({ ok: true, output: "" });
+    const copies = Object.entries(lock!.packages).filter(([p]) => p.endsWith("node_modules/@pulumi/pulumi"));
+    expect(copies).toEqual([["node_modules/@pulumi/pulumi", expect.objectContaining({ version: newest })]]);
+  }, 300_000);
+
+  test("a program whose @pulumi/pulumi is older than the floor is refused by npm, naming the peer conflict", async () => {
+    const { ok, output } = await resolveProgram("3.150.0");
+    expect(ok).toBe(false);
+    expect(output).toMatch(/ERESOLVE/);
+    expect(output).toMatch(/peer @pulumi\/pulumi@"\^3\.248\.0"/);
+  }, 300_000);
+});

@@ -9,11 +9,10 @@ let dir: string;
 beforeAll(() => {
   dir = programDir("llm-typecheck-");
   copyFileSync(join(REPO, "tests/typecheck/program.ts"), join(dir, "index.ts"));
-  // The tsconfig of `pulumi new typescript`: a CommonJS program.
-  writeFileSync(
-    join(dir, "tsconfig.json"),
-    JSON.stringify({ compilerOptions: { strict: true, target: "es2020", module: "commonjs", moduleResolution: "node", esModuleInterop: true, skipLibCheck: true, noEmit: true }, files: ["index.ts"] }),
-  );
+  // The tsconfig of `pulumi new typescript`: a CommonJS program. Its template pins TypeScript 5; checked here
+  // with this repository's TypeScript 6, which must be told that the template's `moduleResolution: node` is fine.
+  const compilerOptions = { strict: true, target: "es2020", module: "commonjs", moduleResolution: "node", esModuleInterop: true, skipLibCheck: true, noEmit: true };
+  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...compilerOptions, ignoreDeprecations: "6.0" }, files: ["index.ts"] }));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
