@@ -63,6 +63,14 @@ function isLoopback(hostname: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
+/**
+ * The text of a URL without its user info (`https://user:pass@host` → `https://host`), for messages. Up to the
+ * last `@`: in a text that is not a URL, a password may hold any character.
+ */
+export function withoutUserInfo(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, "$1");
+}
+
 /** Parses and checks the base URL: https, or http on a loopback host only. */
 export function parseBaseUrl(raw: string | undefined): URL {
   if (!raw) {
@@ -74,7 +82,7 @@ export function parseBaseUrl(raw: string | undefined): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigurationError(`base URL "${redact(raw)}" is not a URL`);
+    throw new ConfigurationError(`base URL "${redact(withoutUserInfo(raw))}" is not a URL`);
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
     throw new ConfigurationError(`base URL must use https (plain http is allowed on a loopback host only): ${url.origin}`);
@@ -239,7 +247,7 @@ export class HttpTransport {
       }
       if (!key.startsWith(ADMIN_KEY_PREFIX)) {
         throw new ConfigurationError(
-          `the management group needs an admin key (${ADMIN_KEY_PREFIX}...); the key given (${redact(key)}) is not one: check ${SETTINGS.adminKey.env} / ${SETTINGS.adminKey.config}`,
+          `the management group needs an admin key (one that begins with "${ADMIN_KEY_PREFIX}"); the key given is not one: check ${SETTINGS.adminKey.env} / ${SETTINGS.adminKey.config}`,
         );
       }
       return key;
