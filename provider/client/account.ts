@@ -3,6 +3,7 @@ import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
 import { fromWire, toWire } from "./casing.js";
 import { LlmAccountsError } from "./errors.js";
 import type { HttpTransport } from "./http.js";
+import { ShowsOriginOnly } from "./masked.js";
 import { OPERATIONS } from "./operations.js";
 import * as s from "./schemas/index.js";
 
@@ -37,8 +38,15 @@ export function validateUsageQuery(query: UsageQuery, now = new Date()): void {
 }
 
 /** The management group's account operations: balance, usage, models (spec 4.6 to 4.8). */
-export class AccountApi {
-  constructor(private readonly http: HttpTransport) {}
+export class AccountApi extends ShowsOriginOnly {
+  constructor(private readonly http: HttpTransport) {
+    super();
+  }
+
+  /** The origin requests go to. */
+  get origin(): string {
+    return this.http.origin;
+  }
 
   /** The account balance, as the decimal string the API gives. */
   async balance(): Promise<string> {

@@ -12,6 +12,7 @@ import {
   TimeoutError,
 } from "./errors.js";
 import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
+import { ShowsOriginOnly } from "./masked.js";
 import { describeOperation, type Group, type Operation } from "./operations.js";
 import { fingerprint, redact } from "./redact.js";
 import { ErrorBodySchema } from "./schemas/common.js";
@@ -146,11 +147,12 @@ export interface Call {
  * The only place that talks HTTP: credentials per group, timeouts, the shared rate limiter, retries, response
  * validation and redaction. It never rethrows or logs a raw got error, whose options hold the Authorization header.
  */
-export class HttpTransport {
+export class HttpTransport extends ShowsOriginOnly {
   private readonly base: URL;
   private readonly retry: RetryOptions;
 
   constructor(private readonly options: TransportOptions) {
+    super();
     this.base = parseBaseUrl(options.baseUrl);
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
   }
