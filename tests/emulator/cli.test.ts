@@ -56,7 +56,7 @@ afterEach(() => {
 });
 
 async function balance(info: Running["info"]): Promise<Response> {
-  return fetch(info.baseUrl + OPERATIONS.balance.path, { method: "POST", headers: { authorization: `Bearer ${info.adminKey}` }, body: "{}" });
+  return fetch(info.baseUrl + OPERATIONS.balance.path, { method: "POST", headers: { authorization: `Bearer ${info.adminKey}`, "content-type": "application/json" }, body: "{}" });
 }
 
 describe("llm-accounts emulator", () => {
