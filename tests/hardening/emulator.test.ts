@@ -1,7 +1,7 @@
 import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { ALIAS_MAX_LENGTH, MODEL_LIST_MAX, MODEL_NAME_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT } from "../../provider/client/assumptions.js";
-import { OPERATIONS } from "../../provider/client/operations.js";
+import { OPERATIONS, type OperationId } from "../../provider/client/operations.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { call, ok } from "../emulator/helpers.js";
 import { emulator } from "../support/emulator.js";
@@ -38,8 +38,8 @@ describe("request field caps", () => {
     ["createSubAccounts", { alias: "s", balance: 1, count: 1, model_pricing: [...maximalPricing, { model: "one-more", pricing_factor: 1 }] }, "model_pricing"],
     ["createSubAccounts", { alias: "s", balance: 1, count: SUB_ACCOUNT_MAX_COUNT + 1 }, "count"],
     ["deleteSubAccounts", { sks: ["sk-" + "t".repeat(300)] }, "sks[0]"],
-  ] as const)("%s over a cap: 400 naming the field (case %#)", async (id, body, field) => {
-    const answer = await call(emu, id, body as Record<string, unknown>);
+  ] as [OperationId, Record<string, unknown>, string][])("%s over a cap: 400 naming the field (case %#)", async (id, body, field) => {
+    const answer = await call(emu, id, body);
     expect(answer.status).toBe(400);
     expect(answer.json.error.message.startsWith(`${field}: `)).toBe(true);
   });
