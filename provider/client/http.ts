@@ -38,6 +38,8 @@ export interface TransportOptions {
   baseUrl: string;
   adminKey?: string;
   accountKey?: string;
+  /** Why a credential is absent, when its source was named (an unset variable): said when an operation needs it. */
+  missingKeys?: { adminKey?: string; accountKey?: string };
   /** Connect and whole-request timeouts. */
   timeouts?: { connectMs?: number; requestMs?: number };
   retry?: Partial<RetryOptions>;
@@ -242,6 +244,7 @@ export class HttpTransport extends ShowsOriginOnly {
   private credentialFor(group: Group): string {
     if (group === "management") {
       const key = this.options.adminKey;
+      if (!key && this.options.missingKeys?.adminKey) throw new ConfigurationError(this.options.missingKeys.adminKey);
       if (!key) {
         throw new ConfigurationError(
           `no admin key for the management group: set ${SETTINGS.adminKey.env} or the stack config ${SETTINGS.adminKey.config} (--secret)`,
@@ -255,6 +258,7 @@ export class HttpTransport extends ShowsOriginOnly {
       return key;
     }
     const key = this.options.accountKey;
+    if (!key && this.options.missingKeys?.accountKey) throw new ConfigurationError(this.options.missingKeys.accountKey);
     if (!key) {
       throw new ConfigurationError(
         `no main account key for the sub-account group: set ${SETTINGS.accountKey.env} or the stack config ${SETTINGS.accountKey.config} (--secret)`,
