@@ -21,6 +21,13 @@ export const USAGE_NEXT_PAGE_FIELD = "page";
 export const USAGE_HISTORY_DAYS = 365;
 /** Rows the emulator puts on one usage summary page (the platform's page size is not shown). */
 export const USAGE_PAGE_SIZE = 100;
+/**
+ * Most models one usage day may have rows for, with `with_model` (not shown): the model list cap. The usage
+ * summary holds at most one row per day (and model, with `with_model`), so the client stops a paging that
+ * goes past that many rows, or whose page (but the last) is empty: at most rows + 1 pages, whatever the server.
+ */
+export const USAGE_MODELS_PER_DAY_MAX = 200;
+
 /** With `with_model`, the model is named in this field of each usage row (not shown in the spec). */
 export const USAGE_MODEL_FIELD = "model";
 
@@ -46,7 +53,7 @@ export const SUB_ACCOUNT_MAX_SKS = 1000;
  */
 export const ALIAS_MAX_LENGTH = 128;
 export const MODEL_NAME_MAX_LENGTH = 128;
-export const MODEL_LIST_MAX = 200;
+export const MODEL_LIST_MAX = USAGE_MODELS_PER_DAY_MAX;
 export const IP_ALLOW_MAX = 200;
 export const IP_ENTRY_MAX_LENGTH = 64;
 export const COUNTRIES_MAX = 250;
