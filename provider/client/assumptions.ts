@@ -60,6 +60,14 @@ export const COUNTRIES_MAX = 250;
 export const KEY_MAX_LENGTH = 256;
 export const QUERY_VALUE_MAX_LENGTH = 256;
 
+/**
+ * Largest answer the client reads, counted after decompression (the spec shows no size). The largest honest
+ * answer is a whole sub-account list: 1000 sub-accounts of 200 models at the caps above are about 30 MB.
+ * A larger body (or a gzip that inflates past it) is cut off unread and not retried. `maxResponseBytes` of the
+ * client options changes it.
+ */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
 /** At most this many keys go into one `api-key/delete` call (spec 4.5). */
 export const API_KEY_DELETE_MAX = 1000;
 

@@ -1,6 +1,6 @@
 import got, { RequestError, type Response } from "got";
 import { ZodError } from "zod";
-import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
+import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MAX_RESPONSE_BYTES, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
 import { wirePath } from "./casing.js";
 import {
   ApiError,
@@ -13,6 +13,7 @@ import {
 } from "./errors.js";
 import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
 import { ShowsOriginOnly } from "./masked.js";
+import { readAtMost, ResponseTooLargeError } from "./responseSize.js";
 import { describeOperation, type Group, type Operation } from "./operations.js";
 import { fingerprint, redact } from "./redact.js";
 import { ErrorBodySchema } from "./schemas/common.js";
@@ -40,6 +41,8 @@ export interface TransportOptions {
   accountKey?: string;
   /** Why a credential is absent, when its source was named (an unset variable): said when an operation needs it. */
   missingKeys?: { adminKey?: string; accountKey?: string };
+  /** Largest answer read, in bytes after decompression (default MAX_RESPONSE_BYTES, 32 MiB). */
+  maxResponseBytes?: number;
   /** Connect and whole-request timeouts. */
   timeouts?: { connectMs?: number; requestMs?: number };
   retry?: Partial<RetryOptions>;
@@ -190,6 +193,7 @@ export class HttpTransport extends ShowsOriginOnly {
       try {
         outcome = { res: await this.request(op, credential, requestBody) };
       } catch (err) {
+        if (err instanceof ResponseTooLargeError) throw err; // the same request would bring the same answer
         outcome = this.networkError(op, err, requestBody);
       } finally {
         for (const release of releases) release();
@@ -305,7 +309,7 @@ export class HttpTransport extends ShowsOriginOnly {
     if (query) {
       for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    return got(url, {
+    const pending = got(url, {
       method: op.method,
       body: op.method === "GET" ? undefined : JSON.stringify(body),
       headers: {
@@ -323,6 +327,8 @@ export class HttpTransport extends ShowsOriginOnly {
         request: this.options.timeouts?.requestMs ?? 60_000,
       },
     });
+    const doubt = op.retry === "create" ? `; ${createDoubt(op, body)}` : "";
+    return readAtMost(pending, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, { operation: describeOperation(op), doubt, mayHaveSucceeded: op.retry === "create" || undefined });
   }
 
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */
