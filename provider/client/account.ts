@@ -2,8 +2,7 @@ import { z } from "zod";
 import { DAY_MS, USAGE_HISTORY_DAYS, USAGE_MODELS_PER_DAY_MAX, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
 import { fromWire, toWire } from "./casing.js";
 import { LlmAccountsError } from "./errors.js";
-import type { HttpTransport } from "./http.js";
-import { ShowsOriginOnly } from "./masked.js";
+import { ApiGroup } from "./masked.js";
 import { OPERATIONS } from "./operations.js";
 import * as s from "./schemas/index.js";
 
@@ -44,16 +43,7 @@ export function usageRowCap(query: UsageQuery): number {
 }
 
 /** The management group's account operations: balance, usage, models (spec 4.6 to 4.8). */
-export class AccountApi extends ShowsOriginOnly {
-  constructor(private readonly http: HttpTransport) {
-    super();
-  }
-
-  /** The origin requests go to. */
-  get origin(): string {
-    return this.http.origin;
-  }
-
+export class AccountApi extends ApiGroup {
   /** The account balance, as the decimal string the API gives. */
   async balance(): Promise<string> {
     const res = await this.http.send<{ balance: string }>({ op: OPERATIONS.balance, body: {} });

@@ -42,14 +42,15 @@ export const SUB_ACCOUNT_MAX_SKS = 1000;
  * Field caps of a request (the spec shows none). Without them one request within the 1 MiB body limit (a
  * 1,000,000-character alias, times a `count` of 100) could grow the platform's (or the emulator's) data by
  * 100 MB and break every later write. Client, emulator and check() read them from the shared request schemas.
- * With these caps one request adds at most about 3 MB (100 sub-accounts of 200 models of 128 characters).
+ * With these caps one request adds at most about 4 MB to the state (100 sub-accounts of 200 models of 128
+ * characters; measured in tests/hardening/emulator.test.ts).
  * - an alias is a readable label: 128 characters;
  * - a model name: 128 characters (the catalogue's longest is under 40);
  * - `security_config.models.items` and a sub-account's `model_pricing`: 200 entries (more than any catalogue);
  * - `security_config.ip.allow`: 200 entries, each at most 64 characters (an IPv6 range is at most 43);
  * - `security_config.geo.countries`: 250 entries (there are 249 two-letter country codes);
  * - a key or token named in a request: 256 characters (the platform's are about 50);
- * - a filter or page token of a query: 256 characters.
+ * - a filter of the sub-account list (`alias`, `sk`): 256 characters.
  */
 export const ALIAS_MAX_LENGTH = 128;
 export const MODEL_NAME_MAX_LENGTH = 128;

@@ -1,3 +1,5 @@
+import type { HttpTransport } from "./http.js";
+
 /**
  * Base of every client object that holds a credential, directly or through its transport: `util.inspect`,
  * `JSON.stringify` and `String()` show its class and origin, never a key.
@@ -16,5 +18,16 @@ export abstract class ShowsOriginOnly {
 
   toString(): string {
     return `${this.constructor.name}(${this.origin})`;
+  }
+}
+
+/** Base of the API group classes: they send through the transport, and show only its origin. */
+export abstract class ApiGroup extends ShowsOriginOnly {
+  constructor(protected readonly http: HttpTransport) {
+    super();
+  }
+
+  get origin(): string {
+    return this.http.origin;
   }
 }

@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { ALIAS_MAX_LENGTH, MODEL_LIST_MAX, MODEL_NAME_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT } from "../../provider/client/assumptions.js";
 import { OPERATIONS, type OperationId } from "../../provider/client/operations.js";
@@ -52,6 +52,9 @@ describe("request field caps", () => {
         const created = await ok(e, "createSubAccounts", { alias: longest(ALIAS_MAX_LENGTH, `a${i}`), balance: 1, count: SUB_ACCOUNT_MAX_COUNT, model_pricing: maximalPricing });
         expect(created.items).toHaveLength(SUB_ACCOUNT_MAX_COUNT);
       }
+      // The documented bound (assumptions.ts): one request adds at most about 4 MB to the state.
+      const { size } = await stat(file);
+      expect(size / 3).toBeLessThan(4.5 * 1024 * 1024);
       const list = await ok(e, "listSubAccounts", { page_size: -1 });
       expect(list.total).toBe(3 * SUB_ACCOUNT_MAX_COUNT);
       expect((await ok(e, "createSubAccounts", { alias: "after", balance: 1, count: 1 })).items).toHaveLength(1);
