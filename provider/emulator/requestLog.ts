@@ -15,18 +15,13 @@ export function loggedPath(path: string): string {
 export class RequestLog {
   private readonly ring: RequestLogEntry[] = [];
   private next = 0;
-  /** Entries pushed out by newer ones since the last clear. */
-  dropped = 0;
 
   constructor(readonly capacity: number = DEFAULT_REQUEST_LOG_SIZE) {}
 
   /** Records an entry (the caller may still fill in its status); the oldest goes when the log is full. */
   push(entry: RequestLogEntry): void {
     if (this.ring.length < this.capacity) this.ring.push(entry);
-    else {
-      this.ring[this.next] = entry;
-      this.dropped += 1;
-    }
+    else this.ring[this.next] = entry;
     this.next = (this.next + 1) % this.capacity;
   }
 
@@ -35,9 +30,9 @@ export class RequestLog {
     return this.ring.length < this.capacity ? [...this.ring] : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
   }
 
+  /** Empties the log. */
   clear(): void {
     this.ring.length = 0;
     this.next = 0;
-    this.dropped = 0;
   }
 }
