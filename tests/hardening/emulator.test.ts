@@ -1,4 +1,6 @@
-import { rm, stat } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { ALIAS_MAX_LENGTH, MODEL_LIST_MAX, MODEL_NAME_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT } from "../../provider/client/assumptions.js";
 import { OPERATIONS, type OperationId } from "../../provider/client/operations.js";
@@ -45,7 +47,8 @@ describe("request field caps", () => {
   });
 
   test("requests at every cap succeed, and the emulator (state file included) keeps answering after them", async () => {
-    const file = `${process.env.TMPDIR ?? "/tmp"}/llm-caps-${process.pid}.json`;
+    const dir = await mkdtemp(join(tmpdir(), "llm-caps-"));
+    const file = join(dir, "state.json");
     const e = await emulator({ rateLimits: false, stateFile: file });
     try {
       for (let i = 0; i < 3; i++) {
@@ -60,7 +63,7 @@ describe("request field caps", () => {
       expect((await ok(e, "createSubAccounts", { alias: "after", balance: 1, count: 1 })).items).toHaveLength(1);
     } finally {
       await e.close();
-      await rm(file, { force: true });
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
