@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { SETTINGS } from "./client/http.js";
 import { redact } from "./client/redact.js";
 import { parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
@@ -13,8 +15,12 @@ Commands:
 Options of "emulator":
   --port N              Port to listen on (default 8787; 0 picks a free port)
   --host H              Address to bind (default 127.0.0.1)
-  --admin-key K         Admin key of the management group (default: generated, or kept in --state-file)
-  --account-key K       Main account key of the sub-account group (default: generated, or kept in --state-file)
+  --admin-key-file F    File holding the admin key of the management group (default: the environment
+                        variable LLM_ACCOUNTS_ADMIN_KEY, else generated, or kept in --state-file)
+  --account-key-file F  File holding the main account key of the sub-account group (default: the environment
+                        variable LLM_ACCOUNTS_ACCOUNT_KEY, else generated, or kept in --state-file)
+  --admin-key K, --account-key K
+                        The keys themselves: discouraged, as any user of the machine sees them in ps
   --rate-window-ms N    Length of a rate-limit "minute" in ms (default 60000; scales every window)
   --no-rate-limits      Turn rate limits off
   --state-file F        Keep the state (credentials included, mode 0600) in this file across restarts
@@ -38,7 +44,27 @@ function integer(value: string | undefined, name: string, fallback: number): num
   return n;
 }
 
-function emulatorOptions(args: string[]): EmulatorOptions {
+/**
+ * A credential from its file or its environment variable; a key given on the command line still works, with
+ * a warning, since every user of the machine can read it in `ps` and /proc/<pid>/cmdline.
+ */
+async function credential(which: "adminKey" | "accountKey", flag: string | undefined, file: string | undefined): Promise<string | undefined> {
+  const option = which === "adminKey" ? "admin-key" : "account-key";
+  if (flag !== undefined) {
+    process.stderr.write(`warning: --${option} is visible to every user of this machine (ps); use ${SETTINGS[which].env} or --${option}-file\n`);
+    return flag;
+  }
+  if (file !== undefined) {
+    try {
+      return (await readFile(file, "utf8")).trim();
+    } catch (err) {
+      throw new UsageError(`--${option}-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
+    }
+  }
+  return process.env[SETTINGS[which].env] || undefined;
+}
+
+async function emulatorOptions(args: string[]): Promise<EmulatorOptions> {
   const { values } = parseArgs({
     args,
     strict: true,
@@ -47,6 +73,8 @@ function emulatorOptions(args: string[]): EmulatorOptions {
       host: { type: "string" },
       "admin-key": { type: "string" },
       "account-key": { type: "string" },
+      "admin-key-file": { type: "string" },
+      "account-key-file": { type: "string" },
       "rate-window-ms": { type: "string" },
       "no-rate-limits": { type: "boolean" },
       "state-file": { type: "string" },
@@ -65,8 +93,8 @@ function emulatorOptions(args: string[]): EmulatorOptions {
   return {
     port: integer(values.port, "port", 8787),
     host: values.host ?? "127.0.0.1",
-    adminKey: values["admin-key"],
-    accountKey: values["account-key"],
+    adminKey: await credential("adminKey", values["admin-key"], values["admin-key-file"]),
+    accountKey: await credential("accountKey", values["account-key"], values["account-key-file"]),
     rateWindowMs,
     rateLimits: values["no-rate-limits"] ? false : undefined,
     stateFile: values["state-file"],
@@ -77,7 +105,7 @@ function emulatorOptions(args: string[]): EmulatorOptions {
 }
 
 async function runEmulator(args: string[]): Promise<void> {
-  const emulator = await startEmulator(emulatorOptions(args));
+  const emulator = await startEmulator(await emulatorOptions(args));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
+import { DAY_MS, USAGE_HISTORY_DAYS, USAGE_MODELS_PER_DAY_MAX, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
 import { fromWire, toWire } from "./casing.js";
 import { LlmAccountsError } from "./errors.js";
-import type { HttpTransport } from "./http.js";
+import { ApiGroup } from "./masked.js";
 import { OPERATIONS } from "./operations.js";
 import * as s from "./schemas/index.js";
 
@@ -36,10 +36,14 @@ export function validateUsageQuery(query: UsageQuery, now = new Date()): void {
   if (query.end > today) fail("end", `${query.end} is in the future (today is ${today} UTC)`);
 }
 
-/** The management group's account operations: balance, usage, models (spec 4.6 to 4.8). */
-export class AccountApi {
-  constructor(private readonly http: HttpTransport) {}
+/** Most rows a usage summary can hold: one per day of the range, and per model with `withModel`. */
+export function usageRowCap(query: UsageQuery): number {
+  const days = Math.round((Date.parse(`${query.end}T00:00:00Z`) - Date.parse(`${query.start}T00:00:00Z`)) / DAY_MS) + 1;
+  return days * (query.withModel ? USAGE_MODELS_PER_DAY_MAX : 1);
+}
 
+/** The management group's account operations: balance, usage, models (spec 4.6 to 4.8). */
+export class AccountApi extends ApiGroup {
   /** The account balance, as the decimal string the API gives. */
   async balance(): Promise<string> {
     const res = await this.http.send<{ balance: string }>({ op: OPERATIONS.balance, body: {} });
@@ -49,6 +53,7 @@ export class AccountApi {
   /** Every usage row of the range: validates first, then follows `next_page` to the end. */
   async usage(query: UsageQuery): Promise<s.UsageRow[]> {
     validateUsageQuery(query);
+    const cap = usageRowCap(query);
     const rows: s.UsageRow[] = [];
     let page: string | number | undefined;
     const seen = new Set<string>();
@@ -56,12 +61,25 @@ export class AccountApi {
       const body = { ...toWire(query), ...(page === undefined ? {} : { [USAGE_NEXT_PAGE_FIELD]: page }) };
       const res = await this.http.send<z.infer<typeof s.UsageSummaryResponseSchema>>({ op: OPERATIONS.usageSummary, body });
       rows.push(...res.items.map((r) => fromWire(r)));
-      if (!res.has_more || res.next_page === null) return rows;
+      if (!res.has_more || res.next_page === null) {
+        if (rows.length > cap) throw endless(`${rows.length} rows`);
+        return rows;
+      }
+      // Each page but the last brings a row, and the range holds at most `cap`: so at most cap + 1 pages.
+      if (res.items.length === 0) throw endless(`a page without rows that says more follow, after ${rows.length} rows`);
+      if (rows.length > cap) throw endless(`${rows.length} rows and more announced`);
       // A server that hands back a page token it gave before would page forever.
       const token = String(res.next_page);
       if (seen.has(token)) throw new LlmAccountsError(`the usage summary returned the page token again (POST usage/summary)`);
       seen.add(token);
       page = res.next_page;
+    }
+
+    function endless(what: string): LlmAccountsError {
+      return new LlmAccountsError(
+        `the usage summary does not end: ${what}, but ${query.start}..${query.end} holds at most ${cap} (one row per day${query.withModel ? ` and model, at most ${USAGE_MODELS_PER_DAY_MAX} models` : ""}); stopped (POST usage/summary)`,
+        { operation: "POST usage/summary" },
+      );
     }
   }
 

@@ -1,14 +1,12 @@
 import { z } from "zod";
 import { API_KEY_DELETE_MAX } from "./assumptions.js";
 import { fromWire, toWire } from "./casing.js";
-import type { HttpTransport } from "./http.js";
+import { ApiGroup } from "./masked.js";
 import { OPERATIONS } from "./operations.js";
 import type * as s from "./schemas/index.js";
 
 /** The management group's API key operations (spec 4.1 to 4.5). */
-export class ApiKeysApi {
-  constructor(private readonly http: HttpTransport) {}
-
+export class ApiKeysApi extends ApiGroup {
   /** Creates a key; the answer is the only time the key itself is returned. Never retried blindly. */
   async create(request: s.ApiKeyCreateRequest): Promise<s.ApiKeyCreated> {
     const res = await this.http.send<z.infer<typeof s.ApiKeyCreatedSchema>>({ op: OPERATIONS.createApiKey, body: toWire(request) });

@@ -21,6 +21,13 @@ export const USAGE_NEXT_PAGE_FIELD = "page";
 export const USAGE_HISTORY_DAYS = 365;
 /** Rows the emulator puts on one usage summary page (the platform's page size is not shown). */
 export const USAGE_PAGE_SIZE = 100;
+/**
+ * Most models one usage day may have rows for, with `with_model` (not shown): the model list cap. The usage
+ * summary holds at most one row per day (and model, with `with_model`), so the client stops a paging that
+ * goes past that many rows, or whose page (but the last) is empty: at most rows + 1 pages, whatever the server.
+ */
+export const USAGE_MODELS_PER_DAY_MAX = 200;
+
 /** With `with_model`, the model is named in this field of each usage row (not shown in the spec). */
 export const USAGE_MODEL_FIELD = "model";
 
@@ -30,6 +37,37 @@ export const USAGE_MODEL_FIELD = "model";
  */
 export const SUB_ACCOUNT_MAX_COUNT = 100;
 export const SUB_ACCOUNT_MAX_SKS = 1000;
+
+/**
+ * Field caps of a request (the spec shows none). Without them one request within the 1 MiB body limit (a
+ * 1,000,000-character alias, times a `count` of 100) could grow the platform's (or the emulator's) data by
+ * 100 MB and break every later write. Client, emulator and check() read them from the shared request schemas.
+ * With these caps one request adds at most about 4 MB to the state (100 sub-accounts of 200 models of 128
+ * characters; measured in tests/hardening/emulator.test.ts).
+ * - an alias is a readable label: 128 characters;
+ * - a model name: 128 characters (the catalogue's longest is under 40);
+ * - `security_config.models.items` and a sub-account's `model_pricing`: 200 entries (more than any catalogue);
+ * - `security_config.ip.allow`: 200 entries, each at most 64 characters (an IPv6 range is at most 43);
+ * - `security_config.geo.countries`: 250 entries (there are 249 two-letter country codes);
+ * - a key or token named in a request: 256 characters (the platform's are about 50);
+ * - a filter of the sub-account list (`alias`, `sk`): 256 characters.
+ */
+export const ALIAS_MAX_LENGTH = 128;
+export const MODEL_NAME_MAX_LENGTH = 128;
+export const MODEL_LIST_MAX = USAGE_MODELS_PER_DAY_MAX;
+export const IP_ALLOW_MAX = 200;
+export const IP_ENTRY_MAX_LENGTH = 64;
+export const COUNTRIES_MAX = 250;
+export const KEY_MAX_LENGTH = 256;
+export const QUERY_VALUE_MAX_LENGTH = 256;
+
+/**
+ * Largest answer the client reads, counted after decompression (the spec shows no size). The largest honest
+ * answer is a whole sub-account list: 1000 sub-accounts of 200 models at the caps above are about 30 MB.
+ * A larger body (or a gzip that inflates past it) is cut off unread and not retried. `maxResponseBytes` of the
+ * client options changes it.
+ */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /** At most this many keys go into one `api-key/delete` call (spec 4.5). */
 export const API_KEY_DELETE_MAX = 1000;

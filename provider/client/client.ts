@@ -1,18 +1,20 @@
 import { AccountApi } from "./account.js";
 import { ApiKeysApi } from "./apiKeys.js";
 import { HttpTransport, type TransportOptions } from "./http.js";
+import { ShowsOriginOnly } from "./masked.js";
 import { SubAccountsApi } from "./subAccounts.js";
 
 export type ClientOptions = TransportOptions;
 
 /** A client for the whole account API: one object per API group, over one transport. */
-export class LlmAccountsClient {
+export class LlmAccountsClient extends ShowsOriginOnly {
   readonly apiKeys: ApiKeysApi;
   readonly account: AccountApi;
   readonly subAccounts: SubAccountsApi;
   private readonly http: HttpTransport;
 
   constructor(options: ClientOptions) {
+    super();
     this.http = new HttpTransport(options);
     this.apiKeys = new ApiKeysApi(this.http);
     this.account = new AccountApi(this.http);
@@ -22,14 +24,5 @@ export class LlmAccountsClient {
   /** The origin the client talks to. */
   get origin(): string {
     return this.http.origin;
-  }
-
-  /** Keeps keys out of `console.log(client)` and `util.inspect`. */
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return `LlmAccountsClient(${this.http.origin})`;
-  }
-
-  toJSON(): Record<string, string> {
-    return { origin: this.http.origin };
   }
 }

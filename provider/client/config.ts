@@ -35,12 +35,21 @@ function pickKey(
   config: StackConfig,
   env: NodeJS.ProcessEnv,
 ): string | undefined {
-  if (envName) {
-    const value = env[envName];
-    if (!value) throw new ConfigurationError(`the environment variable ${envName} (named by connection.${which}Env) is not set`);
-    return value;
-  }
+  if (envName) return env[envName] || undefined;
   return config[short(SETTINGS[which].config)] || env[SETTINGS[which].env] || undefined;
+}
+
+/**
+ * Why a key named by `connection` is missing, for the transport to say when (and only when) an operation needs
+ * it: a SubAccountBatch never needs the admin key, so an unset admin key variable must not stop it.
+ */
+function missingKeys(connection: ConnectionArgs | undefined, env: NodeJS.ProcessEnv): TransportOptions["missingKeys"] {
+  const out: NonNullable<TransportOptions["missingKeys"]> = {};
+  for (const which of ["adminKey", "accountKey"] as const) {
+    const envName = connection?.[`${which}Env`];
+    if (envName && !env[envName]) out[which] = `the environment variable ${envName} (named by connection.${which}Env) is not set`;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function parseRateLimits(raw: string | undefined, windowRaw: string | undefined): TransportOptions["rateLimits"] {
@@ -79,6 +88,7 @@ export function resolveClientOptions(
     baseUrl,
     adminKey: pickKey("adminKey", connection?.adminKeyEnv, config, env),
     accountKey: pickKey("accountKey", connection?.accountKeyEnv, config, env),
+    missingKeys: missingKeys(connection, env),
     rateLimits: parseRateLimits(
       config[TUNING.rateLimits.config] || env[TUNING.rateLimits.env],
       config[TUNING.rateWindowMs.config] || env[TUNING.rateWindowMs.env],

@@ -1,6 +1,6 @@
 import got, { RequestError, type Response } from "got";
 import { ZodError } from "zod";
-import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
+import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MAX_RESPONSE_BYTES, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
 import { wirePath } from "./casing.js";
 import {
   ApiError,
@@ -12,6 +12,8 @@ import {
   TimeoutError,
 } from "./errors.js";
 import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
+import { ShowsOriginOnly } from "./masked.js";
+import { readAtMost, ResponseTooLargeError } from "./responseSize.js";
 import { describeOperation, type Group, type Operation } from "./operations.js";
 import { fingerprint, redact } from "./redact.js";
 import { ErrorBodySchema } from "./schemas/common.js";
@@ -37,6 +39,10 @@ export interface TransportOptions {
   baseUrl: string;
   adminKey?: string;
   accountKey?: string;
+  /** Why a credential is absent, when its source was named (an unset variable): said when an operation needs it. */
+  missingKeys?: { adminKey?: string; accountKey?: string };
+  /** Largest answer read, in bytes after decompression (default MAX_RESPONSE_BYTES, 32 MiB). */
+  maxResponseBytes?: number;
   /** Connect and whole-request timeouts. */
   timeouts?: { connectMs?: number; requestMs?: number };
   retry?: Partial<RetryOptions>;
@@ -63,6 +69,14 @@ function isLoopback(hostname: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
+/**
+ * The text of a URL without its user info (`https://user:pass@host` → `https://host`), for messages. Up to the
+ * last `@`: in a text that is not a URL, a password may hold any character.
+ */
+export function withoutUserInfo(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, "$1");
+}
+
 /** Parses and checks the base URL: https, or http on a loopback host only. */
 export function parseBaseUrl(raw: string | undefined): URL {
   if (!raw) {
@@ -74,7 +88,7 @@ export function parseBaseUrl(raw: string | undefined): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigurationError(`base URL "${redact(raw)}" is not a URL`);
+    throw new ConfigurationError(`base URL "${redact(withoutUserInfo(raw))}" is not a URL`);
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
     throw new ConfigurationError(`base URL must use https (plain http is allowed on a loopback host only): ${url.origin}`);
@@ -138,11 +152,12 @@ export interface Call {
  * The only place that talks HTTP: credentials per group, timeouts, the shared rate limiter, retries, response
  * validation and redaction. It never rethrows or logs a raw got error, whose options hold the Authorization header.
  */
-export class HttpTransport {
+export class HttpTransport extends ShowsOriginOnly {
   private readonly base: URL;
   private readonly retry: RetryOptions;
 
   constructor(private readonly options: TransportOptions) {
+    super();
     this.base = parseBaseUrl(options.baseUrl);
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
   }
@@ -178,6 +193,7 @@ export class HttpTransport {
       try {
         outcome = { res: await this.request(op, credential, requestBody) };
       } catch (err) {
+        if (err instanceof ResponseTooLargeError) throw err; // the same request would bring the same answer
         outcome = this.networkError(op, err, requestBody);
       } finally {
         for (const release of releases) release();
@@ -232,6 +248,7 @@ export class HttpTransport {
   private credentialFor(group: Group): string {
     if (group === "management") {
       const key = this.options.adminKey;
+      if (!key && this.options.missingKeys?.adminKey) throw new ConfigurationError(this.options.missingKeys.adminKey);
       if (!key) {
         throw new ConfigurationError(
           `no admin key for the management group: set ${SETTINGS.adminKey.env} or the stack config ${SETTINGS.adminKey.config} (--secret)`,
@@ -239,12 +256,13 @@ export class HttpTransport {
       }
       if (!key.startsWith(ADMIN_KEY_PREFIX)) {
         throw new ConfigurationError(
-          `the management group needs an admin key (${ADMIN_KEY_PREFIX}...); the key given (${redact(key)}) is not one: check ${SETTINGS.adminKey.env} / ${SETTINGS.adminKey.config}`,
+          `the management group needs an admin key (one that begins with "${ADMIN_KEY_PREFIX}"); the key given is not one: check ${SETTINGS.adminKey.env} / ${SETTINGS.adminKey.config}`,
         );
       }
       return key;
     }
     const key = this.options.accountKey;
+    if (!key && this.options.missingKeys?.accountKey) throw new ConfigurationError(this.options.missingKeys.accountKey);
     if (!key) {
       throw new ConfigurationError(
         `no main account key for the sub-account group: set ${SETTINGS.accountKey.env} or the stack config ${SETTINGS.accountKey.config} (--secret)`,
@@ -291,7 +309,7 @@ export class HttpTransport {
     if (query) {
       for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    return got(url, {
+    const pending = got(url, {
       method: op.method,
       body: op.method === "GET" ? undefined : JSON.stringify(body),
       headers: {
@@ -309,6 +327,8 @@ export class HttpTransport {
         request: this.options.timeouts?.requestMs ?? 60_000,
       },
     });
+    const doubt = op.retry === "create" ? `; ${createDoubt(op, body)}` : "";
+    return readAtMost(pending, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, { operation: describeOperation(op), doubt, mayHaveSucceeded: op.retry === "create" || undefined });
   }
 
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */

@@ -11,3 +11,4 @@ export { SubAccountsApi, type SubAccountFilter } from "./subAccounts.js";
 export { resolveClientOptions, TUNING, type ConnectionArgs, type StackConfig } from "./config.js";
 export { maskKey, redact, fingerprint } from "./redact.js";
 export { SlidingWindowLimiter } from "./limiter.js";
+export { ResponseTooLargeError } from "./responseSize.js";

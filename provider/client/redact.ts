@@ -1,8 +1,23 @@
 import { createHash } from "node:crypto";
 import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "./assumptions.js";
 
-/** Anything that looks like a key: `sk-` (admin keys included) followed by at least 6 key characters. */
-const KEY_PATTERN = /sk-[A-Za-z0-9_-]{6,}/g;
+/**
+ * Anything that looks like a key: `sk-` at the start of a word (so not the "sk-" of "task-runner"), admin keys
+ * included, followed by at least 6 key characters.
+ */
+const KEY_PATTERN = /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{6,}/g;
+
+/** Key characters after the prefix below which a match is the prefix itself (`"sk-admin-"`), a word, not a key. */
+const MIN_SECRET_CHARS = 6;
+
+/** True when a text holds a run shaped like a key (not a bare prefix such as `sk-admin-`). */
+export function looksLikeKey(text: string): boolean {
+  return [...text.matchAll(KEY_PATTERN)].some(([k]) => secretPart(k).length >= MIN_SECRET_CHARS);
+}
+
+function secretPart(key: string): string {
+  return key.slice((key.startsWith(ADMIN_KEY_PREFIX) ? ADMIN_KEY_PREFIX : KEY_PREFIX).length);
+}
 
 /** `sk-...1a2b`: the only form in which a key may appear in a message, a log line or an output hint. */
 export function maskKey(key: string): string {
@@ -12,7 +27,7 @@ export function maskKey(key: string): string {
 
 /** Replaces every key-looking run in a text with its masked form. */
 export function redact(text: string): string {
-  return text.replace(KEY_PATTERN, (k) => maskKey(k));
+  return text.replace(KEY_PATTERN, (k) => (secretPart(k).length >= MIN_SECRET_CHARS ? maskKey(k) : k));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { fromWire, toWire } from "./casing.js";
-import type { HttpTransport } from "./http.js";
+import { ApiGroup } from "./masked.js";
 import { OPERATIONS } from "./operations.js";
 import type * as s from "./schemas/index.js";
 
@@ -11,9 +11,7 @@ export interface SubAccountFilter {
 }
 
 /** The sub-account group (spec 4.9 to 4.12), authenticated with the main account key. */
-export class SubAccountsApi {
-  constructor(private readonly http: HttpTransport) {}
-
+export class SubAccountsApi extends ApiGroup {
   /** Every sub-account that matches, in one call (`page_size=-1`). */
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
     const res = await this.http.send<z.infer<typeof s.SubAccountListResponseSchema>>({

@@ -10,6 +10,7 @@ import { EmulatorState } from "./state.js";
 export { MODEL_CATALOGUE, USAGE_STATS_DAYS, usageRows, type UsageRowsQuery } from "./catalogue.js";
 export { FAULT_KINDS, parseFaultSpec, checkFaultSpec, type FaultKind, type FaultSpec } from "./faults.js";
 export { effectiveLimits, type RateLimitOverrides } from "./limits.js";
+export { DEFAULT_REQUEST_LOG_SIZE } from "./requestLog.js";
 export type { StateSnapshot } from "./persistence.js";
 export type { RequestLogEntry } from "./server.js";
 export { DEFAULT_BALANCE, EmulatorState, type ApiKeyRecord, type SubAccountRecord } from "./state.js";
@@ -38,6 +39,8 @@ export interface EmulatorOptions {
   log?: (line: string) => void;
   /** The time API timestamps and the usage summary's "today" are taken from (default Date.now). */
   clock?: () => number;
+  /** Entries the request log keeps, the newest (default 10000); older ones are dropped. */
+  requestLogSize?: number;
 }
 
 /** A running emulator. */
@@ -46,7 +49,7 @@ export interface Emulator {
   baseUrl: string;
   adminKey: string;
   accountKey: string;
-  /** The request log so far (copies). */
+  /** The request log so far, at most `requestLogSize` newest entries (copies). */
   requests(): RequestLogEntry[];
   clearRequests(): void;
   /** Replaces the injected faults (their counts and the generator start over). */
@@ -64,6 +67,9 @@ function checkOptions(options: EmulatorOptions): void {
   }
   if (accountKey !== undefined && (!accountKey.startsWith(KEY_PREFIX) || accountKey.startsWith(ADMIN_KEY_PREFIX))) {
     throw new TypeError(`accountKey must begin with "${KEY_PREFIX}" and must not be an admin key`);
+  }
+  if (options.requestLogSize !== undefined && !(Number.isInteger(options.requestLogSize) && options.requestLogSize > 0)) {
+    throw new TypeError("requestLogSize must be a whole number greater than 0");
   }
   if (rateWindowMs !== undefined && !(Number.isFinite(rateWindowMs) && rateWindowMs > 0)) {
     throw new TypeError("rateWindowMs must be a number greater than 0");
@@ -97,6 +103,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults,
     faultRetryMs: Math.max(1, Math.round(rateWindowMs / 60)),
     log: options.log,
+    requestLogSize: options.requestLogSize,
   });
   const address = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -104,8 +111,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     baseUrl: `http://${host}:${address.port}`,
     adminKey: state.adminKey,
     accountKey: state.accountKey,
-    requests: () => server.requests.map((entry) => ({ ...entry })),
-    clearRequests: () => void server.requests.splice(0),
+    requests: () => server.requests.entries().map((entry) => ({ ...entry })),
+    clearRequests: () => server.requests.clear(),
     setFaults: (specs) => faults.set(specs),
     state,
     close: () => server.close(),

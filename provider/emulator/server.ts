@@ -9,6 +9,7 @@ import { ApiError, invalidField } from "./errors.js";
 import { MALFORMED_BODY, withWrongTypes, type FaultInjector, type FaultSpec } from "./faults.js";
 import type { Handlers } from "./handlers.js";
 import type { RateLimiter } from "./limits.js";
+import { loggedPath, RequestLog } from "./requestLog.js";
 import type { EmulatorState } from "./state.js";
 
 /** One request as the emulator saw it: no body, no credential, no query string. */
@@ -34,6 +35,8 @@ export interface ServerParts {
   /** The retry hint of an injected 429 that names none: one second, scaled like the rate windows. */
   faultRetryMs: number;
   log?: (line: string) => void;
+  /** Entries the request log keeps (the oldest go first). */
+  requestLogSize?: number;
 }
 
 interface Outcome {
@@ -104,10 +107,19 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+function isJsonType(type: string | undefined): boolean {
+  return /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type ?? "");
+}
+
 /** The request's input: the query of a GET, else the JSON body (an empty body counts as `{}`). */
 async function readInput(op: Operation, req: IncomingMessage, url: URL): Promise<unknown> {
   if (op.method === "GET") return Object.fromEntries(url.searchParams);
   const text = await readBody(req);
+  const type = req.headers["content-type"];
+  // The spec's bodies are JSON (section 3); an empty body without a type is the one exception (a `{}` request).
+  if ((type !== undefined || text.trim() !== "") && !isJsonType(type)) {
+    throw new ApiError(415, "unsupported_media_type", `the body must be JSON (Content-Type: application/json), not ${JSON.stringify(type ?? "none").slice(0, 100)}`);
+  }
   if (text.trim() === "") return {};
   try {
     return JSON.parse(text);
@@ -118,13 +130,14 @@ async function readInput(op: Operation, req: IncomingMessage, url: URL): Promise
 
 /** The emulator's HTTP server: routing from OPERATIONS, auth, rate limits, faults, validation, the request log. */
 export class EmulatorServer {
-  /** Every request received, in order of arrival. */
-  readonly requests: RequestLogEntry[] = [];
+  /** The last requests received, in order of arrival (a ring buffer: a long run does not grow without end). */
+  readonly requests: RequestLog;
   private readonly server: Server;
   private readonly closing = new AbortController();
   private requestCount = 0;
 
   constructor(private readonly parts: ServerParts) {
+    this.requests = new RequestLog(parts.requestLogSize);
     this.server = createServer((req, res) => this.receive(req, res));
   }
 
@@ -153,7 +166,7 @@ export class EmulatorServer {
   private receive(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
     const url = new URL(req.url ?? "/", "http://emulator");
-    const entry: RequestLogEntry = { op: "unknown", method: req.method ?? "", path: redact(url.pathname), status: 0, at: Date.now() };
+    const entry: RequestLogEntry = { op: "unknown", method: req.method ?? "", path: redact(loggedPath(url.pathname)), status: 0, at: Date.now() };
     this.requests.push(entry);
     const requestId = `req_${++this.requestCount}`;
     this.handle(req, url, entry)

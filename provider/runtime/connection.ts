@@ -1,7 +1,7 @@
 import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions, TUNING, type ConnectionArgs, type StackConfig } from "../client/config.js";
 import { parseBaseUrl } from "../client/http.js";
-import { fingerprint } from "../client/redact.js";
+import { fingerprint, redact } from "../client/redact.js";
 import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
 
 /**
@@ -76,7 +76,7 @@ export function connectionFailures(connection: unknown): CheckFailure[] {
   const c = connection as Record<string, unknown>;
   for (const name of Object.keys(c)) {
     if (!["baseUrl", "adminKeyEnv", "accountKeyEnv"].includes(name)) {
-      failures.push({ property: `connection.${name}`, reason: "is not a connection setting (baseUrl, adminKeyEnv, accountKeyEnv)" });
+      failures.push({ property: redact(`connection.${name}`), reason: "is not a connection setting (baseUrl, adminKeyEnv, accountKeyEnv)" });
     }
   }
   if (c.baseUrl !== undefined && c.baseUrl !== UNKNOWN) {

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { camelPath, snakeToCamel } from "../client/casing.js";
-import { redact } from "../client/redact.js";
+import { looksLikeKey, redact } from "../client/redact.js";
 
 /** The value the engine passes during preview for inputs that are not known yet. */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -31,25 +31,48 @@ function valueAt(root: unknown, path: readonly (string | number)[]): unknown[] {
 }
 
 /**
- * Validates a wire-shaped value with a request schema and reports failures by the property path users write
- * (`securityConfig.geo.countries[1]`). Issues about values not known yet (preview) are dropped.
+ * Failures for strings shaped like a key anywhere in a value of plain fields: plain inputs are stored in the
+ * state and shown in previews in plain text, so a key pasted as an alias or a model name must not pass.
+ */
+export function keyShapedFailures(wire: unknown, path: (string | number)[] = []): CheckFailure[] {
+  if (typeof wire === "string") {
+    return looksLikeKey(wire)
+      ? [{ property: redact(camelPath(path)) || "(inputs)", reason: `${redact(quoted(wire))} looks like a key: plain inputs are stored and shown in plain text, so a key must never be one` }]
+      : [];
+  }
+  if (wire === null || typeof wire !== "object") return [];
+  return Object.entries(wire).flatMap(([k, v]) => keyShapedFailures(v, [...path, Array.isArray(wire) ? Number(k) : k]));
+}
+
+/**
+ * Validates a wire-shaped value of plain fields with a request schema and reports failures by the property path
+ * users write (`securityConfig.geo.countries[1]`), key-shaped values included. Issues about values not known yet
+ * (preview) are dropped.
  */
 export function schemaFailures(schema: z.ZodTypeAny, wire: unknown, options: { quoteValues?: boolean } = {}): CheckFailure[] {
+  const failures: CheckFailure[] = keyShapedFailures(wire);
   const parsed = schema.safeParse(wire);
-  if (parsed.success) return [];
-  const failures: CheckFailure[] = [];
+  if (parsed.success) return failures;
   for (const issue of parsed.error.issues) {
     const along = valueAt(wire, issue.path);
     if (along.some((v) => v === UNKNOWN)) continue;
     const value = along.length === issue.path.length + 1 ? along[along.length - 1] : undefined;
     const shown =
-      options.quoteValues !== false && (typeof value === "string" || typeof value === "number") ? `${JSON.stringify(value)} ` : "";
+      options.quoteValues !== false && (typeof value === "string" || typeof value === "number") ? `${quoted(value)} ` : "";
     // Messages are written for the wire; here users write camelCase.
     const message = issue.message.replace(/\b[a-z]+(?:_[a-z0-9]+)+\b/g, snakeToCamel);
-    failures.push({ property: camelPath(issue.path) || "(inputs)", reason: redact(`${shown}${message}`) });
+    failures.push({ property: redact(camelPath(issue.path)) || "(inputs)", reason: redact(`${shown}${message}`) });
   }
   return failures;
 }
+
+/** A value as a failure quotes it: a 1,000,000-character alias is shown by its start and length. */
+function quoted(value: string | number): string {
+  const text = JSON.stringify(value);
+  return text.length > QUOTED_MAX ? `${text.slice(0, QUOTED_MAX)}..." (${String(value).length} characters)` : text;
+}
+
+const QUOTED_MAX = 60;
 
 /** JSON with sorted keys: equal values give equal text, whatever the key order. */
 export function canonical(value: unknown): string {

@@ -41,7 +41,7 @@ describe("management group", () => {
   it("accepts the admin key with any case of the Bearer scheme", async () => {
     const res = await fetch(emu.baseUrl + OPERATIONS.balance.path, {
       method: "POST",
-      headers: { authorization: `bearer ${emu.adminKey}` },
+      headers: { authorization: `bearer ${emu.adminKey}`, "content-type": "application/json" },
       body: "{}",
     });
     expect(res.status).toBe(200);

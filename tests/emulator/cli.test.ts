@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -32,8 +32,8 @@ function run(args: string[]): { child: ChildProcess; stdout: () => string; stder
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-async function startCli(args: string[] = []): Promise<Running> {
-  const child = spawn(process.execPath, [CLI, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+async function startCli(args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<Running> {
+  const child = spawn(process.execPath, [CLI, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], env });
   children.push(child);
   let err = "";
   child.stderr!.on("data", (d) => (err += d));
@@ -56,7 +56,7 @@ afterEach(() => {
 });
 
 async function balance(info: Running["info"]): Promise<Response> {
-  return fetch(info.baseUrl + OPERATIONS.balance.path, { method: "POST", headers: { authorization: `Bearer ${info.adminKey}` }, body: "{}" });
+  return fetch(info.baseUrl + OPERATIONS.balance.path, { method: "POST", headers: { authorization: `Bearer ${info.adminKey}`, "content-type": "application/json" }, body: "{}" });
 }
 
 describe("llm-accounts emulator", () => {
@@ -103,6 +103,31 @@ describe("llm-accounts emulator", () => {
     const accountKey = "sk-CliCliCliCliCliCliCliCliCliCliCliCliCliCliCliCli";
     const cli = await startCli(["--admin-key", adminKey, "--account-key", accountKey, "--no-rate-limits"]);
     expect(cli.info).toMatchObject({ adminKey, accountKey });
+    expect(cli.stderr()).toMatch(/--admin-key is visible to every user of this machine/);
+  });
+
+  // Issue 14 row 10: keys from the environment or a file, never only from argv (which `ps` shows).
+  it("reads the keys from LLM_ACCOUNTS_ADMIN_KEY / LLM_ACCOUNTS_ACCOUNT_KEY, keeping them out of its command line", async () => {
+    const adminKey = "sk-admin-EnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEn";
+    const accountKey = "sk-EnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnv";
+    const cli = await startCli(["--no-rate-limits"], { ...process.env, LLM_ACCOUNTS_ADMIN_KEY: adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: accountKey });
+    expect(cli.info).toMatchObject({ adminKey, accountKey });
+    expect(cli.child.spawnargs.join(" ")).not.toContain("Env");
+    expect((await balance(cli.info)).status).toBe(200);
+  });
+
+  it("reads the keys from --admin-key-file / --account-key-file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "llm-cli-"));
+    try {
+      const adminKey = "sk-admin-FileFileFileFileFileFileFileFile";
+      const accountKey = "sk-FileFileFileFileFileFileFileFileFileFileFileFile";
+      await writeFile(join(dir, "admin"), `${adminKey}\n`, { mode: 0o600 });
+      await writeFile(join(dir, "account"), accountKey, { mode: 0o600 });
+      const cli = await startCli(["--admin-key-file", join(dir, "admin"), "--account-key-file", join(dir, "account")]);
+      expect(cli.info).toMatchObject({ adminKey, accountKey });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("keeps generated keys in --state-file across a restart", async () => {

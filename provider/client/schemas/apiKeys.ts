@@ -1,16 +1,21 @@
 import { z } from "zod";
-import { API_KEY_DELETE_MAX, MODEL_MODES } from "../assumptions.js";
+import { API_KEY_DELETE_MAX, COUNTRIES_MAX, IP_ALLOW_MAX, IP_ENTRY_MAX_LENGTH, MODEL_LIST_MAX, MODEL_MODES } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AliasStringSchema, isIpOrCidr, KeySchema, TimestampSchema } from "./common.js";
+import { AliasStringSchema, isIpOrCidr, KeySchema, ModelNameSchema, TimestampSchema } from "./common.js";
 
 /** Restrictions of an API key (spec 2.1). Every part optional; an omitted part restricts nothing. */
 export const SecurityConfigSchema = z
   .object({
     ip: z
       .object({
-        allow: z.array(
-          z.string().refine(isIpOrCidr, { message: "must be an IPv4 or IPv6 address or a CIDR range" }),
-        ),
+        allow: z
+          .array(
+            z
+              .string()
+              .max(IP_ENTRY_MAX_LENGTH, `must be at most ${IP_ENTRY_MAX_LENGTH} characters`)
+              .refine(isIpOrCidr, { message: "must be an IPv4 or IPv6 address or a CIDR range" }),
+          )
+          .max(IP_ALLOW_MAX, `must list at most ${IP_ALLOW_MAX} addresses`),
       })
       .strict()
       .optional(),
@@ -22,9 +27,9 @@ export const SecurityConfigSchema = z
       .optional(),
     geo: z
       .object({
-        countries: z.array(
-          z.string().regex(/^[A-Z]{2}$/, "must be a two-letter upper-case country code"),
-        ),
+        countries: z
+          .array(z.string().regex(/^[A-Z]{2}$/, "must be a two-letter upper-case country code"))
+          .max(COUNTRIES_MAX, `must list at most ${COUNTRIES_MAX} countries`),
       })
       .strict()
       .optional(),
@@ -32,7 +37,8 @@ export const SecurityConfigSchema = z
       .object({
         mode: z.enum(MODEL_MODES, { message: `must be one of: ${MODEL_MODES.join(", ")}` }),
         items: z
-          .array(z.string().min(1, "must be a non-empty model name"))
+          .array(ModelNameSchema)
+          .max(MODEL_LIST_MAX, `must list at most ${MODEL_LIST_MAX} models`)
           .superRefine((items, ctx) => {
             const seen = new Set<string>();
             items.forEach((item, i) => {

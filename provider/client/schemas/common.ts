@@ -1,10 +1,11 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { ADMIN_KEY_PREFIX, IP_ALLOW_ACCEPTS_CIDR, KEY_PREFIX } from "../assumptions.js";
+import { ADMIN_KEY_PREFIX, ALIAS_MAX_LENGTH, IP_ALLOW_ACCEPTS_CIDR, KEY_MAX_LENGTH, KEY_PREFIX, MODEL_NAME_MAX_LENGTH } from "../assumptions.js";
 
 /** An API key or sub-account token as the wire carries it. Never an admin key. */
 export const KeySchema = z
   .string()
+  .max(KEY_MAX_LENGTH, `must be at most ${KEY_MAX_LENGTH} characters`)
   .refine((k) => k.startsWith(KEY_PREFIX) && k.length > KEY_PREFIX.length, {
     message: `must be a key that begins with "${KEY_PREFIX}"`,
   })
@@ -17,8 +18,15 @@ export const KeySchema = z
 export const AliasStringSchema = z
   .string()
   .min(1, "must be a non-empty alias")
+  .max(ALIAS_MAX_LENGTH, `must be at most ${ALIAS_MAX_LENGTH} characters`)
   .refine((a) => a.trim() === a, { message: "must not begin or end with spaces" })
   .refine((a) => a.trim().length > 0, { message: "must be a non-empty alias" });
+
+/** A model name in a request: non-empty, at most MODEL_NAME_MAX_LENGTH characters. */
+export const ModelNameSchema = z
+  .string()
+  .min(1, "must be a non-empty model name")
+  .max(MODEL_NAME_MAX_LENGTH, `must be at most ${MODEL_NAME_MAX_LENGTH} characters`);
 
 /** A request with no documented fields (balance, models): an empty object. */
 export const EmptyRequestSchema = z.object({}).passthrough();

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../assumptions.js";
+import { MODEL_LIST_MAX, QUERY_VALUE_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AliasStringSchema, DecimalStringSchema, KeySchema, TimestampSchema } from "./common.js";
+import { AliasStringSchema, DecimalStringSchema, KeySchema, ModelNameSchema, TimestampSchema } from "./common.js";
 
 /** A permitted model and its price multiplier, as stored and returned. */
 export const ModelPricingSchema = z.object({
@@ -16,7 +16,7 @@ export type ModelPricing = Camel<z.infer<typeof ModelPricingSchema>>;
  */
 export const ModelPricingInputSchema = z
   .object({
-    model: z.string().min(1, "must be a non-empty model name"),
+    model: ModelNameSchema,
     pricing_factor: z.number().finite().positive("must be greater than 0").optional(),
     prompt_price: z.number().finite().nonnegative().optional(),
     completion_price: z.number().finite().nonnegative().optional(),
@@ -36,7 +36,10 @@ export const ModelPricingInputSchema = z
   });
 export type ModelPricingInput = Camel<z.infer<typeof ModelPricingInputSchema>>;
 
-const ModelPricingListSchema = z.array(ModelPricingInputSchema).superRefine((items, ctx) => {
+const ModelPricingListSchema = z
+  .array(ModelPricingInputSchema)
+  .max(MODEL_LIST_MAX, `must list at most ${MODEL_LIST_MAX} models`)
+  .superRefine((items, ctx) => {
   const seen = new Set<string>();
   items.forEach((item, i) => {
     if (seen.has(item.model)) ctx.addIssue({ code: "custom", path: [i, "model"], message: `model "${item.model}" is listed twice` });
@@ -66,8 +69,8 @@ export type SubAccount = Camel<z.infer<typeof SubAccountSchema>>;
 
 /** Query of the list (spec 4.9). Values arrive as strings in a query, hence the coercion. */
 export const SubAccountListQuerySchema = z.object({
-  alias: z.string().optional(),
-  sk: z.string().optional(),
+  alias: z.string().max(QUERY_VALUE_MAX_LENGTH, `must be at most ${QUERY_VALUE_MAX_LENGTH} characters`).optional(),
+  sk: z.string().max(QUERY_VALUE_MAX_LENGTH, `must be at most ${QUERY_VALUE_MAX_LENGTH} characters`).optional(),
   page: z.coerce.number().int().min(1, "must be 1 or more").optional(),
   page_size: z.coerce
     .number()

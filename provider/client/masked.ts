@@ -1,0 +1,33 @@
+import type { HttpTransport } from "./http.js";
+
+/**
+ * Base of every client object that holds a credential, directly or through its transport: `util.inspect`,
+ * `JSON.stringify` and `String()` show its class and origin, never a key.
+ */
+export abstract class ShowsOriginOnly {
+  /** The origin requests go to (no credentials in it). */
+  abstract get origin(): string;
+
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return this.toString();
+  }
+
+  toJSON(): Record<string, string> {
+    return { origin: this.origin };
+  }
+
+  toString(): string {
+    return `${this.constructor.name}(${this.origin})`;
+  }
+}
+
+/** Base of the API group classes: they send through the transport, and show only its origin. */
+export abstract class ApiGroup extends ShowsOriginOnly {
+  constructor(protected readonly http: HttpTransport) {
+    super();
+  }
+
+  get origin(): string {
+    return this.http.origin;
+  }
+}

@@ -1,0 +1,29 @@
+import type { CancelableRequest } from "got";
+import { LlmAccountsError, type ErrorDetails } from "./errors.js";
+
+/** An answer larger than the transport reads (measured inflated, so a gzip bomb counts at its real size). */
+export class ResponseTooLargeError extends LlmAccountsError {}
+
+/**
+ * Awaits a got request, cancelling it as soon as its body, counted after decompression, passes `max` bytes:
+ * the rest is never read. Rejects with a ResponseTooLargeError, which the transport does not retry.
+ */
+export async function readAtMost<T>(pending: CancelableRequest<T>, max: number, details: ErrorDetails & { doubt: string }): Promise<T> {
+  let over = false;
+  pending.on("downloadProgress", (progress) => {
+    if (!over && progress.transferred > max) {
+      over = true;
+      pending.cancel();
+    }
+  });
+  try {
+    return await pending;
+  } catch (err) {
+    if (!over) throw err;
+    const { doubt, ...rest } = details;
+    throw new ResponseTooLargeError(
+      `the answer is larger than ${max} bytes (after decompression) and was not read${doubt} (${details.operation})`,
+      { ...rest, code: "response_too_large" },
+    );
+  }
+}

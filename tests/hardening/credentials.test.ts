@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { apiKey, setStackConfig, subAccountBatch } from "../../provider/runtime/index.js";
+import { calls, emulator } from "../support/emulator.js";
+
+/** Row 11 of issue 14: an operation resolves only the credential it needs. */
+describe("credentials resolved per operation", () => {
+  let emu: Emulator;
+  const connection = { adminKeyEnv: "LLM_TEST_UNSET_ADMIN_KEY_14", accountKeyEnv: "LLM_TEST_ACCOUNT_KEY_14" };
+  beforeAll(async () => {
+    emu = await emulator({ rateLimits: false });
+    setStackConfig({ baseUrl: emu.baseUrl });
+    delete process.env[connection.adminKeyEnv];
+    process.env[connection.accountKeyEnv] = emu.accountKey;
+  });
+  afterAll(async () => {
+    delete process.env[connection.accountKeyEnv];
+    await emu.close();
+  });
+
+  test("a SubAccountBatch works although the admin key variable it names is unset", async () => {
+    const { inputs } = await subAccountBatch.check({}, { alias: "no-admin", balance: 1, count: 2, connection });
+    const { outs } = await subAccountBatch.create(inputs);
+    expect(outs.tokens).toHaveLength(2);
+    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+  });
+
+  test("an ApiKey with the same connection fails naming the unset variable, and sends nothing", async () => {
+    emu.clearRequests();
+    const { inputs } = await apiKey.check({}, { alias: "needs-admin", connection });
+    await expect(apiKey.create(inputs)).rejects.toThrow("the environment variable LLM_TEST_UNSET_ADMIN_KEY_14 (named by connection.adminKeyEnv) is not set");
+    expect(emu.requests()).toEqual([]);
+  });
+});
