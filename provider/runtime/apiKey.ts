@@ -27,6 +27,8 @@ export type ApiKeyInputs = {
   adoptKey?: string;
   connection?: ConnectionArgs;
   rotation?: Rotation;
+  /** Not declared by users: set by check (a changed trigger) and read (due by age, previous key expired). */
+  rotationDue?: string;
 };
 
 /** What the state holds: every input echoed (so diff compares like with like) and what the platform adds. */
@@ -283,7 +285,7 @@ export async function update(id: string, olds: Props, news: Props): Promise<{ ou
  * read (refresh): one get, and one more for a previous key (one deleted elsewhere drops out). Gone on the
  * platform: an empty id. The keys themselves are carried forward. The inputs returned are the platform's
  * values, so that a preview after a refresh shows drift as `old => new`; a due rotation or an expired previous
- * key shows as `rotationDue` (nothing is rotated or deleted here).
+ * key shows as `rotationDue` in both (nothing is rotated or deleted here).
  */
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props; inputs?: Props }> {
   const old = props as unknown as ApiKeyOutputs;
@@ -309,6 +311,8 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
   if (old.adoptKey !== undefined) inputs.adoptKey = old.adoptKey;
   if (old.connection !== undefined) inputs.connection = old.connection;
   if (old.rotation !== undefined) inputs.rotation = old.rotation;
+  // In the inputs too: the previews that follow compare old inputs with new ones and show `- rotationDue: "..."`.
+  if (due !== undefined) inputs.rotationDue = due;
   return { id, props: { ...outs }, inputs };
 }
 

@@ -11,8 +11,6 @@ export type RotationState = {
   previousKeyExpiresAt?: string;
   /** The platform's `created_at` of the key issued by the last rotation. */
   rotatedAt?: string;
-  /** Set by check and read only: why the next update rotates or deletes (what a preview shows). */
-  rotationDue?: string;
 };
 
 const DAY_MS = 86_400_000;

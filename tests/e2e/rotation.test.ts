@@ -50,8 +50,10 @@ async function upCalls(): Promise<Record<string, number>> {
   return callsOf(emu);
 }
 
-async function current(): Promise<{ apiKey: string; keyId: string; previousKeyExpiresAt?: string; rotatedAt?: string }> {
-  return stack.outputs({ showSecrets: true });
+type Outputs = { apiKey: string; keyId: string; previousKeyExpiresAt?: string; rotatedAt?: string };
+
+async function current(): Promise<Outputs> {
+  return (await stack.outputs({ showSecrets: true })) as Outputs;
 }
 
 describe("key rotation on the real Pulumi CLI", () => {
@@ -71,7 +73,6 @@ describe("key rotation on the real Pulumi CLI", () => {
     await stack.setConfig("ticket", "INC-2");
     emu.clearRequests();
     const preview = await stack.preview();
-    if (process.env.DUMP) writeFileSync("/tmp/rot-trigger.txt", preview.stdout);
     expect(preview.stdout).toContain("rotation triggered");
     expect(preview.stdout).not.toMatch(/replace/);
     expect(Object.keys(callsOf(emu)).filter((op) => !op.endsWith("/get"))).toEqual([]);
@@ -111,7 +112,6 @@ describe("key rotation on the real Pulumi CLI", () => {
     emu.clearRequests();
     const gate = await stack.preview(["--refresh", "--expect-no-changes"], { allowFailure: true });
     expect(gate.code).not.toBe(0);
-    if (process.env.DUMP) writeFileSync("/tmp/rot-expiry.txt", gate.stdout);
     expect(gate.stdout).toContain("previous key expires");
     expect(Object.keys(callsOf(emu))).toEqual(["api-key/get"]);
     expect(emu.state.hasKey(old)).toBe(true);
@@ -133,13 +133,14 @@ describe("key rotation on the real Pulumi CLI", () => {
     const issued = emu.state.getKey(aged.apiKey)!.created_at.slice(0, 10);
 
     const gate = await stack.preview(["--refresh", "--expect-no-changes"], { allowFailure: true });
-    if (process.env.DUMP) writeFileSync("/tmp/rot-age.txt", gate.stdout + (await stack.preview([], { allowFailure: true })).stdout);
     expect(gate.code).not.toBe(0);
     expect(gate.stdout).toContain(`rotation due: key issued ${issued}, every 2 days`);
     emu.clearRequests();
     await stack.refresh(["--skip-preview"]);
     expect(callsOf(emu)).toEqual({ "api-key/get": 1 });
     expect(ours().map((k) => k.key)).toEqual([aged.apiKey]);
+    // After a refresh, a plain preview names the reason too (the refreshed inputs carry it).
+    expect((await stack.preview()).stdout).toMatch(new RegExp(`- rotationDue\\s*: "rotation due: key issued ${issued}, every 2 days"`));
 
     expect(await upCalls()).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
     const out = await current();

@@ -141,7 +141,7 @@ describe("rotation by age (the platform's created_at)", () => {
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
     expect(refreshed.props.rotationDue).toBe(`rotation due: key issued ${issued}, every 90 days`);
     expect(refreshed.props.key).toBe(first.outs.key);
-    expect(refreshed.inputs).toEqual({ alias: "old", enabled: true, securityConfig: {}, rotation: { everyDays: 90 } });
+    expect(refreshed.inputs).toEqual({ alias: "old", enabled: true, securityConfig: {}, rotation: { everyDays: 90 }, rotationDue: refreshed.props.rotationDue });
 
     emu.clearRequests();
     const after = await up(first.id, { outs: refreshed.props, inputs: refreshed.inputs! }, { alias: "old", rotation: { everyDays: 90 } });
