@@ -20,8 +20,8 @@ Options of "emulator":
                         latency, drop-before, drop-after, malformed, wrong-type; keys rate, ops, count, ms,
                         retryAfter. E.g. --fault 429:rate=0.2,ops=api-key/create  --fault latency:ms=50
   --seed N              Seed of the fault generator (default 1)
-  --clock-offset-hours H  Move the emulator's clock by H hours (may be negative or fractional): keys
-                        issued while it runs get a created_at that much off, e.g. -2200 for a 92-day-old key
+  --clock-offset-hours=H Move the emulator's clock by H hours (may be negative or fractional): keys
+                        issued while it runs get a created_at that much off (=-2200: 92 days old)
   -h, --help            Show this help
 
 The first line on stdout is one JSON object: {"baseUrl","adminKey","accountKey"}.
