@@ -7,13 +7,13 @@ import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
 import { coalescerFor } from "./deleteCoalescer.js";
 import {
   TRIGGERED,
+  dueByAge,
   expiryOf,
   overlapHoursOf,
   previousExpiry,
   rotationFailures,
   rotationReason,
   triggersChanged,
-  dueByAge,
   type Rotation,
   type RotationState,
 } from "./rotation.js";

@@ -88,6 +88,27 @@ describe("key rotation on the real Pulumi CLI", () => {
     await stack.preview(["--refresh", "--expect-no-changes"]);
   }, 240_000);
 
+  test("the old key cannot be deleted: up fails, the state keeps both keys, and the next up deletes it and updates the consumer", async () => {
+    const old = (await current()).apiKey;
+    await stack.setConfig("ticket", "INC-2b");
+    emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
+    const failed = await stack.up([], { allowFailure: true });
+    emu.setFaults([]);
+    ledger.record();
+    expect(failed.code).not.toBe(0);
+    expect(failed.stdout + failed.stderr).toMatch(/rotated, but the previous key sk-\.\.\.\w{4} could not be deleted/);
+    const kept = await current();
+    expect(kept.apiKey).not.toBe(old);
+    expect(kept.previousKeyExpiresAt).toBeDefined();
+    expect(emu.state.hasKey(old)).toBe(true);
+
+    expect(await upCalls()).toEqual({ "api-key/delete": 1 });
+    expect(emu.state.hasKey(old)).toBe(false);
+    expect(ours().map((k) => k.key)).toEqual([kept.apiKey]);
+    expect(received().slice(-1)).toEqual([fingerprint(kept.apiKey)]);
+    expect((await current()).previousKeyExpiresAt).toBeUndefined();
+  }, 240_000);
+
   test("with an overlap: the old key keeps working until the promised time, and the first up after it deletes it", async () => {
     const old = (await current()).apiKey;
     const oldRecord = emu.state.getKey(old);
