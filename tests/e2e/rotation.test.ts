@@ -122,6 +122,8 @@ describe("key rotation on the real Pulumi CLI", () => {
     const promised = Date.parse(out.previousKeyExpiresAt!);
     expect(promised).toBe(Date.parse(out.rotatedAt!) + HOUR);
     expect(received().slice(-1)).toEqual([fingerprint(out.apiKey)]);
+    // Both keys are in the state, as secrets only.
+    ledger.expectAbsentFrom(await stack.exportState(), "pulumi stack export during the overlap");
 
     // Before the promised time: nothing is deleted, the old key is as it was; up calls nothing.
     expect(await upCalls()).toEqual({});
