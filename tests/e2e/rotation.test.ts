@@ -97,16 +97,22 @@ describe("key rotation on the real Pulumi CLI", () => {
     ledger.record();
     expect(failed.code).not.toBe(0);
     expect(failed.stdout + failed.stderr).toMatch(/rotated, but the previous key sk-\.\.\.\w{4} could not be deleted/);
-    const kept = await current();
-    expect(kept.apiKey).not.toBe(old);
-    expect(kept.previousKeyExpiresAt).toBeDefined();
+    // A failed up leaves the stack outputs as they were; the resource's state holds both keys, as secrets.
+    const state = JSON.parse(await stack.exportState()) as { deployment: { resources: { type: string; outputs?: Record<string, unknown> }[] } };
+    const kept = state.deployment.resources.find((r) => r.type === "pulumi-nodejs:dynamic/llm-accounts:ApiKey")!.outputs!;
+    expect(kept.previousKeyExpiresAt).toEqual(expect.any(String));
+    expect(kept.previousKey).toHaveProperty("ciphertext");
+    expect(kept.key).toHaveProperty("ciphertext");
+    expect(ours()).toHaveLength(2);
     expect(emu.state.hasKey(old)).toBe(true);
 
     expect(await upCalls()).toEqual({ "api-key/delete": 1 });
+    const out = await current();
+    expect(out.apiKey).not.toBe(old);
     expect(emu.state.hasKey(old)).toBe(false);
-    expect(ours().map((k) => k.key)).toEqual([kept.apiKey]);
-    expect(received().slice(-1)).toEqual([fingerprint(kept.apiKey)]);
-    expect((await current()).previousKeyExpiresAt).toBeUndefined();
+    expect(ours().map((k) => k.key)).toEqual([out.apiKey]);
+    expect(received().slice(-1)).toEqual([fingerprint(out.apiKey)]);
+    expect(out.previousKeyExpiresAt).toBeUndefined();
   }, 240_000);
 
   test("with an overlap: the old key keeps working until the promised time, and the first up after it deletes it", async () => {
