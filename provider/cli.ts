@@ -28,6 +28,8 @@ Options of "emulator":
                         latency, drop-before, drop-after, malformed, wrong-type; keys rate, ops, count, ms,
                         retryAfter. E.g. --fault 429:rate=0.2,ops=api-key/create  --fault latency:ms=50
   --seed N              Seed of the fault generator (default 1)
+  --clock-offset-hours=H Move the emulator's clock by H hours (may be negative or fractional): keys
+                        issued while it runs get a created_at that much off (=-2200: 92 days old)
   -h, --help            Show this help
 
 The first line on stdout is one JSON object: {"baseUrl","adminKey","accountKey"}.
@@ -41,6 +43,13 @@ function integer(value: string | undefined, name: string, fallback: number): num
   if (value === undefined) return fallback;
   const n = Number(value);
   if (value.trim() === "" || !Number.isInteger(n) || n < 0) throw new UsageError(`--${name}: "${value}" is not a whole number`);
+  return n;
+}
+
+function hours(value: string | undefined, name: string): number {
+  if (value === undefined) return 0;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--${name}: "${value}" is not a number of hours`);
   return n;
 }
 
@@ -80,6 +89,7 @@ async function emulatorOptions(args: string[]): Promise<EmulatorOptions> {
       "state-file": { type: "string" },
       fault: { type: "string", multiple: true },
       seed: { type: "string" },
+      "clock-offset-hours": { type: "string" },
     },
   });
   const rateWindowMs = integer(values["rate-window-ms"], "rate-window-ms", 60_000);
@@ -100,6 +110,7 @@ async function emulatorOptions(args: string[]): Promise<EmulatorOptions> {
     stateFile: values["state-file"],
     faults,
     seed: integer(values.seed, "seed", 1),
+    clockOffsetMs: hours(values["clock-offset-hours"], "clock-offset-hours") * 3_600_000,
     log: (line) => process.stderr.write(`${line}\n`),
   };
 }

@@ -1,5 +1,5 @@
 /** pulumi-llm-accounts: API keys and sub-accounts of the LLM platform as Pulumi resources. */
-export { ApiKey, type ApiKeyArgs, type SecurityConfigArgs, type SecurityConfigOutput } from "./resources/ApiKey.js";
+export { ApiKey, type ApiKeyArgs, type RotationArgs, type SecurityConfigArgs, type SecurityConfigOutput } from "./resources/ApiKey.js";
 export { SubAccountBatch, type SubAccountBatchArgs, type ModelPricingArgs, type SubAccountOutput } from "./resources/SubAccountBatch.js";
 export {
   getModels,

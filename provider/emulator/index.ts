@@ -41,6 +41,8 @@ export interface EmulatorOptions {
   clock?: () => number;
   /** Entries the request log keeps, the newest (default 10000); older ones are dropped. */
   requestLogSize?: number;
+  /** Milliseconds added to that clock: a negative offset issues keys with an older `created_at`. */
+  clockOffsetMs?: number;
 }
 
 /** A running emulator. */
@@ -54,6 +56,8 @@ export interface Emulator {
   clearRequests(): void;
   /** Replaces the injected faults (their counts and the generator start over). */
   setFaults(faults: FaultSpec[]): void;
+  /** Moves the emulator's clock (not the caller's) to `ms` from its base clock: keys issued now get that age. */
+  setClockOffset(ms: number): void;
   /** The data, for tests to inspect or change without HTTP. */
   state: EmulatorState;
   /** Closes every connection and the server; resolves once the last state write is done. */
@@ -74,13 +78,20 @@ function checkOptions(options: EmulatorOptions): void {
   if (rateWindowMs !== undefined && !(Number.isFinite(rateWindowMs) && rateWindowMs > 0)) {
     throw new TypeError("rateWindowMs must be a number greater than 0");
   }
+  checkClockOffset(options.clockOffsetMs);
+}
+
+function checkClockOffset(ms: number | undefined): void {
+  if (ms !== undefined && !Number.isFinite(ms)) throw new TypeError("clockOffsetMs must be a finite number of milliseconds");
 }
 
 /** Starts an emulator of the account API on real HTTP. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   checkOptions(options);
   const faults = new FaultInjector(options.faults ?? [], options.seed ?? 1);
-  const clock = options.clock ?? Date.now;
+  const base = options.clock ?? Date.now;
+  let offset = options.clockOffsetMs ?? 0;
+  const clock = () => base() + offset;
   const rateWindowMs = options.rateWindowMs ?? MINUTE_MS;
   const file = options.stateFile === undefined ? undefined : new StateFile(options.stateFile);
   const saved = await file?.load();
@@ -114,6 +125,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     requests: () => server.requests.entries().map((entry) => ({ ...entry })),
     clearRequests: () => server.requests.clear(),
     setFaults: (specs) => faults.set(specs),
+    setClockOffset: (ms) => {
+      checkClockOffset(ms);
+      offset = ms;
+    },
     state,
     close: () => server.close(),
   };

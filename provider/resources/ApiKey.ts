@@ -18,6 +18,16 @@ export interface SecurityConfigOutput {
   models?: { mode: "model"; items: string[] };
 }
 
+/** When a key is replaced by a new one: by age, on a change of triggers, with an overlap. */
+export interface RotationArgs {
+  /** Rotate at the first `pulumi up` once the current key (the platform's `created_at`) is this many days old. */
+  everyDays?: pulumi.Input<number>;
+  /** Any JSON values: a change from one value to another rotates at the next `pulumi up` (like keepers). */
+  triggers?: pulumi.Input<unknown>;
+  /** How long the previous key stays valid after a rotation; shorter than the period. Default 0 (deleted at once). */
+  overlapHours?: pulumi.Input<number>;
+}
+
 export interface ApiKeyArgs {
   /** Readable label of the key. */
   alias: pulumi.Input<string>;
@@ -31,6 +41,8 @@ export interface ApiKeyArgs {
   adoptKey?: pulumi.Input<string>;
   /** Which account: names of environment variables, never key values. */
   connection?: pulumi.Input<ConnectionArgs>;
+  /** Replace the key without downtime, as an update of this resource (same id, dependents updated). */
+  rotation?: pulumi.Input<RotationArgs>;
 }
 
 const provider = thinProvider("apiKey");
@@ -45,6 +57,14 @@ export class ApiKey extends pulumi.dynamic.Resource {
   declare readonly enabled: pulumi.Output<boolean>;
   declare readonly securityConfig: pulumi.Output<SecurityConfigOutput>;
   declare readonly createdAt: pulumi.Output<string>;
+  /** The key replaced by the last rotation while it is still valid (secret), else undefined. */
+  declare readonly previousKey: pulumi.Output<string | undefined>;
+  /** When the previous key is deleted: at the first `pulumi up` from then on. */
+  declare readonly previousKeyExpiresAt: pulumi.Output<string | undefined>;
+  /** When the current key was issued by a rotation (the platform's `created_at`), else undefined. */
+  declare readonly rotatedAt: pulumi.Output<string | undefined>;
+  /** Why the next `pulumi up` rotates or deletes the previous key, as the last refresh or preview saw it. */
+  declare readonly rotationDue: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: ApiKeyArgs, opts?: pulumi.CustomResourceOptions) {
     super(
@@ -56,11 +76,16 @@ export class ApiKey extends pulumi.dynamic.Resource {
         securityConfig: args.securityConfig,
         adoptKey: args.adoptKey === undefined ? undefined : pulumi.secret(args.adoptKey),
         connection: args.connection,
+        rotation: args.rotation,
         key: undefined,
         keyHint: undefined,
         createdAt: undefined,
+        previousKey: undefined,
+        previousKeyExpiresAt: undefined,
+        rotatedAt: undefined,
+        rotationDue: undefined,
       },
-      withSecretOutputs(opts, ["key", "adoptKey"]),
+      withSecretOutputs(opts, ["key", "adoptKey", "previousKey"]),
       "llm-accounts",
       "ApiKey",
     );

@@ -5,6 +5,18 @@ import { fingerprint, maskKey } from "../client/redact.js";
 import { ApiKeyCreateRequestSchema, KeySchema, type SecurityConfig } from "../client/schemas/index.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
 import { coalescerFor } from "./deleteCoalescer.js";
+import {
+  TRIGGERED,
+  dueByAge,
+  expiryOf,
+  overlapHoursOf,
+  previousExpiry,
+  rotationFailures,
+  rotationReason,
+  triggersChanged,
+  type Rotation,
+  type RotationState,
+} from "./rotation.js";
 import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
 
 /** Inputs of an ApiKey after check: defaults filled, security config in canonical form. */
@@ -14,17 +26,24 @@ export type ApiKeyInputs = {
   securityConfig: SecurityConfig;
   adoptKey?: string;
   connection?: ConnectionArgs;
+  rotation?: Rotation;
+  /** Not declared by users: set by check (a changed trigger) and read (due by age, previous key expired). */
+  rotationDue?: string;
 };
 
 /** What the state holds: every input echoed (so diff compares like with like) and what the platform adds. */
-export type ApiKeyOutputs = ApiKeyInputs & {
-  /** The key itself: a secret output, carried forward because the platform never returns it again. */
-  key: string;
-  keyHint: string;
-  createdAt: string;
-};
+export type ApiKeyOutputs = ApiKeyInputs &
+  RotationState & {
+    /** The key itself: a secret output, carried forward because the platform never returns it again. */
+    key: string;
+    keyHint: string;
+    createdAt: string;
+  };
 
 type Props = Record<string, unknown>;
+type LiveView = { alias: string; enabled: boolean; securityConfig: SecurityConfig };
+/** A key the platform just issued, as declared or as close to it as it got. */
+type Issued = { key: string; createdAt: string; view: LiveView };
 
 /** Omitted, null and `{}` all mean "unrestricted": one form, so a program that did not change shows no diff. */
 export function normalizeSecurityConfig(value: unknown): SecurityConfig {
@@ -32,7 +51,7 @@ export function normalizeSecurityConfig(value: unknown): SecurityConfig {
   return fromWire(toWire(value as SecurityConfig)) as SecurityConfig;
 }
 
-function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live?: { alias: string; enabled: boolean; securityConfig: SecurityConfig }): ApiKeyOutputs {
+function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live?: LiveView): ApiKeyOutputs {
   const out: ApiKeyOutputs = {
     alias: live?.alias ?? inputs.alias,
     enabled: live?.enabled ?? inputs.enabled,
@@ -43,11 +62,35 @@ function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live?: 
   };
   if (inputs.adoptKey !== undefined) out.adoptKey = inputs.adoptKey;
   if (inputs.connection !== undefined) out.connection = inputs.connection;
+  if (inputs.rotation !== undefined) out.rotation = inputs.rotation;
   return out;
 }
 
+/** The rotation state carried from one set of outputs to the next (a key not rotated yet has none). */
+function rotationStateOf(old: RotationState): RotationState {
+  const out: RotationState = {};
+  if (old.rotatedAt !== undefined) out.rotatedAt = old.rotatedAt;
+  if (old.previousKey !== undefined) {
+    out.previousKey = old.previousKey;
+    if (old.previousKeyExpiresAt !== undefined) out.previousKeyExpiresAt = old.previousKeyExpiresAt;
+  }
+  return out;
+}
+
+/**
+ * An error the engine records as "changed, but failed": it keeps `properties` as the new outputs (secret
+ * outputs stay secret). Not enumerable, so that JSON.stringify(error) cannot show the key among them.
+ */
+function keptWithError(message: string, id: string, properties: ApiKeyOutputs): LlmAccountsError {
+  const failed = new LlmAccountsError(message);
+  Object.defineProperty(failed, "id", { value: id, enumerable: false });
+  Object.defineProperty(failed, "properties", { value: properties, enumerable: false });
+  Object.defineProperty(failed, "reasons", { value: [message], enumerable: false });
+  return failed;
+}
+
 /** check: every field validated, failures named by property path; unknown values (preview) pass. */
-export async function check(_olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
+export async function check(olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
   const failures: CheckFailure[] = [];
   const inputs: Props = { ...news };
 
@@ -73,10 +116,17 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: Props;
     }
   }
   failures.push(...connectionFailures(news.connection));
+  failures.push(...rotationFailures(news.rotation));
+  // The one reason a preview can name before anything is read: shown as `+ rotationDue: "rotation triggered"`.
+  delete inputs.rotationDue;
+  if (failures.length === 0 && triggersChanged(olds, news)) inputs.rotationDue = TRIGGERED;
   return { inputs, failures };
 }
 
-/** diff: replacement only for another key or another platform; otherwise an update of what changed. */
+/**
+ * diff: replacement only for another key or another platform; otherwise an update of what changed. A due
+ * rotation (triggers, age) and an expired previous key are updates of the same resource.
+ */
 export async function diff(_id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const replaces: string[] = [];
   const adoptOld = olds.adoptKey as string | undefined;
@@ -90,7 +140,10 @@ export async function diff(_id: string, olds: Props, news: Props): Promise<{ cha
     olds.alias !== news.alias ||
     (olds.enabled ?? true) !== (news.enabled ?? true) ||
     !same(normalizeSecurityConfig(olds.securityConfig), normalizeSecurityConfig(news.securityConfig)) ||
-    connection.changed;
+    connection.changed ||
+    !same(olds.rotation ?? null, news.rotation ?? null) ||
+    rotationReason(olds, news, Date.now()) !== undefined ||
+    previousExpiry(olds, Date.now()) !== undefined;
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
@@ -123,49 +176,90 @@ export async function create(props: Props): Promise<{ id: string; outs: ApiKeyOu
     return { id: fingerprint(key), outs: outputsOf(inputs, key, live.createdAt, view) };
   }
 
-  const created = await client.apiKeys.create(config);
-  let enabled = created.enabled;
-  if (enabled !== inputs.enabled) {
-    try {
-      enabled = await client.apiKeys.setStatus(created.key, inputs.enabled);
-    } catch (err) {
-      // The key exists but is not as declared. Remove it so that state and platform agree and a re-run
-      // starts clean; only if that fails too is the key kept, recorded as created-but-failed.
-      try {
-        await client.apiKeys.delete([created.key]);
-      } catch {
-        const failed = new LlmAccountsError(
-          `the key was created but could not be disabled (${(err as Error).message}); it is kept in the state and the next update disables it`,
-        );
-        // The engine records a create that fails with an id as created-but-failed, keeping these outputs
-        // (the key among them stays a secret output). Not enumerable: JSON.stringify(error) must not show them.
-        Object.defineProperty(failed, "id", { value: fingerprint(created.key), enumerable: false });
-        Object.defineProperty(failed, "properties", {
-          value: { ...outputsOf(inputs, created.key, created.createdAt), enabled: created.enabled },
-          enumerable: false,
-        });
-        Object.defineProperty(failed, "reasons", { value: [failed.message], enumerable: false });
-        throw failed;
-      }
-      throw new LlmAccountsError(
-        `the key was created but could not be disabled, so it was deleted again; nothing is left behind, re-run to retry: ${(err as Error).message}`,
-      );
-    }
-  }
-  return {
-    id: fingerprint(created.key),
-    outs: outputsOf(inputs, created.key, created.createdAt, {
-      alias: created.alias,
-      enabled,
-      securityConfig: normalizeSecurityConfig(created.securityConfig),
-    }),
-  };
+  const issued = await issueKey(client, inputs, (kept, cause) =>
+    keptWithError(
+      `the key was created but could not be disabled (${cause.message}); it is kept in the state and the next update disables it`,
+      fingerprint(kept.key),
+      outputsOf(inputs, kept.key, kept.createdAt, kept.view),
+    ),
+  );
+  return { id: fingerprint(issued.key), outs: outputsOf(inputs, issued.key, issued.createdAt, issued.view) };
 }
 
-/** update: only `enabled` changed: one status call; alias or securityConfig: one edit; both: edit then status. */
-export async function update(_id: string, olds: Props, news: Props): Promise<{ outs: ApiKeyOutputs }> {
+/**
+ * One `api-key/create` with the declared alias and security config, plus one `api-key/status` only when the
+ * key is declared disabled. A key that cannot be disabled is deleted again, so that state and platform agree
+ * and a re-run starts clean; only if that fails too is it kept, through the error `kept` builds.
+ */
+async function issueKey(client: ReturnType<typeof clientFor>, inputs: ApiKeyInputs, kept: (issued: Issued, cause: Error) => Error): Promise<Issued> {
+  const created = await client.apiKeys.create({ alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) });
+  const issued: Issued = {
+    key: created.key,
+    createdAt: created.createdAt,
+    view: { alias: created.alias, enabled: created.enabled, securityConfig: normalizeSecurityConfig(created.securityConfig) },
+  };
+  if (issued.view.enabled === inputs.enabled) return issued;
+  try {
+    issued.view.enabled = await client.apiKeys.setStatus(created.key, inputs.enabled);
+    return issued;
+  } catch (err) {
+    try {
+      await client.apiKeys.delete([created.key]);
+    } catch {
+      throw kept(issued, err as Error);
+    }
+    throw new LlmAccountsError(
+      `the key was created but could not be disabled, so it was deleted again; nothing is left behind, re-run to retry: ${(err as Error).message}`,
+    );
+  }
+}
+
+/**
+ * A rotation: a key from an earlier rotation still in its overlap is deleted first (one previous key at most),
+ * then one new key is issued with the declared configuration; the replaced key becomes `previousKey`, deleted
+ * in this update when there is no overlap. The old key itself is left as it is.
+ */
+async function rotate(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
+  const client = clientFor(inputs.connection);
+  const deletes = coalescerFor(client.apiKeys);
+  if (old.previousKey) await deletes.delete(old.previousKey);
+  const withPrevious = (issued: Issued): ApiKeyOutputs => ({
+    ...outputsOf(inputs, issued.key, issued.createdAt, issued.view),
+    rotatedAt: issued.createdAt,
+    previousKey: old.key,
+    previousKeyExpiresAt: expiryOf(issued.createdAt, inputs.rotation),
+  });
+  const issued = await issueKey(client, inputs, (kept, cause) =>
+    keptWithError(
+      `the new key was created but could not be disabled (${cause.message}); both keys are kept in the state and the next update disables it`,
+      id,
+      withPrevious(kept),
+    ),
+  );
+  const outs = withPrevious(issued);
+  if (overlapHoursOf(inputs) > 0) return outs;
+  try {
+    await deletes.delete(old.key);
+  } catch (err) {
+    throw keptWithError(
+      `the key was rotated, but the previous key ${maskKey(old.key)} could not be deleted (${(err as Error).message}); both keys are kept in the state and the next update deletes it`,
+      id,
+      outs,
+    );
+  }
+  const { previousKey: _gone, previousKeyExpiresAt: _at, ...rest } = outs;
+  return rest;
+}
+
+/**
+ * update: a due rotation issues a new key (see rotate). Otherwise only `enabled` changed: one status call;
+ * alias or securityConfig: one edit; both: edit then status; and a previous key whose overlap has passed: one
+ * delete, coalesced with the other deletes of the deployment.
+ */
+export async function update(id: string, olds: Props, news: Props): Promise<{ outs: ApiKeyOutputs }> {
   const old = olds as unknown as ApiKeyOutputs;
   const inputs = news as unknown as ApiKeyInputs;
+  if (rotationReason(olds, news, Date.now()) !== undefined) return { outs: await rotate(id, old, inputs) };
   const client = clientFor(inputs.connection);
   const key = old.key;
   const desired = { alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) };
@@ -175,33 +269,68 @@ export async function update(_id: string, olds: Props, news: Props): Promise<{ o
     live = { ...live, alias: edited.alias, securityConfig: normalizeSecurityConfig(edited.securityConfig) };
   }
   if (live.enabled !== inputs.enabled) live.enabled = await client.apiKeys.setStatus(key, inputs.enabled);
-  return { outs: outputsOf(inputs, key, old.createdAt, live) };
+  const outs = { ...outputsOf(inputs, key, old.createdAt, live), ...rotationStateOf(old) };
+  if (!old.previousKey || previousExpiry(olds, Date.now()) === undefined) return { outs };
+  try {
+    await coalescerFor(client.apiKeys).delete(old.previousKey);
+  } catch (err) {
+    throw keptWithError(`the previous key ${maskKey(old.previousKey)} could not be deleted (${(err as Error).message}); the next update retries`, id, outs);
+  }
+  delete outs.previousKey;
+  delete outs.previousKeyExpiresAt;
+  return { outs };
 }
 
 /**
- * read (refresh): one get. Gone on the platform: an empty id. The key itself is carried forward. The inputs
- * returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
+ * read (refresh): one get, and one more for a previous key (one deleted elsewhere drops out). Gone on the
+ * platform: an empty id. The keys themselves are carried forward. The inputs returned are the platform's
+ * values, so that a preview after a refresh shows drift as `old => new`; a due rotation or an expired previous
+ * key shows as `rotationDue` in both (nothing is rotated or deleted here).
  */
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props; inputs?: Props }> {
   const old = props as unknown as ApiKeyOutputs;
   const client = clientFor(old.connection);
+  let live;
   try {
-    const live = await client.apiKeys.get(old.key);
-    const outs = outputsOf(old, old.key, live.createdAt, { ...live, securityConfig: normalizeSecurityConfig(live.securityConfig) });
-    const inputs: ApiKeyInputs = { alias: outs.alias, enabled: outs.enabled, securityConfig: outs.securityConfig };
-    if (old.adoptKey !== undefined) inputs.adoptKey = old.adoptKey;
-    if (old.connection !== undefined) inputs.connection = old.connection;
-    return { id, props: { ...outs }, inputs };
+    live = await client.apiKeys.get(old.key);
   } catch (err) {
     if (err instanceof NotFoundError) return { id: "", props: {} };
     throw err;
   }
+  const outs: ApiKeyOutputs = {
+    ...outputsOf(old, old.key, live.createdAt, { ...live, securityConfig: normalizeSecurityConfig(live.securityConfig) }),
+    ...rotationStateOf(old),
+  };
+  if (old.previousKey && !(await stillExists(client, old.previousKey))) {
+    delete outs.previousKey;
+    delete outs.previousKeyExpiresAt;
+  }
+  const due = dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now());
+  if (due !== undefined) outs.rotationDue = due;
+  const inputs: ApiKeyInputs = { alias: outs.alias, enabled: outs.enabled, securityConfig: outs.securityConfig };
+  if (old.adoptKey !== undefined) inputs.adoptKey = old.adoptKey;
+  if (old.connection !== undefined) inputs.connection = old.connection;
+  if (old.rotation !== undefined) inputs.rotation = old.rotation;
+  // In the inputs too: the previews that follow compare old inputs with new ones and show `- rotationDue: "..."`.
+  if (due !== undefined) inputs.rotationDue = due;
+  return { id, props: { ...outs }, inputs };
 }
 
-/** delete: coalesced with the other key deletes of this process; resolves once the platform confirmed. */
+async function stillExists(client: ReturnType<typeof clientFor>, key: string): Promise<boolean> {
+  try {
+    await client.apiKeys.get(key);
+    return true;
+  } catch (err) {
+    if (err instanceof NotFoundError) return false;
+    throw err;
+  }
+}
+
+/** delete: the key and a previous one, coalesced with the other key deletes of this process. */
 export async function remove(_id: string, props: Props): Promise<void> {
   const old = props as unknown as ApiKeyOutputs;
-  if (!old.key) return;
+  const keys = [old.key, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
+  if (keys.length === 0) return;
   const client = clientFor(old.connection);
-  await coalescerFor(client.apiKeys).delete(old.key);
+  await Promise.all(keys.map((k) => coalescerFor(client.apiKeys).delete(k)));
 }

@@ -152,6 +152,20 @@ describe("llm-accounts emulator", () => {
     expect(cli.stderr()).toContain("Usage: llm-accounts");
   });
 
+  it("--clock-offset-hours issues keys with a created_at that much older; a bad value is refused", async () => {
+    const cli = await startCli(["--clock-offset-hours=-48"]);
+    const res = await fetch(cli.info.baseUrl + OPERATIONS.createApiKey.path, {
+      method: "POST",
+      headers: { authorization: `Bearer ${cli.info.adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ alias: "aged" }),
+    });
+    const age = Date.now() - Date.parse(((await res.json()) as { created_at: string }).created_at);
+    expect(Math.abs(age - 48 * 3_600_000)).toBeLessThan(60_000);
+    const bad = run(["emulator", "--port", "0", "--clock-offset-hours", "soon"]);
+    expect((await bad.exited).code).toBe(2);
+    expect(bad.stderr()).toContain('--clock-offset-hours: "soon" is not a number of hours');
+  });
+
   it("refuses an unknown option with exit code 2", async () => {
     const cli = run(["emulator", "--colour", "red"]);
     expect((await cli.exited).code).toBe(2);

@@ -37,6 +37,19 @@ describe("resource wiring", () => {
     expect(String(r.inputs.__provider)).toContain('import("pulumi-llm-accounts/runtime")');
   });
 
+  test("ApiKey passes rotation as an input", async () => {
+    const { ApiKey } = await import("../../provider/resources/ApiKey.js");
+    new ApiKey("rot", { alias: "r", rotation: { everyDays: 90, triggers: ["INC-1"], overlapHours: 24 } });
+    const r = await new Promise<pulumi.runtime.MockResourceArgs>((done) => {
+      const poll = () => {
+        const found = registered.find((x) => x.name === "rot");
+        return found ? done(found) : setTimeout(poll, 5);
+      };
+      poll();
+    });
+    expect(r.inputs.rotation).toEqual({ everyDays: 90, triggers: ["INC-1"], overlapHours: 24 });
+  });
+
   test("the user's additionalSecretOutputs are kept beside the package's own", async () => {
     const { withSecretOutputs } = await import("../../provider/resources/shim.js");
     expect(withSecretOutputs({ additionalSecretOutputs: ["alias"], protect: true }, ["key", "adoptKey"])).toEqual({

@@ -34,6 +34,12 @@ const createdAt: pulumi.Output<string> = key.createdAt;
 const subAccounts: pulumi.Output<llm.SubAccountOutput[]> = team.subAccounts;
 const firstToken: pulumi.Output<string> = team.subAccounts.apply((s) => s[0].token);
 const tokens: pulumi.Output<string[]> = team.tokens;
+const rotation: llm.RotationArgs = { everyDays: 90, triggers: [config.get("leakTicket") ?? "none", { n: 1 }], overlapHours: 24 };
+const rotating = new llm.ApiKey("rotating", { alias: "rotating", rotation });
+const previousKey: pulumi.Output<string | undefined> = rotating.previousKey;
+const previousKeyExpiresAt: pulumi.Output<string | undefined> = rotating.previousKeyExpiresAt;
+const rotatedAt: pulumi.Output<string | undefined> = rotating.rotatedAt;
+const rotationDue: pulumi.Output<string | undefined> = rotating.rotationDue;
 
 async function dataSources(): Promise<void> {
   const models: llm.GetModelsResult = await llm.getModels({ category: "chat", vendor: "acme" });
@@ -63,4 +69,7 @@ function handle(err: unknown): string {
   return "";
 }
 
-export const used = [key2, hint, alias, enabled, countries, createdAt, subAccounts, firstToken, tokens, adopted.keyHint, outputs, dataSources, handle];
+export const used = [
+  key2, hint, alias, enabled, countries, createdAt, subAccounts, firstToken, tokens, adopted.keyHint, outputs, dataSources, handle,
+  previousKey, previousKeyExpiresAt, rotatedAt, rotationDue,
+];

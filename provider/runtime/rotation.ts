@@ -1,0 +1,112 @@
+import { UNKNOWN, containsUnknown, same, type CheckFailure } from "./values.js";
+
+/** How a key rotates: by age, on a change of triggers, with an overlap during which the previous key stays valid. */
+export type Rotation = { everyDays?: number; triggers?: unknown; overlapHours?: number };
+
+/** What the state holds about rotations besides the current key. */
+export type RotationState = {
+  /** The key replaced by the last rotation, while it still exists on the platform: a secret output. */
+  previousKey?: string;
+  /** When the previous key is deleted: the first update at or after this time deletes it. */
+  previousKeyExpiresAt?: string;
+  /** The platform's `created_at` of the key issued by the last rotation. */
+  rotatedAt?: string;
+};
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const FIELDS = ["everyDays", "triggers", "overlapHours"];
+
+/** The reason a preview shows when the triggers changed. */
+export const TRIGGERED = "rotation triggered";
+
+type Props = Record<string, unknown>;
+
+function isJson(value: unknown): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJson);
+  if (typeof value === "object") return Object.values(value).every(isJson);
+  return false;
+}
+
+/** check of `rotation`: failures by property path; values not known yet (preview) pass. */
+export function rotationFailures(value: unknown): CheckFailure[] {
+  if (value === undefined || value === null || value === UNKNOWN) return [];
+  if (typeof value !== "object" || Array.isArray(value)) {
+    return [{ property: "rotation", reason: "must be an object { everyDays?, triggers?, overlapHours? }" }];
+  }
+  const r = value as Props;
+  const failures: CheckFailure[] = [];
+  for (const k of Object.keys(r)) {
+    if (!FIELDS.includes(k)) failures.push({ property: `rotation.${k}`, reason: `is not a rotation setting (${FIELDS.join(", ")})` });
+  }
+  const days = r.everyDays;
+  const daysKnown = days !== undefined && days !== null && days !== UNKNOWN;
+  if (daysKnown && !(typeof days === "number" && Number.isInteger(days) && days > 0)) {
+    failures.push({ property: "rotation.everyDays", reason: `${JSON.stringify(days)} is not a positive whole number of days` });
+  }
+  const hours = r.overlapHours;
+  if (hours !== undefined && hours !== null && hours !== UNKNOWN) {
+    if (!(typeof hours === "number" && Number.isFinite(hours) && hours >= 0)) {
+      failures.push({ property: "rotation.overlapHours", reason: `${JSON.stringify(hours)} is not a number of hours >= 0` });
+    } else if (daysKnown && typeof days === "number" && days > 0 && hours >= days * 24) {
+      failures.push({ property: "rotation.overlapHours", reason: `${hours} hours is not shorter than the rotation period (${days} days = ${days * 24} hours)` });
+    }
+  }
+  if (r.triggers !== undefined && !containsUnknown(r.triggers) && !isJson(r.triggers)) {
+    failures.push({ property: "rotation.triggers", reason: "must be JSON values (strings, numbers, booleans, null, arrays, objects)" });
+  }
+  return failures;
+}
+
+function rotationOf(props: Props): Rotation | undefined {
+  const r = props.rotation;
+  return r !== null && typeof r === "object" && !Array.isArray(r) ? (r as Rotation) : undefined;
+}
+
+/**
+ * True when the triggers changed. Adding triggers where there were none, or removing them, does not rotate:
+ * only a change from one declared value to another does (a value not known yet may be such a change).
+ */
+export function triggersChanged(olds: Props, news: Props): boolean {
+  const before = rotationOf(olds)?.triggers;
+  const after = rotationOf(news)?.triggers;
+  if (before === undefined || after === undefined) return false;
+  return containsUnknown(after) || !same(before, after);
+}
+
+/** "rotation due: key issued 2026-08-01, every 90 days" once the current key is as old as the period, else undefined. */
+export function dueByAge(olds: Props, news: Props, now: number): string | undefined {
+  const days = rotationOf(news)?.everyDays;
+  const issuedAt = typeof olds.createdAt === "string" ? Date.parse(olds.createdAt) : NaN;
+  if (typeof days !== "number" || !(days > 0) || Number.isNaN(issuedAt)) return undefined;
+  if (now < issuedAt + days * DAY_MS) return undefined;
+  return `rotation due: key issued ${new Date(issuedAt).toISOString().slice(0, 10)}, every ${days} days`;
+}
+
+/** Why the next update must create a new key, or undefined when it must not. */
+export function rotationReason(olds: Props, news: Props, now: number): string | undefined {
+  return triggersChanged(olds, news) ? TRIGGERED : dueByAge(olds, news, now);
+}
+
+/** "previous key expires: overlap ended <time>" once the overlap has passed (the next update deletes it). */
+export function previousExpiry(olds: Props, now: number): string | undefined {
+  const state = olds as RotationState;
+  if (!state.previousKey) return undefined;
+  const at = state.previousKeyExpiresAt ? Date.parse(state.previousKeyExpiresAt) : NaN;
+  // Without a readable time (a hand-edited state), the previous key is treated as expired: never kept by doubt.
+  if (!Number.isNaN(at) && now < at) return undefined;
+  return `previous key expires: overlap ended ${Number.isNaN(at) ? "(unknown)" : new Date(at).toISOString()}`;
+}
+
+/** When the key replaced by a rotation issued at `rotatedAt` is deleted. */
+export function expiryOf(rotatedAt: string, rotation: Rotation | undefined): string {
+  const base = Date.parse(rotatedAt);
+  return new Date((Number.isNaN(base) ? Date.now() : base) + (rotation?.overlapHours ?? 0) * HOUR_MS).toISOString();
+}
+
+/** The rotation settings' overlap in hours (0 when not declared). */
+export function overlapHoursOf(props: Props): number {
+  return rotationOf(props)?.overlapHours ?? 0;
+}

@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { emulator } from "../support/emulator.js";
+import { REPO } from "../support/programDir.js";
+import { callsOf, CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+
+const PROGRAM = join(REPO, "tests/e2e/programs/rotation");
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+let emu: Emulator;
+let ledger: SecretLedger;
+let stack: PulumiStack;
+let recordDir: string;
+let recordFile: string;
+
+beforeAll(async () => {
+  await requirePulumiCli();
+  emu = await emulator({ rateWindowMs: 1000 });
+  ledger = new SecretLedger(emu);
+  recordDir = mkdtempSync(join(tmpdir(), "rotation-record-"));
+  recordFile = join(recordDir, "consumer.log");
+  writeFileSync(recordFile, "");
+  stack = await stackFor(PROGRAM, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000", ROTATION_RECORD: recordFile } });
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  disposeStack(stack);
+  rmSync(recordDir, { recursive: true, force: true });
+  await emu?.close();
+});
+
+const fingerprint = (key: string) => createHash("sha256").update(key).digest("hex");
+/** The fingerprints of the keys the consumer received, in order. */
+const received = () =>
+  readFileSync(recordFile, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.split(" ")[1]);
+const ours = () => emu.state.listKeys().filter((k) => k.alias === "rotating");
+
+async function upCalls(): Promise<Record<string, number>> {
+  emu.clearRequests();
+  await stack.up();
+  ledger.record();
+  return callsOf(emu);
+}
+
+type Outputs = { apiKey: string; keyId: string; previousKeyExpiresAt?: string; rotatedAt?: string };
+
+async function current(): Promise<Outputs> {
+  return (await stack.outputs({ showSecrets: true })) as Outputs;
+}
+
+describe("key rotation on the real Pulumi CLI", () => {
+  let firstId: string;
+
+  test("up: one key, and the consumer receives it", async () => {
+    await stack.setConfig("ticket", "INC-1");
+    expect(await upCalls()).toEqual({ "api-key/create": 1 });
+    const out = await current();
+    firstId = out.keyId;
+    expect(ours().map((k) => k.key)).toEqual([out.apiKey]);
+    expect(received()).toEqual([fingerprint(out.apiKey)]);
+  }, 180_000);
+
+  test("a changed trigger: preview says why and calls nothing; up rotates in place (1 create + 1 delete) and the consumer gets the new key in the same up", async () => {
+    const old = (await current()).apiKey;
+    await stack.setConfig("ticket", "INC-2");
+    emu.clearRequests();
+    const preview = await stack.preview();
+    expect(preview.stdout).toContain("rotation triggered");
+    expect(preview.stdout).not.toMatch(/replace/);
+    expect(Object.keys(callsOf(emu)).filter((op) => !op.endsWith("/get"))).toEqual([]);
+
+    expect(await upCalls()).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    const out = await current();
+    expect(out.keyId).toBe(firstId);
+    expect(out.apiKey).not.toBe(old);
+    expect(emu.state.hasKey(old)).toBe(false);
+    expect(ours().map((k) => k.key)).toEqual([out.apiKey]);
+    expect(received().slice(-1)).toEqual([fingerprint(out.apiKey)]);
+    expect(out.rotatedAt).toBe(emu.state.getKey(out.apiKey)!.created_at);
+    await stack.preview(["--refresh", "--expect-no-changes"]);
+  }, 240_000);
+
+  test("the old key cannot be deleted: up fails, the state keeps both keys, and the next up deletes it and updates the consumer", async () => {
+    const old = (await current()).apiKey;
+    await stack.setConfig("ticket", "INC-2b");
+    emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
+    const failed = await stack.up([], { allowFailure: true });
+    emu.setFaults([]);
+    ledger.record();
+    expect(failed.code).not.toBe(0);
+    expect(failed.stdout + failed.stderr).toMatch(/rotated, but the previous key sk-\.\.\.\w{4} could not be deleted/);
+    // A failed up leaves the stack outputs as they were; the resource's state holds both keys, as secrets.
+    const state = JSON.parse(await stack.exportState()) as { deployment: { resources: { type: string; outputs?: Record<string, unknown> }[] } };
+    const kept = state.deployment.resources.find((r) => r.type === "pulumi-nodejs:dynamic/llm-accounts:ApiKey")!.outputs!;
+    expect(kept.previousKeyExpiresAt).toEqual(expect.any(String));
+    expect(kept.previousKey).toHaveProperty("ciphertext");
+    expect(kept.key).toHaveProperty("ciphertext");
+    expect(ours()).toHaveLength(2);
+    expect(emu.state.hasKey(old)).toBe(true);
+
+    expect(await upCalls()).toEqual({ "api-key/delete": 1 });
+    const out = await current();
+    expect(out.apiKey).not.toBe(old);
+    expect(emu.state.hasKey(old)).toBe(false);
+    expect(ours().map((k) => k.key)).toEqual([out.apiKey]);
+    expect(received().slice(-1)).toEqual([fingerprint(out.apiKey)]);
+    expect(out.previousKeyExpiresAt).toBeUndefined();
+  }, 240_000);
+
+  test("with an overlap: the old key keeps working until the promised time, and the first up after it deletes it", async () => {
+    const old = (await current()).apiKey;
+    const oldRecord = emu.state.getKey(old);
+    await stack.setConfig("overlapHours", 1);
+    await stack.setConfig("ticket", "INC-3");
+    // The new key is issued 58 minutes "ago" by the platform's clock: its overlap ends two minutes from now.
+    emu.setClockOffset(-58 * 60_000);
+    expect(await upCalls()).toEqual({ "api-key/create": 1 });
+    emu.setClockOffset(0);
+    const out = await current();
+    const promised = Date.parse(out.previousKeyExpiresAt!);
+    expect(promised).toBe(Date.parse(out.rotatedAt!) + HOUR);
+    expect(received().slice(-1)).toEqual([fingerprint(out.apiKey)]);
+    // Both keys are in the state, as secrets only.
+    ledger.expectAbsentFrom(await stack.exportState(), "pulumi stack export during the overlap");
+
+    // Before the promised time: nothing is deleted, the old key is as it was; up calls nothing.
+    expect(await upCalls()).toEqual({});
+    expect(Date.now()).toBeLessThan(promised);
+    expect(emu.state.getKey(old)).toEqual(oldRecord);
+
+    await new Promise((r) => setTimeout(r, Math.max(0, promised - Date.now() + 1000)));
+    // Refresh never deletes; the drift gate flags the expiry and says why.
+    emu.clearRequests();
+    const gate = await stack.preview(["--refresh", "--expect-no-changes"], { allowFailure: true });
+    expect(gate.code).not.toBe(0);
+    expect(gate.stdout).toContain("previous key expires");
+    expect(Object.keys(callsOf(emu))).toEqual(["api-key/get"]);
+    expect(emu.state.hasKey(old)).toBe(true);
+
+    expect(await upCalls()).toEqual({ "api-key/delete": 1 });
+    expect(emu.state.hasKey(old)).toBe(false);
+    expect(ours().map((k) => k.key)).toEqual([out.apiKey]);
+    await stack.preview(["--refresh", "--expect-no-changes"]);
+  }, 400_000);
+
+  test("due by age: the drift gate fails naming the issue date, refresh rotates nothing, up rotates", async () => {
+    await stack.setConfig("overlapHours", 0);
+    await stack.setConfig("everyDays", 2);
+    await stack.setConfig("ticket", "INC-4");
+    emu.setClockOffset(-3 * DAY);
+    expect(await upCalls()).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    emu.setClockOffset(0);
+    const aged = await current();
+    const issued = emu.state.getKey(aged.apiKey)!.created_at.slice(0, 10);
+
+    const gate = await stack.preview(["--refresh", "--expect-no-changes"], { allowFailure: true });
+    expect(gate.code).not.toBe(0);
+    expect(gate.stdout).toContain(`rotation due: key issued ${issued}, every 2 days`);
+    emu.clearRequests();
+    await stack.refresh(["--skip-preview"]);
+    expect(callsOf(emu)).toEqual({ "api-key/get": 1 });
+    expect(ours().map((k) => k.key)).toEqual([aged.apiKey]);
+    // After a refresh, a plain preview names the reason too (the refreshed inputs carry it).
+    expect((await stack.preview()).stdout).toMatch(new RegExp(`- rotationDue\\s*: "rotation due: key issued ${issued}, every 2 days"`));
+
+    expect(await upCalls()).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    const out = await current();
+    expect(out.keyId).toBe(firstId);
+    expect(received().slice(-1)).toEqual([fingerprint(out.apiKey)]);
+    await stack.preview(["--refresh", "--expect-no-changes"]);
+  }, 300_000);
+
+  test("no key ever issued is in the state, the backend files or the outputs shown", async () => {
+    ledger.expectAbsentFrom(await stack.exportState(), "pulumi stack export");
+    ledger.expectAbsentFrom(stack.backendText(), "the backend folder");
+    ledger.expectAbsentFrom((await stack.run(["stack", "output"])).stdout, "pulumi stack output");
+  }, 60_000);
+
+  test("destroy deletes the key in one call", async () => {
+    emu.clearRequests();
+    await stack.destroy();
+    expect(callsOf(emu)).toEqual({ "api-key/delete": 1 });
+    expect(ours()).toEqual([]);
+  }, 120_000);
+});

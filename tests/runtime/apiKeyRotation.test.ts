@@ -1,0 +1,375 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { apiKey, setStackConfig, UNKNOWN, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+let emu: Emulator;
+beforeAll(async () => {
+  emu = await emulator({ rateLimits: false });
+  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
+});
+afterAll(async () => emu.close());
+beforeEach(() => emu.clearRequests());
+afterEach(() => {
+  emu.setFaults([]);
+  emu.setClockOffset(0);
+});
+
+type Props = Record<string, unknown>;
+type Failed = Error & { id?: string; properties?: ApiKeyOutputs; reasons?: string[] };
+
+async function checked(news: Props, olds: Props = {}): Promise<Props> {
+  const { inputs, failures } = await apiKey.check(olds, news);
+  expect(failures).toEqual([]);
+  return inputs;
+}
+
+/** A key as `pulumi up` leaves it: checked inputs and the create's outputs. */
+async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; inputs: Props }> {
+  const inputs = await checked(news);
+  const { id, outs } = await apiKey.create(inputs);
+  emu.clearRequests();
+  return { id, outs, inputs };
+}
+
+/** One `pulumi up` of new inputs over a key: check against the old inputs, diff, and update when it says so. */
+async function up(id: string, olds: { outs: Props; inputs: Props }, news: Props): Promise<{ outs: ApiKeyOutputs; inputs: Props; changed: boolean }> {
+  const inputs = await checked(news, olds.inputs);
+  const { changes, replaces } = await apiKey.diff(id, olds.outs, inputs);
+  expect(replaces).toEqual([]);
+  if (!changes) return { outs: olds.outs as ApiKeyOutputs, inputs, changed: false };
+  const { outs } = await apiKey.update(id, olds.outs, inputs);
+  return { outs, inputs, changed: true };
+}
+
+const props = (o: ApiKeyOutputs) => o as unknown as Props;
+
+describe("check: rotation settings by property path", () => {
+  test.each([
+    [{ everyDays: 0 }, "rotation.everyDays", /0 is not a positive whole number of days/],
+    [{ everyDays: 1.5 }, "rotation.everyDays", /1.5 is not a positive whole number/],
+    [{ everyDays: "90" }, "rotation.everyDays", /"90" is not a positive whole number/],
+    [{ overlapHours: -1 }, "rotation.overlapHours", /-1 is not a number of hours >= 0/],
+    [{ everyDays: 1, overlapHours: 24 }, "rotation.overlapHours", /24 hours is not shorter than the rotation period \(1 days = 24 hours\)/],
+    [{ triggers: [Number.NaN] }, "rotation.triggers", /must be JSON values/],
+    [{ everyDay: 90 }, "rotation.everyDay", /is not a rotation setting \(everyDays, triggers, overlapHours\)/],
+    [[90], "rotation", /must be an object/],
+  ])("%j fails at %s", async (rotation, property, reason) => {
+    const { failures } = await apiKey.check({}, { alias: "v", rotation });
+    expect(failures).toEqual([{ property, reason: expect.stringMatching(reason) }]);
+    expect(emu.requests()).toHaveLength(0);
+  });
+
+  test("valid settings, any JSON triggers and values not known yet pass", async () => {
+    for (const rotation of [
+      { everyDays: 90, overlapHours: 24, triggers: ["INC-1", { n: 2, ok: true, none: null }] },
+      { overlapHours: 0.5 },
+      { everyDays: UNKNOWN, overlapHours: 1e6 },
+      { triggers: UNKNOWN },
+      UNKNOWN,
+    ]) {
+      await checked({ alias: "v", rotation });
+    }
+  });
+});
+
+describe("rotation by trigger", () => {
+  test("a changed trigger: one create with the alias and security config, one delete; the same id; preview names the reason", async () => {
+    const securityConfig = { geo: { countries: ["SG"] }, spendLimit: { monthly: 5 } };
+    const first = await created({ alias: "ci", securityConfig, rotation: { triggers: ["INC-1"] } });
+    const news = { alias: "ci", securityConfig, rotation: { triggers: ["INC-2"] } };
+    expect((await checked(news, first.inputs)).rotationDue).toBe("rotation triggered");
+    expect(await apiKey.diff(first.id, props(first.outs), await checked(news, first.inputs))).toMatchObject({ changes: true, replaces: [] });
+
+    const after = await up(first.id, first, news);
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create", "api-key/delete"]);
+    const fresh = emu.state.getKey(after.outs.key)!;
+    expect(fresh).toMatchObject({ alias: "ci", enabled: true, security_config: { geo: { countries: ["SG"] }, spend_limit: { monthly: 5 } } });
+    expect(after.outs.key).not.toBe(first.outs.key);
+    expect(emu.state.hasKey(first.outs.key)).toBe(false);
+    expect(after.outs).toMatchObject({ rotatedAt: fresh.created_at, createdAt: fresh.created_at, keyHint: `sk-...${fresh.key.slice(-4)}` });
+    expect(after.outs.previousKey).toBeUndefined();
+
+    // Converged: the next run changes nothing and calls nothing.
+    emu.clearRequests();
+    expect((await up(first.id, after, news)).changed).toBe(false);
+    expect(emu.requests()).toHaveLength(0);
+  });
+
+  test("declared disabled: create, status, delete", async () => {
+    const first = await created({ alias: "off", enabled: false, rotation: { triggers: 1 } });
+    const after = await up(first.id, first, { alias: "off", enabled: false, rotation: { triggers: 2 } });
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create", "api-key/status", "api-key/delete"]);
+    expect(emu.state.getKey(after.outs.key)?.enabled).toBe(false);
+  });
+
+  test("adding or removing triggers does not rotate; a trigger not known yet may", async () => {
+    const first = await created({ alias: "t" });
+    const added = await up(first.id, first, { alias: "t", rotation: { triggers: ["a"] } });
+    expect(added.outs.key).toBe(first.outs.key);
+    const removed = await up(first.id, added, { alias: "t" });
+    expect(removed.outs.key).toBe(first.outs.key);
+    expect(emu.requests()).toHaveLength(0);
+    const unknown = await checked({ alias: "t", rotation: { triggers: [UNKNOWN] } }, added.inputs);
+    expect((await apiKey.diff(first.id, props(added.outs), unknown)).changes).toBe(true);
+  });
+
+  test("an adopted key rotates too: the first rotation replaces it with a created key and deletes it", async () => {
+    const console = emu.state.createKey("console").key;
+    const first = await created({ alias: "console", adoptKey: console, rotation: { triggers: ["x"] } });
+    const after = await up(first.id, first, { alias: "console", adoptKey: console, rotation: { triggers: ["y"] } });
+    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(emu.state.hasKey(console)).toBe(false);
+    expect(emu.state.hasKey(after.outs.key)).toBe(true);
+    // No replacement later either: the adopted key stays the declared input.
+    emu.clearRequests();
+    expect((await up(first.id, after, { alias: "console", adoptKey: console, rotation: { triggers: ["y"] } })).changed).toBe(false);
+  });
+});
+
+describe("rotation by age (the platform's created_at)", () => {
+  test("a key older than everyDays: refresh shows why and rotates nothing; the next update rotates once", async () => {
+    emu.setClockOffset(-91 * DAY);
+    const first = await created({ alias: "old", rotation: { everyDays: 90 } });
+    emu.setClockOffset(0);
+    const issued = first.outs.createdAt.slice(0, 10);
+
+    const refreshed = await apiKey.read(first.id, props(first.outs));
+    expect(calls(emu)).toEqual({ "api-key/get": 1 });
+    expect(refreshed.props.rotationDue).toBe(`rotation due: key issued ${issued}, every 90 days`);
+    expect(refreshed.props.key).toBe(first.outs.key);
+    expect(refreshed.inputs).toEqual({ alias: "old", enabled: true, securityConfig: {}, rotation: { everyDays: 90 }, rotationDue: refreshed.props.rotationDue });
+
+    emu.clearRequests();
+    const after = await up(first.id, { outs: refreshed.props, inputs: refreshed.inputs! }, { alias: "old", rotation: { everyDays: 90 } });
+    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(after.outs.rotationDue).toBeUndefined();
+    expect(Date.now() - Date.parse(after.outs.createdAt)).toBeLessThan(DAY);
+  });
+
+  test("a key younger than everyDays: no change, no call", async () => {
+    emu.setClockOffset(-89 * DAY);
+    const first = await created({ alias: "young", rotation: { everyDays: 90 } });
+    emu.setClockOffset(0);
+    expect((await up(first.id, first, { alias: "young", rotation: { everyDays: 90 } })).changed).toBe(false);
+    expect((await apiKey.read(first.id, props(first.outs))).props.rotationDue).toBeUndefined();
+    expect(calls(emu)).toEqual({ "api-key/get": 1 });
+  });
+});
+
+describe("overlap", () => {
+  test("rotation creates only; the previous key stays enabled and unchanged; nothing is deleted before the overlap ends", async () => {
+    const rotation = (t: string) => ({ everyDays: 30, overlapHours: 24, triggers: [t] });
+    const first = await created({ alias: "ov", rotation: rotation("a") });
+    const before = emu.state.getKey(first.outs.key);
+    const after = await up(first.id, first, { alias: "ov", rotation: rotation("b") });
+    expect(calls(emu)).toEqual({ "api-key/create": 1 });
+    expect(after.outs.previousKey).toBe(first.outs.key);
+    expect(Date.parse(after.outs.previousKeyExpiresAt!)).toBe(Date.parse(after.outs.rotatedAt!) + 24 * HOUR);
+
+    emu.clearRequests();
+    expect((await up(first.id, after, { alias: "ov", rotation: rotation("b") })).changed).toBe(false);
+    const refreshed = await apiKey.read(first.id, props(after.outs));
+    expect(calls(emu)).toEqual({ "api-key/get": 2 });
+    expect(refreshed.props).toMatchObject({ key: after.outs.key, previousKey: first.outs.key });
+    expect(refreshed.props.rotationDue).toBeUndefined();
+    // Another change during the overlap touches the current key only.
+    emu.clearRequests();
+    const renamed = await up(first.id, after, { alias: "ov2", rotation: rotation("b") });
+    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+    expect(renamed.outs.previousKey).toBe(first.outs.key);
+    expect(emu.state.getKey(first.outs.key)).toEqual(before);
+  });
+
+  test("the first update after the overlap deletes the previous key: one delete", async () => {
+    const rotation = (t: string) => ({ overlapHours: 24, triggers: [t] });
+    const first = await created({ alias: "ex", rotation: rotation("a") });
+    // The new key is issued 25 hours "ago": its overlap has already passed when this update ends.
+    emu.setClockOffset(-25 * HOUR);
+    const rotated = await up(first.id, first, { alias: "ex", rotation: rotation("b") });
+    emu.setClockOffset(0);
+    expect(calls(emu)).toEqual({ "api-key/create": 1 });
+    expect(rotated.outs.previousKey).toBe(first.outs.key);
+
+    emu.clearRequests();
+    const refreshed = await apiKey.read(first.id, props(rotated.outs));
+    expect(refreshed.props.rotationDue).toMatch(/^previous key expires: overlap ended \d{4}-\d\d-\d\dT/);
+    emu.clearRequests();
+    const after = await up(first.id, rotated, { alias: "ex", rotation: rotation("b") });
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+    expect(after.outs.previousKey).toBeUndefined();
+    expect(emu.state.hasKey(first.outs.key)).toBe(false);
+    expect(emu.state.hasKey(rotated.outs.key)).toBe(true);
+  });
+
+  test("a rotation during an overlap deletes the older previous key first: one previous key at most", async () => {
+    const rotation = (t: string) => ({ overlapHours: 24, triggers: [t] });
+    const first = await created({ alias: "twice", rotation: rotation("a") });
+    const second = await up(first.id, first, { alias: "twice", rotation: rotation("b") });
+    emu.clearRequests();
+    const third = await up(first.id, second, { alias: "twice", rotation: rotation("c") });
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/delete", "api-key/create"]);
+    expect(emu.state.hasKey(first.outs.key)).toBe(false);
+    expect(third.outs.previousKey).toBe(second.outs.key);
+  });
+
+  test("refresh: a previous key deleted elsewhere drops out; destroy deletes both keys in one call", async () => {
+    const rotation = (t: string) => ({ overlapHours: 24, triggers: [t] });
+    const first = await created({ alias: "rd", rotation: rotation("a") });
+    const rotated = await up(first.id, first, { alias: "rd", rotation: rotation("b") });
+    emu.state.deleteKey(first.outs.key);
+    const refreshed = await apiKey.read(first.id, props(rotated.outs));
+    expect(refreshed.props.previousKey).toBeUndefined();
+    expect(refreshed.props.previousKeyExpiresAt).toBeUndefined();
+
+    const other = await created({ alias: "rd2", rotation: rotation("a") });
+    const both = await up(other.id, other, { alias: "rd2", rotation: rotation("b") });
+    emu.clearRequests();
+    await apiKey.delete(other.id, props(both.outs));
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+    expect(emu.state.hasKey(other.outs.key)).toBe(false);
+    expect(emu.state.hasKey(both.outs.key)).toBe(false);
+  });
+});
+
+describe("failures at each step, and convergence on re-run", () => {
+  const news = (t: string) => ({ alias: "f", rotation: { triggers: [t] } });
+
+  test("the new key cannot be created: nothing changes; the re-run rotates", async () => {
+    const first = await created(news("a"));
+    const keysBefore = emu.state.listKeys().length;
+    emu.setFaults([{ kind: "500", ops: ["api-key/create"] }]);
+    const inputs = await checked(news("b"), first.inputs);
+    const err = (await apiKey.update(first.id, props(first.outs), inputs).catch((e: unknown) => e)) as Failed;
+    expect(err).toBeInstanceOf(Error);
+    expect(err.id).toBeUndefined();
+    expect(emu.state.listKeys()).toHaveLength(keysBefore);
+    expect(emu.state.hasKey(first.outs.key)).toBe(true);
+    expect(calls(emu)["api-key/delete"]).toBeUndefined();
+    expectNoSecret(String(err) + JSON.stringify(err), secretsOf(emu));
+
+    emu.setFaults([]);
+    emu.clearRequests();
+    await up(first.id, first, news("b"));
+    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+  });
+
+  test("a lost create answer: the error says the key may exist and how to find it", async () => {
+    const first = await created(news("a"));
+    emu.setFaults([{ kind: "drop-after", ops: ["api-key/create"], count: 1 }]);
+    const inputs = await checked(news("b"), first.inputs);
+    const err = (await apiKey.update(first.id, props(first.outs), inputs).catch((e: unknown) => e)) as Failed;
+    expect(err.message).toMatch(/the key may have been created.*alias "f".*adoptKey/);
+    expect(err.id).toBeUndefined();
+    expect(emu.state.hasKey(first.outs.key)).toBe(true);
+    expectNoSecret(String(err) + JSON.stringify(err), secretsOf(emu));
+  });
+
+  test("created but the old key not deleted: the outputs keep both (as a failed update), the next update deletes it", async () => {
+    const first = await created(news("a"));
+    emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
+    const inputs = await checked(news("b"), first.inputs);
+    const err = (await apiKey.update(first.id, props(first.outs), inputs).catch((e: unknown) => e)) as Failed;
+    expect(err.message).toMatch(/rotated, but the previous key sk-\.\.\.\w{4} could not be deleted.*next update deletes it/);
+    expect(err.id).toBe(first.id);
+    const kept = err.properties!;
+    expect(kept.previousKey).toBe(first.outs.key);
+    expect(emu.state.hasKey(kept.key)).toBe(true);
+    expect(emu.state.hasKey(first.outs.key)).toBe(true);
+    expectNoSecret(String(err) + JSON.stringify(err) + err.stack, secretsOf(emu));
+
+    emu.setFaults([]);
+    emu.clearRequests();
+    const after = await up(first.id, { outs: props(kept), inputs }, news("b"));
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+    expect(after.outs.key).toBe(kept.key);
+    expect(after.outs.previousKey).toBeUndefined();
+    expect(emu.state.hasKey(first.outs.key)).toBe(false);
+  });
+
+  test("declared disabled, the status call fails: the new key is deleted again and nothing changes", async () => {
+    const first = await created({ ...news("a"), enabled: false });
+    emu.setFaults([{ kind: "500", ops: ["api-key/status"] }]);
+    const before = emu.state.listKeys().length;
+    const inputs = await checked({ ...news("b"), enabled: false }, first.inputs);
+    await expect(apiKey.update(first.id, props(first.outs), inputs)).rejects.toThrow(/deleted again.*re-run/);
+    expect(emu.state.listKeys()).toHaveLength(before);
+    expect(emu.state.hasKey(first.outs.key)).toBe(true);
+  });
+
+  test("an expired previous key whose delete fails stays in the outputs; the next update retries", async () => {
+    const rotation = (t: string) => ({ overlapHours: 1, triggers: [t] });
+    const first = await created({ alias: "r", rotation: rotation("a") });
+    emu.setClockOffset(-2 * HOUR);
+    const rotated = await up(first.id, first, { alias: "r", rotation: rotation("b") });
+    emu.setClockOffset(0);
+    emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
+    const inputs = await checked({ alias: "r", rotation: rotation("b") }, rotated.inputs);
+    const err = (await apiKey.update(first.id, props(rotated.outs), inputs).catch((e: unknown) => e)) as Failed;
+    expect(err.message).toMatch(/previous key sk-\.\.\.\w{4} could not be deleted.*next update retries/);
+    expect(err.properties?.previousKey).toBe(first.outs.key);
+    emu.setFaults([]);
+    emu.clearRequests();
+    const after = await up(first.id, { outs: props(err.properties!), inputs }, { alias: "r", rotation: rotation("b") });
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+    expect(after.outs.previousKey).toBeUndefined();
+  });
+});
+
+describe("states written by 0.1.0 (no rotation fields)", () => {
+  test("read, diff, update and delete work unchanged, with the same calls", async () => {
+    const record = emu.state.createKey("legacy", { geo: { countries: ["SG"] } });
+    // Exactly the outputs 0.1.0 wrote.
+    const old: Props = {
+      alias: "legacy",
+      enabled: true,
+      securityConfig: { geo: { countries: ["SG"] } },
+      key: record.key,
+      keyHint: `sk-...${record.key.slice(-4)}`,
+      createdAt: record.created_at,
+    };
+    const oldInputs: Props = { alias: "legacy", enabled: true, securityConfig: { geo: { countries: ["SG"] } } };
+    emu.clearRequests();
+    const refreshed = await apiKey.read("legacy-id", old);
+    expect(calls(emu)).toEqual({ "api-key/get": 1 });
+    expect(refreshed.props).toEqual(old);
+    expect(refreshed.inputs).toEqual(oldInputs);
+
+    const same = await checked({ alias: "legacy", securityConfig: { geo: { countries: ["SG"] } } }, oldInputs);
+    expect(same.rotationDue).toBeUndefined();
+    expect((await apiKey.diff("legacy-id", old, same)).changes).toBe(false);
+
+    emu.clearRequests();
+    const renamed = await checked({ alias: "legacy2", securityConfig: { geo: { countries: ["SG"] } } }, oldInputs);
+    const { outs } = await apiKey.update("legacy-id", old, renamed);
+    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+    expect(outs).toEqual({ ...old, alias: "legacy2" });
+
+    emu.clearRequests();
+    await apiKey.delete("legacy-id", old);
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+    expect(emu.state.hasKey(record.key)).toBe(false);
+  });
+
+  test("adding everyDays to an old key that is already older rotates it at the next update", async () => {
+    emu.setClockOffset(-200 * DAY);
+    const record = emu.state.createKey("aged");
+    emu.setClockOffset(0);
+    const old: Props = { alias: "aged", enabled: true, securityConfig: {}, key: record.key, keyHint: "sk-...", createdAt: record.created_at };
+    emu.clearRequests();
+    const after = await up("aged-id", { outs: old, inputs: { alias: "aged", enabled: true, securityConfig: {} } }, { alias: "aged", rotation: { everyDays: 90 } });
+    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(after.outs.rotation).toEqual({ everyDays: 90 });
+  });
+});
+
+test("no key in an id or any output but key and previousKey", async () => {
+  const first = await created({ alias: "leak", rotation: { overlapHours: 2, triggers: ["a"] } });
+  const after = await up(first.id, first, { alias: "leak", rotation: { overlapHours: 2, triggers: ["b"] } });
+  const { key, previousKey, ...rest } = after.outs;
+  expect(previousKey).toBe(first.outs.key);
+  expectNoSecret(JSON.stringify(rest) + first.id, [key, previousKey!, ...secretsOf(emu)]);
+});
