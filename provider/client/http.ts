@@ -15,14 +15,8 @@ import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
 import { describeOperation, type Group, type Operation } from "./operations.js";
 import { fingerprint, redact } from "./redact.js";
 import { ErrorBodySchema } from "./schemas/common.js";
+import { missingSetting, noBaseUrl, SETTINGS, validateRateLimitOptions, type RateLimitOptions } from "./settings.js";
 import { USER_AGENT } from "../version.js";
-
-/** Names of the settings, for messages that tell the user what to set. */
-export const SETTINGS = {
-  baseUrl: { env: "LLM_ACCOUNTS_BASE_URL", config: "llm-accounts:baseUrl" },
-  adminKey: { env: "LLM_ACCOUNTS_ADMIN_KEY", config: "llm-accounts:adminKey" },
-  accountKey: { env: "LLM_ACCOUNTS_ACCOUNT_KEY", config: "llm-accounts:accountKey" },
-} as const;
 
 export interface RetryOptions {
   /** Attempts in all for a 429 (the request was not processed, so even creates are retried). */
@@ -44,7 +38,7 @@ export interface TransportOptions {
    * Limits per operation name; `false` turns the client-side limiter off. A number replaces the per-minute
    * limit of an operation. `windowMs` rescales every per-minute window (for an emulator run with scaled windows).
    */
-  rateLimits?: false | { windowMs?: number; perOperation?: Record<string, number | RateLimit[]> };
+  rateLimits?: RateLimitOptions;
   /** Receives one line per request; lines never contain a key. */
   logger?: (line: string) => void;
 }
@@ -65,11 +59,7 @@ function isLoopback(hostname: string): boolean {
 
 /** Parses and checks the base URL: https, or http on a loopback host only. */
 export function parseBaseUrl(raw: string | undefined): URL {
-  if (!raw) {
-    throw new ConfigurationError(
-      `no base URL: set ${SETTINGS.baseUrl.env} or the stack config ${SETTINGS.baseUrl.config} (the platform has no default)`,
-    );
-  }
+  if (!raw) throw noBaseUrl();
   let url: URL;
   try {
     url = new URL(raw);
@@ -144,6 +134,7 @@ export class HttpTransport {
 
   constructor(private readonly options: TransportOptions) {
     this.base = parseBaseUrl(options.baseUrl);
+    validateRateLimitOptions(options.rateLimits);
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
   }
 
@@ -233,9 +224,7 @@ export class HttpTransport {
     if (group === "management") {
       const key = this.options.adminKey;
       if (!key) {
-        throw new ConfigurationError(
-          `no admin key for the management group: set ${SETTINGS.adminKey.env} or the stack config ${SETTINGS.adminKey.config} (--secret)`,
-        );
+        throw missingSetting("adminKey", "no admin key for the management group", " (--secret)");
       }
       if (!key.startsWith(ADMIN_KEY_PREFIX)) {
         throw new ConfigurationError(
@@ -246,9 +235,7 @@ export class HttpTransport {
     }
     const key = this.options.accountKey;
     if (!key) {
-      throw new ConfigurationError(
-        `no main account key for the sub-account group: set ${SETTINGS.accountKey.env} or the stack config ${SETTINGS.accountKey.config} (--secret)`,
-      );
+      throw missingSetting("accountKey", "no main account key for the sub-account group", " (--secret)");
     }
     if (key.startsWith(ADMIN_KEY_PREFIX) || !key.startsWith(KEY_PREFIX)) {
       throw new ConfigurationError(

@@ -1,5 +1,5 @@
 import { LlmAccountsClient } from "../client/client.js";
-import { resolveClientOptions, TUNING, type ConnectionArgs, type StackConfig } from "../client/config.js";
+import { resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs, type StackConfig } from "../client/config.js";
 import { parseBaseUrl } from "../client/http.js";
 import { fingerprint } from "../client/redact.js";
 import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
@@ -10,8 +10,7 @@ import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
  */
 export const STACK_CONFIG_SLOT = "__llmAccountsConfig";
 
-/** The `llm-accounts:` stack config keys the provider reads. */
-export const STACK_CONFIG_KEYS = ["baseUrl", "adminKey", "accountKey", TUNING.rateWindowMs.config, TUNING.rateLimits.config];
+export { STACK_CONFIG_KEYS };
 
 interface ConfigSource {
   get(key: string): string | undefined;
