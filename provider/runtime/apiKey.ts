@@ -4,6 +4,7 @@ import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../client/redact.js";
 import { ApiKeyCreateRequestSchema, KeySchema, type SecurityConfig } from "../client/schemas/index.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
+import type { Props, ReadOutcome } from "./contract.js";
 import { coalescerFor } from "./deleteCoalescer.js";
 import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
 
@@ -23,8 +24,6 @@ export type ApiKeyOutputs = ApiKeyInputs & {
   keyHint: string;
   createdAt: string;
 };
-
-type Props = Record<string, unknown>;
 
 /** Omitted, null and `{}` all mean "unrestricted": one form, so a program that did not change shows no diff. */
 export function normalizeSecurityConfig(value: unknown): SecurityConfig {
@@ -47,7 +46,7 @@ function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live?: 
 }
 
 /** check: every field validated, failures named by property path; unknown values (preview) pass. */
-export async function check(_olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
+export async function check(_olds: Props, news: Props): Promise<{ inputs: ApiKeyInputs; failures: CheckFailure[] }> {
   const failures: CheckFailure[] = [];
   const inputs: Props = { ...news };
 
@@ -73,14 +72,15 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: Props;
     }
   }
   failures.push(...connectionFailures(news.connection));
-  return { inputs, failures };
+  // Typed once failures is empty; the engine uses the inputs of a failed check for nothing.
+  return { inputs: inputs as ApiKeyInputs, failures };
 }
 
 /** diff: replacement only for another key or another platform; otherwise an update of what changed. */
-export async function diff(_id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const replaces: string[] = [];
-  const adoptOld = olds.adoptKey as string | undefined;
-  const adoptNew = news.adoptKey as string | undefined;
+  const adoptOld = olds.adoptKey;
+  const adoptNew = news.adoptKey;
   if (adoptNew === UNKNOWN || (adoptOld ?? null) !== (adoptNew ?? null)) replaces.push("adoptKey");
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
@@ -98,8 +98,7 @@ export async function diff(_id: string, olds: Props, news: Props): Promise<{ cha
  * create: one `api-key/create`, plus one `api-key/status` only when the key is declared disabled. With
  * `adoptKey`: one get to verify the key, then only the calls that bring it to the declared configuration.
  */
-export async function create(props: Props): Promise<{ id: string; outs: ApiKeyOutputs }> {
-  const inputs = props as unknown as ApiKeyInputs;
+export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: ApiKeyOutputs }> {
   const client = clientFor(inputs.connection);
   const config = { alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) };
 
@@ -163,9 +162,7 @@ export async function create(props: Props): Promise<{ id: string; outs: ApiKeyOu
 }
 
 /** update: only `enabled` changed: one status call; alias or securityConfig: one edit; both: edit then status. */
-export async function update(_id: string, olds: Props, news: Props): Promise<{ outs: ApiKeyOutputs }> {
-  const old = olds as unknown as ApiKeyOutputs;
-  const inputs = news as unknown as ApiKeyInputs;
+export async function update(_id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
   const client = clientFor(inputs.connection);
   const key = old.key;
   const desired = { alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) };
@@ -182,8 +179,7 @@ export async function update(_id: string, olds: Props, news: Props): Promise<{ o
  * read (refresh): one get. Gone on the platform: an empty id. The key itself is carried forward. The inputs
  * returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
  */
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props; inputs?: Props }> {
-  const old = props as unknown as ApiKeyOutputs;
+export async function read(id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const client = clientFor(old.connection);
   try {
     const live = await client.apiKeys.get(old.key);
@@ -191,7 +187,7 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
     const inputs: ApiKeyInputs = { alias: outs.alias, enabled: outs.enabled, securityConfig: outs.securityConfig };
     if (old.adoptKey !== undefined) inputs.adoptKey = old.adoptKey;
     if (old.connection !== undefined) inputs.connection = old.connection;
-    return { id, props: { ...outs }, inputs };
+    return { id, props: outs, inputs };
   } catch (err) {
     if (err instanceof NotFoundError) return { id: "", props: {} };
     throw err;
@@ -199,8 +195,7 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
 }
 
 /** delete: coalesced with the other key deletes of this process; resolves once the platform confirmed. */
-export async function remove(_id: string, props: Props): Promise<void> {
-  const old = props as unknown as ApiKeyOutputs;
+export async function remove(_id: string, old: ApiKeyOutputs): Promise<void> {
   if (!old.key) return;
   const client = clientFor(old.connection);
   await coalescerFor(client.apiKeys).delete(old.key);

@@ -54,9 +54,9 @@ export function clientFor(connection: ConnectionArgs | undefined, config: StackC
  * How a change of `connection` affects a resource: another base URL is another platform, hence a
  * replacement; other changes (the names of variables) need no API call but are recorded.
  */
-export function connectionDiff(olds: Record<string, unknown>, news: Record<string, unknown>): { replace: boolean; changed: boolean } {
-  const before = olds.connection as ConnectionArgs | undefined;
-  const after = news.connection as ConnectionArgs | undefined;
+export function connectionDiff(olds: { connection?: ConnectionArgs }, news: { connection?: ConnectionArgs }): { replace: boolean; changed: boolean } {
+  const before = olds.connection;
+  const after = news.connection;
   return {
     replace: (before?.baseUrl ?? null) !== (after?.baseUrl ?? null),
     changed: !same(before ?? null, after ?? null),

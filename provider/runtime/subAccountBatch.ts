@@ -5,6 +5,7 @@ import { fingerprint } from "../client/redact.js";
 import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
+import type { Props, ReadOutcome } from "./contract.js";
 import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
 
 /** Inputs of a SubAccountBatch after check: pricing converted to `pricingFactor` only. */
@@ -30,8 +31,6 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
   subAccounts: SubAccountView[];
   tokens: string[];
 };
-
-type Props = Record<string, unknown>;
 
 /**
  * Declared pricing as the platform stores it: the one conversion rule of spec 2.5 (`convertModelPricing`,
@@ -69,7 +68,7 @@ function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[])
 }
 
 /** check: alias, balance, count, pricing validated by property path; deprecated pricing converted. */
-export async function check(_olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
+export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
   const inputs: Props = { ...news };
   const pricing = news.modelPricing ?? [];
   if (news.modelPricing === undefined || news.modelPricing === null) inputs.modelPricing = [];
@@ -77,11 +76,12 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: Props;
   const failures = schemaFailures(SubAccountCreateRequestSchema, wire);
   if (Array.isArray(pricing) && failures.length === 0) inputs.modelPricing = normalizeModelPricing(pricing);
   failures.push(...connectionFailures(news.connection));
-  return { inputs, failures };
+  // Typed once failures is empty; the engine uses the inputs of a failed check for nothing.
+  return { inputs: inputs as SubAccountBatchInputs, failures };
 }
 
 /** diff: balance (which the API cannot change after creation) or another platform: replacement. */
-export async function diff(_id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(_id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const replaces: string[] = [];
   if (olds.balance !== news.balance) replaces.push("balance");
   const connection = connectionDiff(olds, news);
@@ -131,8 +131,7 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
   }
 }
 
-export async function create(props: Props): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
-  const inputs = props as unknown as SubAccountBatchInputs;
+export async function create(inputs: SubAccountBatchInputs): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const api = clientFor(inputs.connection).subAccounts;
   const created = await createBatch(api, inputs, inputs.count, new Set());
   const outs = outputsOf(inputs, created);
@@ -143,9 +142,7 @@ export async function create(props: Props): Promise<{ id: string; outs: SubAccou
  * update: alias or pricing changed: one edit of every sub-account kept; count up: one create of the
  * difference; count down: one delete of the newest surplus.
  */
-export async function update(_id: string, olds: Props, news: Props): Promise<{ outs: SubAccountBatchOutputs }> {
-  const old = olds as unknown as SubAccountBatchOutputs;
-  const inputs = news as unknown as SubAccountBatchInputs;
+export async function update(_id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const api = clientFor(inputs.connection).subAccounts;
   let current = [...(old.subAccounts ?? [])].sort((a, b) => a.id - b.id);
   const pricing = normalizeModelPricing(inputs.modelPricing);
@@ -171,8 +168,7 @@ export async function update(_id: string, olds: Props, news: Props): Promise<{ o
  * read (refresh): one list call. Sub-accounts deleted elsewhere drop out; alias and pricing drift show. The
  * inputs returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
  */
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props; inputs?: Props }> {
-  const old = props as unknown as SubAccountBatchOutputs;
+export async function read(id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const api = clientFor(old.connection).subAccounts;
   const ours = new Set(old.tokens ?? []);
   // Listing without the alias filter finds our sub-accounts even when their alias was changed elsewhere.
@@ -187,7 +183,7 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
   const outs = outputsOf(inputs, live);
   const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
   if (old.connection !== undefined) liveInputs.connection = old.connection;
-  return { id, props: { ...outs }, inputs: liveInputs };
+  return { id, props: outs, inputs: liveInputs };
 }
 
 /**
@@ -207,7 +203,6 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
 }
 
 /** delete: one batch delete of every sub-account of the batch. */
-export async function remove(_id: string, props: Props): Promise<void> {
-  const old = props as unknown as SubAccountBatchOutputs;
+export async function remove(_id: string, old: SubAccountBatchOutputs): Promise<void> {
   await deleteTokens(clientFor(old.connection).subAccounts, old.tokens ?? []);
 }

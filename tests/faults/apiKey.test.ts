@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/client/redact.js";
-import { apiKey, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { expectCleanLog, failure, faultEmulator, only, statuses, type SecretLedger } from "./support.js";
 
 // The ApiKey provider's methods under each fault the emulator injects. A "re-run" is the same method called
@@ -33,7 +33,7 @@ afterEach(() => emu.setFaults([]));
 type Props = Record<string, unknown>;
 type Created = { id: string; outs: ApiKeyOutputs };
 
-async function inputs(news: Props): Promise<Props> {
+async function inputs(news: Props): Promise<ApiKeyInputs> {
   const { inputs: checked, failures } = await apiKey.check({}, news);
   expect(failures).toEqual([]);
   return checked;
@@ -47,13 +47,13 @@ async function create(news: Props): Promise<Created> {
 }
 
 async function update(k: Created, news: Props): Promise<Created> {
-  const { outs } = await apiKey.update(k.id, k.outs as unknown as Props, await inputs(news));
+  const { outs } = await apiKey.update(k.id, k.outs, await inputs(news));
   ledger.expectCleanOutputs(outs);
   return { id: k.id, outs };
 }
 
 async function remove(...keys: Created[]): Promise<void> {
-  await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
+  await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs)));
 }
 
 /** A failure, checked to hold no secret in any form. */
@@ -83,7 +83,7 @@ describe("ApiKey under rate-limit storms", () => {
     const k = await create({ alias: "storm", enabled: false });
     expectExactly("storm", [k]);
     const changed = await update(k, { alias: "storm-2", enabled: true });
-    const read = await apiKey.read(k.id, changed.outs as unknown as Props);
+    const read = await apiKey.read(k.id, changed.outs);
     expect(read.props).toEqual(changed.outs);
     await remove({ id: k.id, outs: read.props as unknown as ApiKeyOutputs });
     expect(statuses(emu)).toEqual({
@@ -133,19 +133,19 @@ describe("ApiKey under server errors", () => {
     const k = await create({ alias: "reads" });
     emu.clearRequests();
     emu.setFaults([only(["api-key/get"], { kind: "500", count: 1 }), only(["api-key/get"], { kind: "503", count: 1 })]);
-    expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+    expect((await apiKey.read(k.id, k.outs)).props).toEqual(k.outs);
     expect(statuses(emu)).toEqual({ "api-key/get 500": 1, "api-key/get 503": 1, "api-key/get 200": 1 });
 
     emu.clearRequests();
     emu.setFaults([only(["api-key/get"], { kind: "503" })]);
-    const err = await failed(() => apiKey.read(k.id, k.outs as unknown as Props));
+    const err = await failed(() => apiKey.read(k.id, k.outs));
     expect(err.name).toBe("ServerError");
     expect(err.message).toMatch(/^503 service_unavailable: .+ \(POST api-key\/get\)$/);
     expect(statuses(emu)).toEqual({ "api-key/get 503": 4 });
     expectExactly("reads", [k]);
 
     emu.setFaults([]);
-    expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+    expect((await apiKey.read(k.id, k.outs)).props).toEqual(k.outs);
     await remove(k);
   });
 
@@ -209,7 +209,7 @@ describe("ApiKey under server errors", () => {
     expectExactly("half-made", [{ id, outs: recorded }]);
 
     emu.setFaults([]);
-    expect((await apiKey.diff(id, recorded as unknown as Props, news)).changes).toBe(true);
+    expect((await apiKey.diff(id, recorded, news)).changes).toBe(true);
     const fixed = await update({ id, outs: recorded }, { alias: "half-made", enabled: false });
     expect(emu.state.getKey(recorded.key)?.enabled).toBe(false);
     expectExactly("half-made", [fixed]);
@@ -222,7 +222,7 @@ describe("ApiKey under added latency", () => {
     emu.setFaults([{ kind: "latency", ms: 200 }]);
     const keys = await Promise.all([0, 1, 2].map((i) => create({ alias: `slow-${i}` })));
     const changed = await update(keys[0], { alias: "slow-0", enabled: false, securityConfig: { geo: { countries: ["SG"] } } });
-    expect((await apiKey.read(changed.id, changed.outs as unknown as Props)).props).toEqual(changed.outs);
+    expect((await apiKey.read(changed.id, changed.outs)).props).toEqual(changed.outs);
     await remove(changed, keys[1], keys[2]);
     expect(statuses(emu)).toEqual({
       "api-key/create 200": 3,
@@ -325,10 +325,10 @@ describe("ApiKey under malformed and wrongly typed answers", () => {
 
       // Refresh: fails; the state keeps the old outputs; the re-run reads them back unchanged.
       emu.setFaults([only(["api-key/get"], { kind, count: 1 })]);
-      let err = await failed(() => apiKey.read(k.id, k.outs as unknown as Props));
+      let err = await failed(() => apiKey.read(k.id, k.outs));
       expect(err.message).toContain(`${field("alias")}`);
       expect(err.message).toMatch(/\(POST api-key\/get\)$/);
-      expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+      expect((await apiKey.read(k.id, k.outs)).props).toEqual(k.outs);
 
       // Edit: committed, answer unusable; the update fails; the re-run from the old outputs converges.
       emu.setFaults([only(["api-key/edit"], { kind, count: 1 })]);

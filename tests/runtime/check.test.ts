@@ -1,9 +1,10 @@
 import { describe, expect, test } from "@jest/globals";
+import type { CheckFailure } from "../../provider/runtime/values.js";
 import { apiKey, subAccountBatch, UNKNOWN } from "../../provider/runtime/index.js";
 
 type Props = Record<string, unknown>;
 
-async function failuresOf(check: typeof apiKey.check, news: Props) {
+async function failuresOf(check: (olds: Props, news: Props) => Promise<{ failures: CheckFailure[] }>, news: Props) {
   const { failures } = await check({}, news);
   return failures;
 }
