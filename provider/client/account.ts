@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
 import { fromWire, toWire } from "./casing.js";
 import { LlmAccountsError } from "./errors.js";
@@ -42,7 +41,7 @@ export class AccountApi {
 
   /** The account balance, as the decimal string the API gives. */
   async balance(): Promise<string> {
-    const res = await this.http.send<{ balance: string }>({ op: OPERATIONS.balance, body: {} });
+    const res = await this.http.send({ op: OPERATIONS.balance, body: {} });
     return res.balance;
   }
 
@@ -54,7 +53,7 @@ export class AccountApi {
     const seen = new Set<string>();
     for (;;) {
       const body = { ...toWire(query), ...(page === undefined ? {} : { [USAGE_NEXT_PAGE_FIELD]: page }) };
-      const res = await this.http.send<z.infer<typeof s.UsageSummaryResponseSchema>>({ op: OPERATIONS.usageSummary, body });
+      const res = await this.http.send({ op: OPERATIONS.usageSummary, body });
       rows.push(...res.items.map((r) => fromWire(r)));
       if (!res.has_more || res.next_page === null) return rows;
       // A server that hands back a page token it gave before would page forever.
@@ -67,7 +66,7 @@ export class AccountApi {
 
   /** The model list with prices for this account. */
   async models(): Promise<s.Model[]> {
-    const res = await this.http.send<z.infer<typeof s.ModelsResponseSchema>>({ op: OPERATIONS.models });
+    const res = await this.http.send({ op: OPERATIONS.models });
     return res.models.map((m) => fromWire(m));
   }
 }

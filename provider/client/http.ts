@@ -1,5 +1,5 @@
 import got, { RequestError, type Response } from "got";
-import { ZodError } from "zod";
+import { ZodError, type z } from "zod";
 import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
 import { wirePath } from "./casing.js";
 import {
@@ -118,10 +118,10 @@ function retryAfterMs(res: Response<string>): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-/** What one request carries: the operation, and its body (or query, for GETs) on the wire. */
-export interface Call {
-  op: Operation;
-  body?: unknown;
+/** What one request carries: the operation, and its body (or query, for GETs) typed by the operation's schema. */
+export interface Call<O extends Operation = Operation> {
+  op: O;
+  body?: z.input<O["request"]>;
 }
 
 /**
@@ -143,8 +143,8 @@ export class HttpTransport {
     return this.base.origin;
   }
 
-  /** Sends one operation, with limiter and retries; returns the validated wire response. */
-  async send<T>(call: Call): Promise<T> {
+  /** Sends one operation, with limiter and retries; returns the response as the operation's schema parsed it. */
+  async send<O extends Operation>(call: Call<O>): Promise<z.output<O["response"]>> {
     const { op } = call;
     const credential = this.credentialFor(op.group);
     const requestBody = this.validateRequest(call);
@@ -187,7 +187,7 @@ export class HttpTransport {
 
       const { res } = outcome;
       this.log(`${describeOperation(op)} ${res.statusCode} ${elapsed}ms (attempt ${attempt})`);
-      if (res.statusCode >= 200 && res.statusCode < 300) return this.parseResponse<T>(op, res.body, requestBody);
+      if (res.statusCode >= 200 && res.statusCode < 300) return this.parseResponse(op, res.body, requestBody);
 
       const details = { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
       if (res.statusCode === RATE_LIMIT_STATUS) {
@@ -319,7 +319,7 @@ export class HttpTransport {
     };
   }
 
-  private parseResponse<T>(op: Operation, body: string, requestBody: unknown): T {
+  private parseResponse<O extends Operation>(op: O, body: string, requestBody: unknown): z.output<O["response"]> {
     const doubt = op.retry === "create" ? `; ${createDoubt(op, requestBody)}` : "";
     let json: unknown;
     try {
@@ -331,7 +331,7 @@ export class HttpTransport {
       });
     }
     try {
-      return op.response.parse(json) as T;
+      return op.response.parse(json);
     } catch (err) {
       const issue = err instanceof ZodError ? err.issues[0] : undefined;
       const field = issue ? wirePath(issue.path) || "(body)" : "(body)";
