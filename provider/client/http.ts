@@ -1,6 +1,6 @@
 import got, { RequestError, type Response } from "got";
 import { ZodError, type z } from "zod";
-import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
+import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MAX_RETRY_AFTER_MS, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
 import { wirePath } from "./casing.js";
 import {
   ApiError,
@@ -14,18 +14,10 @@ import {
 import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
 import { describeOperation, type Group, type Operation } from "./operations.js";
 import { fingerprint, redact } from "./redact.js";
+import { classify, retryAfterMs, RetryPolicy, SYSTEM_CLOCK, type Clock, type RetryOptions } from "./retry.js";
 import { ErrorBodySchema } from "./schemas/common.js";
 import { missingSetting, noBaseUrl, SETTINGS, validateRateLimitOptions, type RateLimitOptions } from "./settings.js";
 import { USER_AGENT } from "../version.js";
-
-export interface RetryOptions {
-  /** Attempts in all for a 429 (the request was not processed, so even creates are retried). */
-  maxRateLimitAttempts: number;
-  /** Attempts in all for 5xx and network errors, on operations that may be retried. */
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
 
 export interface TransportOptions {
   baseUrl: string;
@@ -41,13 +33,18 @@ export interface TransportOptions {
   rateLimits?: RateLimitOptions;
   /** Receives one line per request; lines never contain a key. */
   logger?: (line: string) => void;
+  /** The clock retries wait on (tests pass a fake one so that no test sleeps through a real wait). */
+  clock?: Clock;
 }
 
-const DEFAULT_RETRY: RetryOptions = { maxRateLimitAttempts: 12, maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 8_000 };
-
-/** Network errors that prove the request never left this machine. */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
-const NOT_SENT_TIMEOUT_EVENTS = new Set(["lookup", "connect", "secureConnect"]);
+/** The one got instance: no retries of its own (the RetryPolicy decides), no redirects, text bodies, our errors. */
+const http = got.extend({
+  responseType: "text",
+  throwHttpErrors: false,
+  followRedirect: false,
+  retry: { limit: 0 },
+  headers: { accept: "application/json", "user-agent": USER_AGENT },
+});
 
 /** Limiters shared by every client of the process that uses the same origin, credential and operation. */
 const sharedLimiters = new Map<string, { windows: SlidingWindowLimiter[]; budgets: BudgetCounter[] }>();
@@ -86,10 +83,6 @@ function limitsFor(op: Operation, options: TransportOptions["rateLimits"]): Rate
   return base.map((l) => ({ limit: l.limit, windowMs: l.windowMs * scale }));
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** The API's code and message from an error body: the shape of spec 7, else a bare `{code, message}`. */
 function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
   let parsed: unknown;
@@ -107,17 +100,6 @@ function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
   };
 }
 
-function retryAfterMs(res: Response<string>): number | undefined {
-  const ms = Number(res.headers["retry-after-ms"]);
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const header = res.headers["retry-after"];
-  if (header === undefined) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(String(header));
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
 /** What one request carries: the operation, and its body (or query, for GETs) typed by the operation's schema. */
 export interface Call<O extends Operation = Operation> {
   op: O;
@@ -130,12 +112,14 @@ export interface Call<O extends Operation = Operation> {
  */
 export class HttpTransport {
   private readonly base: URL;
-  private readonly retry: RetryOptions;
+  private readonly retry: RetryPolicy;
+  private readonly clock: Clock;
 
   constructor(private readonly options: TransportOptions) {
     this.base = parseBaseUrl(options.baseUrl);
     validateRateLimitOptions(options.rateLimits);
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.retry = new RetryPolicy(options.retry);
+    this.clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   /** The origin requests go to (no credentials in it). */
@@ -165,7 +149,7 @@ export class HttpTransport {
       }
       const releases = await Promise.all(limiter.windows.map((w) => w.acquire()));
       const started = Date.now();
-      let outcome: { res: Response<string> } | { error: LlmAccountsError; sent: boolean };
+      let outcome: { res: Response<string> } | { error: LlmAccountsError; sent: boolean; transient: boolean };
       try {
         outcome = { res: await this.request(op, credential, requestBody) };
       } catch (err) {
@@ -177,12 +161,10 @@ export class HttpTransport {
 
       if ("error" in outcome) {
         this.log(`${describeOperation(op)} failed after ${elapsed}ms (attempt ${attempt}): ${outcome.error.message}`);
-        const retryable = op.retry !== "create" || !outcome.sent;
-        if (retryable && attempt < this.retry.maxAttempts) {
-          await sleep(this.backoff(attempt));
-          continue;
-        }
-        throw outcome.error;
+        const wait = this.retry.afterFailure(op.retry, attempt, outcome);
+        if (wait === undefined) throw outcome.error;
+        await this.clock.sleep(wait);
+        continue;
       }
 
       const { res } = outcome;
@@ -192,13 +174,17 @@ export class HttpTransport {
       const details = { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
       if (res.statusCode === RATE_LIMIT_STATUS) {
         rateLimited += 1;
-        const wait = retryAfterMs(res);
-        if (rateLimited < this.retry.maxRateLimitAttempts) {
-          await sleep(wait ?? this.backoff(rateLimited));
+        const asked = retryAfterMs(res.headers, this.clock.now());
+        const next = this.retry.afterRateLimit(rateLimited, asked);
+        if ("waitMs" in next) {
+          await this.clock.sleep(next.waitMs);
           attempt -= 1; // a 429 was not processed: it does not use up an attempt of the other kinds
           continue;
         }
-        throw ApiError.fromResponse(429, details, { retryAfterMs: wait });
+        if (next.giveUp === "too-long" && asked !== undefined) {
+          throw ApiError.fromResponse(429, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
+        }
+        throw ApiError.fromResponse(429, details, { retryAfterMs: asked });
       }
       if (res.statusCode >= 300 && res.statusCode < 400) {
         throw ApiError.fromResponse(res.statusCode, {
@@ -208,8 +194,9 @@ export class HttpTransport {
         });
       }
       if (res.statusCode >= 500) {
-        if (op.retry !== "create" && attempt < this.retry.maxAttempts) {
-          await sleep(this.backoff(attempt));
+        const wait = this.retry.afterFailure(op.retry, attempt, { sent: true, transient: true });
+        if (wait !== undefined) {
+          await this.clock.sleep(wait);
           continue;
         }
         if (op.retry === "create") {
@@ -278,19 +265,13 @@ export class HttpTransport {
     if (query) {
       for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    return got(url, {
+    return http(url, {
       method: op.method,
       body: op.method === "GET" ? undefined : JSON.stringify(body),
       headers: {
         authorization: `Bearer ${credential}`,
         "content-type": op.method === "GET" ? undefined : "application/json",
-        accept: "application/json",
-        "user-agent": USER_AGENT,
       },
-      responseType: "text",
-      throwHttpErrors: false,
-      followRedirect: false,
-      retry: { limit: 0 },
       timeout: {
         connect: this.options.timeouts?.connectMs ?? 10_000,
         request: this.options.timeouts?.requestMs ?? 60_000,
@@ -299,18 +280,22 @@ export class HttpTransport {
   }
 
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */
-  private networkError(op: Operation, err: unknown, body: unknown): { error: LlmAccountsError; sent: boolean } {
+  private networkError(op: Operation, err: unknown, body: unknown): { error: LlmAccountsError; sent: boolean; transient: boolean } {
     const operation = describeOperation(op);
     const code = err instanceof RequestError ? err.code : undefined;
     const event = (err as { event?: string }).event;
     const isTimeout = err instanceof RequestError && err.name === "TimeoutError";
-    const sent = isTimeout ? !NOT_SENT_TIMEOUT_EVENTS.has(event ?? "") : !NOT_SENT_CODES.has(code ?? "");
-    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op, body)}` : "";
+    // TLS sends no request byte before the handshake completes: an https request without `secureConnect` was not sent.
+    const timings = err instanceof RequestError ? err.timings : undefined;
+    const handshakeIncomplete = this.base.protocol === "https:" && timings !== undefined && timings.secureConnect === undefined;
+    const { sent, transient, tls } = classify({ code, timeoutEvent: isTimeout ? (event ?? "request") : undefined, handshakeIncomplete });
+    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op, body)}` : tls ? "; the TLS handshake failed, so nothing was sent" : "";
     if (isTimeout) {
-      return { sent, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${doubt} (${operation})`, { operation, code, mayHaveSucceeded: sent && op.retry === "create" }) };
+      return { sent, transient, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${doubt} (${operation})`, { operation, code, mayHaveSucceeded: sent && op.retry === "create" }) };
     }
     return {
       sent,
+      transient,
       error: new ConnectionError(`connection to ${this.base.origin} failed: ${code ?? "network error"}${doubt} (${operation})`, {
         operation,
         code,
@@ -342,14 +327,17 @@ export class HttpTransport {
     }
   }
 
-  private backoff(attempt: number): number {
-    const cap = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
-    return cap / 2 + Math.random() * (cap / 2);
-  }
-
   private log(line: string): void {
     this.options.logger?.(redact(line));
   }
+}
+
+/** The message of a 429 whose wait is longer than the client waits: how long, and when to come back. */
+function tooLong(apiMessage: string | undefined, askedMs: number, now: number): string {
+  const seconds = Math.ceil(askedMs / 1000);
+  const until = now + askedMs;
+  const when = Number.isFinite(until) && until < 8.64e15 ? ` (at ${new Date(until).toISOString()})` : "";
+  return `${apiMessage ?? "rate limited"}; the server asks to wait ${seconds} s, more than the ${MAX_RETRY_AFTER_MS / 1000} s this client waits: retry after that time${when}`;
 }
 
 /** The plain statement a failed create owes its user: it may exist, and how to check. */
