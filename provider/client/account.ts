@@ -7,10 +7,15 @@ import * as s from "./schemas/index.js";
 
 /** Arguments of the usage summary, without the paging field (the client follows pages itself). */
 export interface UsageQuery {
+  /** First day (`YYYY-MM-DD`, UTC), within the last year. */
   start: string;
+  /** Last day (`YYYY-MM-DD`, UTC), not before `start` nor after today. */
   end: string;
+  /** Only this key's usage (a secret: the Output form stays secret). */
   key?: string;
+  /** One row per day and model instead of per day. */
   withModel?: boolean;
+  /** Include token counts in each row. */
   withUsage?: boolean;
 }
 

@@ -9,6 +9,7 @@ import { canonical } from "../runtime/values.js";
 
 /** Options every data source takes: which account. */
 export interface DataSourceOptions {
+  /** Which account: names of environment variables, never key values. */
   connection?: ConnectionArgs;
 }
 
@@ -41,11 +42,16 @@ function once<T>(name: string, args: unknown, connection: ConnectionArgs | undef
   return p;
 }
 
+/** Filters of getModels. */
 export interface GetModelsArgs {
+  /** Only models of this category. */
   category?: string;
+  /** Only models of this vendor. */
   vendor?: string;
 }
+/** What getModels returns. */
 export interface GetModelsResult {
+  /** The matching models with their listed prices. */
   models: Model[];
 }
 
@@ -62,6 +68,7 @@ export function getModelsOutput(args: pulumi.Input<GetModelsArgs> = {}, opts: Da
   return pulumi.output(args).apply((a) => getModels(a as GetModelsArgs, opts));
 }
 
+/** What getBalance returns. */
 export interface GetBalanceResult {
   /** The balance as the API gives it: a decimal string. */
   balance: string;
@@ -77,7 +84,9 @@ export function getBalanceOutput(opts: DataSourceOptions = {}): pulumi.Output<Ge
   return pulumi.output(getBalance(opts));
 }
 
+/** Arguments of getUsage: the date range, and optionally one key. */
 export type GetUsageArgs = UsageQuery;
+/** What getUsage returns. */
 export interface GetUsageResult {
   /** Daily rows, all pages followed. Today's row is incomplete (the platform updates at T+1). */
   items: UsageRow[];
@@ -109,12 +118,16 @@ export function getUsageOutput(args: pulumi.Input<GetUsageArgs>, opts: DataSourc
   return pulumi.output(args).apply((a) => getUsage(a as GetUsageArgs, opts));
 }
 
+/** Filters of getSubAccounts. */
 export interface GetSubAccountsArgs {
+  /** Only sub-accounts with this alias. */
   alias?: string;
   /** A sub-account key to look up. */
   sk?: string;
 }
+/** What getSubAccounts returns. */
 export interface GetSubAccountsResult {
+  /** The matching sub-accounts, tokens included. */
   subAccounts: SubAccount[];
 }
 

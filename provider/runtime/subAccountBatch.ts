@@ -17,15 +17,8 @@ export type SubAccountBatchInputs = {
   connection?: ConnectionArgs;
 };
 
-/** One sub-account as the outputs show it (in creation order). */
-export type SubAccountView = {
-  id: number;
-  token: string;
-  alias: string;
-  enabled: boolean;
-  modelPricing: ModelPricing[];
-  createdAt: string;
-};
+/** One sub-account as the outputs show it (in creation order): the platform's fields, typed from its schema. */
+export type SubAccountView = Pick<SubAccount, "id" | "token" | "alias" | "enabled" | "modelPricing" | "createdAt">;
 
 export type SubAccountBatchOutputs = SubAccountBatchInputs & {
   subAccounts: SubAccountView[];

@@ -6,7 +6,7 @@ import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.
 let emu: Emulator;
 beforeAll(async () => {
   emu = await emulator({ rateLimits: false });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
+  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
 });
 afterAll(async () => emu.close());
 beforeEach(() => emu.clearRequests());
