@@ -48,6 +48,8 @@ export interface Emulator {
   accountKey: string;
   /** The request log so far (copies). */
   requests(): RequestLogEntry[];
+  /** Requests so far per operation name (`{"api-key/create": 3}`): what tests, the demo and the benchmark count. */
+  calls(): Record<string, number>;
   clearRequests(): void;
   /** Replaces the injected faults (their counts and the generator start over). */
   setFaults(faults: FaultSpec[]): void;
@@ -105,6 +107,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     adminKey: state.adminKey,
     accountKey: state.accountKey,
     requests: () => server.requests.map((entry) => ({ ...entry })),
+    calls: () => {
+      const out: Record<string, number> = {};
+      for (const r of server.requests) out[r.op] = (out[r.op] ?? 0) + 1;
+      return out;
+    },
     clearRequests: () => void server.requests.splice(0),
     setFaults: (specs) => faults.set(specs),
     state,

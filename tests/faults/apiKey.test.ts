@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/client/redact.js";
 import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
-import { expectCleanLog, failure, faultEmulator, only, statuses, type SecretLedger } from "./support.js";
+import { failure, only, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
 
 // The ApiKey provider's methods under each fault the emulator injects. A "re-run" is the same method called
 // again with the state the engine would have: none after a failed create, the old outputs after a failed update.
@@ -11,24 +11,8 @@ let emu: Emulator;
 let ledger: SecretLedger;
 let logLines: string[];
 
-beforeAll(async () => {
-  ({ emu, ledger, logLines } = await faultEmulator());
-});
-afterAll(async () => {
-  try {
-    // Every test removed what it made: no key is left behind by any fault (aliases compared: a failure
-    // message must not print a key).
-    expect(emu.state.listKeys().map((r) => r.alias)).toEqual([]);
-    expectCleanLog(ledger, logLines);
-  } finally {
-    await emu.close();
-  }
-});
-beforeEach(() => {
-  emu.setFaults([]);
-  emu.clearRequests();
-});
-afterEach(() => emu.setFaults([]));
+// Every test removes what it made: no key is left behind by any fault.
+useFaultEmulator((c) => ({ emu, ledger, logLines } = c), (e) => e.state.listKeys().map((r) => r.alias));
 
 type Props = Record<string, unknown>;
 type Created = { id: string; outs: ApiKeyOutputs };

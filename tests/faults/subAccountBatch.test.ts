@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator, FaultKind } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/client/redact.js";
 import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { expectCleanLog, failure, faultEmulator, only, statuses, type SecretLedger } from "./support.js";
+import { failure, only, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
 
 // The SubAccountBatch provider's methods under each fault the emulator injects. Unlike keys, sub-accounts can be
 // listed by alias: a batch create whose answer was lost is found and adopted rather than made twice.
@@ -11,24 +11,8 @@ let emu: Emulator;
 let ledger: SecretLedger;
 let logLines: string[];
 
-beforeAll(async () => {
-  ({ emu, ledger, logLines } = await faultEmulator());
-});
-afterAll(async () => {
-  try {
-    // Every test removed what it made: no sub-account is left behind by any fault (aliases compared: a
-    // failure message must not print a token).
-    expect(emu.state.listSubAccounts().map((r) => r.alias)).toEqual([]);
-    expectCleanLog(ledger, logLines);
-  } finally {
-    await emu.close();
-  }
-});
-beforeEach(() => {
-  emu.setFaults([]);
-  emu.clearRequests();
-});
-afterEach(() => emu.setFaults([]));
+// Every test removes what it made: no sub-account is left behind by any fault.
+useFaultEmulator((c) => ({ emu, ledger, logLines } = c), (e) => e.state.listSubAccounts().map((r) => r.alias));
 
 type Props = Record<string, unknown>;
 type Batch = { id: string; outs: SubAccountBatchOutputs };

@@ -1,16 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, setStackConfig, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
-import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { calls, useRuntimeEmulator, expectNoSecret, secretsOf } from "../support/emulator.js";
 
 let emu: Emulator;
-beforeAll(async () => {
-  emu = await emulator({ rateLimits: false });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
-});
-afterAll(async () => emu.close());
-beforeEach(() => emu.clearRequests());
-afterEach(() => emu.setFaults([]));
+useRuntimeEmulator((e) => (emu = e));
 
 type Props = Record<string, unknown>;
 

@@ -1,16 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { setStackConfig, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { calls, emulator } from "../support/emulator.js";
+import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { calls, useRuntimeEmulator } from "../support/emulator.js";
 
 let emu: Emulator;
-beforeAll(async () => {
-  emu = await emulator({ rateLimits: false });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
-});
-afterAll(async () => emu.close());
-beforeEach(() => emu.clearRequests());
-afterEach(() => emu.setFaults([]));
+useRuntimeEmulator((e) => (emu = e));
 
 type Props = Record<string, unknown>;
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
