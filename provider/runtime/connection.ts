@@ -4,11 +4,9 @@ import { parseBaseUrl } from "../client/http.js";
 import { fingerprint } from "../client/redact.js";
 import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
 
-/**
- * Where the provider shim's `configure` leaves the engine's config object (synchronously, before any method
- * can run). Methods read the stack config from it when they are called.
- */
-export const STACK_CONFIG_SLOT = "__llmAccountsConfig";
+import { STACK_CONFIG_SLOT } from "./slot.js";
+
+export { STACK_CONFIG_SLOT };
 
 export { STACK_CONFIG_KEYS };
 

@@ -1,6 +1,7 @@
 import { toWire } from "../client/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
+import { CLOCK_SKEW_MS } from "../client/assumptions.js";
 import { fingerprint } from "../client/redact.js";
 import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
@@ -110,7 +111,7 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
       });
     }
     const found = listed
-      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - 5_000)
+      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - CLOCK_SKEW_MS)
       .sort((a, b) => a.id - b.id);
     if (found.length === count) return found.map(view);
     if (found.length === 0) {
