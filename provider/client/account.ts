@@ -1,6 +1,7 @@
 import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
 import { fromWire, toWire } from "./casing.js";
 import { LlmAccountsError } from "./errors.js";
+import { addDays, utcDate } from "./format.js";
 import type { HttpTransport } from "./http.js";
 import { OPERATIONS } from "./operations.js";
 import * as s from "./schemas/index.js";
@@ -20,8 +21,7 @@ export interface UsageQuery {
 }
 
 function utcDay(offsetDays: number, now: Date): string {
-  const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - offsetDays * 86_400_000);
-  return d.toISOString().slice(0, 10);
+  return addDays(utcDate(now.getTime()), -offsetDays);
 }
 
 /** Checks a usage query before any call: dates real, end >= start, within the last year (spec 4.7). */

@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { UsageQuery } from "../client/account.js";
 import type { LlmAccountsClient } from "../client/client.js";
 import type { ConnectionArgs, StackConfig } from "../client/config.js";
+import { decimalToMicros, microsToDecimal } from "../client/format.js";
 import { fingerprint } from "../client/redact.js";
 import type { Model, SubAccount, UsageRow } from "../client/schemas/index.js";
 import { clientFor, STACK_CONFIG_KEYS } from "../runtime/connection.js";
@@ -95,16 +96,8 @@ export interface GetUsageResult {
 }
 
 function sumCost(rows: UsageRow[]): string {
-  // Sum in millionths to keep six decimal places exact.
-  let micros = 0n;
-  for (const r of rows) {
-    const [whole, frac = ""] = r.cost.replace("-", "").split(".");
-    const value = BigInt(whole) * 1_000_000n + BigInt((frac + "000000").slice(0, 6));
-    micros += r.cost.startsWith("-") ? -value : value;
-  }
-  const sign = micros < 0n ? "-" : "";
-  const abs = micros < 0n ? -micros : micros;
-  return `${sign}${abs / 1_000_000n}.${String(abs % 1_000_000n).padStart(6, "0")}`;
+  // Summed in whole millionths, so that six decimal places stay exact.
+  return microsToDecimal(rows.reduce((sum, r) => sum + decimalToMicros(r.cost), 0n));
 }
 
 /** Daily spend for a date range (account-wide, or one key), validated before any call. */
