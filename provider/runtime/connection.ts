@@ -1,6 +1,6 @@
 import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs, type StackConfig } from "../client/config.js";
-import { parseBaseUrl } from "../client/http.js";
+import { parseBaseUrl, type TransportOptions } from "../client/http.js";
 import { fingerprint } from "../client/redact.js";
 import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
 
@@ -32,13 +32,23 @@ export function setStackConfig(values: Record<string, string | undefined>): void
 }
 
 const clients = new Map<string, LlmAccountsClient>();
+let overrides: Pick<TransportOptions, "retry" | "clock"> = {};
+
+/**
+ * Retry settings and clock for every client made from now on (tests: retries that record their waits instead
+ * of sleeping them; programs that drive the runtime directly). Clients made before keep theirs.
+ */
+export function setClientOverrides(options: Pick<TransportOptions, "retry" | "clock">): void {
+  overrides = options;
+  clients.clear();
+}
 
 /**
  * The client for a connection, resolved now (at call time) from `connection`, the stack config and the
  * environment. Clients are shared by resources with the same settings; rate limiters are shared anyway.
  */
 export function clientFor(connection: ConnectionArgs | undefined, config: StackConfig = stackConfig()): LlmAccountsClient {
-  const options = resolveClientOptions(connection, config);
+  const options = { ...resolveClientOptions(connection, config), ...overrides };
   const id = fingerprint(canonical(options));
   let client = clients.get(id);
   if (!client) {

@@ -8,7 +8,7 @@ import type { TypedProvider } from "./contract.js";
 import type { SubAccountBatchInputs, SubAccountBatchOutputs } from "./subAccountBatch.js";
 import * as subAccountBatchImpl from "./subAccountBatch.js";
 
-export { setStackConfig, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
+export { setStackConfig, setClientOverrides, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
 export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
 export { UNKNOWN } from "./values.js";
 export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";

@@ -1,10 +1,13 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "@jest/globals";
 import type { Emulator, FaultSpec } from "../../provider/emulator/index.js";
-import { setStackConfig } from "../../provider/runtime/index.js";
+import { setClientOverrides, setStackConfig } from "../../provider/runtime/index.js";
 import { emulator } from "../support/emulator.js";
 import { SecretLedger } from "../support/secrets.js";
 
 export { SecretLedger };
+
+/** The waits the runtime's retries asked for since the fault emulator started, in order. */
+export const retryWaits: number[] = [];
 
 /**
  * An emulator for fault tests, and the provider runtime pointed at it. Rate limits are off on both sides (the
@@ -14,6 +17,9 @@ export async function faultEmulator(): Promise<{ emu: Emulator; ledger: SecretLe
   const logLines: string[] = [];
   const emu = await emulator({ rateLimits: false, rateWindowMs: 600, log: (line) => logLines.push(line) });
   setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
+  // Retries wait on a clock that records the waits and returns at once: their timing is asserted, not slept.
+  retryWaits.splice(0);
+  setClientOverrides({ clock: { now: () => Date.now(), sleep: async (ms) => void retryWaits.push(ms) } });
   return { emu, ledger: new SecretLedger(emu), logLines };
 }
 
