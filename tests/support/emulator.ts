@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "@jest/globals";
 import { LlmAccountsClient, type ClientOptions } from "../../provider/client/index.js";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../provider/emulator/index.js";
-import { setStackConfig } from "../../provider/runtime/index.js";
+import { setClientOverrides, setStackConfig } from "../../provider/runtime/index.js";
 import { SecretLedger } from "./secrets.js";
 
 /** Starts an emulator on 127.0.0.1 (free port) for a test file. */
@@ -18,6 +18,8 @@ export function useRuntimeEmulator(set: (emu: Emulator) => void): void {
   beforeAll(async () => {
     emu = await emulator({ rateLimits: false });
     setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
+    // Retries are not the subject here: their waits return at once.
+    setClientOverrides({ clock: { now: () => Date.now(), sleep: async () => undefined } });
     set(emu);
   });
   afterAll(async () => emu.close());
