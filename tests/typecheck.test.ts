@@ -16,19 +16,22 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("a program using every public name type-checks against the built package (CommonJS, as `pulumi new` makes it)", async () => {
+/** One compiler run for both tests (it is the slow part): the program, and beside it a file that misuses a name. */
+let output: Promise<string>;
+beforeAll(() => {
+  writeFileSync(join(dir, "bad.ts"), 'import * as llm from "pulumi-llm-accounts";\nnew llm.ApiKey("x", { alias: 1 });\n');
+  writeFileSync(join(dir, "tsconfig.both.json"), JSON.stringify({ extends: "./tsconfig.json", files: ["index.ts", "bad.ts"] }));
   const tsc = join(REPO, "node_modules/typescript/bin/tsc");
-  const result = await promisify(execFile)(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: dir }).catch((e: { stdout: string }) => e);
-  expect(result.stdout).toBe("");
+  output = promisify(execFile)(process.execPath, [tsc, "-p", "tsconfig.both.json"], { cwd: dir }).then(
+    () => "",
+    (e: { stdout: string }) => e.stdout,
+  );
+});
+
+test("a program using every public name type-checks against the built package (CommonJS, as `pulumi new` makes it)", async () => {
+  expect((await output).split("\n").filter((line) => line.startsWith("index.ts"))).toEqual([]);
 }, 120_000);
 
 test("the same program fails to type-check when it misuses a name (the check is real)", async () => {
-  writeFileSync(join(dir, "bad.ts"), 'import * as llm from "pulumi-llm-accounts";\nnew llm.ApiKey("x", { alias: 1 });\n');
-  writeFileSync(join(dir, "tsconfig.bad.json"), JSON.stringify({ extends: "./tsconfig.json", files: ["bad.ts"] }));
-  const tsc = join(REPO, "node_modules/typescript/bin/tsc");
-  const result = await promisify(execFile)(process.execPath, [tsc, "-p", "tsconfig.bad.json"], { cwd: dir }).then(
-    () => ({ stdout: "" }),
-    (e: { stdout: string }) => e,
-  );
-  expect(result.stdout).toMatch(/bad\.ts.*TS2322/);
+  expect(await output).toMatch(/bad\.ts.*TS2322/);
 }, 120_000);

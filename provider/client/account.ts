@@ -1,23 +1,27 @@
-import { z } from "zod";
 import { DAY_MS, USAGE_HISTORY_DAYS, USAGE_MODELS_PER_DAY_MAX, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
 import { fromWire, toWire } from "./casing.js";
 import { LlmAccountsError } from "./errors.js";
+import { addDays, utcDate } from "./format.js";
 import { ApiGroup } from "./masked.js";
 import { OPERATIONS } from "./operations.js";
 import * as s from "./schemas/index.js";
 
 /** Arguments of the usage summary, without the paging field (the client follows pages itself). */
 export interface UsageQuery {
+  /** First day (`YYYY-MM-DD`, UTC), within the last year. */
   start: string;
+  /** Last day (`YYYY-MM-DD`, UTC), not before `start` nor after today. */
   end: string;
+  /** Only this key's usage (a secret: the Output form stays secret). */
   key?: string;
+  /** One row per day and model instead of per day. */
   withModel?: boolean;
+  /** Include token counts in each row. */
   withUsage?: boolean;
 }
 
 function utcDay(offsetDays: number, now: Date): string {
-  const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - offsetDays * 86_400_000);
-  return d.toISOString().slice(0, 10);
+  return addDays(utcDate(now.getTime()), -offsetDays);
 }
 
 /** Checks a usage query before any call: dates real, end >= start, within the last year (spec 4.7). */
@@ -46,7 +50,7 @@ export function usageRowCap(query: UsageQuery): number {
 export class AccountApi extends ApiGroup {
   /** The account balance, as the decimal string the API gives. */
   async balance(): Promise<string> {
-    const res = await this.http.send<{ balance: string }>({ op: OPERATIONS.balance, body: {} });
+    const res = await this.http.send({ op: OPERATIONS.balance, body: {} });
     return res.balance;
   }
 
@@ -59,7 +63,7 @@ export class AccountApi extends ApiGroup {
     const seen = new Set<string>();
     for (;;) {
       const body = { ...toWire(query), ...(page === undefined ? {} : { [USAGE_NEXT_PAGE_FIELD]: page }) };
-      const res = await this.http.send<z.infer<typeof s.UsageSummaryResponseSchema>>({ op: OPERATIONS.usageSummary, body });
+      const res = await this.http.send({ op: OPERATIONS.usageSummary, body });
       rows.push(...res.items.map((r) => fromWire(r)));
       if (!res.has_more || res.next_page === null) {
         if (rows.length > cap) throw endless(`${rows.length} rows`);
@@ -85,7 +89,7 @@ export class AccountApi extends ApiGroup {
 
   /** The model list with prices for this account. */
   async models(): Promise<s.Model[]> {
-    const res = await this.http.send<z.infer<typeof s.ModelsResponseSchema>>({ op: OPERATIONS.models });
+    const res = await this.http.send({ op: OPERATIONS.models });
     return res.models.map((m) => fromWire(m));
   }
 }

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { API_KEY_DELETE_MAX } from "./assumptions.js";
 import { fromWire, toWire } from "./casing.js";
 import { ApiGroup } from "./masked.js";
@@ -9,32 +8,32 @@ import type * as s from "./schemas/index.js";
 export class ApiKeysApi extends ApiGroup {
   /** Creates a key; the answer is the only time the key itself is returned. Never retried blindly. */
   async create(request: s.ApiKeyCreateRequest): Promise<s.ApiKeyCreated> {
-    const res = await this.http.send<z.infer<typeof s.ApiKeyCreatedSchema>>({ op: OPERATIONS.createApiKey, body: toWire(request) });
+    const res = await this.http.send({ op: OPERATIONS.createApiKey, body: toWire(request) });
     return fromWire(res);
   }
 
   /** Reads a key's configuration (never the key). */
   async get(key: string): Promise<s.ApiKeyView> {
-    const res = await this.http.send<z.infer<typeof s.ApiKeyViewSchema>>({ op: OPERATIONS.getApiKey, body: { key } });
+    const res = await this.http.send({ op: OPERATIONS.getApiKey, body: { key } });
     return fromWire(res);
   }
 
   /** Replaces alias and security configuration as a whole; `enabled` is left as it is. */
   async edit(request: s.ApiKeyEditRequest): Promise<s.ApiKeyView> {
-    const res = await this.http.send<z.infer<typeof s.ApiKeyViewSchema>>({ op: OPERATIONS.editApiKey, body: toWire(request) });
+    const res = await this.http.send({ op: OPERATIONS.editApiKey, body: toWire(request) });
     return fromWire(res);
   }
 
   /** Enables or disables a key; returns the confirmed state. */
   async setStatus(key: string, enabled: boolean): Promise<boolean> {
-    const res = await this.http.send<{ enabled: boolean }>({ op: OPERATIONS.setApiKeyStatus, body: { key, enabled } });
+    const res = await this.http.send({ op: OPERATIONS.setApiKeyStatus, body: { key, enabled } });
     return res.enabled;
   }
 
   /** Deletes up to 1000 keys in one call; the platform rejects the whole batch if any key is bad. */
   async delete(keys: readonly string[]): Promise<number> {
     if (keys.length > API_KEY_DELETE_MAX) throw new RangeError(`at most ${API_KEY_DELETE_MAX} keys per delete call`);
-    const res = await this.http.send<{ deleted: number }>({ op: OPERATIONS.deleteApiKeys, body: { keys: [...keys] } });
+    const res = await this.http.send({ op: OPERATIONS.deleteApiKeys, body: { keys: [...keys] } });
     return res.deleted;
   }
 }

@@ -125,6 +125,19 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimit[]> = {
  */
 export const RATE_LIMIT_STATUS = 429;
 
+/**
+ * The longest `Retry-After` the client waits through: two minutes, twice the per-minute windows of spec 8.
+ * A server that asks for more (a day, or a value that would overflow a timer) gets a RateLimitError that
+ * says when to retry; sleeping inside a deployment for longer helps nobody (not shown in the spec).
+ */
+export const MAX_RETRY_AFTER_MS = 2 * MINUTE_MS;
+
+/**
+ * How far the platform's clock may be behind ours when a lost batch create is looked for by `created_at`:
+ * sub-accounts created up to this long before the request count as its own (the spec shows no clock guarantee).
+ */
+export const CLOCK_SKEW_MS = 5_000;
+
 /*
  * Deprecated sub-account pricing (spec 2.5): `auto_following: true` becomes `pricing_factor: 1`. An entry with
  * only `prompt_price` / `completion_price` is "not converted": we treat it as a request error naming the entry,

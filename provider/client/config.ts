@@ -1,6 +1,8 @@
-import type { RateLimit } from "./assumptions.js";
 import { ConfigurationError } from "./errors.js";
-import { SETTINGS, type TransportOptions } from "./http.js";
+import type { TransportOptions } from "./http.js";
+import { noBaseUrl, readSetting, SETTINGS, type StackConfig } from "./settings.js";
+
+export type { StackConfig } from "./settings.js";
 
 /**
  * Where a resource finds its account: names of environment variables, never key values, so that nothing
@@ -16,19 +18,6 @@ export interface ConnectionArgs {
   accountKeyEnv?: string;
 }
 
-/** Stack config values under the `llm-accounts:` namespace, by short name (`baseUrl`, `adminKey`...). */
-export type StackConfig = Partial<Record<string, string>>;
-
-/** Extra settings for accounts with other limits, or for an emulator run with scaled windows. */
-export const TUNING = {
-  /** Window of the per-minute limits, in ms (the emulator's `--rate-window-ms`). */
-  rateWindowMs: { env: "LLM_ACCOUNTS_RATE_WINDOW_MS", config: "rateWindowMs" },
-  /** JSON object of per-minute limits by operation (`{"api-key/create":120}`), or `off`. */
-  rateLimits: { env: "LLM_ACCOUNTS_RATE_LIMITS", config: "rateLimits" },
-} as const;
-
-const short = (full: string) => full.slice(full.indexOf(":") + 1);
-
 function pickKey(
   which: "adminKey" | "accountKey",
   envName: string | undefined,
@@ -36,7 +25,7 @@ function pickKey(
   env: NodeJS.ProcessEnv,
 ): string | undefined {
   if (envName) return env[envName] || undefined;
-  return config[short(SETTINGS[which].config)] || env[SETTINGS[which].env] || undefined;
+  return readSetting(which, config, env);
 }
 
 /**
@@ -52,46 +41,27 @@ function missingKeys(connection: ConnectionArgs | undefined, env: NodeJS.Process
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-function parseRateLimits(raw: string | undefined, windowRaw: string | undefined): TransportOptions["rateLimits"] {
-  const windowMs = windowRaw ? Number(windowRaw) : undefined;
-  if (windowMs !== undefined && !(Number.isFinite(windowMs) && windowMs > 0)) {
-    throw new ConfigurationError(`${TUNING.rateWindowMs.env} must be a positive number of milliseconds`);
-  }
-  if (raw === "off") return false;
-  let perOperation: Record<string, number | RateLimit[]> | undefined;
-  if (raw) {
-    try {
-      perOperation = JSON.parse(raw) as Record<string, number>;
-    } catch {
-      throw new ConfigurationError(`${TUNING.rateLimits.env} must be "off" or a JSON object such as {"api-key/create":120}`);
-    }
-  }
-  return { windowMs, perOperation };
-}
-
 /**
- * Client options for a connection, read at call time: stack config wins over the standard environment
- * variables (as with other Pulumi providers); `connection` wins over both.
+ * Client options for a connection, read and validated at call time: stack config wins over the standard
+ * environment variables (as with other Pulumi providers); `connection` wins over both.
  */
 export function resolveClientOptions(
   connection: ConnectionArgs | undefined,
   config: StackConfig = {},
   env: NodeJS.ProcessEnv = process.env,
 ): TransportOptions {
-  const baseUrl = connection?.baseUrl || config[short(SETTINGS.baseUrl.config)] || env[SETTINGS.baseUrl.env];
-  if (!baseUrl) {
-    throw new ConfigurationError(
-      `no base URL: set ${SETTINGS.baseUrl.env} or the stack config ${SETTINGS.baseUrl.config} (the platform has no default)`,
-    );
-  }
+  const baseUrl = connection?.baseUrl || readSetting("baseUrl", config, env);
+  if (!baseUrl) throw noBaseUrl();
+  const windowMs = readSetting("rateWindowMs", config, env);
+  const limits = readSetting("rateLimits", config, env);
   return {
     baseUrl,
     adminKey: pickKey("adminKey", connection?.adminKeyEnv, config, env),
     accountKey: pickKey("accountKey", connection?.accountKeyEnv, config, env),
     missingKeys: missingKeys(connection, env),
-    rateLimits: parseRateLimits(
-      config[TUNING.rateLimits.config] || env[TUNING.rateLimits.env],
-      config[TUNING.rateWindowMs.config] || env[TUNING.rateWindowMs.env],
-    ),
+    rateLimits: limits === false ? false : { windowMs, perOperation: limits?.perOperation },
   };
 }
+
+/** The `llm-accounts:` stack config keys the provider reads. */
+export const STACK_CONFIG_KEYS: readonly string[] = Object.values(SETTINGS).map((s) => s.key);

@@ -1,6 +1,6 @@
 import got, { RequestError, type Response } from "got";
-import { ZodError } from "zod";
-import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MAX_RESPONSE_BYTES, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
+import { ZodError, type z } from "zod";
+import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
 import { wirePath } from "./casing.js";
 import {
   ApiError,
@@ -16,24 +16,10 @@ import { ShowsOriginOnly } from "./masked.js";
 import { readAtMost, ResponseTooLargeError } from "./responseSize.js";
 import { describeOperation, type Group, type Operation } from "./operations.js";
 import { fingerprint, redact } from "./redact.js";
+import { classify, retryAfterMs, RetryPolicy, SYSTEM_CLOCK, type Clock, type RetryOptions } from "./retry.js";
 import { ErrorBodySchema } from "./schemas/common.js";
+import { missingSetting, noBaseUrl, SETTINGS, validateRateLimitOptions, type RateLimitOptions } from "./settings.js";
 import { USER_AGENT } from "../version.js";
-
-/** Names of the settings, for messages that tell the user what to set. */
-export const SETTINGS = {
-  baseUrl: { env: "LLM_ACCOUNTS_BASE_URL", config: "llm-accounts:baseUrl" },
-  adminKey: { env: "LLM_ACCOUNTS_ADMIN_KEY", config: "llm-accounts:adminKey" },
-  accountKey: { env: "LLM_ACCOUNTS_ACCOUNT_KEY", config: "llm-accounts:accountKey" },
-} as const;
-
-export interface RetryOptions {
-  /** Attempts in all for a 429 (the request was not processed, so even creates are retried). */
-  maxRateLimitAttempts: number;
-  /** Attempts in all for 5xx and network errors, on operations that may be retried. */
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-}
 
 export interface TransportOptions {
   baseUrl: string;
@@ -50,16 +36,21 @@ export interface TransportOptions {
    * Limits per operation name; `false` turns the client-side limiter off. A number replaces the per-minute
    * limit of an operation. `windowMs` rescales every per-minute window (for an emulator run with scaled windows).
    */
-  rateLimits?: false | { windowMs?: number; perOperation?: Record<string, number | RateLimit[]> };
+  rateLimits?: RateLimitOptions;
   /** Receives one line per request; lines never contain a key. */
   logger?: (line: string) => void;
+  /** The clock retries wait on (tests pass a fake one so that no test sleeps through a real wait). */
+  clock?: Clock;
 }
 
-const DEFAULT_RETRY: RetryOptions = { maxRateLimitAttempts: 12, maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 8_000 };
-
-/** Network errors that prove the request never left this machine. */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
-const NOT_SENT_TIMEOUT_EVENTS = new Set(["lookup", "connect", "secureConnect"]);
+/** The one got instance: no retries of its own (the RetryPolicy decides), no redirects, text bodies, our errors. */
+const http = got.extend({
+  responseType: "text",
+  throwHttpErrors: false,
+  followRedirect: false,
+  retry: { limit: 0 },
+  headers: { accept: "application/json", "user-agent": USER_AGENT },
+});
 
 /** Limiters shared by every client of the process that uses the same origin, credential and operation. */
 const sharedLimiters = new Map<string, { windows: SlidingWindowLimiter[]; budgets: BudgetCounter[] }>();
@@ -79,11 +70,7 @@ export function withoutUserInfo(raw: string): string {
 
 /** Parses and checks the base URL: https, or http on a loopback host only. */
 export function parseBaseUrl(raw: string | undefined): URL {
-  if (!raw) {
-    throw new ConfigurationError(
-      `no base URL: set ${SETTINGS.baseUrl.env} or the stack config ${SETTINGS.baseUrl.config} (the platform has no default)`,
-    );
-  }
+  if (!raw) throw noBaseUrl();
   let url: URL;
   try {
     url = new URL(raw);
@@ -110,10 +97,6 @@ function limitsFor(op: Operation, options: TransportOptions["rateLimits"]): Rate
   return base.map((l) => ({ limit: l.limit, windowMs: l.windowMs * scale }));
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** The API's code and message from an error body: the shape of spec 7, else a bare `{code, message}`. */
 function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
   let parsed: unknown;
@@ -131,21 +114,10 @@ function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
   };
 }
 
-function retryAfterMs(res: Response<string>): number | undefined {
-  const ms = Number(res.headers["retry-after-ms"]);
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const header = res.headers["retry-after"];
-  if (header === undefined) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(String(header));
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/** What one request carries: the operation, and its body (or query, for GETs) on the wire. */
-export interface Call {
-  op: Operation;
-  body?: unknown;
+/** What one request carries: the operation, and its body (or query, for GETs) typed by the operation's schema. */
+export interface Call<O extends Operation = Operation> {
+  op: O;
+  body?: z.input<O["request"]>;
 }
 
 /**
@@ -154,12 +126,15 @@ export interface Call {
  */
 export class HttpTransport extends ShowsOriginOnly {
   private readonly base: URL;
-  private readonly retry: RetryOptions;
+  private readonly retry: RetryPolicy;
+  private readonly clock: Clock;
 
   constructor(private readonly options: TransportOptions) {
     super();
     this.base = parseBaseUrl(options.baseUrl);
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    validateRateLimitOptions(options.rateLimits);
+    this.retry = new RetryPolicy(options.retry);
+    this.clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   /** The origin requests go to (no credentials in it). */
@@ -167,8 +142,8 @@ export class HttpTransport extends ShowsOriginOnly {
     return this.base.origin;
   }
 
-  /** Sends one operation, with limiter and retries; returns the validated wire response. */
-  async send<T>(call: Call): Promise<T> {
+  /** Sends one operation, with limiter and retries; returns the response as the operation's schema parsed it. */
+  async send<O extends Operation>(call: Call<O>): Promise<z.output<O["response"]>> {
     const { op } = call;
     const credential = this.credentialFor(op.group);
     const requestBody = this.validateRequest(call);
@@ -189,7 +164,7 @@ export class HttpTransport extends ShowsOriginOnly {
       }
       const releases = await Promise.all(limiter.windows.map((w) => w.acquire()));
       const started = Date.now();
-      let outcome: { res: Response<string> } | { error: LlmAccountsError; sent: boolean };
+      let outcome: { res: Response<string> } | { error: LlmAccountsError; sent: boolean; transient: boolean };
       try {
         outcome = { res: await this.request(op, credential, requestBody) };
       } catch (err) {
@@ -202,28 +177,30 @@ export class HttpTransport extends ShowsOriginOnly {
 
       if ("error" in outcome) {
         this.log(`${describeOperation(op)} failed after ${elapsed}ms (attempt ${attempt}): ${outcome.error.message}`);
-        const retryable = op.retry !== "create" || !outcome.sent;
-        if (retryable && attempt < this.retry.maxAttempts) {
-          await sleep(this.backoff(attempt));
-          continue;
-        }
-        throw outcome.error;
+        const wait = this.retry.afterFailure(op.retry, attempt, outcome);
+        if (wait === undefined) throw outcome.error;
+        await this.clock.sleep(wait);
+        continue;
       }
 
       const { res } = outcome;
       this.log(`${describeOperation(op)} ${res.statusCode} ${elapsed}ms (attempt ${attempt})`);
-      if (res.statusCode >= 200 && res.statusCode < 300) return this.parseResponse<T>(op, res.body, requestBody);
+      if (res.statusCode >= 200 && res.statusCode < 300) return this.parseResponse(op, res.body, requestBody);
 
       const details = { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
       if (res.statusCode === RATE_LIMIT_STATUS) {
         rateLimited += 1;
-        const wait = retryAfterMs(res);
-        if (rateLimited < this.retry.maxRateLimitAttempts) {
-          await sleep(wait ?? this.backoff(rateLimited));
+        const asked = retryAfterMs(res.headers, this.clock.now());
+        const next = this.retry.afterRateLimit(rateLimited, asked);
+        if ("waitMs" in next) {
+          await this.clock.sleep(next.waitMs);
           attempt -= 1; // a 429 was not processed: it does not use up an attempt of the other kinds
           continue;
         }
-        throw ApiError.fromResponse(429, details, { retryAfterMs: wait });
+        if (next.giveUp === "too-long" && asked !== undefined) {
+          throw ApiError.fromResponse(429, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
+        }
+        throw ApiError.fromResponse(429, details, { retryAfterMs: asked });
       }
       if (res.statusCode >= 300 && res.statusCode < 400) {
         throw ApiError.fromResponse(res.statusCode, {
@@ -233,8 +210,9 @@ export class HttpTransport extends ShowsOriginOnly {
         });
       }
       if (res.statusCode >= 500) {
-        if (op.retry !== "create" && attempt < this.retry.maxAttempts) {
-          await sleep(this.backoff(attempt));
+        const wait = this.retry.afterFailure(op.retry, attempt, { sent: true, transient: true });
+        if (wait !== undefined) {
+          await this.clock.sleep(wait);
           continue;
         }
         if (op.retry === "create") {
@@ -250,9 +228,7 @@ export class HttpTransport extends ShowsOriginOnly {
       const key = this.options.adminKey;
       if (!key && this.options.missingKeys?.adminKey) throw new ConfigurationError(this.options.missingKeys.adminKey);
       if (!key) {
-        throw new ConfigurationError(
-          `no admin key for the management group: set ${SETTINGS.adminKey.env} or the stack config ${SETTINGS.adminKey.config} (--secret)`,
-        );
+        throw missingSetting("adminKey", "no admin key for the management group", " (--secret)");
       }
       if (!key.startsWith(ADMIN_KEY_PREFIX)) {
         throw new ConfigurationError(
@@ -264,9 +240,7 @@ export class HttpTransport extends ShowsOriginOnly {
     const key = this.options.accountKey;
     if (!key && this.options.missingKeys?.accountKey) throw new ConfigurationError(this.options.missingKeys.accountKey);
     if (!key) {
-      throw new ConfigurationError(
-        `no main account key for the sub-account group: set ${SETTINGS.accountKey.env} or the stack config ${SETTINGS.accountKey.config} (--secret)`,
-      );
+      throw missingSetting("accountKey", "no main account key for the sub-account group", " (--secret)");
     }
     if (key.startsWith(ADMIN_KEY_PREFIX) || !key.startsWith(KEY_PREFIX)) {
       throw new ConfigurationError(
@@ -309,19 +283,13 @@ export class HttpTransport extends ShowsOriginOnly {
     if (query) {
       for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    const pending = got(url, {
+    const pending = http(url, {
       method: op.method,
       body: op.method === "GET" ? undefined : JSON.stringify(body),
       headers: {
         authorization: `Bearer ${credential}`,
         "content-type": op.method === "GET" ? undefined : "application/json",
-        accept: "application/json",
-        "user-agent": USER_AGENT,
       },
-      responseType: "text",
-      throwHttpErrors: false,
-      followRedirect: false,
-      retry: { limit: 0 },
       timeout: {
         connect: this.options.timeouts?.connectMs ?? 10_000,
         request: this.options.timeouts?.requestMs ?? 60_000,
@@ -332,18 +300,22 @@ export class HttpTransport extends ShowsOriginOnly {
   }
 
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */
-  private networkError(op: Operation, err: unknown, body: unknown): { error: LlmAccountsError; sent: boolean } {
+  private networkError(op: Operation, err: unknown, body: unknown): { error: LlmAccountsError; sent: boolean; transient: boolean } {
     const operation = describeOperation(op);
     const code = err instanceof RequestError ? err.code : undefined;
     const event = (err as { event?: string }).event;
     const isTimeout = err instanceof RequestError && err.name === "TimeoutError";
-    const sent = isTimeout ? !NOT_SENT_TIMEOUT_EVENTS.has(event ?? "") : !NOT_SENT_CODES.has(code ?? "");
-    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op, body)}` : "";
+    // TLS sends no request byte before the handshake completes: an https request without `secureConnect` was not sent.
+    const timings = err instanceof RequestError ? err.timings : undefined;
+    const handshakeIncomplete = this.base.protocol === "https:" && timings !== undefined && timings.secureConnect === undefined;
+    const { sent, transient, tls } = classify({ code, timeoutEvent: isTimeout ? (event ?? "request") : undefined, handshakeIncomplete });
+    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op, body)}` : tls ? "; the TLS handshake failed, so nothing was sent" : "";
     if (isTimeout) {
-      return { sent, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${doubt} (${operation})`, { operation, code, mayHaveSucceeded: sent && op.retry === "create" }) };
+      return { sent, transient, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${doubt} (${operation})`, { operation, code, mayHaveSucceeded: sent && op.retry === "create" }) };
     }
     return {
       sent,
+      transient,
       error: new ConnectionError(`connection to ${this.base.origin} failed: ${code ?? "network error"}${doubt} (${operation})`, {
         operation,
         code,
@@ -352,7 +324,7 @@ export class HttpTransport extends ShowsOriginOnly {
     };
   }
 
-  private parseResponse<T>(op: Operation, body: string, requestBody: unknown): T {
+  private parseResponse<O extends Operation>(op: O, body: string, requestBody: unknown): z.output<O["response"]> {
     const doubt = op.retry === "create" ? `; ${createDoubt(op, requestBody)}` : "";
     let json: unknown;
     try {
@@ -364,7 +336,7 @@ export class HttpTransport extends ShowsOriginOnly {
       });
     }
     try {
-      return op.response.parse(json) as T;
+      return op.response.parse(json);
     } catch (err) {
       const issue = err instanceof ZodError ? err.issues[0] : undefined;
       const field = issue ? wirePath(issue.path) || "(body)" : "(body)";
@@ -375,14 +347,17 @@ export class HttpTransport extends ShowsOriginOnly {
     }
   }
 
-  private backoff(attempt: number): number {
-    const cap = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
-    return cap / 2 + Math.random() * (cap / 2);
-  }
-
   private log(line: string): void {
     this.options.logger?.(redact(line));
   }
+}
+
+/** The message of a 429 whose wait is longer than the client waits: how long, and when to come back. */
+function tooLong(apiMessage: string | undefined, askedMs: number, now: number): string {
+  const seconds = Math.ceil(askedMs / 1000);
+  const until = now + askedMs;
+  const when = Number.isFinite(until) && until < 8.64e15 ? ` (at ${new Date(until).toISOString()})` : "";
+  return `${apiMessage ?? "rate limited"}; the server asks to wait ${seconds} s, more than the ${MAX_RETRY_AFTER_MS / 1000} s this client waits: retry after that time${when}`;
 }
 
 /** The plain statement a failed create owes its user: it may exist, and how to check. */

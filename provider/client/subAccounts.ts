@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { fromWire, toWire } from "./casing.js";
 import { ApiGroup } from "./masked.js";
 import { OPERATIONS } from "./operations.js";
@@ -14,7 +13,7 @@ export interface SubAccountFilter {
 export class SubAccountsApi extends ApiGroup {
   /** Every sub-account that matches, in one call (`page_size=-1`). */
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
-    const res = await this.http.send<z.infer<typeof s.SubAccountListResponseSchema>>({
+    const res = await this.http.send({
       op: OPERATIONS.listSubAccounts,
       body: { ...toWire(filter), page_size: -1 },
     });
@@ -23,13 +22,13 @@ export class SubAccountsApi extends ApiGroup {
 
   /** One page of the list, for callers that want paging themselves. */
   async listPage(filter: SubAccountFilter & { page: number; pageSize: number }): Promise<{ items: s.SubAccount[]; total: number }> {
-    const res = await this.http.send<z.infer<typeof s.SubAccountListResponseSchema>>({ op: OPERATIONS.listSubAccounts, body: toWire(filter) });
+    const res = await this.http.send({ op: OPERATIONS.listSubAccounts, body: toWire(filter) });
     return { items: res.items.map((i) => fromWire(i)), total: res.total };
   }
 
   /** Creates `count` sub-accounts in one call; returns them with their new tokens. Never retried blindly. */
   async create(request: s.SubAccountCreateRequest): Promise<s.SubAccount[]> {
-    const res = await this.http.send<z.infer<typeof s.SubAccountCreateResponseSchema>>({ op: OPERATIONS.createSubAccounts, body: toWire(request) });
+    const res = await this.http.send({ op: OPERATIONS.createSubAccounts, body: toWire(request) });
     return res.items.map((i) => fromWire(i));
   }
 

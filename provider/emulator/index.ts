@@ -53,6 +53,8 @@ export interface Emulator {
   accountKey: string;
   /** The request log so far, at most `requestLogSize` newest entries (copies). */
   requests(): RequestLogEntry[];
+  /** Requests so far per operation name (`{"api-key/create": 3}`): what tests, the demo and the benchmark count. */
+  calls(): Record<string, number>;
   clearRequests(): void;
   /** Replaces the injected faults (their counts and the generator start over). */
   setFaults(faults: FaultSpec[]): void;
@@ -123,6 +125,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     adminKey: state.adminKey,
     accountKey: state.accountKey,
     requests: () => server.requests.entries().map((entry) => ({ ...entry })),
+    calls: () => {
+      const out: Record<string, number> = {};
+      for (const r of server.requests.entries()) out[r.op] = (out[r.op] ?? 0) + 1;
+      return out;
+    },
     clearRequests: () => server.requests.clear(),
     setFaults: (specs) => faults.set(specs),
     setClockOffset: (ms) => {

@@ -1,22 +1,22 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
+import type { SecurityConfig } from "../client/schemas/apiKeys.js";
 import { thinProvider, withSecretOutputs } from "./shim.js";
 
 /** Restrictions of a key; each part optional, an omitted part restricts nothing. */
 export interface SecurityConfigArgs {
+  /** IP allow-list: IPv4/IPv6 addresses or CIDR ranges. */
   ip?: pulumi.Input<{ allow: pulumi.Input<pulumi.Input<string>[]> }>;
+  /** Monthly spend limit, 0 or more. */
   spendLimit?: pulumi.Input<{ monthly: pulumi.Input<number> }>;
+  /** Countries the key may be used from: two-letter upper-case codes. */
   geo?: pulumi.Input<{ countries: pulumi.Input<pulumi.Input<string>[]> }>;
+  /** Models the key may call (`mode: "model"`, unique model names). */
   models?: pulumi.Input<{ mode: pulumi.Input<"model">; items: pulumi.Input<pulumi.Input<string>[]> }>;
 }
 
-/** Restrictions as the platform holds them. */
-export interface SecurityConfigOutput {
-  ip?: { allow: string[] };
-  spendLimit?: { monthly: number };
-  geo?: { countries: string[] };
-  models?: { mode: "model"; items: string[] };
-}
+/** Restrictions as the platform holds them: the type of SecurityConfigSchema. */
+export type SecurityConfigOutput = SecurityConfig;
 
 /** When a key is replaced by a new one: by age, on a change of triggers, with an overlap. */
 export interface RotationArgs {
@@ -28,11 +28,13 @@ export interface RotationArgs {
   overlapHours?: pulumi.Input<number>;
 }
 
+/** Inputs of an ApiKey. */
 export interface ApiKeyArgs {
   /** Readable label of the key. */
   alias: pulumi.Input<string>;
   /** Whether the key is active. Default true. */
   enabled?: pulumi.Input<boolean>;
+  /** Restrictions of the key; omitted, `null` and `{}` all mean unrestricted. */
   securityConfig?: pulumi.Input<SecurityConfigArgs>;
   /**
    * Take over a key made elsewhere (the web console) instead of creating one. Always stored as a secret.
@@ -53,9 +55,13 @@ export class ApiKey extends pulumi.dynamic.Resource {
   declare readonly key: pulumi.Output<string>;
   /** The key masked (`sk-...1a2b`): safe to show. */
   declare readonly keyHint: pulumi.Output<string>;
+  /** Readable label of the key, as the platform holds it. */
   declare readonly alias: pulumi.Output<string>;
+  /** Whether the key is active. */
   declare readonly enabled: pulumi.Output<boolean>;
+  /** Restrictions as the platform holds them. */
   declare readonly securityConfig: pulumi.Output<SecurityConfigOutput>;
+  /** When the key was created (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
   /** The key replaced by the last rotation while it is still valid (secret), else undefined. */
   declare readonly previousKey: pulumi.Output<string | undefined>;

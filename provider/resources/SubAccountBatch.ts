@@ -1,10 +1,15 @@
 import * as pulumi from "@pulumi/pulumi";
+import { toWire } from "../client/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
+import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../client/schemas/subAccounts.js";
+import { camelFieldNames } from "../runtime/values.js";
 import { thinProvider, withSecretOutputs } from "./shim.js";
 
 /** A permitted model and its price multiplier. The deprecated fields are accepted with a warning. */
 export interface ModelPricingArgs {
+  /** Name of the permitted model (unique within the batch). */
   model: pulumi.Input<string>;
+  /** Price multiplier for this model, greater than 0 (1 = the list price). */
   pricingFactor?: pulumi.Input<number>;
   /** @deprecated use pricingFactor; `true` becomes factor 1. */
   autoFollowing?: pulumi.Input<boolean>;
@@ -14,6 +19,7 @@ export interface ModelPricingArgs {
   completionPrice?: pulumi.Input<number>;
 }
 
+/** Inputs of a SubAccountBatch. */
 export interface SubAccountBatchArgs {
   /** Alias of every sub-account of the batch. */
   alias: pulumi.Input<string>;
@@ -29,18 +35,24 @@ export interface SubAccountBatchArgs {
    * `retainOnDelete` to keep them. Removing a token from the list releases it (it stays on the platform).
    */
   adoptTokens?: pulumi.Input<pulumi.Input<string>[]>;
+  /** Which account: names of environment variables, never key values. */
   connection?: pulumi.Input<ConnectionArgs>;
 }
 
-/** One sub-account of a batch. */
+/** One sub-account of a batch: fields of the platform's sub-account (SubAccountSchema), typed from it. */
 export interface SubAccountOutput {
-  id: number;
+  /** The platform's numeric id of the sub-account. */
+  id: SubAccount["id"];
   /** The sub-account's key: secret. */
-  token: string;
-  alias: string;
-  enabled: boolean;
-  modelPricing: { model: string; pricingFactor: number }[];
-  createdAt: string;
+  token: SubAccount["token"];
+  /** The alias, as the platform holds it. */
+  alias: SubAccount["alias"];
+  /** Whether the platform has the sub-account enabled (not managed: there is no endpoint to change it). */
+  enabled: SubAccount["enabled"];
+  /** Permitted models and their factors, as stored. */
+  modelPricing: ModelPricing[];
+  /** When the sub-account was created (ISO 8601). */
+  createdAt: SubAccount["createdAt"];
 }
 
 const provider = thinProvider("subAccountBatch");
@@ -53,18 +65,13 @@ function warnAboutPricing(resource: pulumi.Resource, modelPricing: SubAccountBat
       void pulumi.log.warn("modelPricing is empty: the sub-accounts will have no model permission", resource);
     }
     list.forEach((e, i) => {
-      if (e.autoFollowing !== undefined || e.promptPrice !== undefined || e.completionPrice !== undefined) {
-        const hint =
-          e.pricingFactor !== undefined
-            ? "they are ignored because pricingFactor is set"
-            : e.autoFollowing === true
-              ? "autoFollowing: true is converted to pricingFactor 1"
-              : "set pricingFactor instead";
-        void pulumi.log.warn(
-          `modelPricing[${i}] (${String(e.model)}): autoFollowing/promptPrice/completionPrice are deprecated; ${hint}`,
-          resource,
-        );
-      }
+      const rule = pricingRule(toWire(e) as PricingFields);
+      const hint = "refused" in rule ? "set pricingFactor instead" : rule.deprecated;
+      if (hint === undefined || (e.autoFollowing === undefined && e.promptPrice === undefined && e.completionPrice === undefined)) return;
+      void pulumi.log.warn(
+        `modelPricing[${i}] (${String(e.model)}): autoFollowing/promptPrice/completionPrice are deprecated; ${camelFieldNames(hint)}`,
+        resource,
+      );
     });
   });
 }
@@ -75,10 +82,14 @@ export class SubAccountBatch extends pulumi.dynamic.Resource {
   declare readonly subAccounts: pulumi.Output<SubAccountOutput[]>;
   /** The sub-account keys in the same order: secret. */
   declare readonly tokens: pulumi.Output<string[]>;
+  /** Alias of every sub-account of the batch. */
   declare readonly alias: pulumi.Output<string>;
+  /** Virtual balance each sub-account was created with. */
   declare readonly balance: pulumi.Output<number>;
+  /** How many sub-accounts the batch holds now. */
   declare readonly count: pulumi.Output<number>;
-  declare readonly modelPricing: pulumi.Output<{ model: string; pricingFactor: number }[]>;
+  /** Permitted models with their factors, deprecated fields converted. */
+  declare readonly modelPricing: pulumi.Output<ModelPricing[]>;
 
   constructor(name: string, args: SubAccountBatchArgs, opts?: pulumi.CustomResourceOptions) {
     super(

@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { UsageQuery } from "../client/account.js";
 import type { LlmAccountsClient } from "../client/client.js";
 import type { ConnectionArgs, StackConfig } from "../client/config.js";
+import { decimalToMicros, microsToDecimal } from "../client/format.js";
 import { fingerprint } from "../client/redact.js";
 import type { Model, SubAccount, UsageRow } from "../client/schemas/index.js";
 import { clientFor, STACK_CONFIG_KEYS } from "../runtime/connection.js";
@@ -9,6 +10,7 @@ import { canonical } from "../runtime/values.js";
 
 /** Options every data source takes: which account. */
 export interface DataSourceOptions {
+  /** Which account: names of environment variables, never key values. */
   connection?: ConnectionArgs;
 }
 
@@ -41,11 +43,16 @@ function once<T>(name: string, args: unknown, connection: ConnectionArgs | undef
   return p;
 }
 
+/** Filters of getModels. */
 export interface GetModelsArgs {
+  /** Only models of this category. */
   category?: string;
+  /** Only models of this vendor. */
   vendor?: string;
 }
+/** What getModels returns. */
 export interface GetModelsResult {
+  /** The matching models with their listed prices. */
   models: Model[];
 }
 
@@ -62,6 +69,7 @@ export function getModelsOutput(args: pulumi.Input<GetModelsArgs> = {}, opts: Da
   return pulumi.output(args).apply((a) => getModels(a as GetModelsArgs, opts));
 }
 
+/** What getBalance returns. */
 export interface GetBalanceResult {
   /** The balance as the API gives it: a decimal string. */
   balance: string;
@@ -77,7 +85,9 @@ export function getBalanceOutput(opts: DataSourceOptions = {}): pulumi.Output<Ge
   return pulumi.output(getBalance(opts));
 }
 
+/** Arguments of getUsage: the date range, and optionally one key. */
 export type GetUsageArgs = UsageQuery;
+/** What getUsage returns. */
 export interface GetUsageResult {
   /** Daily rows, all pages followed. Today's row is incomplete (the platform updates at T+1). */
   items: UsageRow[];
@@ -86,16 +96,8 @@ export interface GetUsageResult {
 }
 
 function sumCost(rows: UsageRow[]): string {
-  // Sum in millionths to keep six decimal places exact.
-  let micros = 0n;
-  for (const r of rows) {
-    const [whole, frac = ""] = r.cost.replace("-", "").split(".");
-    const value = BigInt(whole) * 1_000_000n + BigInt((frac + "000000").slice(0, 6));
-    micros += r.cost.startsWith("-") ? -value : value;
-  }
-  const sign = micros < 0n ? "-" : "";
-  const abs = micros < 0n ? -micros : micros;
-  return `${sign}${abs / 1_000_000n}.${String(abs % 1_000_000n).padStart(6, "0")}`;
+  // Summed in whole millionths, so that six decimal places stay exact.
+  return microsToDecimal(rows.reduce((sum, r) => sum + decimalToMicros(r.cost), 0n));
 }
 
 /** Daily spend for a date range (account-wide, or one key), validated before any call. */
@@ -109,12 +111,16 @@ export function getUsageOutput(args: pulumi.Input<GetUsageArgs>, opts: DataSourc
   return pulumi.output(args).apply((a) => getUsage(a as GetUsageArgs, opts));
 }
 
+/** Filters of getSubAccounts. */
 export interface GetSubAccountsArgs {
+  /** Only sub-accounts with this alias. */
   alias?: string;
   /** A sub-account key to look up. */
   sk?: string;
 }
+/** What getSubAccounts returns. */
 export interface GetSubAccountsResult {
+  /** The matching sub-accounts, tokens included. */
   subAccounts: SubAccount[];
 }
 

@@ -1,4 +1,5 @@
 import type * as pulumi from "@pulumi/pulumi";
+import { STACK_CONFIG_SLOT } from "../runtime/slot.js";
 
 /**
  * A provider made of thin methods that load the implementation by package name when they are called.
@@ -18,7 +19,7 @@ export function thinProvider(name: string): pulumi.dynamic.ResourceProvider {
   const first = async (...a: any[]) => {
     if (a.length > 1) return run("check", a);
     if (typeof a[0]?.config?.get !== "function") return run("create", a);
-    (globalThis as Record<string, unknown>).__llmAccountsConfig = a[0].config;
+    (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] = a[0].config;
   };
   return {
     configure: first,

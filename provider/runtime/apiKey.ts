@@ -4,6 +4,7 @@ import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../client/redact.js";
 import { ApiKeyCreateRequestSchema, KeySchema, type SecurityConfig } from "../client/schemas/index.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
+import type { Props, ReadOutcome } from "./contract.js";
 import { coalescerFor } from "./deleteCoalescer.js";
 import {
   TRIGGERED,
@@ -40,7 +41,6 @@ export type ApiKeyOutputs = ApiKeyInputs &
     createdAt: string;
   };
 
-type Props = Record<string, unknown>;
 type LiveView = { alias: string; enabled: boolean; securityConfig: SecurityConfig };
 /** A key the platform just issued, as declared or as close to it as it got. */
 type Issued = { key: string; createdAt: string; view: LiveView };
@@ -90,7 +90,7 @@ function keptWithError(message: string, id: string, properties: ApiKeyOutputs): 
 }
 
 /** check: every field validated, failures named by property path; unknown values (preview) pass. */
-export async function check(olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
+export async function check(olds: Props, news: Props): Promise<{ inputs: ApiKeyInputs; failures: CheckFailure[] }> {
   const failures: CheckFailure[] = [];
   const inputs: Props = { ...news };
 
@@ -120,17 +120,18 @@ export async function check(olds: Props, news: Props): Promise<{ inputs: Props; 
   // The one reason a preview can name before anything is read: shown as `+ rotationDue: "rotation triggered"`.
   delete inputs.rotationDue;
   if (failures.length === 0 && triggersChanged(olds, news)) inputs.rotationDue = TRIGGERED;
-  return { inputs, failures };
+  // Typed once failures is empty; the engine uses the inputs of a failed check for nothing.
+  return { inputs: inputs as ApiKeyInputs, failures };
 }
 
 /**
  * diff: replacement only for another key or another platform; otherwise an update of what changed. A due
  * rotation (triggers, age) and an expired previous key are updates of the same resource.
  */
-export async function diff(_id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const replaces: string[] = [];
-  const adoptOld = olds.adoptKey as string | undefined;
-  const adoptNew = news.adoptKey as string | undefined;
+  const adoptOld = olds.adoptKey;
+  const adoptNew = news.adoptKey;
   if (adoptNew === UNKNOWN || (adoptOld ?? null) !== (adoptNew ?? null)) replaces.push("adoptKey");
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
@@ -151,8 +152,7 @@ export async function diff(_id: string, olds: Props, news: Props): Promise<{ cha
  * create: one `api-key/create`, plus one `api-key/status` only when the key is declared disabled. With
  * `adoptKey`: one get to verify the key, then only the calls that bring it to the declared configuration.
  */
-export async function create(props: Props): Promise<{ id: string; outs: ApiKeyOutputs }> {
-  const inputs = props as unknown as ApiKeyInputs;
+export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: ApiKeyOutputs }> {
   const client = clientFor(inputs.connection);
   const config = { alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) };
 
@@ -256,10 +256,8 @@ async function rotate(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Pro
  * alias or securityConfig: one edit; both: edit then status; and a previous key whose overlap has passed: one
  * delete, coalesced with the other deletes of the deployment.
  */
-export async function update(id: string, olds: Props, news: Props): Promise<{ outs: ApiKeyOutputs }> {
-  const old = olds as unknown as ApiKeyOutputs;
-  const inputs = news as unknown as ApiKeyInputs;
-  if (rotationReason(olds, news, Date.now()) !== undefined) return { outs: await rotate(id, old, inputs) };
+export async function update(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
+  if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(id, old, inputs) };
   const client = clientFor(inputs.connection);
   const key = old.key;
   const desired = { alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) };
@@ -270,7 +268,7 @@ export async function update(id: string, olds: Props, news: Props): Promise<{ ou
   }
   if (live.enabled !== inputs.enabled) live.enabled = await client.apiKeys.setStatus(key, inputs.enabled);
   const outs = { ...outputsOf(inputs, key, old.createdAt, live), ...rotationStateOf(old) };
-  if (!old.previousKey || previousExpiry(olds, Date.now()) === undefined) return { outs };
+  if (!old.previousKey || previousExpiry(old, Date.now()) === undefined) return { outs };
   try {
     await coalescerFor(client.apiKeys).delete(old.previousKey);
   } catch (err) {
@@ -287,8 +285,7 @@ export async function update(id: string, olds: Props, news: Props): Promise<{ ou
  * values, so that a preview after a refresh shows drift as `old => new`; a due rotation or an expired previous
  * key shows as `rotationDue` in both (nothing is rotated or deleted here).
  */
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props; inputs?: Props }> {
-  const old = props as unknown as ApiKeyOutputs;
+export async function read(id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const client = clientFor(old.connection);
   let live;
   try {
@@ -327,8 +324,7 @@ async function stillExists(client: ReturnType<typeof clientFor>, key: string): P
 }
 
 /** delete: the key and a previous one, coalesced with the other key deletes of this process. */
-export async function remove(_id: string, props: Props): Promise<void> {
-  const old = props as unknown as ApiKeyOutputs;
+export async function remove(_id: string, old: ApiKeyOutputs): Promise<void> {
   const keys = [old.key, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
   if (keys.length === 0) return;
   const client = clientFor(old.connection);

@@ -1,17 +1,14 @@
 import { LlmAccountsClient } from "../client/client.js";
-import { resolveClientOptions, TUNING, type ConnectionArgs, type StackConfig } from "../client/config.js";
-import { parseBaseUrl } from "../client/http.js";
+import { resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs, type StackConfig } from "../client/config.js";
+import { parseBaseUrl, type TransportOptions } from "../client/http.js";
 import { fingerprint, redact } from "../client/redact.js";
 import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
 
-/**
- * Where the provider shim's `configure` leaves the engine's config object (synchronously, before any method
- * can run). Methods read the stack config from it when they are called.
- */
-export const STACK_CONFIG_SLOT = "__llmAccountsConfig";
+import { STACK_CONFIG_SLOT } from "./slot.js";
 
-/** The `llm-accounts:` stack config keys the provider reads. */
-export const STACK_CONFIG_KEYS = ["baseUrl", "adminKey", "accountKey", TUNING.rateWindowMs.config, TUNING.rateLimits.config];
+export { STACK_CONFIG_SLOT };
+
+export { STACK_CONFIG_KEYS };
 
 interface ConfigSource {
   get(key: string): string | undefined;
@@ -35,13 +32,23 @@ export function setStackConfig(values: Record<string, string | undefined>): void
 }
 
 const clients = new Map<string, LlmAccountsClient>();
+let overrides: Pick<TransportOptions, "retry" | "clock"> = {};
+
+/**
+ * Retry settings and clock for every client made from now on (tests: retries that record their waits instead
+ * of sleeping them; programs that drive the runtime directly). Clients made before keep theirs.
+ */
+export function setClientOverrides(options: Pick<TransportOptions, "retry" | "clock">): void {
+  overrides = options;
+  clients.clear();
+}
 
 /**
  * The client for a connection, resolved now (at call time) from `connection`, the stack config and the
  * environment. Clients are shared by resources with the same settings; rate limiters are shared anyway.
  */
 export function clientFor(connection: ConnectionArgs | undefined, config: StackConfig = stackConfig()): LlmAccountsClient {
-  const options = resolveClientOptions(connection, config);
+  const options = { ...resolveClientOptions(connection, config), ...overrides };
   const id = fingerprint(canonical(options));
   let client = clients.get(id);
   if (!client) {
@@ -55,9 +62,9 @@ export function clientFor(connection: ConnectionArgs | undefined, config: StackC
  * How a change of `connection` affects a resource: another base URL is another platform, hence a
  * replacement; other changes (the names of variables) need no API call but are recorded.
  */
-export function connectionDiff(olds: Record<string, unknown>, news: Record<string, unknown>): { replace: boolean; changed: boolean } {
-  const before = olds.connection as ConnectionArgs | undefined;
-  const after = news.connection as ConnectionArgs | undefined;
+export function connectionDiff(olds: { connection?: ConnectionArgs }, news: { connection?: ConnectionArgs }): { replace: boolean; changed: boolean } {
+  const before = olds.connection;
+  const after = news.connection;
   return {
     replace: (before?.baseUrl ?? null) !== (after?.baseUrl ?? null),
     changed: !same(before ?? null, after ?? null),

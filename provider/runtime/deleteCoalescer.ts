@@ -9,8 +9,8 @@ export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
  * When a batch goes out. The engine starts deletes one after another, each after a checkpoint write, so
  * they arrive spread out (tens of ms apart for a few hundred resources, more as the state grows), and they
  * stop arriving when all have come or when `--parallel` of them wait here. Either way it is time to send:
- * a batch goes once no delete has arrived for GAP_FACTOR times the longest gap seen in it (at least
- * MIN_QUIET_MS), when it holds 1000 keys, or at the latest MAX_WAIT_MS after its first key.
+ * a batch goes once no delete has arrived for `gapFactor` times the longest gap seen in it (at least
+ * `minQuietMs`), when it holds 1000 keys, or at the latest `maxWaitMs` after its first key.
  */
 export const COALESCE = { minQuietMs: 250, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
 

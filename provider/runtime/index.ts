@@ -3,16 +3,20 @@
  * the names below are read by state written by every earlier version of the package: keep them stable.
  */
 import * as apiKeyImpl from "./apiKey.js";
+import type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
+import type { TypedProvider } from "./contract.js";
+import type { SubAccountBatchInputs, SubAccountBatchOutputs } from "./subAccountBatch.js";
 import * as subAccountBatchImpl from "./subAccountBatch.js";
 
-export { setStackConfig, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
+export { setStackConfig, setClientOverrides, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
 export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
 export { UNKNOWN } from "./values.js";
 export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
 export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatch.js";
+export type { TypedProvider, ReadOutcome, Props } from "./contract.js";
 
 /** The ApiKey provider's methods. */
-export const apiKey = {
+export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = {
   check: apiKeyImpl.check,
   diff: apiKeyImpl.diff,
   create: apiKeyImpl.create,
@@ -22,7 +26,7 @@ export const apiKey = {
 };
 
 /** The SubAccountBatch provider's methods. */
-export const subAccountBatch = {
+export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = {
   check: subAccountBatchImpl.check,
   diff: subAccountBatchImpl.diff,
   create: subAccountBatchImpl.create,

@@ -1,11 +1,13 @@
 import { toWire } from "../client/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
+import { CLOCK_SKEW_MS } from "../client/assumptions.js";
 import { fingerprint } from "../client/redact.js";
 import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedTokens, adoptTokensFailures, findAdopted, sameTokenSet } from "./adoption.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
+import type { Props, ReadOutcome } from "./contract.js";
 import { UNKNOWN, containsUnknown, same, schemaFailures, type CheckFailure } from "./values.js";
 
 /** Inputs of a SubAccountBatch after check: pricing converted to `pricingFactor` only. */
@@ -19,22 +21,13 @@ export type SubAccountBatchInputs = {
   connection?: ConnectionArgs;
 };
 
-/** One sub-account as the outputs show it (in creation order). */
-export type SubAccountView = {
-  id: number;
-  token: string;
-  alias: string;
-  enabled: boolean;
-  modelPricing: ModelPricing[];
-  createdAt: string;
-};
+/** One sub-account as the outputs show it (in creation order): the platform's fields, typed from its schema. */
+export type SubAccountView = Pick<SubAccount, "id" | "token" | "alias" | "enabled" | "modelPricing" | "createdAt">;
 
 export type SubAccountBatchOutputs = SubAccountBatchInputs & {
   subAccounts: SubAccountView[];
   tokens: string[];
 };
-
-type Props = Record<string, unknown>;
 
 /**
  * Declared pricing as the platform stores it: the one conversion rule of spec 2.5 (`convertModelPricing`,
@@ -73,7 +66,7 @@ function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[])
 }
 
 /** check: alias, balance, count, pricing validated by property path; deprecated pricing converted. */
-export async function check(_olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
+export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
   const inputs: Props = { ...news };
   const pricing = news.modelPricing ?? [];
   if (news.modelPricing === undefined || news.modelPricing === null) inputs.modelPricing = [];
@@ -83,7 +76,8 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: Props;
   if (news.adoptTokens === null) delete inputs.adoptTokens;
   failures.push(...adoptTokensFailures(news.adoptTokens, news.count));
   failures.push(...connectionFailures(news.connection));
-  return { inputs, failures };
+  // Typed once failures is empty; the engine uses the inputs of a failed check for nothing.
+  return { inputs: inputs as SubAccountBatchInputs, failures };
 }
 
 /**
@@ -91,7 +85,7 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: Props;
  * adopts is never replaced for its balance or its `adoptTokens`: the replacement's create would adopt the
  * same sub-accounts that the old batch's delete then removes. Its balance applies to sub-accounts it creates.
  */
-export async function diff(_id: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(_id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const replaces: string[] = [];
   const adoptUnknown = containsUnknown(news.adoptTokens);
   const adopting = adoptUnknown || adoptedTokens(olds).length > 0 || adoptedTokens(news).length > 0;
@@ -132,7 +126,7 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
       });
     }
     const found = listed
-      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - 5_000)
+      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - CLOCK_SKEW_MS)
       .sort((a, b) => a.id - b.id);
     if (found.length === count) return found.map(view);
     if (found.length === 0) {
@@ -159,10 +153,9 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
  * create: one batch create. With `adoptTokens`: one list verifies every token before anything is written,
  * one edit aligns those whose alias or pricing differ, one create makes the rest of `count`.
  */
-export async function create(props: Props): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
-  const inputs = props as unknown as SubAccountBatchInputs;
+export async function create(inputs: SubAccountBatchInputs): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const api = clientFor(inputs.connection).subAccounts;
-  const adopt = adoptedTokens(props);
+  const adopt = adoptedTokens(inputs);
   const adopted = await align(api, inputs, (await findAdopted(api, adopt, adopt)).map(view));
   const created = inputs.count > adopted.length ? await createBatch(api, inputs, inputs.count - adopted.length, new Set(adopt)) : [];
   const outs = outputsOf(inputs, [...adopted, ...created]);
@@ -175,13 +168,11 @@ export async function create(props: Props): Promise<{ id: string; outs: SubAccou
  * `adoptTokens` are verified with one list and adopted; tokens removed from it are released: they leave the
  * batch and stay on the platform untouched (another batch may adopt them in the same deployment).
  */
-export async function update(_id: string, olds: Props, news: Props): Promise<{ outs: SubAccountBatchOutputs }> {
-  const old = olds as unknown as SubAccountBatchOutputs;
-  const inputs = news as unknown as SubAccountBatchInputs;
+export async function update(_id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const api = clientFor(inputs.connection).subAccounts;
-  const adopt = adoptedTokens(news);
+  const adopt = adoptedTokens(inputs);
   const keep = new Set(adopt);
-  const released = new Set(adoptedTokens(olds).filter((t) => !keep.has(t)));
+  const released = new Set(adoptedTokens(old).filter((t) => !keep.has(t)));
   let current = (old.subAccounts ?? []).filter((s) => !released.has(s.token));
   const held = new Set(current.map((s) => s.token));
   const added = await findAdopted(api, adopt, adopt.filter((t) => !held.has(t)));
@@ -210,8 +201,7 @@ export async function update(_id: string, olds: Props, news: Props): Promise<{ o
  * read (refresh): one list call. Sub-accounts deleted elsewhere drop out; alias and pricing drift show. The
  * inputs returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
  */
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props; inputs?: Props }> {
-  const old = props as unknown as SubAccountBatchOutputs;
+export async function read(id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const api = clientFor(old.connection).subAccounts;
   const ours = new Set(old.tokens ?? []);
   // Listing without the alias filter finds our sub-accounts even when their alias was changed elsewhere.
@@ -227,7 +217,7 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
   const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
   if (old.adoptTokens !== undefined) liveInputs.adoptTokens = old.adoptTokens;
   if (old.connection !== undefined) liveInputs.connection = old.connection;
-  return { id, props: { ...outs }, inputs: liveInputs };
+  return { id, props: outs, inputs: liveInputs };
 }
 
 /**
@@ -247,7 +237,6 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
 }
 
 /** delete: one batch delete of every sub-account of the batch. */
-export async function remove(_id: string, props: Props): Promise<void> {
-  const old = props as unknown as SubAccountBatchOutputs;
+export async function remove(_id: string, old: SubAccountBatchOutputs): Promise<void> {
   await deleteTokens(clientFor(old.connection).subAccounts, old.tokens ?? []);
 }

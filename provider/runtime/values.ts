@@ -45,6 +45,14 @@ export function keyShapedFailures(wire: unknown, path: (string | number)[] = [])
 }
 
 /**
+ * Messages are written for the wire; here users write camelCase. Only field names are translated: a quoted
+ * part of a message is one of the user's values, and is left exactly as written.
+ */
+export function camelFieldNames(message: string): string {
+  return message.replace(/("(?:[^"\\]|\\.)*")|\b[a-z]+(?:_[a-z0-9]+)+\b/g, (m, quoted?: string) => quoted ?? snakeToCamel(m));
+}
+
+/**
  * Validates a wire-shaped value of plain fields with a request schema and reports failures by the property path
  * users write (`securityConfig.geo.countries[1]`), key-shaped values included. Issues about values not known yet
  * (preview) are dropped.
@@ -59,8 +67,7 @@ export function schemaFailures(schema: z.ZodTypeAny, wire: unknown, options: { q
     const value = along.length === issue.path.length + 1 ? along[along.length - 1] : undefined;
     const shown =
       options.quoteValues !== false && (typeof value === "string" || typeof value === "number") ? `${quoted(value)} ` : "";
-    // Messages are written for the wire; here users write camelCase.
-    const message = issue.message.replace(/\b[a-z]+(?:_[a-z0-9]+)+\b/g, snakeToCamel);
+    const message = camelFieldNames(issue.message);
     failures.push({ property: redact(camelPath(issue.path)) || "(inputs)", reason: redact(`${shown}${message}`) });
   }
   return failures;

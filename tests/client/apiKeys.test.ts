@@ -82,6 +82,18 @@ describe("API keys", () => {
     expect((err as BadRequestError).message).toMatch(/^400 \S+: .*\(POST api-key\/create\)$/);
   });
 
+  test("send takes the body type from the operation's request schema and returns its response schema's type", async () => {
+    const http = new HttpTransport({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, rateLimits: false });
+    // @ts-expect-error `enabled` is a boolean in ApiKeyStatusRequestSchema: the compiler refuses the call.
+    const refused = http.send({ op: OPERATIONS.setApiKeyStatus, body: { key: "sk-" + "a".repeat(48), enabled: "no" } });
+    await expect(refused).rejects.toThrow(/invalid request: enabled: .*\(POST api-key\/status\)/);
+    const answer = await http.send({ op: OPERATIONS.balance, body: {} });
+    const balance: string = answer.balance;
+    // @ts-expect-error BalanceResponseSchema has no `deleted` field.
+    expect(answer.deleted).toBeUndefined();
+    expect(balance).toMatch(/^\d/);
+  });
+
   test("a wrong admin key is an AuthenticationError (401)", async () => {
     const client = clientOf(emu, { adminKey: "sk-admin-" + "w".repeat(32) });
     await expect(client.apiKeys.get("sk-" + "a".repeat(48))).rejects.toBeInstanceOf(AuthenticationError);

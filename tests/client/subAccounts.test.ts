@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { NotFoundError, SUB_ACCOUNT_MAX_COUNT } from "../../provider/client/index.js";
+import { NotFoundError, pricingRule, SUB_ACCOUNT_MAX_COUNT } from "../../provider/client/index.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 
@@ -90,5 +90,18 @@ describe("sub-accounts", () => {
     expect((err as Error).message).toMatch(/may have been created.*alias/);
     expect(calls(emu)["sub-account/create"]).toBe(1);
     expect(await clientOf(emu).subAccounts.list({ alias: "lost" })).toHaveLength(2);
+  });
+});
+
+describe("spec 2.5's pricing rule, the one place schema, conversion and warnings read", () => {
+  test.each([
+    [{ pricing_factor: 2 }, { factor: 2, deprecated: undefined }],
+    [{ pricing_factor: 2, auto_following: true, prompt_price: 1 }, { factor: 2, deprecated: "they are ignored because pricing_factor is set" }],
+    [{ auto_following: true }, { factor: 1, deprecated: "auto_following: true is converted to pricing_factor 1" }],
+    [{ prompt_price: 1, completion_price: 2 }, { refused: "prompt_price/completion_price are deprecated and not converted: set pricing_factor" }],
+    [{ auto_following: false }, { refused: "prompt_price/completion_price are deprecated and not converted: set pricing_factor" }],
+    [{}, { refused: "is required" }],
+  ])("%j -> %j", (entry, expected) => {
+    expect(pricingRule(entry)).toEqual(expected);
   });
 });

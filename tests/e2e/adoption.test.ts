@@ -7,7 +7,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { callsOf, CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack } from "./support.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
@@ -52,7 +52,7 @@ async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
 async function upCalls(): Promise<Record<string, number>> {
   emu.clearRequests();
   await pulumi(stack.up());
-  return callsOf(emu);
+  return emu.calls();
 }
 
 function editProgram(from: string, to: string): void {
@@ -99,7 +99,7 @@ describe("an existing account brought under management with llm-accounts import 
     const second = await llmImport(["--keys", "-", "--stack", stack.stack, "--force"], apiKeys.join("\n"), stack.env);
     expect(second.stderr).toBe("");
     expect(second.code).toBe(0);
-    expect(callsOf(emu)).toEqual({ "sub-account/list": 1, "api-key/get": 3 });
+    expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 3 });
     expect(second.stdout).toMatch(/Stored 6 secret\(s\) in the encrypted config of stack dev: adoptKey-ci-runner, adoptKey-retired, adoptKey-locked-down, adoptTokens-team-a, adoptTokens-team-b, adoptTokens-ops\./);
     const program = readFileSync(join(dir, "index.ts"), "utf8");
     expect(program.match(/new llm\.ApiKey\(/g)).toHaveLength(3);
@@ -118,7 +118,7 @@ describe("an existing account brought under management with llm-accounts import 
     emu.clearRequests();
     await pulumi(stack.preview(["--expect-no-changes"]));
     await pulumi(stack.preview(["--refresh", "--expect-no-changes"]));
-    expect(writesIn(callsOf(emu))).toEqual([]);
+    expect(writesIn(emu.calls())).toEqual([]);
   }, 180_000);
 
   test("one alias changed in the generated program: exactly one edit", async () => {
@@ -141,10 +141,10 @@ describe("an existing account brought under management with llm-accounts import 
       .filter((f) => f !== "node_modules")
       .map((f) => readFileSync(join(dir, f), "utf8"))
       .join("\n");
-    ledger.expectAbsentFrom(await stack.exportState(), "pulumi stack export");
-    ledger.expectAbsentFrom(stack.backendText(), "the backend folder");
-    ledger.expectAbsentFrom(folder, "the program folder");
-    ledger.expectAbsentFrom(printed, "the output of import and pulumi");
+    ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
+    ledger.expectAbsent(stack.backendText(), "the backend folder");
+    ledger.expectAbsent(folder, "the program folder");
+    ledger.expectAbsent(printed, "the output of import and pulumi");
     expect(folder).toContain("config.requireSecretObject");
   }, 180_000);
 
@@ -153,7 +153,7 @@ describe("an existing account brought under management with llm-accounts import 
     await pulumi(stack.destroy());
     expect(emu.state.listKeys()).toEqual([]);
     expect(emu.state.listSubAccounts()).toEqual([]);
-    expect(callsOf(emu)).toEqual({ "api-key/delete": 1, "sub-account/delete": 3 });
+    expect(emu.calls()).toEqual({ "api-key/delete": 1, "sub-account/delete": 3 });
   }, 180_000);
 
   test("a sub-account gone between import and up, or a token of another account: a clear failure and no write", async () => {
@@ -166,7 +166,7 @@ describe("an existing account brought under management with llm-accounts import 
     expect(gone.stdout + gone.stderr).toContain(
       `adoptTokens[1] (sk-...${vanishing.slice(-4)}): no such sub-account in this account (deleted, or a key of another account); nothing was changed`,
     );
-    expect(writesIn(callsOf(emu))).toEqual([]);
+    expect(writesIn(emu.calls())).toEqual([]);
 
     const other = await emulator();
     const foreign = other.state.createSubAccounts({ alias: "late", balance: 1, modelPricing: pricing("model-a", 1), count: 1 })[0].token;
@@ -176,9 +176,9 @@ describe("an existing account brought under management with llm-accounts import 
     const stranger = await pulumi(stack.up([], { allowFailure: true }));
     expect(stranger.code).not.toBe(0);
     expect(stranger.stdout + stranger.stderr).toContain(`adoptTokens[1] (sk-...${foreign.slice(-4)}): no such sub-account in this account`);
-    expect(writesIn(callsOf(emu))).toEqual([]);
+    expect(writesIn(emu.calls())).toEqual([]);
     expect(emu.state.getSubAccount(kept)?.alias).toBe("late");
-    ledger.expectAbsentFrom(gone.stdout + gone.stderr + stranger.stdout + stranger.stderr, "the failed up");
+    ledger.expectAbsent(gone.stdout + gone.stderr + stranger.stdout + stranger.stderr, "the failed up");
     expect(stranger.stdout + stranger.stderr).not.toContain(foreign);
   }, 240_000);
 
@@ -190,7 +190,7 @@ describe("an existing account brought under management with llm-accounts import 
     expect(await upCalls()).toEqual({ "sub-account/list": 1 });
     emu.clearRequests();
     await pulumi(stack.destroy());
-    expect(callsOf(emu)).toEqual({});
+    expect(emu.calls()).toEqual({});
     expect(emu.state.listSubAccounts().map((s) => s.token)).toEqual([kept]);
   }, 240_000);
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { callsOf, CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
 
 /** Every example program: each folder of examples/ with a Pulumi.yaml. */
 const EXAMPLES = readdirSync(join(REPO, "examples"), { withFileTypes: true })
@@ -41,7 +41,7 @@ describe.each(EXAMPLES)("examples/%s on the real Pulumi CLI", (name) => {
 
       // Outputs: no secret in plain text unless asked for; what is secret shows as [secret].
       const shown = (await stack.run(["stack", "output", "--json"])).stdout;
-      ledger.expectAbsentFrom(shown, `examples/${name}: pulumi stack output`);
+      ledger.expectAbsent(shown, `examples/${name}: pulumi stack output`);
       const revealed = (await stack.run(["stack", "output", "--json", "--show-secrets"])).stdout;
       const secretsShown = [...created.keys.map((k) => k.key), ...created.subs.map((s) => s.token)].filter((s) => revealed.includes(s));
       if (secretsShown.length > 0) expect(shown).toContain("[secret]");
@@ -49,14 +49,14 @@ describe.each(EXAMPLES)("examples/%s on the real Pulumi CLI", (name) => {
       await stack.preview(["--expect-no-changes"]);
       await stack.preview(["--refresh", "--expect-no-changes"]);
 
-      ledger.expectAbsentFrom(await stack.exportState(), `examples/${name}: pulumi stack export`);
-      ledger.expectAbsentFrom(stack.backendText(), `examples/${name}: the backend folder`);
+      ledger.expectAbsent(await stack.exportState(), `examples/${name}: pulumi stack export`);
+      ledger.expectAbsent(stack.backendText(), `examples/${name}: the backend folder`);
 
       writeFileSync(join(stack.dir, "index.ts"), 'throw new Error("the program must not run at destroy");\n');
       emu.clearRequests();
       await stack.destroy();
       expect(ours()).toEqual({ keys: [], subs: [] });
-      expect(Object.keys(callsOf(emu)).every((op) => op.endsWith("/delete"))).toBe(true);
+      expect(Object.keys(emu.calls()).every((op) => op.endsWith("/delete"))).toBe(true);
     } finally {
       disposeStack(stack);
     }

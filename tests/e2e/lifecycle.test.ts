@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { callsOf, CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW = { rateWindowMs: 1000 };
@@ -35,7 +35,7 @@ async function upCalls(extra: string[] = []): Promise<Record<string, number>> {
   emu.clearRequests();
   await stack.up(extra);
   ledger.record();
-  return callsOf(emu);
+  return emu.calls();
 }
 
 async function expectNoChanges(): Promise<void> {
@@ -60,14 +60,14 @@ describe("a stack through its life with the real Pulumi CLI", () => {
     expect(liveKeys().map((k) => k.key)).toEqual([revealed.apiKey]);
     expect(revealed.tokens).toEqual(liveTeam().map((s) => s.token));
     const text = (await stack.run(["stack", "output"])).stdout;
-    ledger.expectAbsentFrom(text, "pulumi stack output");
+    ledger.expectAbsent(text, "pulumi stack output");
   }, 120_000);
 
   test("no perpetual diff: preview and preview --refresh expect no changes", async () => {
     emu.clearRequests();
     await expectNoChanges();
     // preview calls no write; the refresh reads one key and lists sub-accounts once.
-    expect(Object.keys(callsOf(emu)).sort()).toEqual(["api-key/get", "sub-account/list"]);
+    expect(Object.keys(emu.calls()).sort()).toEqual(["api-key/get", "sub-account/list"]);
   }, 120_000);
 
   test("enabled flipped: exactly one status call", async () => {
@@ -139,8 +139,8 @@ describe("a stack through its life with the real Pulumi CLI", () => {
   }, 180_000);
 
   test("the state and the backend files hold no key or token that was ever issued, nor the credentials", async () => {
-    ledger.expectAbsentFrom(await stack.exportState(), "pulumi stack export");
-    ledger.expectAbsentFrom(stack.backendText(), "the backend folder");
+    ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
+    ledger.expectAbsent(stack.backendText(), "the backend folder");
   }, 60_000);
 
   test("destroy of 200 keys with --parallel 256 takes one delete call; destroy never runs the program", async () => {
@@ -160,11 +160,11 @@ describe("a stack through its life with the real Pulumi CLI", () => {
     writeFileSync(join(stack.dir, "index.ts"), 'throw new Error("the program must not run at destroy");\n');
     emu.clearRequests();
     await stack.destroy(["--parallel", "256"], { env: noEnv });
-    expect(callsOf(emu)).toEqual({ "api-key/delete": 1, "sub-account/delete": 1 });
+    expect(emu.calls()).toEqual({ "api-key/delete": 1, "sub-account/delete": 1 });
     expect(liveKeys()).toHaveLength(0);
     expect(emu.state.listSubAccounts()).toHaveLength(0);
-    ledger.expectAbsentFrom(stack.backendText(), "the backend folder (with secret config)");
-    ledger.expectAbsentFrom(readFileSync(join(stack.dir, `Pulumi.${stack.stack}.yaml`), "utf8"), "the stack config file");
+    ledger.expectAbsent(stack.backendText(), "the backend folder (with secret config)");
+    ledger.expectAbsent(readFileSync(join(stack.dir, `Pulumi.${stack.stack}.yaml`), "utf8"), "the stack config file");
   }, 300_000);
 });
 

@@ -7,37 +7,24 @@ import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
 
 // 300 keys against the platform's own limits, with every "minute" scaled to WINDOW_MS on both sides (the
-// emulator's --rate-window-ms and the client's LLM_ACCOUNTS_RATE_WINDOW_MS). At 60 creates per window, 300
-// creates need at least 4 windows between the first and the last: 16 s, so that the floor of the whole run
-// (about 21 s on a quiet 2-core machine) is close to the same `up` with no limits at all (15 to 25 s, depending
-// on the load), and neither bound makes the check trivial.
+// emulator's --rate-window-ms and the client's LLM_ACCOUNTS_RATE_WINDOW_MS). This test asserts behaviour: no
+// resource fails, no 429, the limit holds in every window. How close the run comes to the floor the limits
+// allow is a speed claim, measured side by side by `npm run bench`, not asserted on a shared machine here.
 const COUNT = 300;
 const WINDOW_MS = 4_000;
 const PARALLEL = "64";
 const PROGRAM = join(REPO, "tests/e2e/programs/many-keys");
 const CREATES_PER_WINDOW = DEFAULT_RATE_LIMITS["api-key/create"][0].limit;
 
-interface Run {
-  ms: number;
-  /** From the start of `pulumi up` to the first create, the creates, and from the last create to the end. */
-  head: number;
-  span: number;
-  tail: number;
-  statuses: Record<string, number>;
-}
-
 /** One `pulumi up` of COUNT keys on a fresh emulator and stack; checks that exactly the declared keys exist. */
-async function upOnce(limited: boolean): Promise<Run> {
+async function upLimited(): Promise<{ statuses: Record<string, number>; creates: number[] }> {
   let emu: Emulator | undefined;
   let stack: PulumiStack | undefined;
   try {
-    emu = await emulator(limited ? { rateWindowMs: WINDOW_MS } : { rateLimits: false });
-    const env: Record<string, string> = limited ? { LLM_ACCOUNTS_RATE_WINDOW_MS: String(WINDOW_MS) } : { LLM_ACCOUNTS_RATE_LIMITS: "off" };
-    stack = await stackFor(PROGRAM, emu, { env });
+    emu = await emulator({ rateWindowMs: WINDOW_MS });
+    stack = await stackFor(PROGRAM, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: String(WINDOW_MS) } });
     await stack.setConfig("count", COUNT);
-    const started = Date.now();
     await stack.up(["--parallel", PARALLEL]);
-    const ended = Date.now();
 
     const keys = emu.state.listKeys();
     expect(keys).toHaveLength(COUNT);
@@ -45,15 +32,7 @@ async function upOnce(limited: boolean): Promise<Run> {
     const requests = emu.requests();
     const statuses: Record<string, number> = {};
     for (const q of requests) statuses[q.status] = (statuses[q.status] ?? 0) + 1;
-    const creates = requests.filter((q) => q.op === "api-key/create").map((q) => q.at);
-    expect(creates).toHaveLength(COUNT);
-    return {
-      ms: ended - started,
-      head: creates[0] - started,
-      span: creates[creates.length - 1] - creates[0],
-      tail: ended - creates[creates.length - 1],
-      statuses,
-    };
+    return { statuses, creates: requests.filter((q) => q.op === "api-key/create").map((q) => q.at) };
   } finally {
     disposeStack(stack);
     await emu?.close();
@@ -66,30 +45,16 @@ beforeAll(async () => {
 
 describe("pulumi up of 300 keys against the platform's rate limits", () => {
   test(
-    "no resource fails, the emulator answers no 429, and the wall time is within 1.15x of max(the limits' floor, the same up without limits)",
+    "no resource fails, the emulator answers no 429, and no window of the server's sees more creates than the limit",
     async () => {
-      const free = await upOnce(false);
-      const limited = await upOnce(true);
-
-      // Every request of the limited run was accepted: the client's limiter kept under the server's limits.
-      expect(limited.statuses).toEqual({ 200: COUNT });
-
-      // The shortest create phase the limits allow, and the floor of the whole run: the run's own time before
-      // its first create (nothing is rate-limited before it, so a slow start on a busy machine is not held
-      // against the limiter), that shortest create phase, then the time an unlimited run needs after its last create.
-      const minSpan = (Math.ceil(COUNT / CREATES_PER_WINDOW) - 1) * WINDOW_MS;
-      const floor = limited.head + minSpan + free.tail;
-      const bound = Math.max(floor, free.ms);
-      const ratio = limited.ms / bound;
-      process.stdout.write(
-        `rate limits, ${COUNT} keys, window ${WINDOW_MS} ms, --parallel ${PARALLEL}: ` +
-          `without limits ${free.ms} ms (head ${free.head}, creates ${free.span}, tail ${free.tail}); ` +
-          `with limits ${limited.ms} ms (head ${limited.head}, creates ${limited.span} vs minimum ${minSpan}, tail ${limited.tail}); ` +
-          `floor ${floor} ms; ratio ${ratio.toFixed(3)}\n`,
-      );
-      // The emulator counts arrivals on its own clock: allow for the millisecond rounding of the logged times.
-      expect(limited.span).toBeGreaterThanOrEqual(minSpan - 5);
-      expect(ratio).toBeLessThanOrEqual(1.15);
+      // `up` throws if any resource failed.
+      const { statuses, creates } = await upLimited();
+      // Every request was accepted: the client's limiter kept under the server's limits.
+      expect(statuses).toEqual({ 200: COUNT });
+      expect(creates).toHaveLength(COUNT);
+      // The (i + limit)th create arrives at least a window after the ith (allowing the log's millisecond rounding).
+      const tooClose = creates.slice(CREATES_PER_WINDOW).filter((at, i) => at - creates[i] < WINDOW_MS - 5);
+      expect(tooClose).toEqual([]);
     },
     5 * 60_000,
   );

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { callsOf, CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
 
 const PROGRAM = join(REPO, "tests/e2e/programs/rotation");
 const HOUR = 3_600_000;
@@ -47,7 +47,7 @@ async function upCalls(): Promise<Record<string, number>> {
   emu.clearRequests();
   await stack.up();
   ledger.record();
-  return callsOf(emu);
+  return emu.calls();
 }
 
 type Outputs = { apiKey: string; keyId: string; previousKeyExpiresAt?: string; rotatedAt?: string };
@@ -75,7 +75,7 @@ describe("key rotation on the real Pulumi CLI", () => {
     const preview = await stack.preview();
     expect(preview.stdout).toContain("rotation triggered");
     expect(preview.stdout).not.toMatch(/replace/);
-    expect(Object.keys(callsOf(emu)).filter((op) => !op.endsWith("/get"))).toEqual([]);
+    expect(Object.keys(emu.calls()).filter((op) => !op.endsWith("/get"))).toEqual([]);
 
     expect(await upCalls()).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
     const out = await current();
@@ -129,7 +129,7 @@ describe("key rotation on the real Pulumi CLI", () => {
     expect(promised).toBe(Date.parse(out.rotatedAt!) + HOUR);
     expect(received().slice(-1)).toEqual([fingerprint(out.apiKey)]);
     // Both keys are in the state, as secrets only.
-    ledger.expectAbsentFrom(await stack.exportState(), "pulumi stack export during the overlap");
+    ledger.expectAbsent(await stack.exportState(), "pulumi stack export during the overlap");
 
     // Before the promised time: nothing is deleted, the old key is as it was; up calls nothing.
     expect(await upCalls()).toEqual({});
@@ -142,7 +142,7 @@ describe("key rotation on the real Pulumi CLI", () => {
     const gate = await stack.preview(["--refresh", "--expect-no-changes"], { allowFailure: true });
     expect(gate.code).not.toBe(0);
     expect(gate.stdout).toContain("previous key expires");
-    expect(Object.keys(callsOf(emu))).toEqual(["api-key/get"]);
+    expect(Object.keys(emu.calls())).toEqual(["api-key/get"]);
     expect(emu.state.hasKey(old)).toBe(true);
 
     expect(await upCalls()).toEqual({ "api-key/delete": 1 });
@@ -166,7 +166,7 @@ describe("key rotation on the real Pulumi CLI", () => {
     expect(gate.stdout).toContain(`rotation due: key issued ${issued}, every 2 days`);
     emu.clearRequests();
     await stack.refresh(["--skip-preview"]);
-    expect(callsOf(emu)).toEqual({ "api-key/get": 1 });
+    expect(emu.calls()).toEqual({ "api-key/get": 1 });
     expect(ours().map((k) => k.key)).toEqual([aged.apiKey]);
     // After a refresh, a plain preview names the reason too (the refreshed inputs carry it).
     expect((await stack.preview()).stdout).toMatch(new RegExp(`- rotationDue\\s*: "rotation due: key issued ${issued}, every 2 days"`));
@@ -179,15 +179,15 @@ describe("key rotation on the real Pulumi CLI", () => {
   }, 300_000);
 
   test("no key ever issued is in the state, the backend files or the outputs shown", async () => {
-    ledger.expectAbsentFrom(await stack.exportState(), "pulumi stack export");
-    ledger.expectAbsentFrom(stack.backendText(), "the backend folder");
-    ledger.expectAbsentFrom((await stack.run(["stack", "output"])).stdout, "pulumi stack output");
+    ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
+    ledger.expectAbsent(stack.backendText(), "the backend folder");
+    ledger.expectAbsent((await stack.run(["stack", "output"])).stdout, "pulumi stack output");
   }, 60_000);
 
   test("destroy deletes the key in one call", async () => {
     emu.clearRequests();
     await stack.destroy();
-    expect(callsOf(emu)).toEqual({ "api-key/delete": 1 });
+    expect(emu.calls()).toEqual({ "api-key/delete": 1 });
     expect(ours()).toEqual([]);
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import { PulumiStack, prepareProgram, type StackOptions } from "../../scripts/li
 import type { Emulator } from "../../provider/emulator/index.js";
 
 export { PulumiStack, prepareProgram };
+export { SecretLedger } from "../support/secrets.js";
 
 /** Time for the first build of the Pulumi CLI on a machine that has none (minutes on 2 cores). */
 export const CLI_BUILD_TIMEOUT_MS = 30 * 60_000;
@@ -22,34 +23,6 @@ export async function requirePulumiCli(): Promise<PulumiCli> {
   }
 }
 
-/** Remembers every secret an emulator ever issued, including those deleted since. */
-export class SecretLedger {
-  private readonly seen = new Set<string>();
-  constructor(private readonly emu: Emulator) {
-    this.record();
-  }
-
-  /** Takes note of what the emulator holds now. */
-  record(): void {
-    this.seen.add(this.emu.adminKey);
-    this.seen.add(this.emu.accountKey);
-    for (const k of this.emu.state.listKeys()) this.seen.add(k.key);
-    for (const s of this.emu.state.listSubAccounts()) this.seen.add(s.token);
-  }
-
-  all(): string[] {
-    this.record();
-    return [...this.seen];
-  }
-
-  /** Fails naming a masked secret if any secret appears in the text. */
-  expectAbsentFrom(text: string, where: string): void {
-    for (const s of this.all()) {
-      if (text.includes(s)) throw new Error(`${where} holds a secret in plain text (sk-...${s.slice(-4)})`);
-    }
-  }
-}
-
 /** A stack on a fresh copy of a program folder, talking to the emulator through the standard env vars. */
 export async function stackFor(source: string, emu: Emulator, options: Partial<StackOptions> = {}): Promise<PulumiStack> {
   const dir = prepareProgram(source);
@@ -65,11 +38,4 @@ export function disposeStack(stack: PulumiStack | undefined): void {
   if (!stack) return;
   stack.dispose();
   rmSync(stack.dir, { recursive: true, force: true });
-}
-
-/** Calls per operation name in the emulator's request log. */
-export function callsOf(emu: Emulator): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const r of emu.requests()) out[r.op] = (out[r.op] ?? 0) + 1;
-  return out;
 }

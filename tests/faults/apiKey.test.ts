@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/client/redact.js";
-import { apiKey, type ApiKeyOutputs } from "../../provider/runtime/index.js";
-import { expectCleanLog, failure, faultEmulator, only, statuses, type SecretLedger } from "./support.js";
+import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { failure, only, retryWaits, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
 
 // The ApiKey provider's methods under each fault the emulator injects. A "re-run" is the same method called
 // again with the state the engine would have: none after a failed create, the old outputs after a failed update.
@@ -11,29 +11,13 @@ let emu: Emulator;
 let ledger: SecretLedger;
 let logLines: string[];
 
-beforeAll(async () => {
-  ({ emu, ledger, logLines } = await faultEmulator());
-});
-afterAll(async () => {
-  try {
-    // Every test removed what it made: no key is left behind by any fault (aliases compared: a failure
-    // message must not print a key).
-    expect(emu.state.listKeys().map((r) => r.alias)).toEqual([]);
-    expectCleanLog(ledger, logLines);
-  } finally {
-    await emu.close();
-  }
-});
-beforeEach(() => {
-  emu.setFaults([]);
-  emu.clearRequests();
-});
-afterEach(() => emu.setFaults([]));
+// Every test removes what it made: no key is left behind by any fault.
+useFaultEmulator((c) => ({ emu, ledger, logLines } = c), (e) => e.state.listKeys().map((r) => r.alias));
 
 type Props = Record<string, unknown>;
 type Created = { id: string; outs: ApiKeyOutputs };
 
-async function inputs(news: Props): Promise<Props> {
+async function inputs(news: Props): Promise<ApiKeyInputs> {
   const { inputs: checked, failures } = await apiKey.check({}, news);
   expect(failures).toEqual([]);
   return checked;
@@ -47,13 +31,13 @@ async function create(news: Props): Promise<Created> {
 }
 
 async function update(k: Created, news: Props): Promise<Created> {
-  const { outs } = await apiKey.update(k.id, k.outs as unknown as Props, await inputs(news));
+  const { outs } = await apiKey.update(k.id, k.outs, await inputs(news));
   ledger.expectCleanOutputs(outs);
   return { id: k.id, outs };
 }
 
 async function remove(...keys: Created[]): Promise<void> {
-  await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
+  await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs)));
 }
 
 /** A failure, checked to hold no secret in any form. */
@@ -83,7 +67,7 @@ describe("ApiKey under rate-limit storms", () => {
     const k = await create({ alias: "storm", enabled: false });
     expectExactly("storm", [k]);
     const changed = await update(k, { alias: "storm-2", enabled: true });
-    const read = await apiKey.read(k.id, changed.outs as unknown as Props);
+    const read = await apiKey.read(k.id, changed.outs);
     expect(read.props).toEqual(changed.outs);
     await remove({ id: k.id, outs: read.props as unknown as ApiKeyOutputs });
     expect(statuses(emu)).toEqual({
@@ -103,12 +87,15 @@ describe("ApiKey under rate-limit storms", () => {
 
   test("429s without Retry-After: the client backs off on its own, then the create lands once", async () => {
     emu.setFaults([only(["api-key/create"], { kind: "429", count: 3, retryAfter: false })]);
+    retryWaits.splice(0);
     const k = await create({ alias: "storm-no-hint" });
-    const at = emu.requests().map((r) => r.at);
     expect(statuses(emu)).toEqual({ "api-key/create 429": 3, "api-key/create 200": 1 });
-    // Exponential backoff from 200 ms (jittered down to half): not a tight loop.
-    expect(at[1] - at[0]).toBeGreaterThanOrEqual(90);
-    expect(at[3] - at[0]).toBeGreaterThanOrEqual(90 + 190 + 390);
+    // Exponential backoff from 200 ms, jittered down to half at most: not a tight loop.
+    const waits = retryWaits;
+    expect(waits).toHaveLength(3);
+    expect(waits[0]).toBeGreaterThanOrEqual(100);
+    expect(waits[1]).toBeGreaterThanOrEqual(200);
+    expect(waits[2]).toBeGreaterThanOrEqual(400);
     expectExactly("storm-no-hint", [k]);
     await remove(k);
   });
@@ -133,19 +120,19 @@ describe("ApiKey under server errors", () => {
     const k = await create({ alias: "reads" });
     emu.clearRequests();
     emu.setFaults([only(["api-key/get"], { kind: "500", count: 1 }), only(["api-key/get"], { kind: "503", count: 1 })]);
-    expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+    expect((await apiKey.read(k.id, k.outs)).props).toEqual(k.outs);
     expect(statuses(emu)).toEqual({ "api-key/get 500": 1, "api-key/get 503": 1, "api-key/get 200": 1 });
 
     emu.clearRequests();
     emu.setFaults([only(["api-key/get"], { kind: "503" })]);
-    const err = await failed(() => apiKey.read(k.id, k.outs as unknown as Props));
+    const err = await failed(() => apiKey.read(k.id, k.outs));
     expect(err.name).toBe("ServerError");
     expect(err.message).toMatch(/^503 service_unavailable: .+ \(POST api-key\/get\)$/);
     expect(statuses(emu)).toEqual({ "api-key/get 503": 4 });
     expectExactly("reads", [k]);
 
     emu.setFaults([]);
-    expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+    expect((await apiKey.read(k.id, k.outs)).props).toEqual(k.outs);
     await remove(k);
   });
 
@@ -209,7 +196,7 @@ describe("ApiKey under server errors", () => {
     expectExactly("half-made", [{ id, outs: recorded }]);
 
     emu.setFaults([]);
-    expect((await apiKey.diff(id, recorded as unknown as Props, news)).changes).toBe(true);
+    expect((await apiKey.diff(id, recorded, news)).changes).toBe(true);
     const fixed = await update({ id, outs: recorded }, { alias: "half-made", enabled: false });
     expect(emu.state.getKey(recorded.key)?.enabled).toBe(false);
     expectExactly("half-made", [fixed]);
@@ -222,7 +209,7 @@ describe("ApiKey under added latency", () => {
     emu.setFaults([{ kind: "latency", ms: 200 }]);
     const keys = await Promise.all([0, 1, 2].map((i) => create({ alias: `slow-${i}` })));
     const changed = await update(keys[0], { alias: "slow-0", enabled: false, securityConfig: { geo: { countries: ["SG"] } } });
-    expect((await apiKey.read(changed.id, changed.outs as unknown as Props)).props).toEqual(changed.outs);
+    expect((await apiKey.read(changed.id, changed.outs)).props).toEqual(changed.outs);
     await remove(changed, keys[1], keys[2]);
     expect(statuses(emu)).toEqual({
       "api-key/create 200": 3,
@@ -325,10 +312,10 @@ describe("ApiKey under malformed and wrongly typed answers", () => {
 
       // Refresh: fails; the state keeps the old outputs; the re-run reads them back unchanged.
       emu.setFaults([only(["api-key/get"], { kind, count: 1 })]);
-      let err = await failed(() => apiKey.read(k.id, k.outs as unknown as Props));
+      let err = await failed(() => apiKey.read(k.id, k.outs));
       expect(err.message).toContain(`${field("alias")}`);
       expect(err.message).toMatch(/\(POST api-key\/get\)$/);
-      expect((await apiKey.read(k.id, k.outs as unknown as Props)).props).toEqual(k.outs);
+      expect((await apiKey.read(k.id, k.outs)).props).toEqual(k.outs);
 
       // Edit: committed, answer unusable; the update fails; the re-run from the old outputs converges.
       emu.setFaults([only(["api-key/edit"], { kind, count: 1 })]);

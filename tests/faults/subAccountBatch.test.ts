@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator, FaultKind } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/client/redact.js";
-import { subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { expectCleanLog, failure, faultEmulator, only, statuses, type SecretLedger } from "./support.js";
+import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { failure, only, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
 
 // The SubAccountBatch provider's methods under each fault the emulator injects. Unlike keys, sub-accounts can be
 // listed by alias: a batch create whose answer was lost is found and adopted rather than made twice.
@@ -11,30 +11,14 @@ let emu: Emulator;
 let ledger: SecretLedger;
 let logLines: string[];
 
-beforeAll(async () => {
-  ({ emu, ledger, logLines } = await faultEmulator());
-});
-afterAll(async () => {
-  try {
-    // Every test removed what it made: no sub-account is left behind by any fault (aliases compared: a
-    // failure message must not print a token).
-    expect(emu.state.listSubAccounts().map((r) => r.alias)).toEqual([]);
-    expectCleanLog(ledger, logLines);
-  } finally {
-    await emu.close();
-  }
-});
-beforeEach(() => {
-  emu.setFaults([]);
-  emu.clearRequests();
-});
-afterEach(() => emu.setFaults([]));
+// Every test removes what it made: no sub-account is left behind by any fault.
+useFaultEmulator((c) => ({ emu, ledger, logLines } = c), (e) => e.state.listSubAccounts().map((r) => r.alias));
 
 type Props = Record<string, unknown>;
 type Batch = { id: string; outs: SubAccountBatchOutputs };
 const pricing = [{ model: "model-a", pricingFactor: 1.5 }];
 
-async function inputs(news: Props): Promise<Props> {
+async function inputs(news: Props): Promise<SubAccountBatchInputs> {
   const { inputs: checked, failures } = await subAccountBatch.check({}, { balance: 5, modelPricing: pricing, ...news });
   expect(failures).toEqual([]);
   return checked;
@@ -54,12 +38,12 @@ async function create(news: Props): Promise<Batch> {
 }
 
 async function update(b: Batch, news: Props): Promise<Batch> {
-  const { outs } = await subAccountBatch.update(b.id, b.outs as unknown as Props, await inputs(news));
+  const { outs } = await subAccountBatch.update(b.id, b.outs, await inputs(news));
   return { id: b.id, outs: seen(outs) };
 }
 
 async function read(b: Batch): Promise<Props> {
-  return (await subAccountBatch.read(b.id, b.outs as unknown as Props)).props;
+  return (await subAccountBatch.read(b.id, b.outs)).props;
 }
 
 async function failed(op: () => Promise<unknown>): Promise<Error & Record<string, unknown>> {
@@ -96,7 +80,7 @@ describe("SubAccountBatch under rate-limit storms and latency", () => {
     const down = await update(up, { alias: "storm-2", count: 1 });
     expectExactly(down, "storm-2");
     expect(await read(down)).toEqual(down.outs);
-    await subAccountBatch.delete(down.id, down.outs as unknown as Props);
+    await subAccountBatch.delete(down.id, down.outs);
     expectExactly(undefined, "storm-2");
     const s = statuses(emu);
     expect(n(s, "sub-account/create 429") + n(s, "sub-account/edit 429")).toBe(4);
@@ -114,7 +98,7 @@ describe("SubAccountBatch under rate-limit storms and latency", () => {
     emu.setFaults([]);
     const b = await create({ alias: "endless", count: 2 });
     expectExactly(b, "endless");
-    await subAccountBatch.delete(b.id, b.outs as unknown as Props);
+    await subAccountBatch.delete(b.id, b.outs);
   });
 });
 
@@ -133,7 +117,7 @@ describe("SubAccountBatch under server errors", () => {
 
     emu.setFaults([]);
     expect(await read(b)).toEqual(b.outs);
-    await subAccountBatch.delete(b.id, b.outs as unknown as Props);
+    await subAccountBatch.delete(b.id, b.outs);
     expectExactly(undefined, "reads");
   });
 
@@ -143,7 +127,7 @@ describe("SubAccountBatch under server errors", () => {
     emu.setFaults([only(["sub-account/edit", "sub-account/delete"], { kind: "500", count: 2 })]);
     const changed = await update(b, { alias: "writes-2", count: 2 });
     expectExactly(changed, "writes-2");
-    await subAccountBatch.delete(changed.id, changed.outs as unknown as Props);
+    await subAccountBatch.delete(changed.id, changed.outs);
     expectExactly(undefined, "writes-2");
     const s = statuses(emu);
     expect(n(s, "sub-account/edit 500") + n(s, "sub-account/delete 500")).toBe(2);
@@ -161,7 +145,7 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
       expect(statuses(emu)).toEqual({ [`sub-account/create ${kind === "drop-after" ? 0 : 200}`]: 1, "sub-account/list 200": 1 });
       expect(b.outs.count).toBe(3);
       expectExactly(b, alias);
-      await subAccountBatch.delete(b.id, b.outs as unknown as Props);
+      await subAccountBatch.delete(b.id, b.outs);
       expectExactly(undefined, alias);
     },
   );
@@ -178,7 +162,7 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
         "sub-account/create 200",
       ]);
       expectExactly(b, alias);
-      await subAccountBatch.delete(b.id, b.outs as unknown as Props);
+      await subAccountBatch.delete(b.id, b.outs);
     },
   );
 
@@ -191,7 +175,7 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
     expect(up.outs.tokens.slice(0, 2)).toEqual(b.outs.tokens);
     expect(new Set(up.outs.tokens).size).toBe(4);
     expectExactly(up, "grow");
-    await subAccountBatch.delete(up.id, up.outs as unknown as Props);
+    await subAccountBatch.delete(up.id, up.outs);
   });
 
   test("a lost answer, and the list that would find what was made fails too: the error says the sub-accounts may exist and how to find them", async () => {
@@ -210,7 +194,7 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
     emu.setFaults([]);
     const b = await create({ alias: "unlisted", count: 2 });
     expectExactly(b, "unlisted");
-    await subAccountBatch.delete(b.id, b.outs as unknown as Props);
+    await subAccountBatch.delete(b.id, b.outs);
   });
 
   test("the create fails again after a lost answer found nothing: a clear error, nothing made, and the re-run converges", async () => {
@@ -220,7 +204,7 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
     expectExactly(undefined, "twice");
     const b = await create({ alias: "twice", count: 2 });
     expectExactly(b, "twice");
-    await subAccountBatch.delete(b.id, b.outs as unknown as Props);
+    await subAccountBatch.delete(b.id, b.outs);
   });
 });
 
@@ -238,7 +222,7 @@ describe("SubAccountBatch under dropped connections and bad answers on edit, del
       "sub-account/edit 0": 1,
       "sub-account/edit 200": 1,
     });
-    await subAccountBatch.delete(changed.id, changed.outs as unknown as Props);
+    await subAccountBatch.delete(changed.id, changed.outs);
     expectExactly(undefined, "drops-2");
   });
 
@@ -263,9 +247,9 @@ describe("SubAccountBatch under dropped connections and bad answers on edit, del
       expectExactly(edited, `${alias}-2`);
 
       emu.setFaults([only(["sub-account/delete"], { kind, count: 1 })]);
-      err = await failed(() => subAccountBatch.delete(edited.id, edited.outs as unknown as Props));
+      err = await failed(() => subAccountBatch.delete(edited.id, edited.outs));
       expect(err.message).toContain(field("success"));
-      await subAccountBatch.delete(edited.id, edited.outs as unknown as Props);
+      await subAccountBatch.delete(edited.id, edited.outs);
       expectExactly(undefined, `${alias}-2`);
     },
   );

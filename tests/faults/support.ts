@@ -1,8 +1,13 @@
-import { expect } from "@jest/globals";
-import { inspect } from "node:util";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "@jest/globals";
 import type { Emulator, FaultSpec } from "../../provider/emulator/index.js";
-import { setStackConfig } from "../../provider/runtime/index.js";
+import { setClientOverrides, setStackConfig } from "../../provider/runtime/index.js";
 import { emulator } from "../support/emulator.js";
+import { SecretLedger } from "../support/secrets.js";
+
+export { SecretLedger };
+
+/** The waits the runtime's retries asked for since the fault emulator started, in order. */
+export const retryWaits: number[] = [];
 
 /**
  * An emulator for fault tests, and the provider runtime pointed at it. Rate limits are off on both sides (the
@@ -12,56 +17,36 @@ export async function faultEmulator(): Promise<{ emu: Emulator; ledger: SecretLe
   const logLines: string[] = [];
   const emu = await emulator({ rateLimits: false, rateWindowMs: 600, log: (line) => logLines.push(line) });
   setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
+  // Retries wait on a clock that records the waits and returns at once: their timing is asserted, not slept.
+  retryWaits.splice(0);
+  setClientOverrides({ clock: { now: () => Date.now(), sleep: async (ms) => void retryWaits.push(ms) } });
   return { emu, ledger: new SecretLedger(emu), logLines };
 }
 
-/** Every secret an emulator ever held (its credentials, every key and token), deleted ones included. */
-export class SecretLedger {
-  private readonly seen = new Set<string>();
-  constructor(private readonly emu: Emulator) {
-    this.record();
-  }
-
-  /** Takes note of what the emulator holds now, and of any other secret seen. */
-  record(...extra: (string | undefined)[]): void {
-    this.seen.add(this.emu.adminKey);
-    this.seen.add(this.emu.accountKey);
-    for (const k of this.emu.state.listKeys()) this.seen.add(k.key);
-    for (const s of this.emu.state.listSubAccounts()) this.seen.add(s.token);
-    for (const e of extra) if (e) this.seen.add(e);
-  }
-
-  all(): string[] {
-    this.record();
-    return [...this.seen];
-  }
-
-  /** Fails, naming the secret masked, if any secret appears in the text. */
-  expectAbsent(text: string, where: string): void {
-    for (const s of this.all()) {
-      if (text.includes(s)) throw new Error(`${where} holds a secret in plain text (sk-...${s.slice(-4)}): ${text.slice(0, 300)}`);
+/**
+ * The fault emulator for a test file, with its hooks: faults and log reset around each test, and at the end
+ * nothing left behind (`leftovers` lists what remains, by alias: a failure message must not print a secret)
+ * and no secret in the emulator's log.
+ */
+export function useFaultEmulator(set: (ctx: { emu: Emulator; ledger: SecretLedger; logLines: string[] }) => void, leftovers: (emu: Emulator) => string[]): void {
+  let ctx: { emu: Emulator; ledger: SecretLedger; logLines: string[] };
+  beforeAll(async () => {
+    ctx = await faultEmulator();
+    set(ctx);
+  });
+  afterAll(async () => {
+    try {
+      expect(leftovers(ctx.emu)).toEqual([]);
+      expectCleanLog(ctx.ledger, ctx.logLines);
+    } finally {
+      await ctx.emu.close();
     }
-  }
-
-  /** The error in every form it can be shown in (message, stack, String, JSON, inspect) holds no secret. */
-  expectCleanError(err: unknown): void {
-    const e = err as Error;
-    for (const [where, text] of [
-      ["message", e.message],
-      ["stack", e.stack ?? ""],
-      ["String(err)", String(err)],
-      ["JSON.stringify(err)", JSON.stringify(err) ?? ""],
-      ["inspect(err)", inspect(err, { depth: 5 })],
-    ] as const) {
-      this.expectAbsent(text, `the error's ${where}`);
-    }
-  }
-
-  /** Outputs hold secrets only where they are declared secret: `key`, `adoptKey`, `tokens`, `subAccounts`. */
-  expectCleanOutputs(outs: object): void {
-    const { key: _k, adoptKey: _a, tokens: _t, subAccounts: _s, ...rest } = outs as Record<string, unknown>;
-    this.expectAbsent(JSON.stringify(rest), "the outputs (other than the secret ones)");
-  }
+  });
+  beforeEach(() => {
+    ctx.emu.setFaults([]);
+    ctx.emu.clearRequests();
+  });
+  afterEach(() => ctx.emu.setFaults([]));
 }
 
 /** Runs an operation and returns its error, failing if it succeeds. */

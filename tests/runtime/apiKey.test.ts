@@ -1,20 +1,14 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, setStackConfig, type ApiKeyOutputs } from "../../provider/runtime/index.js";
-import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { calls, useRuntimeEmulator, expectNoSecret, secretsOf } from "../support/emulator.js";
 
 let emu: Emulator;
-beforeAll(async () => {
-  emu = await emulator({ rateLimits: false });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
-});
-afterAll(async () => emu.close());
-beforeEach(() => emu.clearRequests());
-afterEach(() => emu.setFaults([]));
+useRuntimeEmulator((e) => (emu = e));
 
 type Props = Record<string, unknown>;
 
-async function checked(news: Props): Promise<Props> {
+async function checked(news: Props): Promise<ApiKeyInputs> {
   const { inputs, failures } = await apiKey.check({}, news);
   expect(failures).toEqual([]);
   return inputs;
@@ -96,8 +90,9 @@ describe("ApiKey provider", () => {
     emu.state.disableKey(outs.key);
     emu.state.editKey(outs.key, "renamed", { geo: { countries: ["SG"] } });
     emu.clearRequests();
-    const read = await apiKey.read(id, outs as unknown as Props);
+    const read = await apiKey.read(id, outs);
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
+    if (!("inputs" in read)) throw new Error("the key read as gone");
     expect(read.id).toBe(id);
     expect(read.props).toMatchObject({ alias: "renamed", enabled: false, securityConfig: { geo: { countries: ["SG"] } }, key: outs.key });
     // The inputs are the platform's values too (so previews show old => new), and never hold the key.
@@ -109,13 +104,13 @@ describe("ApiKey provider", () => {
   test("read of a key deleted elsewhere: an empty id", async () => {
     const { id, outs } = await created({ alias: "gone" });
     emu.state.deleteKey(outs.key);
-    expect(await apiKey.read(id, outs as unknown as Props)).toEqual({ id: "", props: {} });
+    expect(await apiKey.read(id, outs)).toEqual({ id: "", props: {} });
   });
 
   test("N concurrent deletes go out in one api-key/delete call", async () => {
     const keys = await Promise.all(Array.from({ length: 40 }, (_, i) => created({ alias: `bulk-${i}` })));
     emu.clearRequests();
-    await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
+    await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs)));
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
     for (const k of keys) expect(emu.state.hasKey(k.outs.key)).toBe(false);
   });
@@ -124,7 +119,7 @@ describe("ApiKey provider", () => {
     const keys = await Promise.all(Array.from({ length: 8 }, (_, i) => created({ alias: `split-${i}` })));
     emu.state.deleteKey(keys[5].outs.key);
     emu.clearRequests();
-    await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
+    await Promise.all(keys.map((k) => apiKey.delete(k.id, k.outs)));
     for (const k of keys) expect(emu.state.hasKey(k.outs.key)).toBe(false);
     // 1 rejected batch of 8, then halves: 4 ok + 4 rejected, 2 ok + 2 rejected, 1 ok + 1 gone.
     expect(calls(emu)["api-key/delete"]).toBe(7);
@@ -133,7 +128,7 @@ describe("ApiKey provider", () => {
   test("a delete fails when the platform does not confirm it, and the key stays", async () => {
     const { id, outs } = await created({ alias: "keep" });
     emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
-    await expect(apiKey.delete(id, outs as unknown as Props)).rejects.toMatchObject({ status: 500 });
+    await expect(apiKey.delete(id, outs)).rejects.toMatchObject({ status: 500 });
     expect(emu.state.hasKey(outs.key)).toBe(true);
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, setStackConfig, UNKNOWN, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { apiKey, setStackConfig, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
 
 const HOUR = 3_600_000;
@@ -21,14 +21,14 @@ afterEach(() => {
 type Props = Record<string, unknown>;
 type Failed = Error & { id?: string; properties?: ApiKeyOutputs; reasons?: string[] };
 
-async function checked(news: Props, olds: Props = {}): Promise<Props> {
+async function checked(news: Props, olds: Props = {}): Promise<ApiKeyInputs> {
   const { inputs, failures } = await apiKey.check(olds, news);
   expect(failures).toEqual([]);
   return inputs;
 }
 
 /** A key as `pulumi up` leaves it: checked inputs and the create's outputs. */
-async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; inputs: Props }> {
+async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; inputs: ApiKeyInputs }> {
   const inputs = await checked(news);
   const { id, outs } = await apiKey.create(inputs);
   emu.clearRequests();
@@ -36,11 +36,11 @@ async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; 
 }
 
 /** One `pulumi up` of new inputs over a key: check against the old inputs, diff, and update when it says so. */
-async function up(id: string, olds: { outs: Props; inputs: Props }, news: Props): Promise<{ outs: ApiKeyOutputs; inputs: Props; changed: boolean }> {
+async function up(id: string, olds: { outs: ApiKeyOutputs; inputs: ApiKeyInputs }, news: Props): Promise<{ outs: ApiKeyOutputs; inputs: ApiKeyInputs; changed: boolean }> {
   const inputs = await checked(news, olds.inputs);
   const { changes, replaces } = await apiKey.diff(id, olds.outs, inputs);
   expect(replaces).toEqual([]);
-  if (!changes) return { outs: olds.outs as ApiKeyOutputs, inputs, changed: false };
+  if (!changes) return { outs: olds.outs, inputs, changed: false };
   const { outs } = await apiKey.update(id, olds.outs, inputs);
   return { outs, inputs, changed: true };
 }

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "@jest/globals";
+import type { CheckFailure } from "../../provider/runtime/values.js";
 import { apiKey, subAccountBatch, UNKNOWN } from "../../provider/runtime/index.js";
 
 type Props = Record<string, unknown>;
 
-async function failuresOf(check: typeof apiKey.check, news: Props) {
+async function failuresOf(check: (olds: Props, news: Props) => Promise<{ failures: CheckFailure[] }>, news: Props) {
   const { failures } = await check({}, news);
   return failures;
 }
@@ -37,6 +38,13 @@ describe("ApiKey check", () => {
   test("the reason of a country code quotes it and says what is wrong", async () => {
     const [f] = await failuresOf(apiKey.check, { alias: "a", securityConfig: { geo: { countries: ["CN", "cn"] } } });
     expect(f).toEqual({ property: "securityConfig.geo.countries[1]", reason: '"cn" must be a two-letter upper-case country code' });
+  });
+
+  test("a duplicate model item is quoted exactly as the user wrote it: only field names become camelCase", async () => {
+    const failures = await failuresOf(apiKey.check, { alias: "a", securityConfig: { models: { mode: "model", items: ["gpt_4o_mini", "gpt_4o_mini"] } } });
+    expect(failures).toEqual([
+      { property: "securityConfig.models.items[1]", reason: '"gpt_4o_mini" model "gpt_4o_mini" is listed twice' },
+    ]);
   });
 
   test("a key given where an env var name belongs is never echoed", async () => {
@@ -90,6 +98,12 @@ describe("SubAccountBatch check", () => {
   ])("%j fails at %s", async (news, property) => {
     const failures = await failuresOf(subAccountBatch.check, news as Props);
     expect(failures.map((f) => f.property)).toContain(property);
+  });
+
+  test("a duplicate model keeps its snake_case name in the reason", async () => {
+    const pricing = [{ model: "my_model", pricingFactor: 1 }, { model: "my_model", pricingFactor: 2 }];
+    const failures = await failuresOf(subAccountBatch.check, { ...ok, modelPricing: pricing });
+    expect(failures).toEqual([{ property: "modelPricing[1].model", reason: '"my_model" model "my_model" is listed twice' }]);
   });
 
   test("deprecated prices without a factor tell the user to set pricingFactor", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { setStackConfig, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { setStackConfig, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret } from "../support/emulator.js";
 
 let emu: Emulator;
@@ -22,7 +22,7 @@ function seed(alias: string, count: number, modelPricing = wirePricing, balance 
   return made;
 }
 
-async function checked(news: Props, olds: Props = {}): Promise<Props> {
+async function checked(news: Props, olds: Props = {}): Promise<SubAccountBatchInputs> {
   const { inputs, failures } = await subAccountBatch.check(olds, news);
   expect(failures).toEqual([]);
   return inputs;

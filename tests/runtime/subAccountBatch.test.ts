@@ -1,21 +1,15 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { setStackConfig, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { calls, emulator } from "../support/emulator.js";
+import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { calls, useRuntimeEmulator } from "../support/emulator.js";
 
 let emu: Emulator;
-beforeAll(async () => {
-  emu = await emulator({ rateLimits: false });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
-});
-afterAll(async () => emu.close());
-beforeEach(() => emu.clearRequests());
-afterEach(() => emu.setFaults([]));
+useRuntimeEmulator((e) => (emu = e));
 
 type Props = Record<string, unknown>;
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
 
-async function checked(news: Props): Promise<Props> {
+async function checked(news: Props): Promise<SubAccountBatchInputs> {
   const { inputs, failures } = await subAccountBatch.check({}, news);
   expect(failures).toEqual([]);
   return inputs;
@@ -83,8 +77,9 @@ describe("SubAccountBatch provider", () => {
     const { id, outs } = await created({ alias: "oob", balance: 5, count: 3, modelPricing: pricing });
     emu.state.deleteSubAccounts([outs.tokens[1]]);
     emu.clearRequests();
-    const read = await subAccountBatch.read(id, outs as unknown as Props);
+    const read = await subAccountBatch.read(id, outs);
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    if (!("inputs" in read)) throw new Error("the batch read as gone");
     expect(read.props.count).toBe(2);
     const news = await checked({ alias: "oob", balance: 5, count: 3, modelPricing: pricing });
     expect((await subAccountBatch.diff(id, read.props, news)).changes).toBe(true);
@@ -98,20 +93,20 @@ describe("SubAccountBatch provider", () => {
   test("read: alias and pricing drift are detected", async () => {
     const { id, outs } = await created({ alias: "dr", balance: 5, count: 2, modelPricing: pricing });
     emu.state.editSubAccounts([outs.tokens[0]], "dr-renamed", [{ model: "model-a", pricing_factor: 9 }]);
-    const read = await subAccountBatch.read(id, outs as unknown as Props);
+    const read = await subAccountBatch.read(id, outs);
     expect(read.props).toMatchObject({ alias: "dr-renamed", modelPricing: [{ model: "model-a", pricingFactor: 9 }] });
   });
 
   test("read of a batch whose sub-accounts are all gone: an empty id", async () => {
     const { id, outs } = await created({ alias: "allgone", balance: 5, count: 1, modelPricing: pricing });
     emu.state.deleteSubAccounts(outs.tokens);
-    expect((await subAccountBatch.read(id, outs as unknown as Props)).id).toBe("");
+    expect((await subAccountBatch.read(id, outs)).id).toBe("");
   });
 
   test("delete: one batch delete", async () => {
     const { id, outs } = await created({ alias: "del", balance: 5, count: 3, modelPricing: pricing });
     emu.clearRequests();
-    await subAccountBatch.delete(id, outs as unknown as Props);
+    await subAccountBatch.delete(id, outs);
     expect(calls(emu)).toEqual({ "sub-account/delete": 1 });
     expect(live("del")).toHaveLength(0);
   });
@@ -119,7 +114,7 @@ describe("SubAccountBatch provider", () => {
   test("delete when some were deleted elsewhere: the rest are still deleted", async () => {
     const { id, outs } = await created({ alias: "del2", balance: 5, count: 3, modelPricing: pricing });
     emu.state.deleteSubAccounts([outs.tokens[0]]);
-    await subAccountBatch.delete(id, outs as unknown as Props);
+    await subAccountBatch.delete(id, outs);
     expect(live("del2")).toHaveLength(0);
   });
 

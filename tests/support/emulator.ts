@@ -1,9 +1,30 @@
+import { afterAll, afterEach, beforeAll, beforeEach } from "@jest/globals";
 import { LlmAccountsClient, type ClientOptions } from "../../provider/client/index.js";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../provider/emulator/index.js";
+import { setClientOverrides, setStackConfig } from "../../provider/runtime/index.js";
+import { SecretLedger } from "./secrets.js";
 
 /** Starts an emulator on 127.0.0.1 (free port) for a test file. */
 export async function emulator(options: EmulatorOptions = {}): Promise<Emulator> {
   return startEmulator({ port: 0, host: "127.0.0.1", ...options });
+}
+
+/**
+ * One emulator for a file of runtime tests, the runtime pointed at it with both limiters off (call counts are
+ * the subject, not rate limits); the request log and faults are reset around each test.
+ */
+export function useRuntimeEmulator(set: (emu: Emulator) => void): void {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await emulator({ rateLimits: false });
+    setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
+    // Retries are not the subject here: their waits return at once.
+    setClientOverrides({ clock: { now: () => Date.now(), sleep: async () => undefined } });
+    set(emu);
+  });
+  afterAll(async () => emu.close());
+  beforeEach(() => emu.clearRequests());
+  afterEach(() => emu.setFaults([]));
 }
 
 /** A client for an emulator, with fast retries so that tests do not wait on backoff. */
@@ -17,22 +38,14 @@ export function clientOf(emu: Emulator, options: Partial<ClientOptions> = {}): L
   });
 }
 
-/** Calls per operation name in the emulator's request log. */
-export function calls(emu: Emulator): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const r of emu.requests()) out[r.op] = (out[r.op] ?? 0) + 1;
-  return out;
-}
+/** Calls per operation name in the emulator's request log (the handle's own counter). */
+export const calls = (emu: Emulator): Record<string, number> => emu.calls();
 
 /** Every secret the emulator issued or holds: its two credentials, every key and sub-account token. */
 export function secretsOf(emu: Emulator, extra: string[] = []): string[] {
-  return [
-    emu.adminKey,
-    emu.accountKey,
-    ...emu.state.listKeys().map((k) => k.key),
-    ...emu.state.listSubAccounts().map((s) => s.token),
-    ...extra,
-  ];
+  const ledger = new SecretLedger(emu);
+  ledger.record(...extra);
+  return ledger.all();
 }
 
 /** Fails if any of the secrets appears in the text. */

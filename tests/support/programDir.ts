@@ -1,10 +1,9 @@
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { linkNodeModules, REPO } from "../../scripts/lib/stack.mjs";
 
-/** The repository root (this file is tests/support/programDir.ts). */
-export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export { linkNodeModules, REPO };
 
 /**
  * A folder laid out like a user's Pulumi program with this package installed: node_modules links to the
@@ -14,15 +13,4 @@ export function programDir(prefix = "llm-program-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   linkNodeModules(dir);
   return dir;
-}
-
-/** Gives `dir` a node_modules that resolves like an installed copy of the package. */
-export function linkNodeModules(dir: string): void {
-  const modules = join(dir, "node_modules");
-  mkdirSync(modules, { recursive: true });
-  for (const entry of readdirSync(join(REPO, "node_modules"))) {
-    if (entry === ".package-lock.json") continue;
-    symlinkSync(join(REPO, "node_modules", entry), join(modules, entry));
-  }
-  symlinkSync(REPO, join(modules, "pulumi-llm-accounts"));
 }

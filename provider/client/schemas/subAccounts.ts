@@ -10,10 +10,29 @@ export const ModelPricingSchema = z.object({
 });
 export type ModelPricing = Camel<z.infer<typeof ModelPricingSchema>>;
 
+/** The fields of a request's pricing entry that decide its factor (spec 2.5). */
+export interface PricingFields {
+  pricing_factor?: number;
+  auto_following?: boolean;
+  prompt_price?: number;
+  completion_price?: number;
+}
+
 /**
- * A model pricing entry in a request: `pricing_factor`, or the deprecated fields (spec 2.5).
- * `auto_following: true` is converted to factor 1; other deprecated entries are refused (see assumptions).
+ * Spec 2.5's rule for the deprecated pricing fields, in one place (the schema, the conversion and the resource's
+ * warnings read it): the factor an entry stands for and a word about its deprecated fields, or why it has none.
+ * `auto_following: true` is factor 1; prices alone are "not converted", so refused (see assumptions.ts).
  */
+export function pricingRule(entry: PricingFields): { factor: number; deprecated?: string } | { refused: string } {
+  const deprecated = entry.auto_following !== undefined || entry.prompt_price !== undefined || entry.completion_price !== undefined;
+  if (entry.pricing_factor !== undefined) {
+    return { factor: entry.pricing_factor, deprecated: deprecated ? "they are ignored because pricing_factor is set" : undefined };
+  }
+  if (entry.auto_following === true) return { factor: 1, deprecated: "auto_following: true is converted to pricing_factor 1" };
+  return { refused: deprecated ? "prompt_price/completion_price are deprecated and not converted: set pricing_factor" : "is required" };
+}
+
+/** A model pricing entry in a request: `pricing_factor`, or the deprecated fields that `pricingRule` converts. */
 export const ModelPricingInputSchema = z
   .object({
     model: ModelNameSchema,
@@ -23,16 +42,8 @@ export const ModelPricingInputSchema = z
     auto_following: z.boolean().optional(),
   })
   .superRefine((entry, ctx) => {
-    if (entry.pricing_factor === undefined && entry.auto_following !== true) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["pricing_factor"],
-        message:
-          entry.prompt_price !== undefined || entry.completion_price !== undefined || entry.auto_following === false
-            ? "prompt_price/completion_price are deprecated and not converted: set pricing_factor"
-            : "is required",
-      });
-    }
+    const rule = pricingRule(entry);
+    if ("refused" in rule) ctx.addIssue({ code: "custom", path: ["pricing_factor"], message: rule.refused });
   });
 export type ModelPricingInput = Camel<z.infer<typeof ModelPricingInputSchema>>;
 
@@ -49,7 +60,11 @@ const ModelPricingListSchema = z
 
 /** Converts request pricing to what is stored: the one conversion rule of spec 2.5. */
 export function convertModelPricing(items: readonly z.infer<typeof ModelPricingInputSchema>[]): z.infer<typeof ModelPricingSchema>[] {
-  return items.map((item) => ({ model: item.model, pricing_factor: item.pricing_factor ?? 1 }));
+  return items.map((item) => {
+    const rule = pricingRule(item);
+    // Entries reach here validated; a refused one would have failed the schema.
+    return { model: item.model, pricing_factor: "factor" in rule ? rule.factor : 1 };
+  });
 }
 
 export const SubAccountSchema = z.object({

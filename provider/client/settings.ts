@@ -1,0 +1,123 @@
+import { z } from "zod";
+import { DEFAULT_RATE_LIMITS, type RateLimit } from "./assumptions.js";
+import { ConfigurationError } from "./errors.js";
+
+/** Per-operation limits as a caller gives them: a number replaces the per-minute limit, a list replaces them all. */
+export type PerOperationLimits = Partial<Record<string, number | RateLimit[]>>;
+
+/** The client-side limiter's settings: `false` turns it off; `windowMs` rescales every per-minute window. */
+export type RateLimitOptions = false | { windowMs?: number; perOperation?: PerOperationLimits };
+
+const positiveWhole = z.number({ invalid_type_error: "must be a number" }).int("must be a whole number").positive("must be above 0");
+const OPERATION_NAMES = Object.keys(DEFAULT_RATE_LIMITS) as [string, ...string[]];
+const LIMIT_EXPECTS = "a positive whole number of calls per minute, or a list of { limit, windowMs } of positive whole numbers";
+
+/** What `rateLimits.perOperation` must hold: known operation names, and limits a limiter can keep (0 never could). */
+export const PerOperationLimitsSchema = z.record(
+  z.enum(OPERATION_NAMES, { errorMap: () => ({ message: `is not an operation name (${OPERATION_NAMES.join(", ")})` }) }),
+  z.union([positiveWhole, z.array(z.object({ limit: positiveWhole, windowMs: positiveWhole }).strict()).nonempty()], {
+    errorMap: () => ({ message: `must be ${LIMIT_EXPECTS}` }),
+  }),
+);
+
+/** Parses a setting's raw text (from the environment or the stack config); a failed parse names what is expected. */
+const fromJson = (text: string, ctx: z.RefinementCtx): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: "custom", message: "is not JSON", fatal: true });
+    return z.NEVER;
+  }
+};
+
+/** One setting: where a user sets it (environment variable, stack config key) and what it must look like. */
+export interface Setting<T> {
+  /** The environment variable. */
+  env: string;
+  /** The stack config key, namespace included (`llm-accounts:baseUrl`). */
+  config: string;
+  /** The stack config key without its namespace, as the engine's config object is read. */
+  key: string;
+  /** What a valid value looks like, for the error that refuses another. */
+  expects: string;
+  /** Parses the raw text; a failure is a ConfigurationError naming the setting. */
+  schema: z.ZodType<T, z.ZodTypeDef, string>;
+}
+
+function setting<T>(key: string, env: string, expects: string, schema: z.ZodType<T, z.ZodTypeDef, string>): Setting<T> {
+  return { env, config: `llm-accounts:${key}`, key, expects, schema };
+}
+
+const text = z.string();
+
+/** Every setting the package reads, in one table that the client, the runtime and the data sources share. */
+export const SETTINGS = {
+  baseUrl: setting("baseUrl", "LLM_ACCOUNTS_BASE_URL", "the platform's https URL", text),
+  adminKey: setting("adminKey", "LLM_ACCOUNTS_ADMIN_KEY", "the admin key (sk-admin-...), set as a secret", text),
+  accountKey: setting("accountKey", "LLM_ACCOUNTS_ACCOUNT_KEY", "the main account key (sk-...), set as a secret", text),
+  rateWindowMs: setting(
+    "rateWindowMs",
+    "LLM_ACCOUNTS_RATE_WINDOW_MS",
+    "a positive whole number of milliseconds (the window of the per-minute limits)",
+    text.transform(Number).pipe(positiveWhole),
+  ),
+  rateLimits: setting<RateLimitOptions>(
+    "rateLimits",
+    "LLM_ACCOUNTS_RATE_LIMITS",
+    `"off", or a JSON object of limits by operation such as {"api-key/create":120}, each ${LIMIT_EXPECTS}`,
+    text.transform((raw, ctx): RateLimitOptions => {
+      if (raw.trim() === "off") return false;
+      const limits = PerOperationLimitsSchema.safeParse(fromJson(raw, ctx));
+      if (limits.success) return { perOperation: limits.data };
+      for (const issue of limits.error.issues) ctx.addIssue(issue);
+      return z.NEVER;
+    }),
+  ),
+} as const;
+
+/** Names of the settings (`baseUrl`, `rateLimits`...). */
+export type SettingName = keyof typeof SETTINGS;
+
+/** Stack config values under the `llm-accounts:` namespace, by short name (`baseUrl`, `adminKey`...). */
+export type StackConfig = Partial<Record<string, string>>;
+
+/** The error for a required setting nobody set: says where to set it. */
+export function missingSetting(name: SettingName, what: string, extra = ""): ConfigurationError {
+  const s = SETTINGS[name];
+  return new ConfigurationError(`${what}: set ${s.env} or the stack config ${s.config}${extra}`);
+}
+
+/** The message when no base URL is set anywhere (the platform has no default). */
+export const noBaseUrl = (): ConfigurationError => missingSetting("baseUrl", "no base URL", " (the platform has no default)");
+
+/**
+ * A setting's value: the stack config wins over the environment (as with other Pulumi providers); empty counts
+ * as unset. The value is validated here, before anything is sent, and a bad one names where it came from.
+ */
+export function readSetting<N extends SettingName>(
+  name: N,
+  config: StackConfig,
+  env: NodeJS.ProcessEnv,
+): z.output<(typeof SETTINGS)[N]["schema"]> | undefined {
+  const s: Setting<unknown> = SETTINGS[name];
+  const fromConfig = config[s.key];
+  const raw = fromConfig || env[s.env] || undefined;
+  if (raw === undefined) return undefined;
+  const parsed = s.schema.safeParse(raw);
+  if (parsed.success) return parsed.data as z.output<(typeof SETTINGS)[N]["schema"]>;
+  const where = fromConfig ? `the stack config ${s.config}` : s.env;
+  const issue = parsed.error.issues[0];
+  const at = issue.path.map((p) => JSON.stringify(p)).join(".");
+  throw new ConfigurationError(`${where} is invalid: ${at ? `${at} ` : ""}${issue.message}; it must be ${s.expects}`);
+}
+
+/** Checks limits given in code (`TransportOptions.rateLimits`) as the settings are checked. */
+export function validateRateLimitOptions(options: RateLimitOptions | undefined): void {
+  if (!options) return;
+  const checked = z
+    .object({ windowMs: positiveWhole.optional(), perOperation: PerOperationLimitsSchema.optional() })
+    .safeParse(options);
+  if (checked.success) return;
+  const issue = checked.error.issues[0];
+  throw new ConfigurationError(`the rateLimits option is invalid: ${issue.path.map((p) => JSON.stringify(p)).join(".")} ${issue.message}`);
+}

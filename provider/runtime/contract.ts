@@ -1,0 +1,24 @@
+import type * as pulumi from "@pulumi/pulumi";
+
+/** Values as the engine hands them to check: whatever the program wrote, not validated yet. */
+export type Props = Record<string, unknown>;
+
+/**
+ * What read answers: the live outputs and the inputs they imply, or an empty id when the resource is gone.
+ * (Pulumi's `ReadResult` types `inputs` as outputs; the engine takes them as inputs, so they are typed so here.)
+ */
+export type ReadOutcome<I, O> = { id: string; props: O; inputs: I } | { id: ""; props: Record<string, never> };
+
+/**
+ * The dynamic provider contract (`pulumi.dynamic.ResourceProvider`) with the runtime's input and output types.
+ * Type-only: nothing of `@pulumi/pulumi` is loaded, so the serialized provider stays as small as it was.
+ */
+export interface TypedProvider<I, O> {
+  /** Validates raw values: the inputs it returns are typed once `failures` is empty. */
+  check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult<I> & { inputs: I; failures: pulumi.dynamic.CheckFailure[] }>;
+  diff(id: string, olds: O, news: I): Promise<pulumi.dynamic.DiffResult>;
+  create(inputs: I): Promise<pulumi.dynamic.CreateResult<O> & { outs: O }>;
+  read(id: string, props: O): Promise<ReadOutcome<I, O>>;
+  update(id: string, olds: O, news: I): Promise<pulumi.dynamic.UpdateResult<O> & { outs: O }>;
+  delete(id: string, props: O): Promise<void>;
+}
