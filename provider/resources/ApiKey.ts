@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
-import { thinProvider, withSecretOutputs } from "./shim.js";
+import { DynamicResource, providerText, withSecretOutputs } from "./shim.js";
 
 /** Restrictions of a key; each part optional, an omitted part restricts nothing. */
 export interface SecurityConfigArgs {
@@ -33,10 +33,10 @@ export interface ApiKeyArgs {
   connection?: pulumi.Input<ConnectionArgs>;
 }
 
-const provider = thinProvider("apiKey");
+const provider = providerText("apiKey");
 
 /** An API key of the platform (management group). */
-export class ApiKey extends pulumi.dynamic.Resource {
+export class ApiKey extends DynamicResource {
   /** The key itself (`sk-...`): secret; the platform shows it only once, at creation. */
   declare readonly key: pulumi.Output<string>;
   /** The key masked (`sk-...1a2b`): safe to show. */
