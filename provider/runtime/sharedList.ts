@@ -36,12 +36,17 @@ export class SharedSubAccountList {
 
   constructor(
     private readonly api: SubAccountsApi,
-    private readonly options: typeof SHARE & { enabled: boolean; now?: () => number } = { ...SHARE, enabled: process.env[SHARING_SWITCH] !== "off" },
+    private readonly options: typeof SHARE & { enabled?: boolean; now?: () => number } = SHARE,
   ) {}
+
+  /** Read at call time unless given, as the plugin reads every setting. */
+  private get enabled(): boolean {
+    return this.options.enabled ?? process.env[SHARING_SWITCH] !== "off";
+  }
 
   /** Every sub-account of the account, from a list sent after this call. */
   snapshot(): Promise<AccountSnapshot> {
-    if (!this.options.enabled) return this.api.list().then(indexed);
+    if (!this.enabled) return this.api.list().then(indexed);
     const now = (this.options.now ?? Date.now)();
     return new Promise((resolve, reject) => {
       const round = (this.next ??= { waiters: [], lastArrival: now, longestGap: 0 });
