@@ -12,10 +12,10 @@ export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
  * this process has seen outstanding together (the engine's parallelism, learned from earlier batches and from
  * deletes arriving while a batch was on the wire): then no other delete can be coming until one of them is
  * answered. Until that is learned, and for the last batch of a destroy, a batch goes once no delete has
- * arrived for GAP_FACTOR times the longest gap seen in it (at least MIN_QUIET_MS), when it holds 1000 keys,
- * or at the latest MAX_WAIT_MS after its first key.
+ * arrived for `gapFactor` times the longest gap seen in it (at least `minQuietMs`), when it holds 1000 keys,
+ * or at the latest `maxWaitMs` after its first key.
  */
-export const COALESCE = { minQuietMs: 100, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
+export const COALESCE = { minQuietMs: 250, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
 
 /** Time and timers, injectable so that the schedule can be tested without waiting. */
 export interface Clock {

@@ -6,8 +6,8 @@ export const SHARING_SWITCH = "LLM_ACCOUNTS_READ_SHARING";
 
 /**
  * When a shared list goes out. A refresh starts up to `--parallel` reads almost at once, so a list goes
- * once no read has arrived for GAP_FACTOR times the longest gap seen between them (at least MIN_QUIET_MS, at
- * most MAX_QUIET_MS). While one list is on the wire, newer reads wait for the next: every read is answered
+ * once no read has arrived for `gapFactor` times the longest gap seen between them (at least `minQuietMs`, at
+ * most `maxQuietMs`). While one list is on the wire, newer reads wait for the next: every read is answered
  * by a list sent after it arrived, so drift made a moment before a read is never missed.
  */
 export const SHARE = { minQuietMs: 5, gapFactor: 4, maxQuietMs: 100 };

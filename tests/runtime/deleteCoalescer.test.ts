@@ -112,8 +112,9 @@ describe("delete coalescer schedule", () => {
   test("a slow stream: the quiet period follows the longest gap seen (4x), so the batch is not cut short", async () => {
     const clock = new ManualClock();
     const c = coalescer(clock);
-    const done = arrive(c, clock, keys(4), 60); // quiet = 4 x 60 ms = 240 ms
-    clock.advance(239);
+    const gap = COALESCE.minQuietMs / 2;
+    const done = arrive(c, clock, keys(4), gap); // quiet = 4 x gap, twice the minimum
+    clock.advance(COALESCE.gapFactor * gap - 1);
     await settled();
     expect(calls(emu)).toEqual({});
     clock.advance(1);
