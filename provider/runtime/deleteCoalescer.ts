@@ -11,7 +11,8 @@ export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
  * never has more than `--parallel` of them running. A batch goes at once when as many deletes wait here as
  * this process has seen outstanding together (the engine's parallelism, learned from earlier batches and from
  * deletes arriving while a batch was on the wire): then no other delete can be coming until one of them is
- * answered. Until that is learned, and for the last batch of a destroy, a batch goes once no delete has
+ * answered. What is learned holds for one burst of deletes: after a pause longer than a quiet period, it
+ * is learned again. Until that is learned, and for the last batch of a destroy, a batch goes once no delete has
  * arrived for `gapFactor` times the longest gap seen in it (at least `minQuietMs`), when it holds 1000 keys,
  * or at the latest `maxWaitMs` after its first key.
  */
@@ -56,6 +57,9 @@ export class DeleteCoalescer {
   private outstanding = 0;
   /** The most deletes seen outstanding together once a batch went out: the engine's parallelism, or less. */
   private parallelism = 0;
+  /** When the last outstanding delete was answered, and the quiet period its batch used. */
+  private idleSince = 0;
+  private lastQuiet = 0;
   private readonly clock: Clock;
 
   constructor(
@@ -72,26 +76,35 @@ export class DeleteCoalescer {
       const now = this.clock.now();
       if (this.pending.length > 0) this.longestGap = Math.max(this.longestGap, now - this.lastArrival);
       this.lastArrival = now;
+      // Deletes that come after a pause longer than a quiet period are another burst (a later step of the
+      // deployment, not the engine waiting for us): what was learned before says nothing about it.
+      if (this.outstanding === 0 && now - this.idleSince > this.lastQuiet) this.parallelism = 0;
       this.outstanding++;
-      const done = () => this.outstanding--;
+      const done = () => {
+        if (--this.outstanding === 0) this.idleSince = this.clock.now();
+      };
       this.pending.push({ key, resolve: () => (done(), resolve()), reject: (err) => (done(), reject(err)) });
       if (this.parallelism > 0) this.parallelism = Math.max(this.parallelism, this.outstanding);
       if (this.pending.length >= API_KEY_DELETE_MAX || (this.parallelism > 0 && this.pending.length >= this.parallelism)) {
         this.flush();
         return;
       }
-      const { minQuietMs, gapFactor, maxQuietMs, maxWaitMs } = this.options;
-      const quiet = Math.min(maxQuietMs, Math.max(minQuietMs, gapFactor * this.longestGap));
       if (this.quietTimer !== undefined) this.clock.clearTimeout(this.quietTimer);
-      this.quietTimer = this.clock.setTimeout(() => this.flush(), quiet);
-      this.maxTimer ??= this.clock.setTimeout(() => this.flush(), maxWaitMs);
+      this.quietTimer = this.clock.setTimeout(() => this.flush(), this.quietPeriod());
+      this.maxTimer ??= this.clock.setTimeout(() => this.flush(), this.options.maxWaitMs);
     });
+  }
+
+  private quietPeriod(): number {
+    const { minQuietMs, gapFactor, maxQuietMs } = this.options;
+    return Math.min(maxQuietMs, Math.max(minQuietMs, gapFactor * this.longestGap));
   }
 
   private flush(): void {
     if (this.quietTimer !== undefined) this.clock.clearTimeout(this.quietTimer);
     if (this.maxTimer !== undefined) this.clock.clearTimeout(this.maxTimer);
     this.quietTimer = this.maxTimer = undefined;
+    this.lastQuiet = this.quietPeriod();
     this.longestGap = 0;
     this.parallelism = Math.max(this.parallelism, this.outstanding);
     while (this.pending.length > 0) {

@@ -91,12 +91,11 @@ export function report(results, targets) {
       ),
     );
     section(
-      `State and memory at ${SETTINGS.destroySize} keys and a batch of ${SETTINGS.batchSize} sub-accounts`,
+      `State and memory at ${SETTINGS.destroySize} keys`,
       table(
         ["measure", "value"],
         [
           ["state per ApiKey resource (stack export, compact JSON)", fmtBytes(d.state.apiKey.bytesPerResource)],
-          [`state per SubAccountBatch of ${SETTINGS.batchSize}`, fmtBytes(d.state.subAccountBatch.bytesPerResource)],
           [`stored provider (kept ${d.state.apiKey.providerCopiesPerResource}x per resource: inputs and outputs)`, `${d.state.apiKey.providerBytes} B`],
           ["whole exported state", fmtBytes(d.state.deploymentBytes)],
           ["peak memory of the provider plugin (VmHWM), up and destroy", d.memory.pluginPeakBytes ? fmtBytes(d.memory.pluginPeakBytes) : "not measured"],

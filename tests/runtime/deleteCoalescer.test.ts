@@ -122,6 +122,33 @@ describe("delete coalescer schedule", () => {
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
   });
 
+  test("--parallel 1: once learned, each delete that follows an answer at once goes at once", async () => {
+    const clock = new ManualClock();
+    const c = coalescer(clock);
+    const first = c.delete(keys(1)[0]);
+    clock.advance(COALESCE.minQuietMs);
+    await first;
+    emu.clearRequests();
+    for (const k of keys(3)) await c.delete(k); // no timer advanced: each went out on arrival
+    expect(calls(emu)).toEqual({ "api-key/delete": 3 });
+  });
+
+  test("after a pause longer than a quiet period, what was learned is forgotten: 3 deletes go in one call", async () => {
+    const clock = new ManualClock();
+    const c = coalescer(clock);
+    const single = c.delete(keys(1)[0]);
+    clock.advance(COALESCE.minQuietMs);
+    await single;
+    clock.advance(COALESCE.minQuietMs + 1); // the deployment does other work
+    emu.clearRequests();
+    const three = arrive(c, clock, keys(3), 1);
+    await settled();
+    expect(calls(emu)).toEqual({});
+    clock.advance(COALESCE.minQuietMs);
+    await Promise.all(three);
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+  });
+
   test("switched off: one call per key", async () => {
     const c = new DeleteCoalescer(clientOf(emu, { rateLimits: false }).apiKeys, { ...COALESCE, enabled: false });
     await Promise.all(keys(3).map((k) => c.delete(k)));
