@@ -38,6 +38,8 @@ export interface EmulatorOptions {
   log?: (line: string) => void;
   /** The time API timestamps and the usage summary's "today" are taken from (default Date.now). */
   clock?: () => number;
+  /** Most sub-accounts one list answer holds, `page_size=-1` included (default: no cap): a platform that pages. */
+  subAccountListCap?: number;
 }
 
 /** A running emulator. */
@@ -92,7 +94,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   }
   const server = new EmulatorServer({
     state,
-    handlers: createHandlers(state, clock),
+    handlers: createHandlers(state, clock, { subAccountListCap: options.subAccountListCap }),
     limiter: new RateLimiter(effectiveLimits(options.rateLimits, rateWindowMs)),
     faults,
     faultRetryMs: Math.max(1, Math.round(rateWindowMs / 60)),
