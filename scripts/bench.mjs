@@ -21,13 +21,13 @@ import { markdown, report, targetsOf } from "./bench/render.mjs";
 
 /** Sections in the order they run; each returns its part of results.json. */
 const SECTIONS = {
-  calls: (ctx) => measure.lifecycleCalls(ctx),
-  up: (ctx) => measure.upScaling(ctx),
+  parse: (ctx) => measure.parseShare(ctx),
+  refresh: (ctx) => measure.refreshSharing(ctx),
   destroy: (ctx, cli, parallelism) => measure.destroyAndState(ctx, cli, parallelism),
   checkpointedUp: (ctx) => measure.checkpointedUp(ctx),
-  refresh: (ctx) => measure.refreshSharing(ctx),
-  parse: (ctx) => measure.parseShare(ctx),
   preview: (ctx) => measure.previewOverhead(ctx),
+  calls: (ctx) => measure.lifecycleCalls(ctx),
+  up: (ctx) => measure.upScaling(ctx),
 };
 
 const { values: flags } = parseArgs({ options: { only: { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" } } });
@@ -63,7 +63,7 @@ async function main() {
     const targets = targetsOf(results, parallelism);
     results.targets = targets;
     const met = targets.filter((t) => t.met).length;
-    const done = Object.keys(SECTIONS).filter((s) => s in results);
+    const done = only.filter((s) => s in results);
     const summary = `targets: ${met}/${targets.length} met${done.length < only.length ? ` (partial run: ${done.join(", ")})` : ""}`;
     const text = report(results, targets);
     if (full) {

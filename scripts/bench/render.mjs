@@ -158,6 +158,7 @@ export function markdown(results, text, summary) {
     DELETES_PER_WINDOW,
     BATCH_SIZE: SETTINGS.batchSize,
     BASELINE_READS: SETTINGS.baselineReadsAtOnce,
+    BASELINE_SAMPLE: SETTINGS.baselineSampleReads,
     PREVIEW_SIZE: SETTINGS.previewSize,
     CHECKPOINTED_UP_SIZE: SETTINGS.checkpointedUpSize,
   };
