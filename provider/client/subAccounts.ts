@@ -11,13 +11,20 @@ export interface SubAccountFilter {
 
 /** The sub-account group (spec 4.9 to 4.12), authenticated with the main account key. */
 export class SubAccountsApi extends ApiGroup {
-  /** Every sub-account that matches, in one call (`page_size=-1`). */
+  /**
+   * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer below
+   * `total`; then the rest page by page, at the size it answered with.
+   */
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
-    const res = await this.http.send({
-      op: OPERATIONS.listSubAccounts,
-      body: { ...toWire(filter), page_size: -1 },
-    });
-    return res.items.map((i) => fromWire(i));
+    const page = (body: { page_size: number; page?: number }) =>
+      this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
+    const first = await page({ page_size: -1 });
+    const byToken = new Map(first.items.map((i) => [i.token, i]));
+    const size = first.items.length;
+    for (let n = 2; byToken.size < first.total && size > 0 && (n - 1) * size < first.total; n++) {
+      for (const i of (await page({ page: n, page_size: size })).items) byToken.set(i.token, i);
+    }
+    return [...byToken.values()].map((i) => fromWire(i));
   }
 
   /** One page of the list, for callers that want paging themselves. */

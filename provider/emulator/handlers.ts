@@ -47,7 +47,7 @@ function pageOffset(token: string | number | undefined): number {
 }
 
 /** The operations' behaviour over a state; `clock` gives "today" for the usage summary. */
-export function createHandlers(state: EmulatorState, clock: () => number = Date.now): Handlers {
+export function createHandlers(state: EmulatorState, clock: () => number = Date.now, limits: { subAccountListCap?: number } = {}): Handlers {
   const existingKey = (key: string): ApiKeyRecord => {
     const record = state.getKey(key);
     if (!record) throw notFound("key_not_found", `key ${maskKey(key)} does not exist`);
@@ -115,8 +115,9 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
       const matching = state
         .listSubAccounts()
         .filter((s) => (q.alias === undefined || s.alias === q.alias) && (q.sk === undefined || s.token === q.sk));
-      const items = pageSize === -1 ? matching : matching.slice((page - 1) * pageSize, page * pageSize);
-      return { items, total: matching.length, page, pageSize };
+      const size = Math.min(pageSize === -1 ? Infinity : pageSize, limits.subAccountListCap ?? Infinity);
+      const items = size === Infinity ? matching : matching.slice((page - 1) * size, page * size);
+      return { items, total: matching.length, page, pageSize: size === Infinity ? pageSize : size };
     },
 
     createSubAccounts: (r) => ({

@@ -43,6 +43,8 @@ export interface EmulatorOptions {
   requestLogSize?: number;
   /** Milliseconds added to that clock: a negative offset issues keys with an older `created_at`. */
   clockOffsetMs?: number;
+  /** Most sub-accounts one list answer holds, `page_size=-1` included (default: no cap): a platform that pages. */
+  subAccountListCap?: number;
 }
 
 /** A running emulator. */
@@ -111,7 +113,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   }
   const server = new EmulatorServer({
     state,
-    handlers: createHandlers(state, clock),
+    handlers: createHandlers(state, clock, { subAccountListCap: options.subAccountListCap }),
     limiter: new RateLimiter(effectiveLimits(options.rateLimits, rateWindowMs)),
     faults,
     faultRetryMs: Math.max(1, Math.round(rateWindowMs / 60)),

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
 import type { SecurityConfig } from "../client/schemas/apiKeys.js";
-import { thinProvider, withSecretOutputs } from "./shim.js";
+import { DynamicResource, providerText, withSecretOutputs } from "./shim.js";
 
 /** Restrictions of a key; each part optional, an omitted part restricts nothing. */
 export interface SecurityConfigArgs {
@@ -47,10 +47,10 @@ export interface ApiKeyArgs {
   rotation?: pulumi.Input<RotationArgs>;
 }
 
-const provider = thinProvider("apiKey");
+const provider = providerText("apiKey");
 
 /** An API key of the platform (management group). */
-export class ApiKey extends pulumi.dynamic.Resource {
+export class ApiKey extends DynamicResource {
   /** The key itself (`sk-...`): secret; the platform shows it only once, at creation. */
   declare readonly key: pulumi.Output<string>;
   /** The key masked (`sk-...1a2b`): safe to show. */

@@ -3,7 +3,7 @@ import { toWire } from "../client/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../client/schemas/subAccounts.js";
 import { camelFieldNames } from "../runtime/values.js";
-import { thinProvider, withSecretOutputs } from "./shim.js";
+import { DynamicResource, providerText, withSecretOutputs } from "./shim.js";
 
 /** A permitted model and its price multiplier. The deprecated fields are accepted with a warning. */
 export interface ModelPricingArgs {
@@ -55,7 +55,7 @@ export interface SubAccountOutput {
   createdAt: SubAccount["createdAt"];
 }
 
-const provider = thinProvider("subAccountBatch");
+const provider = providerText("subAccountBatch");
 
 /** Warnings at preview for input the platform accepts but users rarely mean. Never with a key in them. */
 function warnAboutPricing(resource: pulumi.Resource, modelPricing: SubAccountBatchArgs["modelPricing"]): void {
@@ -77,7 +77,7 @@ function warnAboutPricing(resource: pulumi.Resource, modelPricing: SubAccountBat
 }
 
 /** A batch of sub-accounts sharing alias, balance and model pricing (sub-account group). */
-export class SubAccountBatch extends pulumi.dynamic.Resource {
+export class SubAccountBatch extends DynamicResource {
   /** The sub-accounts in creation order: secret, since each carries its token. */
   declare readonly subAccounts: pulumi.Output<SubAccountOutput[]>;
   /** The sub-account keys in the same order: secret. */

@@ -6,6 +6,7 @@ import { decimalToMicros, microsToDecimal } from "../client/format.js";
 import { fingerprint } from "../client/redact.js";
 import type { Model, SubAccount, UsageRow } from "../client/schemas/index.js";
 import { clientFor, STACK_CONFIG_KEYS } from "../runtime/connection.js";
+import { sharedListFor } from "../runtime/sharedList.js";
 import { canonical } from "../runtime/values.js";
 
 /** Options every data source takes: which account. */
@@ -126,7 +127,7 @@ export interface GetSubAccountsResult {
 
 /** Sub-accounts of the main account, by alias or key. The result holds tokens: treat it as secret. */
 export async function getSubAccounts(args: GetSubAccountsArgs = {}, opts: DataSourceOptions = {}): Promise<GetSubAccountsResult> {
-  return { subAccounts: await once("subAccounts", args, opts.connection, (c) => c.subAccounts.list(args)) };
+  return { subAccounts: await once("subAccounts", args, opts.connection, (c) => sharedListFor(c.subAccounts).list(args)) };
 }
 
 /** `getSubAccounts` as a secret Output (the sub-accounts carry their tokens). */

@@ -1,35 +1,36 @@
-import type * as pulumi from "@pulumi/pulumi";
+import * as pulumi from "@pulumi/pulumi";
 import { STACK_CONFIG_SLOT } from "../runtime/slot.js";
 
+/** The runtime's export names (`pulumi-llm-accounts/runtime`) the stored provider text loads: never renamed. */
+export type RuntimeExport = "apiKey" | "subAccountBatch";
+
 /**
- * A provider made of thin methods that load the implementation by package name when they are called.
- *
- * The engine serializes this object into the state (`__provider`) and runs it, possibly from an older
- * state, at refresh and destroy. It therefore captures nothing but the export's name: no client, schema or
- * credential. `configure` only keeps the engine's config object, synchronously (the plugin may run a method
- * before an asynchronous `configure` finished); methods read the stack config from it when they run.
- *
- * Each serialized function costs about 250 bytes of wrapper, so `configure`, `create` and `check` share one
- * function: their arguments tell them apart without doubt (a request with `config.get`; one inputs object;
- * olds and news). The methods whose first argument is the id keep a function each. This keeps the provider
- * under 2 KB in the state of every resource. Names are short for the same reason.
+ * The provider the engine stores in the state (`__provider`, once among the inputs and once among the
+ * outputs of every resource) and runs, possibly from an older state, at refresh and destroy: a CommonJS
+ * module whose `handler()` returns the provider, which is what the dynamic provider plugin evaluates
+ * (require-from-string). Written out here instead of produced by closure serialization, which wraps each
+ * method in about 250 bytes: this text is about 400 bytes where the serialized shim of 0.1.0 was 1.9 KB.
+ * Its methods load the implementation by package name when called, so it captures no client, schema or
+ * credential; `configure` only keeps the engine's config object, synchronously (the plugin may run a method
+ * before an asynchronous `configure` finished), and methods read the stack config from it when they run.
  */
-export function thinProvider(name: string): pulumi.dynamic.ResourceProvider {
-  const run = async (m: string, a: unknown[]) => (await import("pulumi-llm-accounts/runtime" as string))[name][m](...a);
-  const first = async (...a: any[]) => {
-    if (a.length > 1) return run("check", a);
-    if (typeof a[0]?.config?.get !== "function") return run("create", a);
-    (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] = a[0].config;
-  };
-  return {
-    configure: first,
-    create: first,
-    check: first,
-    diff: (...a) => run("diff", a),
-    update: (...a) => run("update", a),
-    read: (...a) => run("read", a),
-    delete: (...a) => run("delete", a),
-  };
+export function providerText(name: RuntimeExport): string {
+  return (
+    `const m=k=>async(...a)=>(await import("pulumi-llm-accounts/runtime"))[${JSON.stringify(name)}][k](...a);` +
+    `exports.handler=()=>({configure:async r=>{globalThis[${JSON.stringify(STACK_CONFIG_SLOT)}]=r.config},` +
+    `check:m("check"),diff:m("diff"),create:m("create"),read:m("read"),update:m("update"),delete:m("delete")});`
+  );
+}
+
+/**
+ * What `pulumi.dynamic.Resource` registers (the same type, `pulumi-nodejs:dynamic/<module>:<type>`, served by
+ * the same plugin), with `providerText` as the provider instead of a serialized closure. The type never
+ * changes: another type would replace every resource of every existing state.
+ */
+export class DynamicResource extends pulumi.CustomResource {
+  constructor(provider: string, name: string, props: pulumi.Inputs, opts: pulumi.CustomResourceOptions | undefined, module: string, type: string) {
+    super(`pulumi-nodejs:dynamic/${module}:${type}`, name, { ...props, __provider: provider }, opts);
+  }
 }
 
 /** Options with the outputs that must be secret in the state added to the user's own. */

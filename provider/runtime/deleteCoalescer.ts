@@ -7,12 +7,32 @@ export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
 
 /**
  * When a batch goes out. The engine starts deletes one after another, each after a checkpoint write, so
- * they arrive spread out (tens of ms apart for a few hundred resources, more as the state grows), and they
- * stop arriving when all have come or when `--parallel` of them wait here. Either way it is time to send:
- * a batch goes once no delete has arrived for `gapFactor` times the longest gap seen in it (at least
- * `minQuietMs`), when it holds 1000 keys, or at the latest `maxWaitMs` after its first key.
+ * they arrive spread out (tens of ms apart for a few hundred resources, more as the state grows), and it
+ * never has more than `--parallel` of them running. A batch goes at once when as many deletes wait here as
+ * this process has seen outstanding together (the engine's parallelism, learned from earlier batches and from
+ * deletes arriving while a batch was on the wire): then no other delete can be coming until one of them is
+ * answered. What is learned holds for one burst of deletes: after a pause longer than a quiet period, it
+ * is learned again. Until that is learned, and for the last batch of a destroy, a batch goes once no delete has
+ * arrived for `gapFactor` times the longest gap seen in it (at least `minQuietMs`), when it holds 1000 keys,
+ * or at the latest `maxWaitMs` after its first key.
  */
 export const COALESCE = { minQuietMs: 250, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
+
+/** Time and timers, injectable so that the schedule can be tested without waiting. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(timer: unknown): void;
+}
+
+const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (t) => clearTimeout(t as NodeJS.Timeout),
+};
+
+/** Settings of a coalescer: the schedule, the switch, and the clock. */
+export type CoalescerOptions = typeof COALESCE & { enabled: boolean; clock?: Clock };
 
 interface Pending {
   key: string;
@@ -22,47 +42,82 @@ interface Pending {
 
 /**
  * Gathers the deletes of every ApiKey resource in this process into `api-key/delete` calls of up to 1000
- * keys. The engine runs up to `--parallel` deletes at once; they wait here until no more arrive (see
- * COALESCE) and then go out together. A rejected batch (one bad key rejects all) is split to isolate the bad key; a key
- * that no longer exists counts as deleted. Each caller resolves only after the platform confirmed its key.
+ * keys. The engine runs up to `--parallel` deletes at once; they wait here until all the engine can send
+ * are here, or until no more arrive (see COALESCE), and then go out together. A rejected batch (one bad key
+ * rejects all) is split to isolate the bad key; a key that no longer exists counts as deleted. Each caller
+ * resolves only after the platform confirmed its key.
  */
 export class DeleteCoalescer {
   private pending: Pending[] = [];
-  private quietTimer: NodeJS.Timeout | undefined;
-  private maxTimer: NodeJS.Timeout | undefined;
+  private quietTimer: unknown;
+  private maxTimer: unknown;
   private lastArrival = 0;
   private longestGap = 0;
+  /** Deletes called and not yet answered (waiting here or on the wire). */
+  private outstanding = 0;
+  /** The most deletes seen outstanding together once a batch went out: the engine's parallelism, or less. */
+  private parallelism = 0;
+  /** When the last outstanding delete was answered, and the quiet period its batch used. */
+  private idleSince = 0;
+  private lastQuiet = 0;
+  private flushQueued = false;
+  private readonly clock: Clock;
 
   constructor(
     private readonly api: ApiKeysApi,
-    private readonly options: typeof COALESCE & { enabled: boolean } = { ...COALESCE, enabled: process.env[COALESCING_SWITCH] !== "off" },
-  ) {}
+    private readonly options: CoalescerOptions = { ...COALESCE, enabled: process.env[COALESCING_SWITCH] !== "off" },
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   /** Deletes one key, together with whatever other deletes arrive meanwhile. */
   delete(key: string): Promise<void> {
     if (!this.options.enabled) return this.deleteBatch([key]);
     return new Promise<void>((resolve, reject) => {
-      const now = Date.now();
+      const now = this.clock.now();
       if (this.pending.length > 0) this.longestGap = Math.max(this.longestGap, now - this.lastArrival);
       this.lastArrival = now;
-      this.pending.push({ key, resolve, reject });
+      // Deletes that come after a pause longer than a quiet period are another burst (a later step of the
+      // deployment, not the engine waiting for us): what was learned before says nothing about it.
+      if (this.outstanding === 0 && now - this.idleSince > this.lastQuiet) this.parallelism = 0;
+      this.outstanding++;
+      const done = () => {
+        if (--this.outstanding === 0) this.idleSince = this.clock.now();
+      };
+      this.pending.push({ key, resolve: () => (done(), resolve()), reject: (err) => (done(), reject(err)) });
+      if (this.parallelism > 0) this.parallelism = Math.max(this.parallelism, this.outstanding);
       if (this.pending.length >= API_KEY_DELETE_MAX) {
         this.flush();
         return;
       }
-      const { minQuietMs, gapFactor, maxQuietMs, maxWaitMs } = this.options;
-      const quiet = Math.min(maxQuietMs, Math.max(minQuietMs, gapFactor * this.longestGap));
-      if (this.quietTimer) clearTimeout(this.quietTimer);
-      this.quietTimer = setTimeout(() => this.flush(), quiet);
-      this.maxTimer ??= setTimeout(() => this.flush(), maxWaitMs);
+      if (this.parallelism > 0 && this.pending.length >= this.parallelism) {
+        // At the end of this tick, not now: one resource may delete several keys at once (a rotated key and
+        // its previous one), and those must go in the same batch whatever was learned.
+        if (!this.flushQueued) {
+          this.flushQueued = true;
+          queueMicrotask(() => this.flush());
+        }
+        return;
+      }
+      if (this.quietTimer !== undefined) this.clock.clearTimeout(this.quietTimer);
+      this.quietTimer = this.clock.setTimeout(() => this.flush(), this.quietPeriod());
+      this.maxTimer ??= this.clock.setTimeout(() => this.flush(), this.options.maxWaitMs);
     });
   }
 
+  private quietPeriod(): number {
+    const { minQuietMs, gapFactor, maxQuietMs } = this.options;
+    return Math.min(maxQuietMs, Math.max(minQuietMs, gapFactor * this.longestGap));
+  }
+
   private flush(): void {
-    clearTimeout(this.quietTimer);
-    clearTimeout(this.maxTimer);
+    this.flushQueued = false;
+    if (this.quietTimer !== undefined) this.clock.clearTimeout(this.quietTimer);
+    if (this.maxTimer !== undefined) this.clock.clearTimeout(this.maxTimer);
     this.quietTimer = this.maxTimer = undefined;
+    this.lastQuiet = this.quietPeriod();
     this.longestGap = 0;
+    this.parallelism = Math.max(this.parallelism, this.outstanding);
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, API_KEY_DELETE_MAX);
       void this.settle(batch);

@@ -8,6 +8,7 @@ import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedTokens, adoptTokensFailures, findAdopted, sameTokenSet } from "./adoption.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
 import type { Props, ReadOutcome } from "./contract.js";
+import { sharedListFor } from "./sharedList.js";
 import { UNKNOWN, containsUnknown, same, schemaFailures, type CheckFailure } from "./values.js";
 
 /** Inputs of a SubAccountBatch after check: pricing converted to `pricingFactor` only. */
@@ -198,14 +199,15 @@ export async function update(_id: string, old: SubAccountBatchOutputs, inputs: S
 }
 
 /**
- * read (refresh): one list call. Sub-accounts deleted elsewhere drop out; alias and pricing drift show. The
+ * read (refresh): one list call, shared with the reads arriving together. Sub-accounts deleted elsewhere drop out; alias and pricing drift show. The
  * inputs returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
  */
 export async function read(id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const api = clientFor(old.connection).subAccounts;
-  const ours = new Set(old.tokens ?? []);
-  // Listing without the alias filter finds our sub-accounts even when their alias was changed elsewhere.
-  const live = (await api.list()).filter((s) => ours.has(s.token)).map(view);
+  // One list of the whole account, shared with the reads arriving together: it finds our sub-accounts even
+  // when their alias was changed elsewhere.
+  const { byToken } = await sharedListFor(api).snapshot();
+  const live = (old.tokens ?? []).flatMap((t) => byToken.get(t) ?? []).map(view);
   if (live.length === 0) return { id: "", props: {} };
   const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, normalizeModelPricing(old.modelPricing)));
   const inputs: SubAccountBatchInputs = {

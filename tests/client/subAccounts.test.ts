@@ -49,6 +49,22 @@ describe("sub-accounts", () => {
     expect(calls(emu)["sub-account/list"]).toBe(2);
   });
 
+  test("a platform that caps the page_size=-1 answer: the rest is fetched page by page, nothing twice", async () => {
+    const capped = await emulator({ rateLimits: false, subAccountListCap: 4 });
+    try {
+      const made = capped.state.createSubAccounts({ alias: "paged", balance: 1, modelPricing: [], count: 10 }).map((s) => s.token);
+      capped.state.createSubAccounts({ alias: "other", balance: 1, modelPricing: [], count: 2 });
+      const listed = await clientOf(capped).subAccounts.list({ alias: "paged" });
+      expect(listed.map((s) => s.token).sort()).toEqual([...made].sort());
+      expect(calls(capped)).toEqual({ "sub-account/list": 3 });
+      capped.clearRequests();
+      expect(await clientOf(capped).subAccounts.list()).toHaveLength(12);
+      expect(calls(capped)).toEqual({ "sub-account/list": 3 });
+    } finally {
+      await capped.close();
+    }
+  });
+
   test("listPage pages", async () => {
     const client = clientOf(emu);
     await client.subAccounts.create({ alias: "paged", balance: 1, count: 5, modelPricing: [] });

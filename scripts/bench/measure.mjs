@@ -1,0 +1,449 @@
+// The benchmark's measurements: each section runs the real Pulumi CLI (or the runtime directly) against the
+// emulator in this process and returns plain data. Rendering is in render.mjs, the prose in about.md, the
+// entry point is scripts/bench.mjs.
+
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { API_KEY_DELETE_MAX, DEFAULT_RATE_LIMITS, SubAccountListResponseSchema, fromWire } from "../../dist/provider/client/index.js";
+import { startEmulator } from "../../dist/provider/emulator/index.js";
+import { COALESCING_SWITCH, SHARING_SWITCH, setStackConfig, subAccountBatch } from "../../dist/provider/runtime/index.js";
+import { buildRelease, RELEASE_0_1_0 } from "../lib/release.mjs";
+import { PulumiStack, prepareProgram, REPO } from "../lib/stack.mjs";
+
+const PROGRAM = join(REPO, "tests/e2e/programs/many-keys");
+
+/** The platform's per-window limit of key creates (spec 8), from the one table the emulator enforces. */
+export const CREATES_PER_WINDOW = DEFAULT_RATE_LIMITS["api-key/create"][0].limit;
+/** The platform's per-window limit of key delete calls. */
+export const DELETES_PER_WINDOW = DEFAULT_RATE_LIMITS["api-key/delete"][0].limit;
+export { API_KEY_DELETE_MAX as DELETE_MAX };
+
+/** Sizes, windows and rounds of every section: reported with the results. */
+export const SETTINGS = {
+  /** Scaled rate-limit windows ("minutes") of each part, on the emulator and the client alike. */
+  windowMs: { calls: 1000, up: 4000, destroy: [1000, 10_000] },
+  /** `pulumi up --parallel` of the up runs: enough that the engine is not what limits the creates. */
+  upParallel: 64,
+  upSizes: [10, 100, 300],
+  destroySize: 1000,
+  /** Sub-accounts per batch in the refresh rows and in the state measurement. */
+  batchSize: 5,
+  refreshBatches: [10, 100, 1000],
+  /** Reads at once in the refresh baseline (one list each): the engine's default, and a bound on memory. */
+  baselineReadsAtOnce: 8,
+  /** Reads the baseline times, at most (each lists the whole account); its time is scaled to all N reads. */
+  baselineSampleReads: 100,
+  parseItems: 10_000,
+  checkpointedUpSize: 1000,
+  previewSize: 500,
+  /** Preview runs of each kind, interleaved; the fastest of each is compared (the least disturbed by noise). */
+  previewRounds: 3,
+};
+
+/** Targets, checked by the summary line. */
+export const TARGETS = {
+  upRatio: 1.15,
+  /** The provider text stored twice in every resource's state. */
+  providerBytes: 512,
+  previewRatio: 1.15,
+  /** Coalesced destroys beside one key per call, at every window and parallelism. */
+  destroyTimeRatio: 1.0,
+  /** State per ApiKey as a share of release 0.1.0's, measured in the same run. */
+  keyStateShare: 0.5,
+  /** List calls of a refresh of N batches whose reads arrive together. */
+  refreshListCalls: 1,
+};
+
+/** What every section needs: a log, a scratch folder, cleanups to run at the end, the run's settings. */
+export function context({ log, withCheckpoints }) {
+  return {
+    log,
+    work: mkdtempSync(join(os.tmpdir(), "llm-bench-")),
+    cleanups: [],
+    /** Environment of the 1000-key destroys: see about.md for why checkpoints are skipped by default. */
+    bigRunEnv: withCheckpoints ? {} : { PULUMI_SKIP_CHECKPOINTS: "true" },
+  };
+}
+
+// --- helpers ---------------------------------------------------------------------------------------------------
+
+async function emulator(ctx, options) {
+  const emu = await startEmulator({ port: 0, host: "127.0.0.1", ...options });
+  ctx.cleanups.push(() => emu.close());
+  return emu;
+}
+
+/** Client-side settings that match an emulator: the same scaled window, or limits off. */
+function limitsEnv(windowMs) {
+  return windowMs === false ? { LLM_ACCOUNTS_RATE_LIMITS: "off" } : { LLM_ACCOUNTS_RATE_WINDOW_MS: String(windowMs) };
+}
+
+async function stackOf(ctx, emu, env, config) {
+  const dir = prepareProgram(PROGRAM, "llm-bench-program-");
+  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env });
+  ctx.cleanups.push(() => {
+    stack.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  for (const [k, v] of Object.entries(config)) await stack.setConfig(k, v);
+  return stack;
+}
+
+function countCalls(emu) {
+  const out = {};
+  for (const r of emu.requests()) out[r.op] = (out[r.op] ?? 0) + 1;
+  return out;
+}
+
+function sum(calls) {
+  return Object.values(calls).reduce((a, b) => a + b, 0);
+}
+
+function statusesOf(emu, op) {
+  const out = {};
+  for (const r of emu.requests()) if (!op || r.op === op) out[r.status] = (out[r.status] ?? 0) + 1;
+  return out;
+}
+
+/** Samples the peak resident memory (VmHWM) of the dynamic provider plugin that runs in `dir` (Linux). */
+function watchPlugin(dir) {
+  if (process.platform !== "linux") return { stop: () => null };
+  const cwd = realpathSync(dir);
+  let peakKb = 0;
+  const sample = () => {
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")) continue;
+        if (realpathSync(`/proc/${pid}/cwd`) !== cwd) continue;
+        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+        if (m) peakKb = Math.max(peakKb, Number(m[1]));
+      } catch {
+        // The process ended meanwhile.
+      }
+    }
+  };
+  const timer = setInterval(sample, 250);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peakKb > 0 ? peakKb * 1024 : null;
+    },
+  };
+}
+
+/** `pulumi up`, timed, with the creates' arrival times split out: before the first, between, after the last. */
+async function timedUp(stack, emu, extra) {
+  emu.clearRequests();
+  const started = Date.now();
+  await stack.up(extra);
+  const ended = Date.now();
+  const creates = emu.requests().filter((r) => r.op === "api-key/create").map((r) => r.at);
+  return {
+    ms: ended - started,
+    head: creates.length ? creates[0] - started : 0,
+    span: creates.length ? creates[creates.length - 1] - creates[0] : 0,
+    tail: creates.length ? ended - creates[creates.length - 1] : 0,
+    creates: creates.length,
+  };
+}
+
+/** The engine's default `--parallel`, as the CLI states it. */
+export function defaultParallelism(cli) {
+  const help = spawnSync(cli.pulumi, ["destroy", "--help"], { encoding: "utf8" }).stdout ?? "";
+  const m = /--parallel int32 .*\(default (\d+)\)/.exec(help);
+  return m ? Number(m[1]) : 4 * os.cpus().length;
+}
+
+
+// --- 1. API calls per lifecycle operation ---------------------------------------------------------------------
+
+/** 1. API calls per lifecycle operation beside the minimum the API allows. */
+export async function lifecycleCalls(ctx) {
+  const N = 10;
+  const emu = await emulator(ctx, { rateWindowMs: SETTINGS.windowMs.calls });
+  const env = limitsEnv(SETTINGS.windowMs.calls);
+  const rows = [];
+  const step = async (operation, resources, minimum, run) => {
+    emu.clearRequests();
+    await run();
+    const calls = countCalls(emu);
+    const total = sum(calls);
+    rows.push({ operation, resources, calls, total, minimum, met: total === minimum });
+    ctx.log(`calls: ${operation}: ${total} (minimum ${minimum})`);
+  };
+
+  const keys = await stackOf(ctx, emu, env, { count: N });
+  await step(`create ${N} keys`, N, N, () => keys.up());
+  await step(`toggle ${N} keys (disable)`, N, N, () => keys.setConfig("enabled", false).then(() => keys.up()));
+  await step(`edit ${N} keys (spend limit)`, N, N, () => keys.setConfig("spendLimit", 5).then(() => keys.up()));
+  await step(`refresh ${N} keys`, N, N, () => keys.refresh(["--skip-preview"]));
+  // The engine hands the provider at most --parallel deletes at once: with N of them, one call can take all.
+  const wide = ["--parallel", String(N)];
+  await step(`delete ${N} keys (--parallel ${N})`, N, Math.ceil(N / API_KEY_DELETE_MAX), () => keys.destroy(wide));
+  await step(`create ${N} keys declared disabled`, N, 2 * N, () => keys.up());
+  await step(`delete ${N} disabled keys (--parallel ${N})`, N, Math.ceil(N / API_KEY_DELETE_MAX), () => keys.destroy(wide));
+
+  const team = await stackOf(ctx, emu, env, { count: 0, subAccounts: 2 });
+  await step("sub-account batch create (2)", 1, 1, () => team.up());
+  await step("sub-account scale up (2 -> 4)", 1, 1, () => team.setConfig("subAccounts", 4).then(() => team.up()));
+  await step("sub-account scale down (4 -> 1)", 1, 1, () => team.setConfig("subAccounts", 1).then(() => team.up()));
+  await step("sub-account edit (alias)", 1, 1, () => team.setConfig("aliasPrefix", "renamed").then(() => team.up()));
+  await step("sub-account refresh", 1, 1, () => team.refresh(["--skip-preview"]));
+  await step("sub-account batch delete", 1, 1, () => team.destroy());
+  return rows;
+}
+
+// --- 2. pulumi up under the rate limits -------------------------------------------------------------------------
+
+/** 2. `pulumi up` under the rate limits beside the bounds they leave. */
+export async function upScaling(ctx) {
+  const rows = [];
+  for (const n of SETTINGS.upSizes) {
+    const free = await emulator(ctx, { rateLimits: false });
+    const freeRun = await timedUp(await stackOf(ctx, free, limitsEnv(false), { count: n }), free, ["--parallel", String(SETTINGS.upParallel)]);
+    const limited = await emulator(ctx, { rateWindowMs: SETTINGS.windowMs.up });
+    const run = await timedUp(await stackOf(ctx, limited, limitsEnv(SETTINGS.windowMs.up), { count: n }), limited, ["--parallel", String(SETTINGS.upParallel)]);
+    const answered = statusesOf(limited);
+    // The shortest create phase the limits allow; the floor is the run's own time before its first create
+    // (nothing is rate-limited before it), that shortest create phase, and an unlimited run's time after its last.
+    const minSpan = (Math.ceil(n / CREATES_PER_WINDOW) - 1) * SETTINGS.windowMs.up;
+    const floor = run.head + minSpan + freeRun.tail;
+    const bound = Math.max(floor, freeRun.ms);
+    const ratio = run.ms / bound;
+    const ok = run.creates === n && limited.state.listKeys().length === n && (answered[429] ?? 0) === 0;
+    rows.push({
+      keys: n,
+      ms: run.ms,
+      beforeFirstCreateMs: run.head,
+      createPhaseMs: run.span,
+      minCreatePhaseMs: minSpan,
+      afterLastCreateMs: run.tail,
+      unlimitedMs: freeRun.ms,
+      unlimitedPhasesMs: { beforeFirstCreate: freeRun.head, creates: freeRun.span, afterLastCreate: freeRun.tail },
+      floorMs: floor,
+      boundMs: bound,
+      ratio,
+      answered429: answered[429] ?? 0,
+      allCreated: ok,
+      met: ok && ratio <= TARGETS.upRatio,
+    });
+    ctx.log(`up ${n}: ${run.ms} ms with limits, ${freeRun.ms} ms without, floor ${floor} ms, ratio ${ratio.toFixed(3)}, 429s ${answered[429] ?? 0}`);
+    await free.close();
+    await limited.close();
+  }
+  return rows;
+}
+
+// --- 3. pulumi destroy of 1000 keys, state size, plugin memory -------------------------------------------------
+
+/**
+ * One `up` of 1000 keys; each destroy then starts from a copy of its state
+ * (imported into the stack) and of the emulator's data (a new emulator loads it), so that every destroy starts
+ * from the same point: at each emulator window, the default --parallel and --parallel 1000, coalescing on and off.
+ */
+export async function destroyAndState(ctx, cli, parallelism) {
+  const size = SETTINGS.destroySize;
+  const setupEmu = await emulator(ctx, { rateLimits: false });
+  // Keys only: another resource's delete would take one of the engine's slots and blur the call counts.
+  const stack = await stackOf(ctx, setupEmu, {}, { count: size });
+  const watch = watchPlugin(stack.dir);
+  const up = await stack.up(["--parallel", String(SETTINGS.upParallel)], { env: { ...limitsEnv(false), ...ctx.bigRunEnv } });
+  const upPeak = watch.stop();
+  ctx.log(`destroy: up of ${size} keys for the setup took ${up.ms} ms`);
+
+  const exported = await stack.exportState();
+  const deployment = join(ctx.work, "deployment.json");
+  writeFileSync(deployment, exported);
+  const snapshot = JSON.stringify(setupEmu.state.snapshot());
+  await setupEmu.close();
+  const state = stateSize(JSON.parse(exported));
+
+  const runs = [];
+  let destroyPeak = 0;
+  for (const windowMs of SETTINGS.windowMs.destroy) {
+    for (const parallel of [parallelism, size]) {
+      for (const coalescing of [true, false]) {
+        const file = join(ctx.work, `emulator-${runs.length}.json`);
+        writeFileSync(file, snapshot, { mode: 0o600 });
+        const emu = await emulator(ctx, { stateFile: file, rateWindowMs: windowMs });
+        await stack.run(["stack", "import", "--file", deployment]);
+        const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, ...limitsEnv(windowMs), ...ctx.bigRunEnv, ...(coalescing ? {} : { [COALESCING_SWITCH]: "off" }) };
+        const w = watchPlugin(stack.dir);
+        const r = await stack.destroy(parallel === parallelism ? [] : ["--parallel", String(parallel)], { env });
+        destroyPeak = Math.max(destroyPeak, w.stop() ?? 0);
+        const answered = statusesOf(emu, "api-key/delete");
+        const label = parallel === parallelism ? `default (${parallel})` : String(parallel);
+        const run = { windowMs, parallel: label, coalescing, deleteCalls: answered[200] ?? 0, answered429: answered[429] ?? 0, ms: r.ms, keysLeft: emu.state.listKeys().length };
+        runs.push(run);
+        ctx.log(`destroy window ${windowMs} ms, --parallel ${label}, coalescing ${coalescing ? "on" : "off"}: ${run.deleteCalls} delete calls, ${r.ms} ms, ${run.keysLeft} keys left`);
+        await emu.close();
+      }
+    }
+  }
+  const pairs = [];
+  for (const on of runs.filter((r) => r.coalescing)) {
+    const off = runs.find((r) => !r.coalescing && r.windowMs === on.windowMs && r.parallel === on.parallel);
+    pairs.push({ windowMs: on.windowMs, parallel: on.parallel, coalesced: on, baseline: off, callRatio: on.deleteCalls / off.deleteCalls, timeRatio: on.ms / off.ms });
+  }
+  return {
+    runs,
+    pairs,
+    setupUpMs: up.ms,
+    state,
+    memory: { pluginPeakBytes: Math.max(upPeak ?? 0, destroyPeak) || null, duringUp: upPeak, duringDestroy: destroyPeak || null },
+  };
+}
+
+/** Bytes of the exported state per resource of each of the package's types, and of the provider each one carries. */
+export function stateSize(exported) {
+  const bytes = (v) => Buffer.byteLength(JSON.stringify(v));
+  const ofType = (type) => {
+    const rs = exported.deployment.resources.filter((r) => r.type === `pulumi-nodejs:dynamic/llm-accounts:${type}`);
+    if (rs.length === 0) return null;
+    return {
+      resources: rs.length,
+      bytesPerResource: Math.round(rs.reduce((a, r) => a + bytes(r), 0) / rs.length),
+      providerBytes: Buffer.byteLength(rs[0].inputs.__provider),
+      // The engine keeps the provider among the inputs and among the outputs of each resource.
+      providerCopiesPerResource: [rs[0].inputs.__provider, rs[0].outputs.__provider].filter((p) => p === rs[0].inputs.__provider).length,
+    };
+  };
+  return { deploymentBytes: bytes(exported), apiKey: ofType("ApiKey"), subAccountBatch: ofType("SubAccountBatch") };
+}
+
+// --- 4. pulumi up of 1000 keys with checkpoints, 0.1.0 beside this version --------------------------------------
+
+/**
+ * `pulumi up` of 1000 keys with the file backend's checkpoints on (the whole state rewritten at every step),
+ * with release 0.1.0 (built from git) and with this version, on emulators without limits.
+ */
+export async function checkpointedUp(ctx) {
+  const n = SETTINGS.checkpointedUpSize;
+  const out = {};
+  for (const [name, pkg] of [["release 0.1.0", buildRelease(RELEASE_0_1_0)], ["this version", REPO]]) {
+    const emu = await emulator(ctx, { rateLimits: false });
+    const stack = await stackOf(ctx, emu, limitsEnv(false), { count: n, subAccounts: SETTINGS.batchSize });
+    const link = join(stack.dir, "node_modules", "pulumi-llm-accounts");
+    rmSync(link, { force: true });
+    symlinkSync(pkg, link);
+    const r = await stack.up(["--parallel", String(SETTINGS.upParallel)]);
+    const state = stateSize(JSON.parse(await stack.exportState()));
+    out[name === "this version" ? "after" : "before"] = { package: name, ms: r.ms, keys: emu.state.listKeys().length, state };
+    ctx.log(`checkpointed up of ${n} keys, ${name}: ${r.ms} ms, ${state.apiKey.bytesPerResource} B per key`);
+  }
+  return { keys: n, ...out, timeRatio: out.after.ms / out.before.ms };
+}
+
+// --- 5. refresh of many sub-account batches, read sharing on and off; zod's share of a list parse -------------
+
+/** Runs `fn` over items with at most `width` at once. */
+async function pool(items, width, fn) {
+  const results = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  return results;
+}
+
+/**
+ * Refresh of N batches of 5, calling the runtime's read directly (as the engine's plugin does): with sharing,
+ * every read at once; the baseline, one list per read (LLM_ACCOUNTS_READ_SHARING=off), a few at once.
+ */
+export async function refreshSharing(ctx) {
+  const saved = { ...process.env };
+  process.env.LLM_ACCOUNTS_RATE_LIMITS = "off";
+  const rows = [];
+  try {
+    for (const n of SETTINGS.refreshBatches) {
+      const emu = await emulator(ctx, { rateLimits: false });
+      setStackConfig({ baseUrl: emu.baseUrl, accountKey: emu.accountKey, adminKey: emu.adminKey });
+      const batches = await pool(Array.from({ length: n }, (_, i) => i), 16, async (i) => {
+        const { inputs } = await subAccountBatch.check({}, { alias: `team-${i}`, balance: 1, count: SETTINGS.batchSize, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
+        return subAccountBatch.create(inputs);
+      });
+      const run = async (sharing) => {
+        process.env[SHARING_SWITCH] = sharing ? "on" : "off";
+        emu.clearRequests();
+        const started = Date.now();
+        const read = (b) => subAccountBatch.read(b.id, b.outs);
+        const timed = sharing ? batches : batches.slice(0, SETTINGS.baselineSampleReads);
+        const reads = sharing ? await Promise.all(timed.map(read)) : await pool(timed, SETTINGS.baselineReadsAtOnce, read);
+        // Every baseline read costs the same (one list of the whole account): a sample, scaled, is the whole.
+        const scale = n / timed.length;
+        const ms = (Date.now() - started) * scale;
+        const correct = reads.every((r, i) => r.id === batches[i].id && JSON.stringify(r.props.tokens) === JSON.stringify(batches[i].outs.tokens));
+        const listCalls = (countCalls(emu)["sub-account/list"] ?? 0) * scale;
+        return { ms, listCalls, timedReads: timed.length, msPerSubAccount: ms / (n * SETTINGS.batchSize), correct };
+      };
+      const shared = await run(true);
+      const baseline = await run(false);
+      rows.push({ batches: n, subAccounts: n * SETTINGS.batchSize, shared, baseline, timeRatio: shared.ms / baseline.ms });
+      ctx.log(`refresh ${n} batches: shared ${shared.listCalls} lists ${shared.ms} ms; baseline ${baseline.listCalls} lists ${baseline.ms} ms`);
+      await emu.close();
+    }
+  } finally {
+    process.env = saved;
+  }
+  return rows;
+}
+
+/** Median of `rounds` timings of `fn`, in ms. */
+function median(fn, rounds = 9) {
+  fn();
+  const times = [];
+  for (let i = 0; i < rounds; i++) {
+    const t = process.hrtime.bigint();
+    fn();
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(rounds / 2)];
+}
+
+/** Where the time of parsing one list of 10,000 sub-accounts goes: JSON, the zod schema, the casing. */
+export async function parseShare(ctx) {
+  const emu = await emulator(ctx, { rateLimits: false });
+  const per = 100;
+  for (let i = 0; i < SETTINGS.parseItems / per; i++) emu.state.createSubAccounts({ alias: `team-${i}`, balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: per });
+  const items = emu.state.listSubAccounts();
+  const body = JSON.stringify({ items, total: items.length, page: 1, pageSize: -1 });
+  const json = JSON.parse(body);
+  const parsed = SubAccountListResponseSchema.parse(json);
+  const ms = {
+    jsonParse: median(() => JSON.parse(body)),
+    zod: median(() => SubAccountListResponseSchema.parse(json)),
+    casing: median(() => parsed.items.map((i) => fromWire(i))),
+  };
+  const total = ms.jsonParse + ms.zod + ms.casing;
+  ctx.log(`parse of ${items.length} sub-accounts: JSON ${ms.jsonParse.toFixed(1)} ms, zod ${ms.zod.toFixed(1)} ms, casing ${ms.casing.toFixed(1)} ms`);
+  return { items: items.length, bytes: Buffer.byteLength(body), ms, totalMs: total, zodShare: ms.zod / total };
+}
+
+// --- 6. pulumi preview beside trivial dynamic resources --------------------------------------------------------
+
+/** 6. `pulumi preview` of ApiKey resources beside trivial dynamic resources. */
+export async function previewOverhead(ctx) {
+  const emu = await emulator(ctx, { rateWindowMs: SETTINGS.windowMs.calls });
+  const env = limitsEnv(SETTINGS.windowMs.calls);
+  const llm = await stackOf(ctx, emu, env, { count: SETTINGS.previewSize });
+  const trivial = await stackOf(ctx, emu, env, { count: SETTINGS.previewSize, trivial: true });
+  const samples = { llm: [], trivial: [] };
+  for (let i = 0; i < SETTINGS.previewRounds; i++) {
+    for (const [name, stack] of [["llm", llm], ["trivial", trivial]]) {
+      const r = await stack.preview();
+      samples[name].push(r.ms);
+      ctx.log(`preview ${SETTINGS.previewSize} ${name}: ${r.ms} ms`);
+    }
+  }
+  const best = { llm: Math.min(...samples.llm), trivial: Math.min(...samples.trivial) };
+  const calls = sum(countCalls(emu));
+  return { resources: SETTINGS.previewSize, samples, llmMs: best.llm, trivialMs: best.trivial, ratio: best.llm / best.trivial, apiCalls: calls };
+}
+

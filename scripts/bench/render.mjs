@@ -1,0 +1,170 @@
+// The benchmark's rendering: tables of the measured results, the targets they are checked against, and the
+// markdown page (its prose is about.md). Pure functions of the results object.
+
+import { readFileSync } from "node:fs";
+import { DELETE_MAX, DELETES_PER_WINDOW, SETTINGS, TARGETS } from "./measure.mjs";
+
+const fmtMs = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 1000).toFixed(2)} s`);
+const fmtBytes = (b) => (b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MiB` : b >= 1024 ? `${(b / 1024).toFixed(2)} KiB` : `${b} B`);
+const fmtCalls = (calls) =>
+  Object.entries(calls)
+    .map(([op, n]) => `${op} ${n}`)
+    .join(", ") || "none";
+const yes = (met) => (met ? "yes" : "NO");
+
+function table(headers, rows) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
+  return [line(headers), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+/** Every target the results can be checked against, met or not. */
+export function targetsOf(results, parallelism) {
+  const t = [];
+  const add = (name, met, detail) => t.push({ name, met, detail });
+  if (results.calls) {
+    const missed = results.calls.filter((r) => !r.met).map((r) => r.operation);
+    add("API calls equal the minimum for every operation", missed.length === 0, missed.length ? `over: ${missed.join("; ")}` : `${results.calls.length} operations`);
+  }
+  if (results.up) {
+    const worst = Math.max(...results.up.map((r) => r.ratio));
+    add(`pulumi up within ${TARGETS.upRatio}x of max(rate-limit floor, no limits)`, results.up.every((r) => r.met), `worst ratio ${worst.toFixed(3)}; 429s ${results.up.reduce((a, r) => a + r.answered429, 0)}`);
+  }
+  if (results.destroy) {
+    const d = results.destroy;
+    const all = d.runs.every((r) => r.keysLeft === 0);
+    const size = SETTINGS.destroySize;
+    const wide = d.runs.filter((r) => r.coalescing && r.parallel === String(size));
+    const narrow = d.runs.filter((r) => r.coalescing && r.parallel !== String(size));
+    const cap = Math.ceil(size / parallelism);
+    add(`destroy ${size} keys with --parallel ${size}: 1 delete call (every window)`, all && wide.every((r) => r.deleteCalls === 1), wide.map((r) => `${r.deleteCalls}`).join(", ") + " calls");
+    add(`destroy ${size} keys with the default --parallel ${parallelism}: at most ${cap} delete calls`, all && narrow.every((r) => r.deleteCalls <= cap), narrow.map((r) => `${r.deleteCalls}`).join(", ") + " calls");
+    const worst = Math.max(...d.pairs.map((p) => p.timeRatio));
+    add(`coalesced destroy never slower than one key per call (ratio <= ${TARGETS.destroyTimeRatio})`, worst <= TARGETS.destroyTimeRatio, `worst ratio ${worst.toFixed(3)}`);
+    add(`stored provider under ${TARGETS.providerBytes} B per resource`, d.state.apiKey.providerBytes < TARGETS.providerBytes, `${d.state.apiKey.providerBytes} B`);
+  }
+  if (results.checkpointedUp) {
+    const c = results.checkpointedUp;
+    const share = c.after.state.apiKey.bytesPerResource / c.before.state.apiKey.bytesPerResource;
+    add(`state per ApiKey at most ${TARGETS.keyStateShare} of 0.1.0's`, share <= TARGETS.keyStateShare, `${c.after.state.apiKey.bytesPerResource} B / ${c.before.state.apiKey.bytesPerResource} B = ${share.toFixed(3)}`);
+    add("checkpointed up of 1000 keys not slower than 0.1.0's", c.timeRatio <= 1, `ratio ${c.timeRatio.toFixed(3)}`);
+  }
+  if (results.refresh) {
+    const calls = results.refresh.map((r) => r.shared.listCalls);
+    const correct = results.refresh.every((r) => r.shared.correct && r.baseline.correct);
+    add(`refresh of N batches read together: ${TARGETS.refreshListCalls} list call each, every batch its own`, correct && calls.every((c) => c <= TARGETS.refreshListCalls), `${calls.join(", ")} list calls`);
+  }
+  if (results.preview) {
+    add(`preview overhead under ${TARGETS.previewRatio}x`, results.preview.ratio < TARGETS.previewRatio, `${results.preview.ratio.toFixed(3)}x`);
+  }
+  return t;
+}
+
+/** The results as text tables, section by section, ending with the targets. */
+export function report(results, targets) {
+  const out = [];
+  const m = results.machine;
+  out.push(`Machine: ${m.cpus} x ${m.cpuModel}, ${fmtBytes(m.memoryBytes)} memory, ${m.os}; Node.js ${m.node}; Pulumi CLI ${results.versions.pulumiCli}, @pulumi/pulumi ${results.versions.pulumiSdk}; pulumi-llm-accounts ${results.versions.package}; ${results.date}`);
+  const section = (title, body) => out.push("", `### ${title}`, "", body);
+  if (results.calls) {
+    section(
+      `API calls per lifecycle operation (real CLI; emulator with its limits, window ${SETTINGS.windowMs.calls} ms)`,
+      table(["operation", "calls made", "total", "minimum", "met"], results.calls.map((r) => [r.operation, fmtCalls(r.calls), r.total, r.minimum, yes(r.met)])),
+    );
+  }
+  if (results.up) {
+    section(
+      `pulumi up under the rate limits (window ${SETTINGS.windowMs.up} ms, --parallel ${SETTINGS.upParallel})`,
+      table(
+        ["keys", "with limits", "creates took (min)", "no limits", "floor", "ratio to max(floor, no limits)", "429s", "met"],
+        results.up.map((r) => [r.keys, fmtMs(r.ms), `${fmtMs(r.createPhaseMs)} (${fmtMs(r.minCreatePhaseMs)})`, fmtMs(r.unlimitedMs), fmtMs(r.floorMs), r.ratio.toFixed(3), r.answered429, yes(r.met)]),
+      ),
+    );
+  }
+  if (results.destroy) {
+    const d = results.destroy;
+    section(
+      `pulumi destroy of ${SETTINGS.destroySize} keys (baseline: coalescing off, one key per call; ${DELETES_PER_WINDOW} delete calls a window)`,
+      table(
+        ["window", "--parallel", "delete calls (coalesced)", "delete calls (baseline)", "time (coalesced)", "time (baseline)", "time ratio", "keys left"],
+        d.pairs.map((p) => [fmtMs(p.windowMs), p.parallel, p.coalesced.deleteCalls, p.baseline.deleteCalls, fmtMs(p.coalesced.ms), fmtMs(p.baseline.ms), p.timeRatio.toFixed(3), p.coalesced.keysLeft + p.baseline.keysLeft]),
+      ),
+    );
+    section(
+      `State and memory at ${SETTINGS.destroySize} keys`,
+      table(
+        ["measure", "value"],
+        [
+          ["state per ApiKey resource (stack export, compact JSON)", fmtBytes(d.state.apiKey.bytesPerResource)],
+          [`stored provider (kept ${d.state.apiKey.providerCopiesPerResource}x per resource: inputs and outputs)`, `${d.state.apiKey.providerBytes} B`],
+          ["whole exported state", fmtBytes(d.state.deploymentBytes)],
+          ["peak memory of the provider plugin (VmHWM), up and destroy", d.memory.pluginPeakBytes ? fmtBytes(d.memory.pluginPeakBytes) : "not measured"],
+        ],
+      ),
+    );
+  }
+  if (results.checkpointedUp) {
+    const c = results.checkpointedUp;
+    const row = (r) => [r.package, fmtMs(r.ms), fmtBytes(r.state.apiKey.bytesPerResource), fmtBytes(r.state.subAccountBatch.bytesPerResource), `${r.state.apiKey.providerBytes} B`, fmtBytes(r.state.deploymentBytes), r.keys];
+    section(
+      `pulumi up of ${c.keys} keys with checkpoints on (file backend), release 0.1.0 beside this version`,
+      table(["package", "time", "state per ApiKey", `per SubAccountBatch of ${SETTINGS.batchSize}`, "stored provider", "whole state", "keys made"], [row(c.before), row(c.after), ["ratio", c.timeRatio.toFixed(3), (c.after.state.apiKey.bytesPerResource / c.before.state.apiKey.bytesPerResource).toFixed(3), "", "", "", ""]]),
+    );
+  }
+  if (results.refresh) {
+    section(
+      `Refresh of N SubAccountBatch resources of ${SETTINGS.batchSize} (runtime read, emulator without limits): shared list beside one list per read`,
+      table(
+        ["batches", "list calls (shared)", "list calls (baseline)", "time (shared)", "time (baseline)", "time ratio", "per sub-account (shared)", "per sub-account (baseline)"],
+        results.refresh.map((r) => [r.batches, r.shared.listCalls, r.baseline.listCalls, fmtMs(r.shared.ms), fmtMs(r.baseline.ms), r.timeRatio.toFixed(3), `${(r.shared.msPerSubAccount * 1000).toFixed(0)} us`, `${(r.baseline.msPerSubAccount * 1000).toFixed(0)} us`]),
+      ),
+    );
+  }
+  if (results.parse) {
+    const p = results.parse;
+    section(
+      `Parsing one list of ${p.items} sub-accounts (${fmtBytes(p.bytes)}), median of 9`,
+      table(["step", "time", "share"], [
+        ["JSON.parse", `${p.ms.jsonParse.toFixed(1)} ms`, (p.ms.jsonParse / p.totalMs).toFixed(3)],
+        ["zod schema (SubAccountListResponseSchema)", `${p.ms.zod.toFixed(1)} ms`, p.zodShare.toFixed(3)],
+        ["snake_case to camelCase (fromWire)", `${p.ms.casing.toFixed(1)} ms`, (p.ms.casing / p.totalMs).toFixed(3)],
+      ]),
+    );
+  }
+  if (results.preview) {
+    const p = results.preview;
+    section(
+      `pulumi preview of ${p.resources} resources (fresh stack; fastest of ${SETTINGS.previewRounds} interleaved runs)`,
+      table(["program", "time", "runs", "API calls"], [
+        ["ApiKey resources", fmtMs(p.llmMs), p.samples.llm.map(fmtMs).join(", "), p.apiCalls],
+        ["trivial dynamic resources (no API)", fmtMs(p.trivialMs), p.samples.trivial.map(fmtMs).join(", "), 0],
+        ["ratio (the package's overhead)", `${p.ratio.toFixed(3)}x`, "", ""],
+      ]),
+    );
+  }
+  section("Targets", table(["target", "result", "met"], targets.map((t) => [t.name, t.detail, yes(t.met)])));
+  return out.join("\n");
+}
+
+/** docs/benchmarks.md: the prose of about.md with its settings filled in, then the results. */
+export function markdown(results, text, summary) {
+  const values = {
+    WINDOW_CALLS: SETTINGS.windowMs.calls,
+    WINDOW_UP: SETTINGS.windowMs.up,
+    WINDOWS_DESTROY: SETTINGS.windowMs.destroy.join(" ms and "),
+    UP_PARALLEL: SETTINGS.upParallel,
+    DESTROY_SIZE: SETTINGS.destroySize,
+    DELETE_MAX,
+    DELETES_PER_WINDOW,
+    BATCH_SIZE: SETTINGS.batchSize,
+    BASELINE_READS: SETTINGS.baselineReadsAtOnce,
+    BASELINE_SAMPLE: SETTINGS.baselineSampleReads,
+    PREVIEW_SIZE: SETTINGS.previewSize,
+    CHECKPOINTED_UP_SIZE: SETTINGS.checkpointedUpSize,
+  };
+  const about = readFileSync(new URL("./about.md", import.meta.url), "utf8").replace(/\{\{(\w+)\}\}/g, (_, k) => {
+    if (!(k in values)) throw new Error(`about.md: no value for {{${k}}}`);
+    return String(values[k]);
+  });
+  return `${about}\n## Results\n\n${text}\n\n${summary}\n`;
+}

@@ -1,0 +1,27 @@
+// Builds an earlier release of this package from git, so that states written by it can be made and measured
+// with the real CLI (the upgrade test, the benchmark's before/after rows). Plain Node.js.
+
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO } from "./stack.mjs";
+
+/** The commit of release 0.1.0 (the last commit of main before the scale work). */
+export const RELEASE_0_1_0 = "178f3af";
+
+/**
+ * The package as it was at `commit`, built (tsc) into a folder of its own, once per machine: a folder that
+ * can stand in for node_modules/pulumi-llm-accounts. Its dependencies resolve to this repository's.
+ */
+export function buildRelease(commit = RELEASE_0_1_0) {
+  const full = execFileSync("git", ["rev-parse", `${commit}^{commit}`], { cwd: REPO, encoding: "utf8" }).trim();
+  const dir = join(tmpdir(), `pulumi-llm-accounts-${full.slice(0, 12)}`);
+  if (existsSync(join(dir, "dist", "provider", "runtime", "index.js"))) return dir;
+  mkdirSync(dir, { recursive: true });
+  const tar = execFileSync("git", ["archive", full, "package.json", "tsconfig.json", "tsconfig.build.json", "provider"], { cwd: REPO, maxBuffer: 64 << 20 });
+  execFileSync("tar", ["-x", "-C", dir], { input: tar });
+  if (!existsSync(join(dir, "node_modules"))) symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
+  execFileSync(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: dir, stdio: "pipe" });
+  return dir;
+}
