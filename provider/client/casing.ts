@@ -57,21 +57,21 @@ export function toWire<T>(value: T): Snake<T> {
 }
 
 /** Renders a wire path (`security_config.geo.countries.1`) the way users name the property. */
-export function camelPath(path: readonly (string | number)[]): string {
+export function camelPath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const part of path) {
     if (typeof part === "number") out += `[${part}]`;
-    else out += (out ? "." : "") + snakeToCamel(part);
+    else out += (out ? "." : "") + snakeToCamel(String(part));
   }
   return out;
 }
 
 /** Renders a wire path as the wire names it (`security_config.geo.countries[1]`). */
-export function wirePath(path: readonly (string | number)[]): string {
+export function wirePath(path: readonly PropertyKey[]): string {
   let out = "";
   for (const part of path) {
     if (typeof part === "number") out += `[${part}]`;
-    else out += (out ? "." : "") + part;
+    else out += (out ? "." : "") + String(part);
   }
   return out;
 }

@@ -336,7 +336,8 @@ export class HttpTransport extends ShowsOriginOnly {
       });
     }
     try {
-      return op.response.parse(json);
+      // The table pairs each operation with its response schema; a generic O loses that pairing in zod 4's types.
+      return op.response.parse(json) as z.output<O["response"]>;
     } catch (err) {
       const issue = err instanceof ZodError ? err.issues[0] : undefined;
       const field = issue ? wirePath(issue.path) || "(body)" : "(body)";

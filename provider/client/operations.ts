@@ -21,9 +21,9 @@ export interface Operation {
   path: string;
   retry: RetryClass;
   /** Request body (or query, for GETs) on the wire. */
-  request: z.ZodTypeAny;
+  request: z.ZodType;
   /** Successful response body on the wire. */
-  response: z.ZodTypeAny;
+  response: z.ZodType;
 }
 
 const MANAGEMENT = "/api/v1/management";

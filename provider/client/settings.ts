@@ -8,16 +8,24 @@ export type PerOperationLimits = Partial<Record<string, number | RateLimit[]>>;
 /** The client-side limiter's settings: `false` turns it off; `windowMs` rescales every per-minute window. */
 export type RateLimitOptions = false | { windowMs?: number; perOperation?: PerOperationLimits };
 
-const positiveWhole = z.number({ invalid_type_error: "must be a number" }).int("must be a whole number").positive("must be above 0");
-const OPERATION_NAMES = Object.keys(DEFAULT_RATE_LIMITS) as [string, ...string[]];
+// A missing value keeps zod's own "expected number, received undefined"; any other wrong type is "must be a number".
+const positiveWhole = z
+  .number({ error: (issue) => (issue.code === "invalid_type" && issue.input !== undefined ? "must be a number" : undefined) })
+  // A refinement, not .int(): zod 4 stops at a failed .int(), so the union below would hide which rule failed.
+  .refine(Number.isInteger, "must be a whole number")
+  .positive("must be above 0");
+const OPERATION_NAMES = Object.keys(DEFAULT_RATE_LIMITS);
 const LIMIT_EXPECTS = "a positive whole number of calls per minute, or a list of { limit, windowMs } of positive whole numbers";
 
 /** What `rateLimits.perOperation` must hold: known operation names, and limits a limiter can keep (0 never could). */
+// A string key checked by a refinement, not a z.enum: zod 4 reports a key outside an enum as an unrecognized key of
+// the whole object, where a failed key check is reported at the key itself (the path the message names).
 export const PerOperationLimitsSchema = z.record(
-  z.enum(OPERATION_NAMES, { errorMap: () => ({ message: `is not an operation name (${OPERATION_NAMES.join(", ")})` }) }),
-  z.union([positiveWhole, z.array(z.object({ limit: positiveWhole, windowMs: positiveWhole }).strict()).nonempty()], {
-    errorMap: () => ({ message: `must be ${LIMIT_EXPECTS}` }),
+  z.string().refine((name) => OPERATION_NAMES.includes(name)),
+  z.union([positiveWhole, z.array(z.strictObject({ limit: positiveWhole, windowMs: positiveWhole })).nonempty()], {
+    error: `must be ${LIMIT_EXPECTS}`,
   }),
+  { error: (issue) => (issue.code === "invalid_key" ? `is not an operation name (${OPERATION_NAMES.join(", ")})` : undefined) },
 );
 
 /** Parses a setting's raw text (from the environment or the stack config); a failed parse names what is expected. */
@@ -25,7 +33,7 @@ const fromJson = (text: string, ctx: z.RefinementCtx): unknown => {
   try {
     return JSON.parse(text);
   } catch {
-    ctx.addIssue({ code: "custom", message: "is not JSON", fatal: true });
+    ctx.addIssue({ code: "custom", message: "is not JSON", continue: false });
     return z.NEVER;
   }
 };
@@ -41,10 +49,10 @@ export interface Setting<T> {
   /** What a valid value looks like, for the error that refuses another. */
   expects: string;
   /** Parses the raw text; a failure is a ConfigurationError naming the setting. */
-  schema: z.ZodType<T, z.ZodTypeDef, string>;
+  schema: z.ZodType<T, string>;
 }
 
-function setting<T>(key: string, env: string, expects: string, schema: z.ZodType<T, z.ZodTypeDef, string>): Setting<T> {
+function setting<T>(key: string, env: string, expects: string, schema: z.ZodType<T, string>): Setting<T> {
   return { env, config: `llm-accounts:${key}`, key, expects, schema };
 }
 
@@ -69,7 +77,7 @@ export const SETTINGS = {
       if (raw.trim() === "off") return false;
       const limits = PerOperationLimitsSchema.safeParse(fromJson(raw, ctx));
       if (limits.success) return { perOperation: limits.data };
-      for (const issue of limits.error.issues) ctx.addIssue(issue);
+      for (const { path, message } of limits.error.issues) ctx.addIssue({ code: "custom", path, message });
       return z.NEVER;
     }),
   ),

@@ -19,7 +19,7 @@ export class ApiError extends Error {
 }
 
 /** A 400 that names the request field at fault, as the wire names it (`security_config.geo.countries[1]`). */
-export function invalidField(path: readonly (string | number)[], message: string): ApiError {
+export function invalidField(path: readonly PropertyKey[], message: string): ApiError {
   return new ApiError(400, "invalid_request", `${wirePath(path) || "body"}: ${message}`);
 }
 

@@ -19,12 +19,12 @@ export function containsUnknown(value: unknown): boolean {
   return false;
 }
 
-function valueAt(root: unknown, path: readonly (string | number)[]): unknown[] {
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown[] {
   const seen: unknown[] = [root];
   let cur: unknown = root;
   for (const part of path) {
     if (cur === null || typeof cur !== "object") break;
-    cur = (cur as Record<string | number, unknown>)[part];
+    cur = (cur as Record<PropertyKey, unknown>)[part];
     seen.push(cur);
   }
   return seen;
@@ -57,7 +57,7 @@ export function camelFieldNames(message: string): string {
  * users write (`securityConfig.geo.countries[1]`), key-shaped values included. Issues about values not known yet
  * (preview) are dropped.
  */
-export function schemaFailures(schema: z.ZodTypeAny, wire: unknown, options: { quoteValues?: boolean } = {}): CheckFailure[] {
+export function schemaFailures(schema: z.ZodType, wire: unknown, options: { quoteValues?: boolean } = {}): CheckFailure[] {
   const failures: CheckFailure[] = keyShapedFailures(wire);
   const parsed = schema.safeParse(wire);
   if (parsed.success) return failures;
@@ -67,7 +67,11 @@ export function schemaFailures(schema: z.ZodTypeAny, wire: unknown, options: { q
     const value = along.length === issue.path.length + 1 ? along[along.length - 1] : undefined;
     const shown =
       options.quoteValues !== false && (typeof value === "string" || typeof value === "number") ? `${quoted(value)} ` : "";
-    const message = camelFieldNames(issue.message);
+    // zod 4 quotes unknown keys as it quotes values; they are field names, so they are named as users write them.
+    const message =
+      issue.code === "unrecognized_keys"
+        ? `Unrecognized key${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.map((k) => JSON.stringify(snakeToCamel(k))).join(", ")}`
+        : camelFieldNames(issue.message);
     failures.push({ property: redact(camelPath(issue.path)) || "(inputs)", reason: redact(`${shown}${message}`) });
   }
   return failures;

@@ -48,7 +48,7 @@ describe("validation", () => {
   it("names a missing field in a 400 invalid_request", async () => {
     const answer = await call(emu, "createApiKey", {});
     expect(answer.status).toBe(400);
-    expect(answer.json).toEqual({ error: { code: "invalid_request", message: "alias: Required" } });
+    expect(answer.json).toEqual({ error: { code: "invalid_request", message: "alias: Invalid input: expected string, received undefined" } });
   });
 
   it("names a nested field by its wire path with an index", async () => {

@@ -70,6 +70,11 @@ describe("ApiKey check", () => {
     ).toEqual([]);
   });
 
+  test("an unknown security config key is named as the user wrote it, not as the wire spells it", async () => {
+    const failures = await failuresOf(apiKey.check, { alias: "a", securityConfig: { ipAllow: ["192.0.2.1"] } });
+    expect(failures).toEqual([{ property: "securityConfig", reason: 'Unrecognized key: "ipAllow"' }]);
+  });
+
   test("garbage never throws: every input gives failures or passes", async () => {
     const garbage: unknown[] = [null, 1, "x", [], [1], { a: 1 }, true, UNKNOWN, { ip: null }, { geo: { countries: null } }];
     for (const alias of garbage) {

@@ -18,7 +18,7 @@ export const UsageSummaryRequestSchema = z
     with_usage: z.boolean().optional(),
     [USAGE_NEXT_PAGE_FIELD]: NextPageSchema.optional(),
   })
-  .refine((r) => r.end >= r.start, { path: ["end"], message: "must be on or after start" });
+  .refine((r) => r.end >= r.start, { path: ["end"], error: "must be on or after start" });
 export type UsageSummaryRequest = Camel<z.infer<typeof UsageSummaryRequestSchema>>;
 
 /** Token usage of one row. Its fields are not shown in the spec: these are the ones the emulator sends. */
@@ -29,7 +29,7 @@ export const UsageBlockSchema = z
     cache_read_tokens: z.number().int().nonnegative().optional(),
     total_tokens: z.number().int().nonnegative().optional(),
   })
-  .passthrough();
+  .loose();
 
 export const UsageRowSchema = z.object({
   date: DateSchema,
@@ -57,7 +57,7 @@ export const ModelSchema = z.object({
       text_output_price: DecimalStringSchema,
       cache_read_rate: z.number(),
     })
-    .passthrough(),
+    .loose(),
 });
 export type Model = Camel<z.infer<typeof ModelSchema>>;
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { API_KEY_DELETE_MAX, COUNTRIES_MAX, IP_ALLOW_MAX, IP_ENTRY_MAX_LENGTH, MODEL_LIST_MAX, MODEL_MODES } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AliasStringSchema, isIpOrCidr, KeySchema, ModelNameSchema, TimestampSchema } from "./common.js";
+import { AliasStringSchema, FiniteNumberSchema, isIpOrCidr, KeySchema, ModelNameSchema, TimestampSchema } from "./common.js";
 
 /** Restrictions of an API key (spec 2.1). Every part optional; an omitted part restricts nothing. */
 export const SecurityConfigSchema = z
@@ -13,7 +13,7 @@ export const SecurityConfigSchema = z
             z
               .string()
               .max(IP_ENTRY_MAX_LENGTH, `must be at most ${IP_ENTRY_MAX_LENGTH} characters`)
-              .refine(isIpOrCidr, { message: "must be an IPv4 or IPv6 address or a CIDR range" }),
+              .refine(isIpOrCidr, { error: "must be an IPv4 or IPv6 address or a CIDR range" }),
           )
           .max(IP_ALLOW_MAX, `must list at most ${IP_ALLOW_MAX} addresses`),
       })
@@ -21,7 +21,7 @@ export const SecurityConfigSchema = z
       .optional(),
     spend_limit: z
       .object({
-        monthly: z.number().finite("must be a finite number").nonnegative("must be 0 or more"),
+        monthly: FiniteNumberSchema.nonnegative("must be 0 or more"),
       })
       .strict()
       .optional(),
@@ -35,7 +35,7 @@ export const SecurityConfigSchema = z
       .optional(),
     models: z
       .object({
-        mode: z.enum(MODEL_MODES, { message: `must be one of: ${MODEL_MODES.join(", ")}` }),
+        mode: z.enum(MODEL_MODES, { error: `must be one of: ${MODEL_MODES.join(", ")}` }),
         items: z
           .array(ModelNameSchema)
           .max(MODEL_LIST_MAX, `must list at most ${MODEL_LIST_MAX} models`)

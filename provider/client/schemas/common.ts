@@ -7,9 +7,9 @@ export const KeySchema = z
   .string()
   .max(KEY_MAX_LENGTH, `must be at most ${KEY_MAX_LENGTH} characters`)
   .refine((k) => k.startsWith(KEY_PREFIX) && k.length > KEY_PREFIX.length, {
-    message: `must be a key that begins with "${KEY_PREFIX}"`,
+    error: `must be a key that begins with "${KEY_PREFIX}"`,
   })
-  .refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { message: "must not be an admin key" });
+  .refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { error: "must not be an admin key" });
 
 /**
  * An alias: non-empty, without leading or trailing spaces. Refused rather than trimmed: a trimmed alias
@@ -19,8 +19,8 @@ export const AliasStringSchema = z
   .string()
   .min(1, "must be a non-empty alias")
   .max(ALIAS_MAX_LENGTH, `must be at most ${ALIAS_MAX_LENGTH} characters`)
-  .refine((a) => a.trim() === a, { message: "must not begin or end with spaces" })
-  .refine((a) => a.trim().length > 0, { message: "must be a non-empty alias" });
+  .refine((a) => a.trim() === a, { error: "must not begin or end with spaces" })
+  .refine((a) => a.trim().length > 0, { error: "must be a non-empty alias" });
 
 /** A model name in a request: non-empty, at most MODEL_NAME_MAX_LENGTH characters. */
 export const ModelNameSchema = z
@@ -28,21 +28,27 @@ export const ModelNameSchema = z
   .min(1, "must be a non-empty model name")
   .max(MODEL_NAME_MAX_LENGTH, `must be at most ${MODEL_NAME_MAX_LENGTH} characters`);
 
+/** A finite number: zod 4 refuses Infinity as a wrong type, and this says what is wrong with it instead. */
+export const FiniteNumberSchema = z.number({
+  error: (issue) =>
+    issue.code === "invalid_type" && typeof issue.input === "number" && !Number.isNaN(issue.input) ? "must be a finite number" : undefined,
+});
+
 /** A request with no documented fields (balance, models): an empty object. */
-export const EmptyRequestSchema = z.object({}).passthrough();
+export const EmptyRequestSchema = z.object({}).loose();
 
 /** A decimal amount carried as a string (`"12.500000"`). */
 export const DecimalStringSchema = z.string().regex(/^-?\d+(\.\d+)?$/, "must be a decimal amount in a string");
 
 /** An ISO 8601 timestamp; UTC (`Z`) or with an offset. */
-export const TimestampSchema = z.string().datetime({ offset: true });
+export const TimestampSchema = z.iso.datetime({ offset: true });
 
 /** A calendar date, YYYY-MM-DD, that exists. */
 export const DateSchema = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date in YYYY-MM-DD form")
   .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), {
-    message: "is not a calendar date",
+    error: "is not a calendar date",
   });
 
 /** True for an IPv4 or IPv6 address, or (when accepted) a CIDR range of either. */

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { MODEL_LIST_MAX, QUERY_VALUE_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AliasStringSchema, DecimalStringSchema, KeySchema, ModelNameSchema, TimestampSchema } from "./common.js";
+import { AliasStringSchema, DecimalStringSchema, FiniteNumberSchema, KeySchema, ModelNameSchema, TimestampSchema } from "./common.js";
 
 /** A permitted model and its price multiplier, as stored and returned. */
 export const ModelPricingSchema = z.object({
   model: z.string().min(1, "must be a non-empty model name"),
-  pricing_factor: z.number().finite().positive("must be greater than 0"),
+  pricing_factor: FiniteNumberSchema.positive("must be greater than 0"),
 });
 export type ModelPricing = Camel<z.infer<typeof ModelPricingSchema>>;
 
@@ -36,9 +36,9 @@ export function pricingRule(entry: PricingFields): { factor: number; deprecated?
 export const ModelPricingInputSchema = z
   .object({
     model: ModelNameSchema,
-    pricing_factor: z.number().finite().positive("must be greater than 0").optional(),
-    prompt_price: z.number().finite().nonnegative().optional(),
-    completion_price: z.number().finite().nonnegative().optional(),
+    pricing_factor: FiniteNumberSchema.positive("must be greater than 0").optional(),
+    prompt_price: FiniteNumberSchema.nonnegative().optional(),
+    completion_price: FiniteNumberSchema.nonnegative().optional(),
     auto_following: z.boolean().optional(),
   })
   .superRefine((entry, ctx) => {
@@ -90,7 +90,7 @@ export const SubAccountListQuerySchema = z.object({
   page_size: z.coerce
     .number()
     .int()
-    .refine((n) => n === -1 || n >= 1, { message: "must be -1 (all) or 1 or more" })
+    .refine((n) => n === -1 || n >= 1, { error: "must be -1 (all) or 1 or more" })
     .optional(),
 });
 export type SubAccountListQuery = Camel<z.infer<typeof SubAccountListQuerySchema>>;
@@ -106,7 +106,7 @@ const AliasSchema = AliasStringSchema;
 
 export const SubAccountCreateRequestSchema = z.object({
   alias: AliasSchema,
-  balance: z.number().finite("must be a finite number").nonnegative("must be 0 or more"),
+  balance: FiniteNumberSchema.nonnegative("must be 0 or more"),
   model_pricing: ModelPricingListSchema.optional(),
   count: z
     .number()
