@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, setStackConfig, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+import { found } from "../support/readOutcome.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -45,8 +46,6 @@ async function up(id: string, olds: { outs: ApiKeyOutputs; inputs: ApiKeyInputs 
   return { outs, inputs, changed: true };
 }
 
-const props = (o: ApiKeyOutputs) => o as unknown as Props;
-
 describe("check: rotation settings by property path", () => {
   test.each([
     [{ everyDays: 0 }, "rotation.everyDays", /0 is not a positive whole number of days/],
@@ -82,7 +81,7 @@ describe("rotation by trigger", () => {
     const first = await created({ alias: "ci", securityConfig, rotation: { triggers: ["INC-1"] } });
     const news = { alias: "ci", securityConfig, rotation: { triggers: ["INC-2"] } };
     expect((await checked(news, first.inputs)).rotationDue).toBe("rotation triggered");
-    expect(await apiKey.diff(first.id, props(first.outs), await checked(news, first.inputs))).toMatchObject({ changes: true, replaces: [] });
+    expect(await apiKey.diff(first.id, first.outs, await checked(news, first.inputs))).toMatchObject({ changes: true, replaces: [] });
 
     const after = await up(first.id, first, news);
     expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create", "api-key/delete"]);
@@ -114,7 +113,7 @@ describe("rotation by trigger", () => {
     expect(removed.outs.key).toBe(first.outs.key);
     expect(emu.requests()).toHaveLength(0);
     const unknown = await checked({ alias: "t", rotation: { triggers: [UNKNOWN] } }, added.inputs);
-    expect((await apiKey.diff(first.id, props(added.outs), unknown)).changes).toBe(true);
+    expect((await apiKey.diff(first.id, added.outs, unknown)).changes).toBe(true);
   });
 
   test("an adopted key rotates too: the first rotation replaces it with a created key and deletes it", async () => {
@@ -137,14 +136,14 @@ describe("rotation by age (the platform's created_at)", () => {
     emu.setClockOffset(0);
     const issued = first.outs.createdAt.slice(0, 10);
 
-    const refreshed = await apiKey.read(first.id, props(first.outs));
+    const refreshed = found(await apiKey.read(first.id, first.outs));
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
     expect(refreshed.props.rotationDue).toBe(`rotation due: key issued ${issued}, every 90 days`);
     expect(refreshed.props.key).toBe(first.outs.key);
     expect(refreshed.inputs).toEqual({ alias: "old", enabled: true, securityConfig: {}, rotation: { everyDays: 90 }, rotationDue: refreshed.props.rotationDue });
 
     emu.clearRequests();
-    const after = await up(first.id, { outs: refreshed.props, inputs: refreshed.inputs! }, { alias: "old", rotation: { everyDays: 90 } });
+    const after = await up(first.id, { outs: refreshed.props, inputs: refreshed.inputs }, { alias: "old", rotation: { everyDays: 90 } });
     expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
     expect(after.outs.rotationDue).toBeUndefined();
     expect(Date.now() - Date.parse(after.outs.createdAt)).toBeLessThan(DAY);
@@ -155,7 +154,7 @@ describe("rotation by age (the platform's created_at)", () => {
     const first = await created({ alias: "young", rotation: { everyDays: 90 } });
     emu.setClockOffset(0);
     expect((await up(first.id, first, { alias: "young", rotation: { everyDays: 90 } })).changed).toBe(false);
-    expect((await apiKey.read(first.id, props(first.outs))).props.rotationDue).toBeUndefined();
+    expect((await apiKey.read(first.id, first.outs)).props.rotationDue).toBeUndefined();
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
   });
 });
@@ -172,7 +171,7 @@ describe("overlap", () => {
 
     emu.clearRequests();
     expect((await up(first.id, after, { alias: "ov", rotation: rotation("b") })).changed).toBe(false);
-    const refreshed = await apiKey.read(first.id, props(after.outs));
+    const refreshed = await apiKey.read(first.id, after.outs);
     expect(calls(emu)).toEqual({ "api-key/get": 2 });
     expect(refreshed.props).toMatchObject({ key: after.outs.key, previousKey: first.outs.key });
     expect(refreshed.props.rotationDue).toBeUndefined();
@@ -195,7 +194,7 @@ describe("overlap", () => {
     expect(rotated.outs.previousKey).toBe(first.outs.key);
 
     emu.clearRequests();
-    const refreshed = await apiKey.read(first.id, props(rotated.outs));
+    const refreshed = await apiKey.read(first.id, rotated.outs);
     expect(refreshed.props.rotationDue).toMatch(/^previous key expires: overlap ended \d{4}-\d\d-\d\dT/);
     emu.clearRequests();
     const after = await up(first.id, rotated, { alias: "ex", rotation: rotation("b") });
@@ -221,14 +220,14 @@ describe("overlap", () => {
     const first = await created({ alias: "rd", rotation: rotation("a") });
     const rotated = await up(first.id, first, { alias: "rd", rotation: rotation("b") });
     emu.state.deleteKey(first.outs.key);
-    const refreshed = await apiKey.read(first.id, props(rotated.outs));
+    const refreshed = await apiKey.read(first.id, rotated.outs);
     expect(refreshed.props.previousKey).toBeUndefined();
     expect(refreshed.props.previousKeyExpiresAt).toBeUndefined();
 
     const other = await created({ alias: "rd2", rotation: rotation("a") });
     const both = await up(other.id, other, { alias: "rd2", rotation: rotation("b") });
     emu.clearRequests();
-    await apiKey.delete(other.id, props(both.outs));
+    await apiKey.delete(other.id, both.outs);
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
     expect(emu.state.hasKey(other.outs.key)).toBe(false);
     expect(emu.state.hasKey(both.outs.key)).toBe(false);
@@ -243,7 +242,7 @@ describe("failures at each step, and convergence on re-run", () => {
     const keysBefore = emu.state.listKeys().length;
     emu.setFaults([{ kind: "500", ops: ["api-key/create"] }]);
     const inputs = await checked(news("b"), first.inputs);
-    const err = (await apiKey.update(first.id, props(first.outs), inputs).catch((e: unknown) => e)) as Failed;
+    const err = (await apiKey.update(first.id, first.outs, inputs).catch((e: unknown) => e)) as Failed;
     expect(err).toBeInstanceOf(Error);
     expect(err.id).toBeUndefined();
     expect(emu.state.listKeys()).toHaveLength(keysBefore);
@@ -261,7 +260,7 @@ describe("failures at each step, and convergence on re-run", () => {
     const first = await created(news("a"));
     emu.setFaults([{ kind: "drop-after", ops: ["api-key/create"], count: 1 }]);
     const inputs = await checked(news("b"), first.inputs);
-    const err = (await apiKey.update(first.id, props(first.outs), inputs).catch((e: unknown) => e)) as Failed;
+    const err = (await apiKey.update(first.id, first.outs, inputs).catch((e: unknown) => e)) as Failed;
     expect(err.message).toMatch(/the key may have been created.*alias "f".*adoptKey/);
     expect(err.id).toBeUndefined();
     expect(emu.state.hasKey(first.outs.key)).toBe(true);
@@ -272,7 +271,7 @@ describe("failures at each step, and convergence on re-run", () => {
     const first = await created(news("a"));
     emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
     const inputs = await checked(news("b"), first.inputs);
-    const err = (await apiKey.update(first.id, props(first.outs), inputs).catch((e: unknown) => e)) as Failed;
+    const err = (await apiKey.update(first.id, first.outs, inputs).catch((e: unknown) => e)) as Failed;
     expect(err.message).toMatch(/rotated, but the previous key sk-\.\.\.\w{4} could not be deleted.*next update deletes it/);
     expect(err.id).toBe(first.id);
     const kept = err.properties!;
@@ -283,7 +282,7 @@ describe("failures at each step, and convergence on re-run", () => {
 
     emu.setFaults([]);
     emu.clearRequests();
-    const after = await up(first.id, { outs: props(kept), inputs }, news("b"));
+    const after = await up(first.id, { outs: kept, inputs }, news("b"));
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
     expect(after.outs.key).toBe(kept.key);
     expect(after.outs.previousKey).toBeUndefined();
@@ -295,7 +294,7 @@ describe("failures at each step, and convergence on re-run", () => {
     emu.setFaults([{ kind: "500", ops: ["api-key/status"] }]);
     const before = emu.state.listKeys().length;
     const inputs = await checked({ ...news("b"), enabled: false }, first.inputs);
-    await expect(apiKey.update(first.id, props(first.outs), inputs)).rejects.toThrow(/deleted again.*re-run/);
+    await expect(apiKey.update(first.id, first.outs, inputs)).rejects.toThrow(/deleted again.*re-run/);
     expect(emu.state.listKeys()).toHaveLength(before);
     expect(emu.state.hasKey(first.outs.key)).toBe(true);
   });
@@ -308,22 +307,31 @@ describe("failures at each step, and convergence on re-run", () => {
     emu.setClockOffset(0);
     emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
     const inputs = await checked({ alias: "r", rotation: rotation("b") }, rotated.inputs);
-    const err = (await apiKey.update(first.id, props(rotated.outs), inputs).catch((e: unknown) => e)) as Failed;
+    const err = (await apiKey.update(first.id, rotated.outs, inputs).catch((e: unknown) => e)) as Failed;
     expect(err.message).toMatch(/previous key sk-\.\.\.\w{4} could not be deleted.*next update retries/);
     expect(err.properties?.previousKey).toBe(first.outs.key);
     emu.setFaults([]);
     emu.clearRequests();
-    const after = await up(first.id, { outs: props(err.properties!), inputs }, { alias: "r", rotation: rotation("b") });
+    const after = await up(first.id, { outs: err.properties!, inputs }, { alias: "r", rotation: rotation("b") });
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
     expect(after.outs.previousKey).toBeUndefined();
   });
 });
 
+/**
+ * An old state: the outputs ApiKey 0.1.0 wrote, before rotation (no rotation, rotationDue, previousKey,
+ * previousKeyExpiresAt or rotatedAt). Typed as a subset of today's outputs, so it stays checked that such a state
+ * is still valid ApiKeyOutputs (every field added since is optional).
+ */
+type OutputsOf010 = Pick<ApiKeyOutputs, "alias" | "enabled" | "securityConfig" | "key" | "keyHint" | "createdAt">;
+/** The inputs 0.1.0 checked: the same, without the platform's fields. */
+type InputsOf010 = Pick<ApiKeyInputs, "alias" | "enabled" | "securityConfig">;
+
 describe("states written by 0.1.0 (no rotation fields)", () => {
   test("read, diff, update and delete work unchanged, with the same calls", async () => {
     const record = emu.state.createKey("legacy", { geo: { countries: ["SG"] } });
     // Exactly the outputs 0.1.0 wrote.
-    const old: Props = {
+    const old: OutputsOf010 = {
       alias: "legacy",
       enabled: true,
       securityConfig: { geo: { countries: ["SG"] } },
@@ -331,9 +339,9 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
       keyHint: `sk-...${record.key.slice(-4)}`,
       createdAt: record.created_at,
     };
-    const oldInputs: Props = { alias: "legacy", enabled: true, securityConfig: { geo: { countries: ["SG"] } } };
+    const oldInputs: InputsOf010 = { alias: "legacy", enabled: true, securityConfig: { geo: { countries: ["SG"] } } };
     emu.clearRequests();
-    const refreshed = await apiKey.read("legacy-id", old);
+    const refreshed = found(await apiKey.read("legacy-id", old));
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
     expect(refreshed.props).toEqual(old);
     expect(refreshed.inputs).toEqual(oldInputs);
@@ -358,7 +366,7 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     emu.setClockOffset(-200 * DAY);
     const record = emu.state.createKey("aged");
     emu.setClockOffset(0);
-    const old: Props = { alias: "aged", enabled: true, securityConfig: {}, key: record.key, keyHint: "sk-...", createdAt: record.created_at };
+    const old: OutputsOf010 = { alias: "aged", enabled: true, securityConfig: {}, key: record.key, keyHint: "sk-...", createdAt: record.created_at };
     emu.clearRequests();
     const after = await up("aged-id", { outs: old, inputs: { alias: "aged", enabled: true, securityConfig: {} } }, { alias: "aged", rotation: { everyDays: 90 } });
     expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });

@@ -4,6 +4,7 @@ import { getSubAccounts } from "../../provider/resources/dataSources.js";
 import { SHARE, SharedSubAccountList } from "../../provider/runtime/sharedList.js";
 import { setStackConfig, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
+import { found } from "../support/readOutcome.js";
 
 let emu: Emulator;
 const saved = { ...process.env };
@@ -20,7 +21,6 @@ afterAll(async () => {
 beforeEach(() => emu.clearRequests());
 afterEach(() => emu.setFaults([]));
 
-type Props = Record<string, unknown>;
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
 
 async function batches(prefix: string, n: number, count = 5): Promise<{ id: string; outs: SubAccountBatchOutputs }[]> {
@@ -33,7 +33,7 @@ async function batches(prefix: string, n: number, count = 5): Promise<{ id: stri
   return out;
 }
 
-const readAll = (bs: { id: string; outs: SubAccountBatchOutputs }[]) => Promise.all(bs.map((b) => subAccountBatch.read(b.id, b.outs as unknown as Props)));
+const readAll = (bs: { id: string; outs: SubAccountBatchOutputs }[]) => Promise.all(bs.map((b) => subAccountBatch.read(b.id, b.outs)));
 
 describe("shared sub-account list", () => {
   test("20 concurrent reads: 1 list call, each batch gets exactly its own sub-accounts", async () => {
@@ -49,11 +49,11 @@ describe("shared sub-account list", () => {
 
   test("reads arriving a little apart still share; reads after an answer get a fresh list", async () => {
     const bs = await batches("apart", 6, 1);
-    const staggered = bs.map((b, i) => new Promise((r) => setTimeout(r, i)).then(() => subAccountBatch.read(b.id, b.outs as unknown as Props)));
+    const staggered = bs.map((b, i) => new Promise((r) => setTimeout(r, i)).then(() => subAccountBatch.read(b.id, b.outs)));
     await Promise.all(staggered);
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
     emu.state.editSubAccounts(bs[0].outs.tokens, "apart-renamed", []);
-    const after = await subAccountBatch.read(bs[0].id, bs[0].outs as unknown as Props);
+    const after = await subAccountBatch.read(bs[0].id, bs[0].outs);
     expect(after.props.alias).toBe("apart-renamed");
     expect(calls(emu)).toEqual({ "sub-account/list": 2 });
   });
@@ -67,7 +67,7 @@ describe("shared sub-account list", () => {
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
     expect(k.props).toMatchObject({ alias: "dr-0", count: 2, tokens: kept.outs.tokens });
     expect(d.props).toMatchObject({ alias: "dr-renamed", modelPricing: [{ model: "model-a", pricingFactor: 9 }] });
-    expect(d.inputs).toMatchObject({ alias: "dr-renamed" });
+    expect(found(d).inputs).toMatchObject({ alias: "dr-renamed" });
     expect(g).toEqual({ id: "", props: {} });
     expect(p.props).toMatchObject({ count: 1, tokens: [partial.outs.tokens[0]] });
   });
@@ -75,7 +75,7 @@ describe("shared sub-account list", () => {
   test("a failed list fails only the reads that waited for it; the next reads succeed", async () => {
     const bs = await batches("fail", 3, 1);
     emu.setFaults([{ kind: "500", ops: ["sub-account/list"], count: 10 }]);
-    const failed = await Promise.allSettled(bs.map((b) => subAccountBatch.read(b.id, b.outs as unknown as Props)));
+    const failed = await Promise.allSettled(bs.map((b) => subAccountBatch.read(b.id, b.outs)));
     expect(failed.map((f) => f.status)).toEqual(["rejected", "rejected", "rejected"]);
     emu.setFaults([]);
     emu.clearRequests();
@@ -98,7 +98,7 @@ describe("shared sub-account list", () => {
   test("getSubAccounts calls in the same window share the list with reads; filters apply to it", async () => {
     const [b] = await batches("ds", 1, 3);
     const [read, byAlias, byKey, none] = await Promise.all([
-      subAccountBatch.read(b.id, b.outs as unknown as Props),
+      subAccountBatch.read(b.id, b.outs),
       getSubAccounts({ alias: "ds-0" }),
       getSubAccounts({ sk: b.outs.tokens[1] }),
       getSubAccounts({ alias: "nobody" }),

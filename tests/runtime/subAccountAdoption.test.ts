@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/g
 import type { Emulator } from "../../provider/emulator/index.js";
 import { setStackConfig, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret } from "../support/emulator.js";
+import { found } from "../support/readOutcome.js";
 
 let emu: Emulator;
 beforeAll(async () => {
@@ -148,8 +149,8 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     const [a, b] = seed("vanish", 2);
     const first = await adopt({ alias: "vanish", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, b] });
     emu.state.deleteSubAccounts([b]);
-    const read = await subAccountBatch.read(first.id, first.outs as unknown as Props);
-    expect(read.inputs?.adoptTokens).toEqual([a, b]);
+    const read = found(await subAccountBatch.read(first.id, first.outs));
+    expect(read.inputs.adoptTokens).toEqual([a, b]);
     expect(read.props.count).toBe(1);
     emu.clearRequests();
     const news = await checked({ alias: "vanish", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, b] });
@@ -162,7 +163,7 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     const [a] = seed("gone", 1);
     const { id, outs } = await adopt({ alias: "gone", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] });
     emu.clearRequests();
-    await subAccountBatch.delete(id, outs as unknown as Props);
+    await subAccountBatch.delete(id, outs);
     expect(calls(emu)).toEqual({ "sub-account/delete": 1 });
     expect(tokensOf("gone")).toEqual([]);
   });
