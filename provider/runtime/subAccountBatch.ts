@@ -95,6 +95,11 @@ export async function diff(_id: string, olds: Props, news: Props): Promise<{ cha
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
+/** True when a listed sub-account has what the create request asked for: its balance and pricing, not only its alias. */
+function madeBy(request: { balance: number; modelPricing: ModelPricing[] }, s: SubAccount): boolean {
+  return Number(s.balance) === request.balance && same(s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor })), request.modelPricing);
+}
+
 /**
  * One batch create. If the answer is lost (the create may have happened), the sub-accounts are found by
  * alias and adopted instead of being created twice: the sub-account group can list, unlike API keys.
@@ -116,8 +121,9 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
         mayHaveSucceeded: true,
       });
     }
+    // Same alias is not enough: a replaced twin (another balance) or another batch may carry it too.
     const found = listed
-      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - 5_000)
+      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - 5_000 && madeBy(request, s))
       .sort((a, b) => a.id - b.id);
     if (found.length === count) return found.map(view);
     if (found.length === 0) {
