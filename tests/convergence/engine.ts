@@ -138,9 +138,16 @@ export class Engine {
         if (created) this.state.set(`${urn}#${++this.twins}`, replaced);
         return;
       }
-      const { outs } = await provider.update(old.id, old.outputs, inputs);
-      this.state.set(urn, { ...old, inputs, outputs: outs });
-      this.shown(result, old.id, outs);
+      try {
+        const { outs } = await provider.update(old.id, old.outputs, inputs);
+        this.state.set(urn, { ...old, inputs, outputs: outs });
+        this.shown(result, old.id, outs);
+      } catch (err) {
+        // An update that fails with properties is recorded with them, as the engine does (partial failure).
+        const partial = err as { id?: string; properties?: Props };
+        if (partial.id && partial.properties) this.state.set(urn, { ...old, inputs, outputs: partial.properties });
+        throw err;
+      }
     } catch (err) {
       result.errors.push(err as Error);
     }

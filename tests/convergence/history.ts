@@ -10,7 +10,7 @@ import { normalizeSecurityConfig } from "../../provider/runtime/apiKey.js";
 import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch.js";
 import { SecretLedger } from "../faults/support.js";
 import { emulator } from "../support/emulator.js";
-import { Engine, type Declared, type DeployResult } from "./engine.js";
+import { Engine, type Declared, type DeployResult, type StateEntry } from "./engine.js";
 
 // Generated histories of program changes, platform faults, console edits and emulator restarts, and the
 // invariant of issue 12 checked after fault-free `up --refresh` runs.
@@ -149,7 +149,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
     recordSecrets(ledger, engine);
     expectClean(ledger, result, report);
     if (refresh && result.errors.length === 0) consoleDeleted.clear();
-    if (result.errors.length === 0) stateObjectsExist(emu, engine, consoleDeleted, report, "after a run without errors");
+    if (result.errors.length === 0) stateObjectsExist(emu, engine.state, consoleDeleted, report, "after a run without errors");
     return result;
   };
 
@@ -174,7 +174,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
     if (final.errors.length > 0) {
       report.violations.push(`the second fault-free up --refresh failed: ${final.errors.map((e) => e.message).join(" | ")}`);
     }
-    checkInvariant(emu, engine, program, errors, createdAs, report);
+    checkInvariant(emu, engine.state, program, doubtedAliases(errors), createdAs, report);
     ledger.expectAbsent(logLines.join("\n"), "the emulator's log");
   } catch (err) {
     report.violations.push(`unexpected: ${(err as Error).message}`);
@@ -200,7 +200,7 @@ function expectClean(ledger: SecretLedger, result: DeployResult, report: History
 }
 
 /** Console edits of keys: the `target`-th live key (modulo) is renamed, disabled, restricted or deleted. */
-function consoleEdit(emu: Emulator, step: Extract<Step, { kind: "edit" }>, deleted: Set<string>, createdAs: Map<string, string>): void {
+export function consoleEdit(emu: Emulator, step: Extract<Step, { kind: "edit" }>, deleted: Set<string>, createdAs: Map<string, string>): void {
   const keys = emu.state.listKeys();
   if (keys.length === 0) return;
   const k = keys[step.target % keys.length];
@@ -216,7 +216,7 @@ function consoleEdit(emu: Emulator, step: Extract<Step, { kind: "edit" }>, delet
 }
 
 /** Console edits of sub-accounts: the `target`-th one (modulo) is renamed, repriced or deleted. */
-function consoleEditSubAccount(emu: Emulator, step: Extract<Step, { kind: "editSubAccount" }>, deleted: Set<string>): void {
+export function consoleEditSubAccount(emu: Emulator, step: Extract<Step, { kind: "editSubAccount" }>, deleted: Set<string>): void {
   const subs = emu.state.listSubAccounts();
   if (subs.length === 0) return;
   const s = subs[step.target % subs.length];
@@ -228,9 +228,12 @@ function consoleEditSubAccount(emu: Emulator, step: Extract<Step, { kind: "editS
   }
 }
 
+/** The state as the invariant reads it: resources by URN-like key, with type and outputs. */
+export type StateView = ReadonlyMap<string, Pick<StateEntry, "type" | "outputs">>;
+
 /** Every object the state holds exists, unless it was deleted in the console since the last refresh. */
-function stateObjectsExist(emu: Emulator, engine: Engine, consoleDeleted: Set<string>, report: HistoryReport, when: string): void {
-  for (const [urn, e] of engine.state) {
+export function stateObjectsExist(emu: Emulator, state: StateView, consoleDeleted: Set<string>, report: HistoryReport, when: string): void {
+  for (const [urn, e] of state) {
     const objects = e.type === "ApiKey" ? [e.outputs.key as string] : ((e.outputs.tokens as string[] | undefined) ?? []);
     for (const o of objects) {
       const exists = e.type === "ApiKey" ? emu.state.hasKey(o) : emu.state.hasSubAccount(o);
@@ -239,18 +242,31 @@ function stateObjectsExist(emu: Emulator, engine: Engine, consoleDeleted: Set<st
   }
 }
 
-/** The platform holds exactly the declared objects; orphan keys only where a create's "may exist" error named the alias. */
-function checkInvariant(emu: Emulator, engine: Engine, program: Program, errors: Error[], createdAs: Map<string, string>, report: HistoryReport): void {
+/** The aliases named by the "may exist" errors of lost key creates, once per error. */
+export function doubtedAliases(errors: Error[]): string[] {
+  return errors
+    .filter((err) => (err as { mayHaveSucceeded?: boolean }).mayHaveSucceeded)
+    .flatMap((err) => DOUBT.exec(err.message)?.[1] ?? []);
+}
+
+/** How a lost `api-key/create` names its alias (provider/client/http.ts createDoubt). */
+export const DOUBT = /a key with alias "([^"]+)" created just now/;
+
+/**
+ * The invariant: the platform holds exactly the declared objects; orphan keys only where a create's
+ * "may exist" error named the alias (`doubted`, once per error).
+ */
+export function checkInvariant(emu: Emulator, state: StateView, program: Program, doubted: string[], createdAs: Map<string, string>, report: HistoryReport): void {
   const v = report.violations;
-  const urns = [...engine.state.keys()].sort();
+  const urns = [...state.keys()].sort();
   const expected = declared(program).map((d) => `${d.type}::${d.name}`).sort();
   if (JSON.stringify(urns) !== JSON.stringify(expected)) v.push(`the state holds ${urns.join(",")} but the program declares ${expected.join(",")}`);
-  stateObjectsExist(emu, engine, new Set(), report, "after the final refresh");
+  stateObjectsExist(emu, state, new Set(), report, "after the final refresh");
 
   const liveKeys = emu.state.listKeys();
   const stateKeys = new Set<string>();
   for (const k of program.keys) {
-    const e = engine.state.get(`ApiKey::${k.name}`);
+    const e = state.get(`ApiKey::${k.name}`);
     const live = e && liveKeys.find((r) => r.key === e.outputs.key);
     if (!live) continue;
     stateKeys.add(live.key);
@@ -259,10 +275,7 @@ function checkInvariant(emu: Emulator, engine: Engine, program: Program, errors:
     if (JSON.stringify(got) !== JSON.stringify(want)) v.push(`key ${k.name} is ${JSON.stringify(got)}, declared ${JSON.stringify(want)}`);
   }
   const doubts = new Map<string, number>();
-  for (const err of errors) {
-    const m = /a key with alias "([^"]+)" created just now/.exec(err.message);
-    if (m && (err as { mayHaveSucceeded?: boolean }).mayHaveSucceeded) doubts.set(m[1], (doubts.get(m[1]) ?? 0) + 1);
-  }
+  for (const alias of doubted) doubts.set(alias, (doubts.get(alias) ?? 0) + 1);
   for (const orphan of liveKeys.filter((r) => !stateKeys.has(r.key))) {
     const alias = createdAs.get(orphan.key) ?? orphan.alias;
     const left = doubts.get(alias) ?? 0;
@@ -277,7 +290,7 @@ function checkInvariant(emu: Emulator, engine: Engine, program: Program, errors:
   const liveSubs = emu.state.listSubAccounts();
   const stateTokens = new Set<string>();
   for (const b of program.batches) {
-    const e = engine.state.get(`SubAccountBatch::${b.name}`);
+    const e = state.get(`SubAccountBatch::${b.name}`);
     const tokens = (e?.outputs.tokens as string[] | undefined) ?? [];
     const live = liveSubs.filter((s) => tokens.includes(s.token));
     for (const s of live) stateTokens.add(s.token);
