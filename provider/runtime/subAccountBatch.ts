@@ -29,6 +29,11 @@ export type SubAccountView = {
 export type SubAccountBatchOutputs = SubAccountBatchInputs & {
   subAccounts: SubAccountView[];
   tokens: string[];
+  /**
+   * Set only by a create whose answer and recovery list were both lost: since when sub-accounts with this
+   * alias, balance and pricing may exist unrecorded. The next read or update adopts them and drops it.
+   */
+  unconfirmedSince?: string;
 };
 
 type Props = Record<string, unknown>;
@@ -100,6 +105,38 @@ function madeBy(request: { balance: number; modelPricing: ModelPricing[] }, s: S
   return Number(s.balance) === request.balance && same(s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor })), request.modelPricing);
 }
 
+/** How far the platform's clock may be behind ours when we look for what a lost create made. */
+const CLOCK_SLACK_MS = 5_000;
+
+/** A create whose answer was lost and whose recovery list failed too: sub-accounts may exist unrecorded. */
+class UnconfirmedCreateError extends LlmAccountsError {
+  /** When the create was sent (our clock). */
+  since = 0;
+}
+
+/**
+ * The error the engine records as created-but-failed (an id and properties): the state keeps what is known
+ * plus `unconfirmedSince`, so that the next read or update finds what the lost create made instead of
+ * leaving it orphaned.
+ */
+function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[]): unknown {
+  if (!(err instanceof UnconfirmedCreateError)) return err;
+  const properties: SubAccountBatchOutputs = { ...outputsOf(inputs, current), unconfirmedSince: new Date(err.since).toISOString() };
+  // Not enumerable: JSON.stringify(error) must not show the tokens.
+  Object.defineProperty(err, "id", { value: id, enumerable: false });
+  Object.defineProperty(err, "properties", { value: properties, enumerable: false });
+  Object.defineProperty(err, "reasons", { value: [err.message], enumerable: false });
+  return err;
+}
+
+/** The listed sub-accounts that the lost create recorded in `unconfirmedSince` may have made. */
+function unconfirmedAmong(old: SubAccountBatchOutputs, listed: SubAccount[], known: ReadonlySet<string>): SubAccountView[] {
+  if (!old.unconfirmedSince) return [];
+  const request = { balance: old.balance, modelPricing: normalizeModelPricing(old.modelPricing) };
+  const since = Date.parse(old.unconfirmedSince) - CLOCK_SLACK_MS;
+  return listed.filter((s) => s.alias === old.alias && !known.has(s.token) && Date.parse(s.createdAt) >= since && madeBy(request, s)).map(view);
+}
+
 /**
  * One batch create. If the answer is lost (the create may have happened), the sub-accounts are found by
  * alias and adopted instead of being created twice: the sub-account group can list, unlike API keys.
@@ -116,14 +153,16 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
       listed = await api.list({ alias: inputs.alias });
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
-      throw new LlmAccountsError(`${err.message}; looking for sub-accounts with alias "${inputs.alias}" failed too: ${(listErr as Error).message}`, {
-        operation: err.operation,
-        mayHaveSucceeded: true,
-      });
+      const unconfirmed = new UnconfirmedCreateError(
+        `${err.message}; looking for sub-accounts with alias "${inputs.alias}" failed too: ${(listErr as Error).message}`,
+        { operation: err.operation, mayHaveSucceeded: true },
+      );
+      unconfirmed.since = startedAt;
+      throw unconfirmed;
     }
     // Same alias is not enough: a replaced twin (another balance) or another batch may carry it too.
     const found = listed
-      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - 5_000 && madeBy(request, s))
+      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - CLOCK_SLACK_MS && madeBy(request, s))
       .sort((a, b) => a.id - b.id);
     if (found.length === count) return found.map(view);
     if (found.length === 0) {
@@ -140,7 +179,12 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
 export async function create(props: Props): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const inputs = props as unknown as SubAccountBatchInputs;
   const api = clientFor(inputs.connection).subAccounts;
-  const created = await createBatch(api, inputs, inputs.count, new Set());
+  let created: SubAccountView[];
+  try {
+    created = await createBatch(api, inputs, inputs.count, new Set());
+  } catch (err) {
+    throw keepUnconfirmed(err, `sab-${fingerprint(inputs.alias)}`, inputs, []);
+  }
   const outs = outputsOf(inputs, created);
   return { id: `sab-${fingerprint(outs.tokens[0] ?? inputs.alias)}`, outs };
 }
@@ -149,12 +193,16 @@ export async function create(props: Props): Promise<{ id: string; outs: SubAccou
  * update: alias or pricing changed: one edit of every sub-account kept; count up: one create of the
  * difference; count down: one delete of the newest surplus.
  */
-export async function update(_id: string, olds: Props, news: Props): Promise<{ outs: SubAccountBatchOutputs }> {
+export async function update(id: string, olds: Props, news: Props): Promise<{ outs: SubAccountBatchOutputs }> {
   const old = olds as unknown as SubAccountBatchOutputs;
   const inputs = news as unknown as SubAccountBatchInputs;
   const api = clientFor(inputs.connection).subAccounts;
   let current = [...(old.subAccounts ?? [])].sort((a, b) => a.id - b.id);
   const pricing = normalizeModelPricing(inputs.modelPricing);
+  if (old.unconfirmedSince) {
+    const listed = await api.list({ alias: old.alias });
+    current = [...current, ...unconfirmedAmong(old, listed, new Set(current.map((s) => s.token)))].sort((a, b) => a.id - b.id);
+  }
 
   if (inputs.count < current.length) {
     const surplus = current.slice(inputs.count);
@@ -167,8 +215,11 @@ export async function update(_id: string, olds: Props, news: Props): Promise<{ o
     current = current.map((s) => ({ ...s, alias: inputs.alias, modelPricing: pricing }));
   }
   if (inputs.count > current.length) {
-    const added = await createBatch(api, inputs, inputs.count - current.length, new Set(current.map((s) => s.token)));
-    current = [...current, ...added];
+    try {
+      current = [...current, ...(await createBatch(api, inputs, inputs.count - current.length, new Set(current.map((s) => s.token))))];
+    } catch (err) {
+      throw keepUnconfirmed(err, id, inputs, current);
+    }
   }
   return { outs: outputsOf(inputs, current) };
 }
@@ -182,7 +233,8 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
   const api = clientFor(old.connection).subAccounts;
   const ours = new Set(old.tokens ?? []);
   // Listing without the alias filter finds our sub-accounts even when their alias was changed elsewhere.
-  const live = (await api.list()).filter((s) => ours.has(s.token)).map(view);
+  const listed = await api.list();
+  const live = [...listed.filter((s) => ours.has(s.token)).map(view), ...unconfirmedAmong(old, listed, ours)];
   if (live.length === 0) return { id: "", props: {} };
   const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, normalizeModelPricing(old.modelPricing)));
   const inputs: SubAccountBatchInputs = {

@@ -21,4 +21,20 @@ describe("histories that once broke convergence", () => {
     ]);
     expect(report.violations).toEqual([]);
   });
+
+  test("a batch create whose answer and recovery list are both lost leaves no orphan: the next run adopts what it made", async () => {
+    const report = await runHistory([up({ batches: [batch("b0", 0)] }, [{ kind: "drop-after", rate: 1 }])]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("the same when the next run does not refresh, and when it is a count increase whose answer is lost", async () => {
+    const grow = { ...batch("b0", 0), count: 3 };
+    const report = await runHistory([
+      up({ batches: [batch("b0", 0)] }, [{ kind: "drop-after", ops: ["sub-account/create", "sub-account/list"] }]),
+      up({ batches: [batch("b0", 0)] }),
+      up({ batches: [grow] }, [{ kind: "drop-after", ops: ["sub-account/create", "sub-account/list"] }]),
+      up({ batches: [grow] }),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
 });
