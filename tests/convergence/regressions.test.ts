@@ -37,4 +37,13 @@ describe("histories that once broke convergence", () => {
     ]);
     expect(report.violations).toEqual([]);
   });
+
+  test("an unrecorded sub-account renamed in the console after its create's answer was lost is the error's, not an unexplained orphan", async () => {
+    const report = await runHistory([
+      up({ batches: [batch("b0", 0)] }, [{ kind: "wrong-type", rate: 1 }]),
+      { kind: "editSubAccount", target: 0, action: "alias" },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.explainedOrphans).toBe(1);
+  });
 });
