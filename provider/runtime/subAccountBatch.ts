@@ -264,8 +264,12 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
   }
 }
 
-/** delete: one batch delete of every sub-account of the batch. */
+/** delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost). */
 export async function remove(_id: string, props: Props): Promise<void> {
   const old = props as unknown as SubAccountBatchOutputs;
-  await deleteTokens(clientFor(old.connection).subAccounts, old.tokens ?? []);
+  const api = clientFor(old.connection).subAccounts;
+  const tokens = old.tokens ?? [];
+  // What a lost create may have made goes too: nobody else knows of it.
+  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: old.alias }), new Set(tokens)) : [];
+  await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token)]);
 }

@@ -46,4 +46,9 @@ describe("histories that once broke convergence", () => {
     expect(report.violations).toEqual([]);
     expect(report.explainedOrphans).toBe(1);
   });
+
+  test("a batch removed from the program after its create's answer and recovery list were lost takes what that create made with it", async () => {
+    const report = await runHistory([up({ batches: [batch("b0", 0)] }, [{ kind: "malformed", rate: 1 }]), up({})]);
+    expect(report.violations).toEqual([]);
+  });
 });
