@@ -110,8 +110,14 @@ const CLOCK_SLACK_MS = 5_000;
 
 /** A create whose answer was lost and whose recovery list failed too: sub-accounts may exist unrecorded. */
 class UnconfirmedCreateError extends LlmAccountsError {
-  /** When the create was sent (our clock). */
-  since = 0;
+  constructor(
+    message: string,
+    operation: string | undefined,
+    /** When the create was sent (our clock). */
+    readonly since: number,
+  ) {
+    super(message, { operation, mayHaveSucceeded: true });
+  }
 }
 
 /**
@@ -153,12 +159,11 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
       listed = await api.list({ alias: inputs.alias });
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
-      const unconfirmed = new UnconfirmedCreateError(
+      throw new UnconfirmedCreateError(
         `${err.message}; looking for sub-accounts with alias "${inputs.alias}" failed too: ${(listErr as Error).message}`,
-        { operation: err.operation, mayHaveSucceeded: true },
+        err.operation,
+        startedAt,
       );
-      unconfirmed.since = startedAt;
-      throw unconfirmed;
     }
     // Same alias is not enough: a replaced twin (another balance) or another batch may carry it too.
     const found = listed
@@ -167,11 +172,19 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
     if (found.length === count) return found.map(view);
     if (found.length === 0) {
       // Nothing was created: the request did not take effect, so sending it again cannot make a duplicate.
-      return (await api.create(request)).map(view);
+      try {
+        return (await api.create(request)).map(view);
+      } catch (again) {
+        // Its answer may be lost too: then the next run looks again.
+        if (again instanceof LlmAccountsError && again.mayHaveSucceeded) throw new UnconfirmedCreateError(again.message, again.operation, startedAt);
+        throw again;
+      }
     }
-    throw new LlmAccountsError(
+    throw new UnconfirmedCreateError(
       `the sub-account create may have partly happened: ${found.length} of ${count} new sub-accounts with alias "${inputs.alias}" were found; ` +
-        `check them with getSubAccounts({ alias }) and re-run`,
+        `re-run: the next run adopts them and creates the rest`,
+      err.operation,
+      startedAt,
     );
   }
 }

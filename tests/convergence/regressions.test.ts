@@ -51,4 +51,15 @@ describe("histories that once broke convergence", () => {
     const report = await runHistory([up({ batches: [batch("b0", 0)] }, [{ kind: "malformed", rate: 1 }]), up({})]);
     expect(report.violations).toEqual([]);
   });
+
+  test("a batch create sent again after a 500 whose answer is then lost leaves no orphan", async () => {
+    const create = ["sub-account/create"];
+    const report = await runHistory([
+      up({ batches: [batch("b0", 0)] }, [
+        { kind: "500", ops: create, count: 1 },
+        { kind: "drop-after", ops: create, count: 1 },
+      ]),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
 });
