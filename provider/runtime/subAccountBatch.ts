@@ -100,9 +100,12 @@ export async function diff(_id: string, olds: Props, news: Props): Promise<{ cha
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
-/** True when a listed sub-account has what the create request asked for: its balance and pricing, not only its alias. */
-function madeBy(request: { balance: number; modelPricing: ModelPricing[] }, s: SubAccount): boolean {
-  return Number(s.balance) === request.balance && same(s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor })), request.modelPricing);
+/**
+ * True when a listed sub-account (found by alias) can be what a create request made: its balance, which
+ * nothing can change afterwards and which tells a replaced twin apart. Pricing can be edited in the console.
+ */
+function madeBy(request: { balance: number }, s: SubAccount): boolean {
+  return Number(s.balance) === request.balance;
 }
 
 /** How far the platform's clock may be behind ours when we look for what a lost create made. */
@@ -138,9 +141,8 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
 /** The listed sub-accounts that the lost create recorded in `unconfirmedSince` may have made. */
 function unconfirmedAmong(old: SubAccountBatchOutputs, listed: SubAccount[], known: ReadonlySet<string>): SubAccountView[] {
   if (!old.unconfirmedSince) return [];
-  const request = { balance: old.balance, modelPricing: normalizeModelPricing(old.modelPricing) };
   const since = Date.parse(old.unconfirmedSince) - CLOCK_SLACK_MS;
-  return listed.filter((s) => s.alias === old.alias && !known.has(s.token) && Date.parse(s.createdAt) >= since && madeBy(request, s)).map(view);
+  return listed.filter((s) => s.alias === old.alias && !known.has(s.token) && Date.parse(s.createdAt) >= since && madeBy(old, s)).map(view);
 }
 
 /**
@@ -165,7 +167,7 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
         startedAt,
       );
     }
-    // Same alias is not enough: a replaced twin (another balance) or another batch may carry it too.
+    // Same alias is not enough: a replaced twin (another balance) may carry it too.
     const found = listed
       .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - CLOCK_SLACK_MS && madeBy(request, s))
       .sort((a, b) => a.id - b.id);

@@ -62,4 +62,12 @@ describe("histories that once broke convergence", () => {
     ]);
     expect(report.violations).toEqual([]);
   });
+
+  test("an unrecorded sub-account repriced in the console after its create's answer was lost is still adopted", async () => {
+    const report = await runHistory([
+      up({ batches: [{ ...batch("b0", 0), count: 2 }] }, [{ kind: "wrong-type", ops: ["sub-account/create", "sub-account/list"] }]),
+      { kind: "editSubAccount", target: 1, action: "pricing" },
+    ]);
+    expect(report.violations).toEqual([]);
+  });
 });
