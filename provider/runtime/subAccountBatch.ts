@@ -1,6 +1,6 @@
 import { toWire } from "../client/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
-import { LlmAccountsError, NotFoundError } from "../client/errors.js";
+import { LlmAccountsError, NotFoundError, ResponseValidationError } from "../client/errors.js";
 import { fingerprint } from "../client/redact.js";
 import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
@@ -272,6 +272,8 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
   try {
     await api.delete(tokens);
   } catch (err) {
+    // A 2xx whose body could not be read: the platform did delete them.
+    if (err instanceof ResponseValidationError) return;
     if (!(err instanceof NotFoundError)) throw err;
     const wanted = new Set(tokens);
     const remaining = (await api.list()).filter((s) => wanted.has(s.token)).map((s) => s.token);

@@ -23,7 +23,10 @@ test(`soak: ${runs} histories, seed ${seed}`, async () => {
           figures.steps += report.steps;
           figures.faultsInjected += report.faultsInjected;
           figures.explainedOrphans += report.explainedOrphans;
-          if (report.violations.length > 0) figures.violations++;
+          if (report.violations.length > 0) {
+            figures.violations++;
+            process.stdout.write(`history ${figures.histories} broke the invariant (shrinking it now):\n${report.violations.join("\n")}\n${JSON.stringify(steps)}\n`);
+          }
           if (figures.histories % 100 === 0) process.stdout.write(`... ${figures.histories} histories, ${Math.round((Date.now() - started) / 1000)}s\n`);
         }
         if (report.violations.length > 0) {
