@@ -1,6 +1,6 @@
 import { API_KEY_DELETE_MAX } from "../client/assumptions.js";
 import type { ApiKeysApi } from "../client/apiKeys.js";
-import { BadRequestError, NotFoundError } from "../client/errors.js";
+import { BadRequestError, NotFoundError, ResponseValidationError } from "../client/errors.js";
 
 /** Turns coalescing off (one key per call): the benchmark's baseline. */
 export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
@@ -142,6 +142,8 @@ export class DeleteCoalescer {
       await this.api.delete(keys);
       return failures;
     } catch (err) {
+      // A 2xx whose body could not be read: the platform did delete them.
+      if (err instanceof ResponseValidationError) return failures;
       const rejectedAsBatch = err instanceof NotFoundError || err instanceof BadRequestError;
       if (!rejectedAsBatch) {
         for (const k of keys) failures.set(k, err);

@@ -1,7 +1,7 @@
 import { toWire } from "../client/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
-import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { CLOCK_SKEW_MS } from "../client/assumptions.js";
+import { LlmAccountsError, NotFoundError, ResponseValidationError } from "../client/errors.js";
 import { fingerprint } from "../client/redact.js";
 import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
@@ -28,6 +28,11 @@ export type SubAccountView = Pick<SubAccount, "id" | "token" | "alias" | "enable
 export type SubAccountBatchOutputs = SubAccountBatchInputs & {
   subAccounts: SubAccountView[];
   tokens: string[];
+  /**
+   * Set only by a create whose answer and recovery list were both lost: since when sub-accounts with this
+   * alias, balance and pricing may exist unrecorded. The next read or update adopts them and drops it.
+   */
+  unconfirmedSince?: string;
 };
 
 /**
@@ -106,6 +111,49 @@ export async function diff(_id: string, olds: SubAccountBatchOutputs, news: SubA
 }
 
 /**
+ * True when a listed sub-account (found by alias) can be what a create request made: its balance, which
+ * nothing can change afterwards and which tells a replaced twin apart. Pricing can be edited in the console.
+ */
+function madeBy(request: { balance: number }, s: SubAccount): boolean {
+  return Number(s.balance) === request.balance;
+}
+
+/** How far the platform's clock may be behind ours when we look for what a lost create made. */
+/** A create whose answer was lost and whose recovery list failed too: sub-accounts may exist unrecorded. */
+class UnconfirmedCreateError extends LlmAccountsError {
+  constructor(
+    message: string,
+    operation: string | undefined,
+    /** When the create was sent (our clock). */
+    readonly since: number,
+  ) {
+    super(message, { operation, mayHaveSucceeded: true });
+  }
+}
+
+/**
+ * The error the engine records as created-but-failed (an id and properties): the state keeps what is known
+ * plus `unconfirmedSince`, so that the next read or update finds what the lost create made instead of
+ * leaving it orphaned.
+ */
+function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[]): unknown {
+  if (!(err instanceof UnconfirmedCreateError)) return err;
+  const properties: SubAccountBatchOutputs = { ...outputsOf(inputs, current), unconfirmedSince: new Date(err.since).toISOString() };
+  // Not enumerable: JSON.stringify(error) must not show the tokens.
+  Object.defineProperty(err, "id", { value: id, enumerable: false });
+  Object.defineProperty(err, "properties", { value: properties, enumerable: false });
+  Object.defineProperty(err, "reasons", { value: [err.message], enumerable: false });
+  return err;
+}
+
+/** The listed sub-accounts that the lost create recorded in `unconfirmedSince` may have made. */
+function unconfirmedAmong(old: SubAccountBatchOutputs, listed: SubAccount[], known: ReadonlySet<string>): SubAccountView[] {
+  if (!old.unconfirmedSince) return [];
+  const since = Date.parse(old.unconfirmedSince) - CLOCK_SKEW_MS;
+  return listed.filter((s) => s.alias === old.alias && !known.has(s.token) && Date.parse(s.createdAt) >= since && madeBy(old, s)).map(view);
+}
+
+/**
  * One batch create. If the answer is lost (the create may have happened), the sub-accounts are found by
  * alias and adopted instead of being created twice: the sub-account group can list, unlike API keys.
  */
@@ -121,22 +169,32 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
       listed = await api.list({ alias: inputs.alias });
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
-      throw new LlmAccountsError(`${err.message}; looking for sub-accounts with alias "${inputs.alias}" failed too: ${(listErr as Error).message}`, {
-        operation: err.operation,
-        mayHaveSucceeded: true,
-      });
+      throw new UnconfirmedCreateError(
+        `${err.message}; looking for sub-accounts with alias "${inputs.alias}" failed too: ${(listErr as Error).message}`,
+        err.operation,
+        startedAt,
+      );
     }
+    // Same alias is not enough: a replaced twin (another balance) may carry it too.
     const found = listed
-      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - CLOCK_SKEW_MS)
+      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - CLOCK_SKEW_MS && madeBy(request, s))
       .sort((a, b) => a.id - b.id);
     if (found.length === count) return found.map(view);
     if (found.length === 0) {
       // Nothing was created: the request did not take effect, so sending it again cannot make a duplicate.
-      return (await api.create(request)).map(view);
+      try {
+        return (await api.create(request)).map(view);
+      } catch (again) {
+        // Its answer may be lost too: then the next run looks again.
+        if (again instanceof LlmAccountsError && again.mayHaveSucceeded) throw new UnconfirmedCreateError(again.message, again.operation, startedAt);
+        throw again;
+      }
     }
-    throw new LlmAccountsError(
+    throw new UnconfirmedCreateError(
       `the sub-account create may have partly happened: ${found.length} of ${count} new sub-accounts with alias "${inputs.alias}" were found; ` +
-        `check them with getSubAccounts({ alias }) and re-run`,
+        `re-run: the next run adopts them and creates the rest`,
+      err.operation,
+      startedAt,
     );
   }
 }
@@ -158,7 +216,15 @@ export async function create(inputs: SubAccountBatchInputs): Promise<{ id: strin
   const api = clientFor(inputs.connection).subAccounts;
   const adopt = adoptedTokens(inputs);
   const adopted = await align(api, inputs, (await findAdopted(api, adopt, adopt)).map(view));
-  const created = inputs.count > adopted.length ? await createBatch(api, inputs, inputs.count - adopted.length, new Set(adopt)) : [];
+  let created: SubAccountView[] = [];
+  if (inputs.count > adopted.length) {
+    try {
+      created = await createBatch(api, inputs, inputs.count - adopted.length, new Set(adopt));
+    } catch (err) {
+      const first = [...adopted].sort((a, b) => a.id - b.id)[0]?.token;
+      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted);
+    }
+  }
   const outs = outputsOf(inputs, [...adopted, ...created]);
   return { id: `sab-${fingerprint(outs.tokens[0] ?? inputs.alias)}`, outs };
 }
@@ -169,7 +235,7 @@ export async function create(inputs: SubAccountBatchInputs): Promise<{ id: strin
  * `adoptTokens` are verified with one list and adopted; tokens removed from it are released: they leave the
  * batch and stay on the platform untouched (another batch may adopt them in the same deployment).
  */
-export async function update(_id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
+export async function update(id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const api = clientFor(inputs.connection).subAccounts;
   const adopt = adoptedTokens(inputs);
   const keep = new Set(adopt);
@@ -179,6 +245,10 @@ export async function update(_id: string, old: SubAccountBatchOutputs, inputs: S
   const added = await findAdopted(api, adopt, adopt.filter((t) => !held.has(t)));
   current = [...current, ...added.map(view)].sort((a, b) => a.id - b.id);
   const pricing = normalizeModelPricing(inputs.modelPricing);
+  if (old.unconfirmedSince) {
+    const listed = await api.list({ alias: old.alias });
+    current = [...current, ...unconfirmedAmong(old, listed, new Set(current.map((s) => s.token)))].sort((a, b) => a.id - b.id);
+  }
 
   if (inputs.count < current.length) {
     const deletable = current.filter((s) => !keep.has(s.token));
@@ -192,8 +262,12 @@ export async function update(_id: string, old: SubAccountBatchOutputs, inputs: S
     current = current.map((s) => ({ ...s, alias: inputs.alias, modelPricing: pricing }));
   }
   if (inputs.count > current.length) {
-    const made = await createBatch(api, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
-    current = [...current, ...made];
+    try {
+      const made = await createBatch(api, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
+      current = [...current, ...made];
+    } catch (err) {
+      throw keepUnconfirmed(err, id, inputs, current);
+    }
   }
   return { outs: outputsOf(inputs, current) };
 }
@@ -205,9 +279,10 @@ export async function update(_id: string, old: SubAccountBatchOutputs, inputs: S
 export async function read(id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const api = clientFor(old.connection).subAccounts;
   // One list of the whole account, shared with the reads arriving together: it finds our sub-accounts even
-  // when their alias was changed elsewhere.
-  const { byToken } = await sharedListFor(api).snapshot();
-  const live = (old.tokens ?? []).flatMap((t) => byToken.get(t) ?? []).map(view);
+  // when their alias was changed elsewhere, and what a create whose answer was lost made.
+  const ours = new Set(old.tokens ?? []);
+  const { all, byToken } = await sharedListFor(api).snapshot();
+  const live = [...(old.tokens ?? []).flatMap((t) => byToken.get(t) ?? []).map(view), ...unconfirmedAmong(old, all, ours)];
   if (live.length === 0) return { id: "", props: {} };
   const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, normalizeModelPricing(old.modelPricing)));
   const inputs: SubAccountBatchInputs = {
@@ -231,6 +306,8 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
   try {
     await api.delete(tokens);
   } catch (err) {
+    // A 2xx whose body could not be read: the platform did delete them.
+    if (err instanceof ResponseValidationError) return;
     if (!(err instanceof NotFoundError)) throw err;
     const wanted = new Set(tokens);
     const remaining = (await api.list()).filter((s) => wanted.has(s.token)).map((s) => s.token);
@@ -238,7 +315,11 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
   }
 }
 
-/** delete: one batch delete of every sub-account of the batch. */
+/** delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost). */
 export async function remove(_id: string, old: SubAccountBatchOutputs): Promise<void> {
-  await deleteTokens(clientFor(old.connection).subAccounts, old.tokens ?? []);
+  const api = clientFor(old.connection).subAccounts;
+  const tokens = old.tokens ?? [];
+  // What a lost create may have made goes too: nobody else knows of it.
+  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: old.alias }), new Set(tokens)) : [];
+  await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token)]);
 }

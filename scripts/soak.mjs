@@ -1,0 +1,26 @@
+// `npm run soak -- --runs N --seed S`: N generated histories of program changes, faults, console edits and
+// emulator restarts (tests/convergence), each checked against the invariant of issue 12.
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
+const { values } = parseArgs({ options: { runs: { type: "string", default: "200" }, seed: { type: "string" } } });
+for (const [name, value] of Object.entries(values)) {
+  if (value !== undefined && !/^\d+$/.test(value)) {
+    console.error(`--${name} must be a whole number, got "${value}"`);
+    process.exit(2);
+  }
+}
+const seed = values.seed ?? String(Date.now() % 2 ** 31);
+const result = spawnSync(
+  process.execPath,
+  [join(repo, "node_modules/jest/bin/jest.js"), "--testMatch", "<rootDir>/tests/convergence/soak.run.ts", "--silent=false"],
+  {
+    cwd: repo,
+    stdio: "inherit",
+    env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --experimental-vm-modules`, SOAK_RUNS: values.runs, SOAK_SEED: seed },
+  },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,83 @@
+import { describe, expect, test } from "@jest/globals";
+import type { FaultSpec } from "../../provider/emulator/index.js";
+import { runHistory, type Program, type Step } from "./history.js";
+
+// Minimal histories that once broke the invariant of issue 12, kept so that they never do again.
+
+const batch = (name: string, balance: number): Program["batches"][number] => ({ name, alias: name, balance, count: 1, modelPricing: [] });
+const up = (program: Partial<Program>, faults: FaultSpec[] = []): Step => ({
+  kind: "up",
+  program: { keys: [], batches: [], ...program },
+  refresh: false,
+  parallel: 2,
+  faults,
+});
+
+describe("histories that once broke convergence", () => {
+  test("a batch replaced (new balance) whose create answer is a 500 does not adopt its own replaced twin's sub-accounts", async () => {
+    const report = await runHistory([
+      up({ batches: [batch("b0", 0)] }),
+      up({ batches: [batch("b0", 2)] }, [{ kind: "500", ops: ["sub-account/create"], count: 1 }]),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("a batch create whose answer and recovery list are both lost leaves no orphan: the next run adopts what it made", async () => {
+    const report = await runHistory([up({ batches: [batch("b0", 0)] }, [{ kind: "drop-after", rate: 1 }])]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("the same when the next run does not refresh, and when it is a count increase whose answer is lost", async () => {
+    const grow = { ...batch("b0", 0), count: 3 };
+    const report = await runHistory([
+      up({ batches: [batch("b0", 0)] }, [{ kind: "drop-after", ops: ["sub-account/create", "sub-account/list"] }]),
+      up({ batches: [batch("b0", 0)] }),
+      up({ batches: [grow] }, [{ kind: "drop-after", ops: ["sub-account/create", "sub-account/list"] }]),
+      up({ batches: [grow] }),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("an unrecorded sub-account renamed in the console after its create's answer was lost is the error's, not an unexplained orphan", async () => {
+    const report = await runHistory([
+      up({ batches: [batch("b0", 0)] }, [{ kind: "wrong-type", rate: 1 }]),
+      { kind: "editSubAccount", target: 0, action: "alias" },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.explainedOrphans).toBe(1);
+  });
+
+  test("a batch removed from the program after its create's answer and recovery list were lost takes what that create made with it", async () => {
+    const report = await runHistory([up({ batches: [batch("b0", 0)] }, [{ kind: "malformed", rate: 1 }]), up({})]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("a batch create sent again after a 500 whose answer is then lost leaves no orphan", async () => {
+    const create = ["sub-account/create"];
+    const report = await runHistory([
+      up({ batches: [batch("b0", 0)] }, [
+        { kind: "500", ops: create, count: 1 },
+        { kind: "drop-after", ops: create, count: 1 },
+      ]),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("an unrecorded sub-account repriced in the console after its create's answer was lost is still adopted", async () => {
+    const report = await runHistory([
+      up({ batches: [{ ...batch("b0", 0), count: 2 }] }, [{ kind: "wrong-type", ops: ["sub-account/create", "sub-account/list"] }]),
+      { kind: "editSubAccount", target: 1, action: "pricing" },
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("a delete whose 2xx answer is malformed counts as done: the state does not keep the deleted objects", async () => {
+    const key = { name: "k0", alias: "k0", enabled: true, securityConfig: {} };
+    const report = await runHistory([
+      up({ keys: [key], batches: [batch("b0", 0)] }),
+      up({}, [{ kind: "malformed", ops: ["api-key/delete", "sub-account/delete"] }]),
+      up({ keys: [key], batches: [batch("b0", 0)] }),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+});

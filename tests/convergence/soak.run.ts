@@ -1,0 +1,57 @@
+import { expect, test } from "@jest/globals";
+import fc from "fast-check";
+import { historyArb, runHistory, type Step } from "./history.js";
+
+// `npm run soak -- --runs N --seed S` (scripts/soak.mjs) runs this file: N generated histories, the figures
+// printed at the end. Not part of `npm test` (its name does not end in .test.ts).
+
+const runs = Number(process.env.SOAK_RUNS ?? 200);
+const seed = Number(process.env.SOAK_SEED ?? Date.now() % 2 ** 31);
+const figures = { histories: 0, steps: 0, faultsInjected: 0, violations: 0, explainedOrphans: 0 };
+
+test(`soak: ${runs} histories, seed ${seed}`, async () => {
+  const started = Date.now();
+  let shrinking = false;
+  let failure = "";
+  let violations: string[] = [];
+  try {
+    await fc.assert(
+      fc.asyncProperty(historyArb({ maxKeys: 30, maxBatches: 6, maxSteps: 6 }), async (steps: Step[]) => {
+        const report = await runHistory(steps);
+        if (!shrinking) {
+          figures.histories++;
+          figures.steps += report.steps;
+          figures.faultsInjected += report.faultsInjected;
+          figures.explainedOrphans += report.explainedOrphans;
+          if (report.violations.length > 0) {
+            figures.violations++;
+            process.stdout.write(`history ${figures.histories} broke the invariant (shrinking it now):\n${report.violations.join("\n")}\n${JSON.stringify(steps)}\n`);
+          }
+          if (figures.histories % 100 === 0) process.stdout.write(`... ${figures.histories} histories, ${Math.round((Date.now() - started) / 1000)}s\n`);
+        }
+        if (report.violations.length > 0) {
+          shrinking = true;
+          violations = report.violations;
+          throw new Error(report.violations.join("\n"));
+        }
+      }),
+      { seed, numRuns: runs },
+    );
+  } catch (err) {
+    failure = (err as Error).message;
+  }
+  const seconds = Math.round((Date.now() - started) / 1000);
+  process.stdout.write(
+    [
+      `soak seed=${seed} runs=${runs}`,
+      `histories run:             ${figures.histories}`,
+      `steps:                     ${figures.steps}`,
+      `faults injected:           ${figures.faultsInjected}`,
+      `invariant violations:      ${figures.violations}`,
+      `orphans explained by lost create answers: ${figures.explainedOrphans}`,
+      `time:                      ${seconds}s`,
+      failure ? `minimal failing history:\n${failure}\nits violations:\n${violations.join("\n")}` : "",
+    ].join("\n") + "\n",
+  );
+  expect(failure).toBe("");
+}, 24 * 3600_000);
