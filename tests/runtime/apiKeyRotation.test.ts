@@ -1,23 +1,15 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { afterEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, setStackConfig, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
-import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+import { apiKey, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../support/emulator.js";
 import { found } from "../support/readOutcome.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 let emu: Emulator;
-beforeAll(async () => {
-  emu = await emulator({ rateLimits: false });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
-});
-afterAll(async () => emu.close());
-beforeEach(() => emu.clearRequests());
-afterEach(() => {
-  emu.setFaults([]);
-  emu.setClockOffset(0);
-});
+useRuntimeEmulator((e) => (emu = e));
+afterEach(() => emu.setClockOffset(0));
 
 type Props = Record<string, unknown>;
 type Failed = Error & { id?: string; properties?: ApiKeyOutputs; reasons?: string[] };

@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { setStackConfig, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { calls, emulator, expectNoSecret } from "../support/emulator.js";
+import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { calls, emulator, expectNoSecret, useRuntimeEmulator } from "../support/emulator.js";
 import { found } from "../support/readOutcome.js";
 
 let emu: Emulator;
-beforeAll(async () => {
-  emu = await emulator({ rateLimits: false });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
-});
-afterAll(async () => emu.close());
-beforeEach(() => emu.clearRequests());
+useRuntimeEmulator((e) => (emu = e));
 
 type Props = Record<string, unknown>;
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
