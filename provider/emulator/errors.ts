@@ -2,7 +2,7 @@ import { wirePath } from "../client/casing.js";
 import type { ErrorBody } from "../client/schemas/index.js";
 
 /** A non-2xx answer: `{error: {code, message}}` with a status (the shape of spec 7, used for both groups). */
-export class ApiError extends Error {
+export class ErrorAnswer extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
@@ -19,11 +19,11 @@ export class ApiError extends Error {
 }
 
 /** A 400 that names the request field at fault, as the wire names it (`security_config.geo.countries[1]`). */
-export function invalidField(path: readonly PropertyKey[], message: string): ApiError {
-  return new ApiError(400, "invalid_request", `${wirePath(path) || "body"}: ${message}`);
+export function invalidField(path: readonly PropertyKey[], message: string): ErrorAnswer {
+  return new ErrorAnswer(400, "invalid_request", `${wirePath(path) || "body"}: ${message}`);
 }
 
 /** A 404 for a resource that does not exist. */
-export function notFound(code: string, message: string): ApiError {
-  return new ApiError(404, code, message);
+export function notFound(code: string, message: string): ErrorAnswer {
+  return new ErrorAnswer(404, code, message);
 }

@@ -11,7 +11,7 @@ import type { ApiKeyRecord, EmulatorState } from "./state.js";
 type RequestOf<K extends OperationId> = z.infer<(typeof OPERATIONS)[K]["request"]>;
 type ResponseOf<K extends OperationId> = z.infer<(typeof OPERATIONS)[K]["response"]>;
 
-/** One function per operation: takes the validated request, returns the response body or throws an ApiError. */
+/** One function per operation: takes the validated request, returns the response body or throws an ErrorAnswer. */
 export type Handlers = { [K in OperationId]: (request: RequestOf<K>) => ResponseOf<K> };
 
 const SUB_ACCOUNT_PAGE_SIZE = 10;

@@ -5,7 +5,7 @@ import { performance } from "node:perf_hooks";
 import { RATE_LIMIT_STATUS } from "../client/assumptions.js";
 import { OPERATIONS, type Operation, type OperationId } from "../client/operations.js";
 import { fingerprint, redact } from "../client/redact.js";
-import { ApiError, invalidField } from "./errors.js";
+import { ErrorAnswer, invalidField } from "./errors.js";
 import { MALFORMED_BODY, withWrongTypes, type FaultInjector, type FaultSpec } from "./faults.js";
 import type { Handlers } from "./handlers.js";
 import type { RateLimiter } from "./limits.js";
@@ -47,7 +47,7 @@ interface Outcome {
   headers?: Record<string, string>;
 }
 
-type Route = { id: OperationId; op: Operation } | { error: ApiError };
+type Route = { id: OperationId; op: Operation } | { error: ErrorAnswer };
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -60,11 +60,11 @@ for (const [id, op] of Object.entries(OPERATIONS) as [OperationId, Operation][])
 
 function route(method: string, path: string): Route {
   const methods = ROUTES.get(path);
-  if (!methods) return { error: new ApiError(404, "not_found", `no operation at ${redact(path)}`) };
+  if (!methods) return { error: new ErrorAnswer(404, "not_found", `no operation at ${redact(path)}`) };
   const id = methods.get(method);
   if (!id) {
     const allowed = [...methods.keys()].join(", ");
-    return { error: new ApiError(405, "method_not_allowed", `${method} is not allowed on ${path} (allowed: ${allowed})`, { allow: allowed }) };
+    return { error: new ErrorAnswer(405, "method_not_allowed", `${method} is not allowed on ${path} (allowed: ${allowed})`, { allow: allowed }) };
   }
   return { id, op: OPERATIONS[id] };
 }
@@ -86,13 +86,13 @@ function injected(fault: FaultSpec, retryMs: number): Outcome {
   if (fault.kind === "429") {
     const ms = fault.ms ?? retryMs;
     const headers = fault.retryAfter === false ? {} : retryHeaders(ms);
-    return errorOutcome(new ApiError(RATE_LIMIT_STATUS, "rate_limited", "too many requests (injected fault)", headers));
+    return errorOutcome(new ErrorAnswer(RATE_LIMIT_STATUS, "rate_limited", "too many requests (injected fault)", headers));
   }
-  if (fault.kind === "503") return errorOutcome(new ApiError(503, "service_unavailable", "the service is unavailable (injected fault)"));
-  return errorOutcome(new ApiError(500, "internal_error", "internal server error (injected fault)"));
+  if (fault.kind === "503") return errorOutcome(new ErrorAnswer(503, "service_unavailable", "the service is unavailable (injected fault)"));
+  return errorOutcome(new ErrorAnswer(500, "internal_error", "internal server error (injected fault)"));
 }
 
-function errorOutcome(err: ApiError): Outcome {
+function errorOutcome(err: ErrorAnswer): Outcome {
   return { status: err.status, body: err.body(), headers: err.headers };
 }
 
@@ -101,7 +101,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new ApiError(413, "payload_too_large", `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES) throw new ErrorAnswer(413, "payload_too_large", `the body is larger than ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
@@ -118,13 +118,13 @@ async function readInput(op: Operation, req: IncomingMessage, url: URL): Promise
   const type = req.headers["content-type"];
   // The spec's bodies are JSON (section 3); an empty body without a type is the one exception (a `{}` request).
   if ((type !== undefined || text.trim() !== "") && !isJsonType(type)) {
-    throw new ApiError(415, "unsupported_media_type", `the body must be JSON (Content-Type: application/json), not ${JSON.stringify(type ?? "none").slice(0, 100)}`);
+    throw new ErrorAnswer(415, "unsupported_media_type", `the body must be JSON (Content-Type: application/json), not ${JSON.stringify(type ?? "none").slice(0, 100)}`);
   }
   if (text.trim() === "") return {};
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApiError(400, "invalid_json", "the body is not valid JSON");
+    throw new ErrorAnswer(400, "invalid_json", "the body is not valid JSON");
   }
 }
 
@@ -177,7 +177,7 @@ export class EmulatorServer {
       .catch((err: unknown) => {
         if (this.closing.signal.aborted || req.destroyed) return void req.socket.destroy();
         this.parts.log?.(`internal error in ${entry.op}: ${redact(String(err))}`);
-        this.respond(res, entry, requestId, errorOutcome(new ApiError(500, "internal_error", "internal error of the emulator")));
+        this.respond(res, entry, requestId, errorOutcome(new ErrorAnswer(500, "internal_error", "internal error of the emulator")));
       })
       .finally(() => {
         const fault = entry.fault ? ` fault=${entry.fault}` : "";
@@ -200,7 +200,7 @@ export class EmulatorServer {
     const bucket = fingerprint(credential!);
     const waitMs = limiter.waitMs(bucket, op.name);
     if (waitMs > 0) {
-      return errorOutcome(new ApiError(RATE_LIMIT_STATUS, "rate_limited", `rate limit of ${op.name} exceeded; retry in ${waitMs} ms`, retryHeaders(waitMs)));
+      return errorOutcome(new ErrorAnswer(RATE_LIMIT_STATUS, "rate_limited", `rate limit of ${op.name} exceeded; retry in ${waitMs} ms`, retryHeaders(waitMs)));
     }
     const decision = faults.decide(op.name);
     entry.fault = decision.label;
@@ -220,16 +220,16 @@ export class EmulatorServer {
     return outcome;
   }
 
-  private authenticate(op: Operation, credential: string | undefined): ApiError | undefined {
+  private authenticate(op: Operation, credential: string | undefined): ErrorAnswer | undefined {
     const expected = op.group === "management" ? this.parts.state.adminKey : this.parts.state.accountKey;
     const needs = op.group === "management" ? "the admin key" : "the main account key";
     if (credential === undefined) {
-      return new ApiError(401, "unauthorized", `missing or malformed Authorization header: ${op.name} needs "Bearer <${needs}>"`, {
+      return new ErrorAnswer(401, "unauthorized", `missing or malformed Authorization header: ${op.name} needs "Bearer <${needs}>"`, {
         "www-authenticate": "Bearer",
       });
     }
     if (!sameSecret(credential, expected)) {
-      return new ApiError(401, "unauthorized", `the credential is not valid for ${op.name}: it needs ${needs}`, { "www-authenticate": "Bearer" });
+      return new ErrorAnswer(401, "unauthorized", `the credential is not valid for ${op.name}: it needs ${needs}`, { "www-authenticate": "Bearer" });
     }
     return undefined;
   }
@@ -248,12 +248,12 @@ export class EmulatorServer {
       const body = (handlers[id] as (request: unknown) => unknown)(parsed.data);
       if (state.revision !== revision) {
         await state.flush().catch(() => {
-          throw new ApiError(500, "state_write_failed", "the change was made but the state file could not be written");
+          throw new ErrorAnswer(500, "state_write_failed", "the change was made but the state file could not be written");
         });
       }
       return { status: 200, body };
     } catch (err) {
-      if (err instanceof ApiError) return errorOutcome(err);
+      if (err instanceof ErrorAnswer) return errorOutcome(err);
       throw err;
     }
   }
