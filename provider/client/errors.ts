@@ -32,6 +32,18 @@ export class LlmAccountsError extends Error {
     }
   }
 
+  /**
+   * Adds what to do about the failure, which only a higher layer knows (the runtime knows about resources and
+   * their inputs; the client does not). Redacted like the message; returns the same error.
+   */
+  withAdvice(advice: string): this {
+    const before = this.message;
+    const message = redact(`${before}. ${advice}`);
+    Object.defineProperty(this, "message", { value: message, writable: true, configurable: true, enumerable: false });
+    if (this.stack) this.stack = this.stack.replace(before, message);
+    return this;
+  }
+
   toJSON(): Record<string, unknown> {
     return { ...Object.fromEntries(Object.entries(this)), name: this.name, message: this.message };
   }

@@ -216,7 +216,7 @@ export class HttpTransport extends ShowsOriginOnly {
           continue;
         }
         if (op.retry === "create") {
-          throw ApiError.fromResponse(res.statusCode, { ...details, mayHaveSucceeded: true, apiMessage: `${details.apiMessage ?? "server error"}; ${createDoubt(op, requestBody)}` });
+          throw ApiError.fromResponse(res.statusCode, { ...details, mayHaveSucceeded: true, apiMessage: `${details.apiMessage ?? "server error"}; ${createDoubt(op)}` });
         }
       }
       throw ApiError.fromResponse(res.statusCode, details);
@@ -295,7 +295,7 @@ export class HttpTransport extends ShowsOriginOnly {
         request: this.options.timeouts?.requestMs ?? 60_000,
       },
     });
-    const doubt = op.retry === "create" ? `; ${createDoubt(op, body)}` : "";
+    const doubt = op.retry === "create" ? `; ${createDoubt(op)}` : "";
     return readAtMost(pending, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, { operation: describeOperation(op), doubt, mayHaveSucceeded: op.retry === "create" || undefined });
   }
 
@@ -309,7 +309,7 @@ export class HttpTransport extends ShowsOriginOnly {
     const timings = err instanceof RequestError ? err.timings : undefined;
     const handshakeIncomplete = this.base.protocol === "https:" && timings !== undefined && timings.secureConnect === undefined;
     const { sent, transient, tls } = classify({ code, timeoutEvent: isTimeout ? (event ?? "request") : undefined, handshakeIncomplete });
-    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op, body)}` : tls ? "; the TLS handshake failed, so nothing was sent" : "";
+    const doubt = sent && op.retry === "create" ? `; ${createDoubt(op)}` : tls ? "; the TLS handshake failed, so nothing was sent" : "";
     if (isTimeout) {
       return { sent, transient, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${doubt} (${operation})`, { operation, code, mayHaveSucceeded: sent && op.retry === "create" }) };
     }
@@ -325,7 +325,7 @@ export class HttpTransport extends ShowsOriginOnly {
   }
 
   private parseResponse<O extends Operation>(op: O, body: string, requestBody: unknown): z.output<O["response"]> {
-    const doubt = op.retry === "create" ? `; ${createDoubt(op, requestBody)}` : "";
+    const doubt = op.retry === "create" ? `; ${createDoubt(op)}` : "";
     let json: unknown;
     try {
       json = JSON.parse(body);
@@ -361,11 +361,8 @@ function tooLong(apiMessage: string | undefined, askedMs: number, now: number): 
   return `${apiMessage ?? "rate limited"}; the server asks to wait ${seconds} s, more than the ${MAX_RETRY_AFTER_MS / 1000} s this client waits: retry after that time${when}`;
 }
 
-/** The plain statement a failed create owes its user: it may exist, and how to check. */
-export function createDoubt(op: Operation, body?: unknown): string {
-  const given = (body as { alias?: unknown } | undefined)?.alias;
-  const alias = typeof given === "string" ? `"${given}"` : "this alias";
-  return op.name === "api-key/create"
-    ? `the key may have been created although no answer came back. The API cannot list keys: look in the web console for a key with alias ${alias} created just now, and delete it or adopt it with \`adoptKey\``
-    : `the sub-accounts may have been created although no answer came back: list sub-accounts with alias ${alias} (llm.getSubAccounts({ alias })) before creating again`;
+/** What the transport knows of a failed create: it may have happened. What to do about it is the runtime's to say. */
+export function createDoubt(op: Operation): string {
+  const what = op.name === "api-key/create" ? "the key" : "the sub-accounts";
+  return `${what} may have been created although no answer came back`;
 }

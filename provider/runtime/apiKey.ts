@@ -186,13 +186,25 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
   return { id: fingerprint(issued.key), outs: outputsOf(inputs, issued.key, issued.createdAt, issued.view) };
 }
 
+/** A create whose answer was lost: the key may exist, and the API cannot list keys; what the user can do. */
+function adviseLostKey(err: unknown, alias: string): unknown {
+  if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) return err;
+  return err.withAdvice(
+    `The API cannot list keys: look in the web console for a key with alias ${JSON.stringify(alias)} created just now, and delete it or adopt it with \`adoptKey\``,
+  );
+}
+
 /**
  * One `api-key/create` with the declared alias and security config, plus one `api-key/status` only when the
  * key is declared disabled. A key that cannot be disabled is deleted again, so that state and platform agree
  * and a re-run starts clean; only if that fails too is it kept, through the error `kept` builds.
  */
 async function issueKey(client: ReturnType<typeof clientFor>, inputs: ApiKeyInputs, kept: (issued: Issued, cause: Error) => Error): Promise<Issued> {
-  const created = await client.apiKeys.create({ alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) });
+  const created = await client.apiKeys
+    .create({ alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) })
+    .catch((err: unknown) => {
+      throw adviseLostKey(err, inputs.alias);
+    });
   const issued: Issued = {
     key: created.key,
     createdAt: created.createdAt,

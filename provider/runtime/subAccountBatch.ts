@@ -119,6 +119,11 @@ function madeBy(request: { balance: number }, s: SubAccount): boolean {
 }
 
 /** How far the platform's clock may be behind ours when we look for what a lost create made. */
+/** What to do about sub-accounts a lost create may have made: the runtime looks again at the next run. */
+function lostSubAccountsAdvice(alias: string): string {
+  return `List sub-accounts with alias ${JSON.stringify(alias)} (getSubAccounts({ alias })) to see them; the next run looks for them again and adopts what this create made`;
+}
+
 /** A create whose answer was lost and whose recovery list failed too: sub-accounts may exist unrecorded. */
 class UnconfirmedCreateError extends LlmAccountsError {
   constructor(
@@ -173,7 +178,7 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
         `${err.message}; looking for sub-accounts with alias "${inputs.alias}" failed too: ${(listErr as Error).message}`,
         err.operation,
         startedAt,
-      );
+      ).withAdvice(lostSubAccountsAdvice(inputs.alias));
     }
     // Same alias is not enough: a replaced twin (another balance) may carry it too.
     const found = listed
@@ -186,7 +191,9 @@ async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, c
         return (await api.create(request)).map(view);
       } catch (again) {
         // Its answer may be lost too: then the next run looks again.
-        if (again instanceof LlmAccountsError && again.mayHaveSucceeded) throw new UnconfirmedCreateError(again.message, again.operation, startedAt);
+        if (again instanceof LlmAccountsError && again.mayHaveSucceeded) {
+          throw new UnconfirmedCreateError(again.message, again.operation, startedAt).withAdvice(lostSubAccountsAdvice(inputs.alias));
+        }
         throw again;
       }
     }

@@ -251,8 +251,8 @@ export function doubtedAliases(errors: Error[]): string[] {
     .flatMap((err) => DOUBT.exec(err.message)?.[1] ?? []);
 }
 
-/** How a lost create names its alias (provider/client/http.ts createDoubt). */
-export const DOUBT = /(?:a key with alias|list sub-accounts with alias) "([^"]+)"/;
+/** How a lost create names its alias (the runtime's advice: adviseLostKey, lostSubAccountsAdvice). */
+export const DOUBT = /(?:a key with alias|[Ll]ist sub-accounts with alias) "([^"]+)"/;
 
 /**
  * The invariant: the platform holds exactly the declared objects; orphan keys only where a create's

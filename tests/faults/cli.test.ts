@@ -77,7 +77,7 @@ describe("pulumi up, refresh and destroy under injected faults", () => {
     const first = await pulumi(() => stack.up(["--parallel", "8"], { allowFailure: true }));
     expect(first.code).not.toBe(0);
     const text = first.stdout + first.stderr;
-    expect(text).toMatch(/500 internal_error: .*the key may have been created although no answer came back\. The API cannot list keys: look in the web console/);
+    expect(text).toMatch(/500 internal_error: .*the key may have been created although no answer came back \(POST api-key\/create\)\. The API cannot list keys: look in the web console/);
     expect(text).toMatch(/POST api-key\/create/);
     const s = statuses(emu);
     expect(s["api-key/create 500"]).toBe(1);

@@ -182,7 +182,7 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
     emu.setFaults([only(["sub-account/create"], { kind: "drop-after", count: 1 }), only(["sub-account/list"], { kind: "503" })]);
     const err = await failed(() => create({ alias: "unlisted", count: 2 }));
     expect(err.mayHaveSucceeded).toBe(true);
-    expect(err.message).toMatch(/the sub-accounts may have been created although no answer came back: list sub-accounts with alias "unlisted"/);
+    expect(err.message).toMatch(/the sub-accounts may have been created although no answer came back \(POST sub-account\/create\); looking for sub-accounts with alias "unlisted" failed too: .*\. List sub-accounts with alias "unlisted" \(getSubAccounts/);
     expect(err.message).toMatch(/"unlisted"/);
     expect(err.message).toMatch(/503 service_unavailable: .*\(GET sub-account\/list\)/);
     expect(statuses(emu)).toEqual({ "sub-account/create 0": 1, "sub-account/list 503": 4 });
@@ -200,7 +200,7 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
   test("the create fails again after a lost answer found nothing: a clear error, nothing made, and the re-run converges", async () => {
     emu.setFaults([only(["sub-account/create"], { kind: "drop-before", count: 1 }), only(["sub-account/create"], { kind: "503", count: 1 })]);
     const err = await failed(() => create({ alias: "twice", count: 2 }));
-    expect(err.message).toMatch(/503 service_unavailable: .*the sub-accounts may have been created although no answer came back: list sub-accounts with alias "twice"/);
+    expect(err.message).toMatch(/503 service_unavailable: .*the sub-accounts may have been created although no answer came back \(POST sub-account\/create\)\. List sub-accounts with alias "twice"/);
     expectExactly(undefined, "twice");
     const b = await create({ alias: "twice", count: 2 });
     expectExactly(b, "twice");
