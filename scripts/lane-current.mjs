@@ -101,6 +101,10 @@ async function main() {
     if (installed !== sdk) throw new Error(`@pulumi/pulumi ${installed} was installed, not ${sdk}`);
     log(`installed in ${Math.round((Date.now() - installStarted) / 1000)}s`);
 
+    // The copy has no .git: tests that build an earlier release from git (tests/e2e/upgrade.test.ts) read the
+    // checkout's history through GIT_DIR.
+    const gitDir = spawnSync("git", ["rev-parse", "--absolute-git-dir"], { cwd: REPO, encoding: "utf8" });
+    if (gitDir.status === 0) env.GIT_DIR = gitDir.stdout.trim();
     const testStarted = Date.now();
     const code = await new Promise((resolve) => {
       const child = spawn("npm", ["test", "--", ...process.argv.slice(2)], { cwd: work, env, stdio: "inherit" });
