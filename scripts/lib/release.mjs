@@ -2,7 +2,7 @@
 // with the real CLI (the upgrade test, the benchmark's before/after rows). Plain Node.js.
 
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO } from "./stack.mjs";
@@ -17,11 +17,18 @@ export const RELEASE_0_1_0 = "178f3af";
 export function buildRelease(commit = RELEASE_0_1_0) {
   const full = execFileSync("git", ["rev-parse", `${commit}^{commit}`], { cwd: REPO, encoding: "utf8" }).trim();
   const dir = join(tmpdir(), `pulumi-llm-accounts-${full.slice(0, 12)}`);
-  if (existsSync(join(dir, "dist", "provider", "runtime", "index.js"))) return dir;
   mkdirSync(dir, { recursive: true });
+  // The build is kept once per machine, but its dependencies must be those of the checkout asking now: the one
+  // that built it may be gone (a temporary clone, the current lane's copy).
+  try {
+    unlinkSync(join(dir, "node_modules"));
+  } catch {
+    // no link yet
+  }
+  symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
+  if (existsSync(join(dir, "dist", "provider", "runtime", "index.js"))) return dir;
   const tar = execFileSync("git", ["archive", full, "package.json", "tsconfig.json", "tsconfig.build.json", "provider"], { cwd: REPO, maxBuffer: 64 << 20 });
   execFileSync("tar", ["-x", "-C", dir], { input: tar });
-  if (!existsSync(join(dir, "node_modules"))) symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
   execFileSync(process.execPath, [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: dir, stdio: "pipe" });
   return dir;
 }
