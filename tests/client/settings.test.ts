@@ -64,7 +64,7 @@ describe("a bad setting fails before anything is sent", () => {
   test.each(['{"api-key/create":"abc"}', '{"api-key/create":0}'])("create with rateLimits %s: a ConfigurationError and no request", async (raw) => {
     setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: raw });
     const created = apiKey.create({ alias: "a", enabled: true, securityConfig: {} });
-    const outcome = await Promise.race([created.then(() => "created", (e: unknown) => e), new Promise((r) => setTimeout(() => r("hung"), 2_000))]);
+    const outcome = await Promise.race([created.then(() => "created", (e: unknown) => e), new Promise((r) => setTimeout(() => r("hung"), 2_000).unref())]);
     expect(outcome).toBeInstanceOf(ConfigurationError);
     expect((outcome as Error).message).toMatch(/the stack config llm-accounts:rateLimits is invalid: "api-key\/create" must be/);
     expect(calls(emu)).toEqual({});

@@ -15,7 +15,7 @@ describe("randomized convergence", () => {
         const report = await runHistory(steps);
         expect(report.violations).toEqual([]);
       }),
-      { seed: SEED, numRuns: 12, endOnFailure: false },
+      { seed: SEED, numRuns: 20, endOnFailure: false },
     );
   }, 120_000);
 });

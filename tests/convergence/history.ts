@@ -6,6 +6,7 @@ import { toWire } from "../../provider/client/casing.js";
 import { FAULT_KINDS, type Emulator, type FaultSpec } from "../../provider/emulator/index.js";
 import { setStackConfig } from "../../provider/runtime/index.js";
 import { COALESCE } from "../../provider/runtime/deleteCoalescer.js";
+import { DEFAULT_RETRY } from "../../provider/client/retry.js";
 import { normalizeSecurityConfig } from "../../provider/runtime/apiKey.js";
 import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch.js";
 import { SecretLedger } from "../faults/support.js";
@@ -17,6 +18,13 @@ import { Engine, type Declared, type DeployResult, type StateEntry } from "./eng
 
 /** Deletes of one deployment still arrive together, without the quarter second of quiet a real engine needs. */
 COALESCE.minQuietMs = 15;
+/**
+ * Retries back off in milliseconds, not tenths of seconds: which faults are retried, and how often, is what a
+ * history tests, not how long the waits are (tests/client/retry.test.ts holds those). A history plays in a
+ * quarter of the time.
+ */
+DEFAULT_RETRY.baseDelayMs = 5;
+DEFAULT_RETRY.maxDelayMs = 40;
 
 type Props = Record<string, unknown>;
 

@@ -5,7 +5,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { ensurePulumiCli } from "../../scripts/pulumi-cli.mjs";
 import { PulumiStack, prepareProgram, REPO } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { SecretLedger, statuses } from "./support.js";
+import { SecretLedger, statuses } from "../faults/support.js";
 
 // The real Pulumi CLI against an emulator that injects faults: a 429 storm (with and without Retry-After),
 // latency, 5xx on reads, a 5xx on a key create, a lost answer on the sub-account create and on a delete.
