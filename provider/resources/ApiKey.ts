@@ -1,7 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
 import type { SecurityConfig } from "../client/schemas/apiKeys.js";
-import { DynamicResource, providerText, withSecretOutputs } from "./shim.js";
+import { maskKey } from "../client/redact.js";
+import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /** Restrictions of a key; each part optional, an omitted part restricts nothing. */
 export interface SecurityConfigArgs {
@@ -73,27 +74,41 @@ export class ApiKey extends DynamicResource {
   declare readonly rotationDue: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: ApiKeyArgs, opts?: pulumi.CustomResourceOptions) {
+    const rotating = args.rotation !== undefined;
     super(
       provider,
       name,
       {
+        ...givenInputs({
+          adoptKey: args.adoptKey === undefined ? undefined : pulumi.secret(args.adoptKey),
+          connection: args.connection,
+          rotation: args.rotation,
+        }),
+        // Registered outputs, input or not (alias, enabled, securityConfig are both). What the program can
+        // derive is not registered: see below.
         alias: args.alias,
         enabled: args.enabled,
         securityConfig: args.securityConfig,
-        adoptKey: args.adoptKey === undefined ? undefined : pulumi.secret(args.adoptKey),
-        connection: args.connection,
-        rotation: args.rotation,
         key: undefined,
-        keyHint: undefined,
         createdAt: undefined,
-        previousKey: undefined,
-        previousKeyExpiresAt: undefined,
-        rotatedAt: undefined,
-        rotationDue: undefined,
+        ...(rotating ? { previousKey: undefined, previousKeyExpiresAt: undefined, rotatedAt: undefined, rotationDue: undefined } : {}),
       },
       withSecretOutputs(opts, ["key", "adoptKey", "previousKey"]),
       "llm-accounts",
       "ApiKey",
     );
+    // Derived in the program instead of registered (a registered output costs the SDK about 0.5 ms per resource,
+    // which is most of what `pulumi preview` of many keys spends beyond trivial resources). The state still
+    // holds them, as the provider writes them. keyHint is the provider's own mask of the key.
+    this.keyHint = pulumi.unsecret(this.key.apply((key) => (key ? maskKey(key) : key)));
+    if (!rotating) {
+      // Without `rotation` there is no previous key to show. (One still in its overlap when `rotation` is
+      // removed from the program stays in the state until the first `pulumi up` after it expires deletes it.)
+      const none = this.createdAt.apply((): string | undefined => undefined);
+      this.previousKey = pulumi.secret(none);
+      this.previousKeyExpiresAt = none;
+      this.rotatedAt = none;
+      this.rotationDue = none;
+    }
   }
 }

@@ -3,7 +3,7 @@ import { toWire } from "../client/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../client/schemas/subAccounts.js";
 import { camelFieldNames } from "../runtime/values.js";
-import { DynamicResource, providerText, withSecretOutputs } from "./shim.js";
+import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /** A permitted model and its price multiplier. The deprecated fields are accepted with a warning. */
 export interface ModelPricingArgs {
@@ -100,8 +100,10 @@ export class SubAccountBatch extends DynamicResource {
         balance: args.balance,
         count: args.count,
         modelPricing: args.modelPricing,
-        adoptTokens: args.adoptTokens === undefined ? undefined : pulumi.secret(args.adoptTokens),
-        connection: args.connection,
+        ...givenInputs({
+          adoptTokens: args.adoptTokens === undefined ? undefined : pulumi.secret(args.adoptTokens),
+          connection: args.connection,
+        }),
         subAccounts: undefined,
         tokens: undefined,
       },

@@ -10,7 +10,8 @@ beforeAll(async () => {
     {
       newResource(args) {
         registered.push(args);
-        return { id: `${args.name}-id`, state: { ...args.inputs, keyHint: "sk-...mock" } };
+        const rotation = args.inputs.rotation ? { rotatedAt: "2026-11-01T00:00:00Z" } : {};
+        return { id: `${args.name}-id`, state: { ...args.inputs, key: `sk-${args.name}-${"k".repeat(36)}wxyz`, createdAt: "2026-10-01T00:00:00Z", ...rotation } };
       },
       call() {
         return {};
@@ -30,16 +31,34 @@ describe("resource wiring", () => {
   test("ApiKey registers under its own type with the declared inputs and a provider that loads the runtime by package name", async () => {
     const { ApiKey } = await import("../../provider/resources/ApiKey.js");
     const key = new ApiKey("k", { alias: "a", adoptKey: "sk-" + "a".repeat(40), securityConfig: { geo: { countries: ["SG"] } } }, { protect: false });
-    expect(await outputValue(key.keyHint)).toBe("sk-...mock");
+    expect(await outputValue(key.keyHint)).toBe("sk-...wxyz");
     const r = registered.find((x) => x.name === "k")!;
     expect(r.type).toBe("pulumi-nodejs:dynamic/llm-accounts:ApiKey");
     expect(r.inputs).toMatchObject({ alias: "a", securityConfig: { geo: { countries: ["SG"] } } });
     expect(String(r.inputs.__provider)).toContain('import("pulumi-llm-accounts/runtime")');
   });
 
-  test("ApiKey passes rotation as an input", async () => {
+  test("ApiKey registers only the inputs given and the outputs it cannot derive; keyHint is the key masked, not secret", async () => {
     const { ApiKey } = await import("../../provider/resources/ApiKey.js");
-    new ApiKey("rot", { alias: "r", rotation: { everyDays: 90, triggers: ["INC-1"], overlapHours: 24 } });
+    const key = new ApiKey("plain", { alias: "p" });
+    // Every public output is there; the inputs not given are not registered (each registered property costs
+    // the SDK four promises with captured stack traces per resource).
+    const outputs = Object.keys(key).filter((k) => k !== "urn" && k !== "id" && pulumi.Output.isInstance((key as unknown as Record<string, unknown>)[k]));
+    expect(outputs.sort()).toEqual(
+      ["__provider", "alias", "createdAt", "enabled", "key", "keyHint", "previousKey", "previousKeyExpiresAt", "rotatedAt", "rotationDue", "securityConfig"].sort(),
+    );
+    expect(await outputValue(key.keyHint)).toBe("sk-...wxyz");
+    expect(await key.keyHint.isSecret).toBe(false);
+    // Without rotation, the rotation outputs are undefined, and previousKey is secret all the same.
+    expect(await outputValue(key.previousKey)).toBeUndefined();
+    expect(await key.previousKey.isSecret).toBe(true);
+    expect(await outputValue(key.rotatedAt)).toBeUndefined();
+    expect(await outputValue(key.rotationDue)).toBeUndefined();
+  });
+
+  test("ApiKey passes rotation as an input, and its rotation outputs come from the provider", async () => {
+    const { ApiKey } = await import("../../provider/resources/ApiKey.js");
+    const key = new ApiKey("rot", { alias: "r", rotation: { everyDays: 90, triggers: ["INC-1"], overlapHours: 24 } });
     const r = await new Promise<pulumi.runtime.MockResourceArgs>((done) => {
       const poll = () => {
         const found = registered.find((x) => x.name === "rot");
@@ -48,6 +67,7 @@ describe("resource wiring", () => {
       poll();
     });
     expect(r.inputs.rotation).toEqual({ everyDays: 90, triggers: ["INC-1"], overlapHours: 24 });
+    expect(await outputValue(key.rotatedAt)).toBe("2026-11-01T00:00:00Z");
   });
 
   test("the user's additionalSecretOutputs are kept beside the package's own", async () => {
