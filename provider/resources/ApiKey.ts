@@ -64,7 +64,7 @@ export class ApiKey extends DynamicResource {
   declare readonly securityConfig: pulumi.Output<SecurityConfigOutput>;
   /** When the key was created (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
-  /** The key replaced by the last rotation while it is still valid (secret), else undefined. */
+  /** The key replaced by the last rotation while it is still valid (secret), else undefined; undefined without `rotation`. */
   declare readonly previousKey: pulumi.Output<string | undefined>;
   /** When the previous key is deleted: at the first `pulumi up` from then on. */
   declare readonly previousKeyExpiresAt: pulumi.Output<string | undefined>;
