@@ -1,14 +1,18 @@
-// `npm test`: every suite, in two jest runs.
+// `npm test`: the type check of the sources and the tests, then every suite, in two jest runs.
+//   0. tsc --noEmit over tsconfig.json: jest compiles each test file on its own without checking types, so a
+//      test that reads a property the SDK does not declare would otherwise pass unnoticed.
 //   1. Everything but tests/e2e, on two workers: these tests talk to emulators in their own process and wait on
 //      injected clocks, so they share the machine's two cores without changing what they assert.
 //   2. tests/e2e, on one worker: each test drives the real Pulumi CLI, whose engine and plugins already use
 //      every core; two at once would only make each slower.
-// Both run even when the first fails, so that one CI run reports every failure. With arguments
+// All three run even when one fails, so that one CI run reports every failure. With arguments
 // (`npm test -- tests/client --verbose`), one jest run with exactly those arguments.
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 
-const jest = createRequire(import.meta.url).resolve("jest/package.json").replace(/package\.json$/, "bin/jest.js");
+const require = createRequire(import.meta.url);
+const jest = require.resolve("jest/package.json").replace(/package\.json$/, "bin/jest.js");
+const tsc = require.resolve("typescript/package.json").replace(/package\.json$/, "bin/tsc");
 const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --experimental-vm-modules`.trim() };
 
 /** Runs jest with `args`; its exit status. */
@@ -21,9 +25,11 @@ function runJest(args) {
 const given = process.argv.slice(2);
 if (given.length > 0) process.exit(runJest(given));
 
+const checked = spawnSync(process.execPath, [tsc, "-p", "tsconfig.json", "--noEmit"], { stdio: "inherit" });
+const types = checked.error ? 1 : (checked.status ?? 1);
 const started = Date.now();
 const unit = runJest(["--maxWorkers=2", "--testPathIgnorePatterns", "/tests/e2e/"]);
 const unitSeconds = Math.round((Date.now() - started) / 1000);
 const e2e = runJest(["--maxWorkers=1", "tests/e2e/"]);
-console.log(`[test] without e2e: ${unit === 0 ? "passed" : "FAILED"} in ${unitSeconds} s; e2e: ${e2e === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - started) / 1000) - unitSeconds} s`);
-process.exit(unit || e2e);
+console.log(`[test] types: ${types === 0 ? "checked" : "FAILED"}; without e2e: ${unit === 0 ? "passed" : "FAILED"} in ${unitSeconds} s; e2e: ${e2e === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - started) / 1000) - unitSeconds} s`);
+process.exit(types || unit || e2e);
