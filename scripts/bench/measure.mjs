@@ -39,7 +39,7 @@ export const SETTINGS = {
   checkpointedUpSize: 1000,
   previewSize: 500,
   /** Preview runs of each kind, interleaved; the fastest of each is compared (the least disturbed by noise). */
-  previewRounds: 3,
+  previewRounds: 5,
 };
 
 /** Targets, checked by the summary line. */
