@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
@@ -128,12 +129,19 @@ async function readInput(op: Operation, req: IncomingMessage, url: URL): Promise
   }
 }
 
+/** `controller`, its signal without Node's limit of 10 listeners (which warns of a leak that is not one). */
+function unlimited(controller: AbortController): AbortController {
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
 /** The emulator's HTTP server: routing from OPERATIONS, auth, rate limits, faults, validation, the request log. */
 export class EmulatorServer {
   /** The last requests received, in order of arrival (a ring buffer: a long run does not grow without end). */
   readonly requests: RequestLog;
   private readonly server: Server;
-  private readonly closing = new AbortController();
+  /** Aborted by close(): every request waiting out a latency fault listens to it, so it has no listener limit. */
+  private readonly closing = unlimited(new AbortController());
   private requestCount = 0;
 
   constructor(private readonly parts: ServerParts) {

@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
 import { OPERATIONS } from "../../provider/client/operations.js";
 import { parseFaultSpec, startEmulator, type Emulator, type EmulatorOptions, type FaultSpec } from "../../provider/emulator/index.js";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { REPO } from "../support/programDir.js";
 import { call, ok } from "./helpers.js";
 
 let emu: Emulator | undefined;
@@ -54,6 +58,20 @@ describe("fault kinds", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(e.state.listKeys()).toHaveLength(1);
     expect(e.requests()[0].fault).toBe("latency");
+  });
+
+  it("many requests waiting out latency at once raise no MaxListenersExceededWarning", async () => {
+    // Node prints the warning from its own process object, which jest's sandbox does not see: the built
+    // emulator runs in a child process, and its stderr is read.
+    const script = `
+      const { startEmulator } = await import(${JSON.stringify(join(REPO, "dist/provider/emulator/index.js"))});
+      const emu = await startEmulator({ rateLimits: false, faults: [{ kind: "latency", ms: 100 }] });
+      const request = { method: "POST", headers: { authorization: "Bearer " + emu.adminKey, "content-type": "application/json" }, body: "{}" };
+      const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(emu.baseUrl + ${JSON.stringify(OPERATIONS.balance.path)}, request)));
+      if (answers.some((a) => a.status !== 200)) throw new Error("not every request was answered 200");
+      await emu.close();`;
+    const { stderr } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script]);
+    expect(stderr).not.toMatch(/MaxListenersExceeded/);
   });
 
   it("latency combines with another fault", async () => {
