@@ -34,11 +34,36 @@ export function camelToSnake(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
+/**
+ * Most distinct names each direction remembers. A list answer repeats the same dozen keys on every item, so renaming
+ * from memory makes converting a 10,000-item list about ten times faster than a regular expression per key; the cap
+ * keeps a server that sends endless distinct keys from growing the memory.
+ */
+const REMEMBERED_NAMES = 4096;
+
+/** `rename`, remembering up to REMEMBERED_NAMES of its answers. */
+function remembered(rename: (name: string) => string): (name: string) => string {
+  const known = new Map<string, string>();
+  return (name) => {
+    let out = known.get(name);
+    if (out === undefined) {
+      out = rename(name);
+      if (known.size < REMEMBERED_NAMES) known.set(name, out);
+    }
+    return out;
+  };
+}
+
+const toCamel = remembered(snakeToCamel);
+const toSnake = remembered(camelToSnake);
+
 function mapKeys(value: unknown, rename: (k: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => mapKeys(v, rename));
   if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const record = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
+    for (const k of Object.keys(record)) {
+      const v = record[k];
       if (v !== undefined) out[rename(k)] = mapKeys(v, rename);
     }
     return out;
@@ -48,12 +73,12 @@ function mapKeys(value: unknown, rename: (k: string) => string): unknown {
 
 /** Converts a wire value (snake_case keys) to the TypeScript side. */
 export function fromWire<T>(value: T): Camel<T> {
-  return mapKeys(value, snakeToCamel) as Camel<T>;
+  return mapKeys(value, toCamel) as Camel<T>;
 }
 
 /** Converts a TypeScript-side value (camelCase keys) to the wire; undefined members are dropped. */
 export function toWire<T>(value: T): Snake<T> {
-  return mapKeys(value, camelToSnake) as Snake<T>;
+  return mapKeys(value, toSnake) as Snake<T>;
 }
 
 /** Renders a wire path (`security_config.geo.countries.1`) the way users name the property. */
