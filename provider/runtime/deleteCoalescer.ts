@@ -1,6 +1,7 @@
 import { API_KEY_DELETE_MAX } from "../client/assumptions.js";
 import type { ApiKeysApi } from "../client/apiKeys.js";
 import { BadRequestError, NotFoundError, ResponseValidationError } from "../client/errors.js";
+import { oncePer } from "./oncePer.js";
 
 /** Turns coalescing off (one key per call): the benchmark's baseline. */
 export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
@@ -167,14 +168,5 @@ export class DeleteCoalescer {
   }
 }
 
-const coalescers = new WeakMap<ApiKeysApi, DeleteCoalescer>();
-
 /** The process-wide coalescer of a client's key deletes. */
-export function coalescerFor(api: ApiKeysApi): DeleteCoalescer {
-  let c = coalescers.get(api);
-  if (!c) {
-    c = new DeleteCoalescer(api);
-    coalescers.set(api, c);
-  }
-  return c;
-}
+export const coalescerFor = oncePer((api: ApiKeysApi) => new DeleteCoalescer(api));

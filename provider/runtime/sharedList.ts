@@ -1,5 +1,6 @@
 import type { SubAccount } from "../client/schemas/index.js";
 import type { SubAccountFilter, SubAccountsApi } from "../client/subAccounts.js";
+import { oncePer } from "./oncePer.js";
 
 /** Turns read sharing off (one list per read): the benchmark's baseline. */
 export const SHARING_SWITCH = "LLM_ACCOUNTS_READ_SHARING";
@@ -89,14 +90,5 @@ function indexed(all: SubAccount[]): AccountSnapshot {
   return { all, byToken: new Map(all.map((s) => [s.token, s])) };
 }
 
-const shared = new WeakMap<SubAccountsApi, SharedSubAccountList>();
-
 /** The process-wide shared list of a client's sub-accounts. */
-export function sharedListFor(api: SubAccountsApi): SharedSubAccountList {
-  let s = shared.get(api);
-  if (!s) {
-    s = new SharedSubAccountList(api);
-    shared.set(api, s);
-  }
-  return s;
-}
+export const sharedListFor = oncePer((api: SubAccountsApi) => new SharedSubAccountList(api));
