@@ -9,6 +9,26 @@ export interface SubAccountFilter {
   sk?: string;
 }
 
+let writes = 0;
+
+/**
+ * A number that changes whenever a sub-account write (create, edit, delete) through any client of this process
+ * starts or ends: a copy of the list taken while it held one value may be stale once it holds another.
+ */
+export function subAccountWrites(): number {
+  return writes;
+}
+
+/** Runs a write, counted at its start and its end, whatever its outcome (a lost answer may still have written). */
+async function counted<T>(write: () => Promise<T>): Promise<T> {
+  writes++;
+  try {
+    return await write();
+  } finally {
+    writes++;
+  }
+}
+
 /** The sub-account group (spec 4.9 to 4.12), authenticated with the main account key. */
 export class SubAccountsApi extends ApiGroup {
   /**
@@ -35,17 +55,17 @@ export class SubAccountsApi extends ApiGroup {
 
   /** Creates `count` sub-accounts in one call; returns them with their new tokens. Never retried blindly. */
   async create(request: s.SubAccountCreateRequest): Promise<s.SubAccount[]> {
-    const res = await this.http.send({ op: OPERATIONS.createSubAccounts, body: toWire(request) });
+    const res = await counted(() => this.http.send({ op: OPERATIONS.createSubAccounts, body: toWire(request) }));
     return res.items.map((i) => fromWire(i));
   }
 
   /** Sets alias and model pricing of every listed sub-account. */
   async edit(request: s.SubAccountEditRequest): Promise<void> {
-    await this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire(request) });
+    await counted(() => this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire(request) }));
   }
 
   /** Deletes the listed sub-accounts. */
   async delete(sks: readonly string[]): Promise<void> {
-    await this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: [...sks] } });
+    await counted(() => this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: [...sks] } }));
   }
 }

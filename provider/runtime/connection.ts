@@ -40,6 +40,16 @@ let overrides: Pick<TransportOptions, "retry" | "clock"> = {};
  */
 export function setClientOverrides(options: Pick<TransportOptions, "retry" | "clock">): void {
   overrides = options;
+  startFresh();
+}
+
+/**
+ * Forgets every client made so far, and with them what each kept for the rest of the process: the delete
+ * coalescer's learned parallelism and the shared list's last answer (sharedList.ts). A plugin process serves one
+ * `pulumi` command and starts this way; programs and tests that play several commands in one process call this
+ * between them.
+ */
+export function startFresh(): void {
   clients.clear();
 }
 

@@ -8,7 +8,7 @@ import type { TypedProvider } from "./contract.js";
 import type { SubAccountBatchInputs, SubAccountBatchOutputs } from "./subAccountBatch.js";
 import * as subAccountBatchImpl from "./subAccountBatch.js";
 
-export { setStackConfig, setClientOverrides, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
+export { setStackConfig, setClientOverrides, startFresh, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
 export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
 export { SharedSubAccountList, SHARING_SWITCH } from "./sharedList.js";
 export { UNKNOWN } from "./values.js";

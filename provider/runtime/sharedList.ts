@@ -1,22 +1,34 @@
 import type { SubAccount } from "../client/schemas/index.js";
-import type { SubAccountFilter, SubAccountsApi } from "../client/subAccounts.js";
+import { subAccountWrites, type SubAccountFilter, type SubAccountsApi } from "../client/subAccounts.js";
 import { oncePer } from "./oncePer.js";
 
 /** Turns read sharing off (one list per read): the benchmark's baseline. */
 export const SHARING_SWITCH = "LLM_ACCOUNTS_READ_SHARING";
 
 /**
- * When a shared list goes out. A refresh starts up to `--parallel` reads almost at once, so a list goes
- * once no read has arrived for `gapFactor` times the longest gap seen between them (at least `minQuietMs`, at
- * most `maxQuietMs`). While one list is on the wire, newer reads wait for the next: every read is answered
- * by a list sent after it arrived, so drift made a moment before a read is never missed.
+ * When a shared list goes out, and how long its answer serves. A refresh starts up to `--parallel` reads almost
+ * at once, so a list goes once no read has arrived for `gapFactor` times the longest gap seen between them (at
+ * least `minQuietMs`, at most `maxQuietMs`). The engine starts the next reads as these are answered: the answer
+ * serves them too, and every read of the run after them, as long as it was sent at most `maxAgeMs` before the read
+ * arrived and no sub-account was written by this process since it was sent. So a refresh of N batches makes one
+ * list (one more for each `maxAgeMs` it lasts), whatever `--parallel`. A plugin process serves one `pulumi`
+ * command and starts with nothing kept: every read sees what changed before the command began, and what the
+ * command itself wrote; a console edit made while a refresh runs may show only at the next one, as it may with any
+ * order of reads.
  */
-export const SHARE = { minQuietMs: 5, gapFactor: 4, maxQuietMs: 100 };
+export const SHARE = { minQuietMs: 5, gapFactor: 4, maxQuietMs: 100, maxAgeMs: 30_000 };
 
 /** One list of the account, indexed by token for reads, as it came for every filter. */
 export interface AccountSnapshot {
   all: SubAccount[];
   byToken: Map<string, SubAccount>;
+}
+
+/** A list's answer kept for the reads that come after it: when it was sent, and the write count then. */
+interface Kept {
+  snapshot: AccountSnapshot;
+  sentAt: number;
+  writes: number;
 }
 
 interface Round {
@@ -27,13 +39,15 @@ interface Round {
 }
 
 /**
- * Answers the sub-account reads of one process (SubAccountBatch refreshes, getSubAccounts) that arrive
- * together from ONE list of the whole account, so that refreshing N batches costs one list per window
- * instead of N lists of everything. A failed list fails only the reads that waited for it.
+ * Answers the sub-account reads of one process (SubAccountBatch refreshes, getSubAccounts) from ONE list of the
+ * whole account, shared by the reads that arrive together and kept for those that follow (SHARE), so that
+ * refreshing N batches costs one list instead of N lists of everything. A failed list fails only the reads that
+ * waited for it, and is not kept.
  */
 export class SharedSubAccountList {
   private next: Round | undefined;
   private inFlight = false;
+  private kept: Kept | undefined;
 
   constructor(
     private readonly api: SubAccountsApi,
@@ -45,10 +59,24 @@ export class SharedSubAccountList {
     return this.options.enabled ?? process.env[SHARING_SWITCH] !== "off";
   }
 
-  /** Every sub-account of the account, from a list sent after this call. */
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** The kept answer, if it may still serve a read arriving now. */
+  private fresh(): AccountSnapshot | undefined {
+    const k = this.kept;
+    if (k && this.now() - k.sentAt <= this.options.maxAgeMs && subAccountWrites() === k.writes) return k.snapshot;
+    this.kept = undefined;
+    return undefined;
+  }
+
+  /** Every sub-account of the account, from the kept answer (SHARE) or a list sent after this call. */
   snapshot(): Promise<AccountSnapshot> {
     if (!this.enabled) return this.api.list().then(indexed);
-    const now = (this.options.now ?? Date.now)();
+    const kept = this.fresh();
+    if (kept) return Promise.resolve(kept);
+    const now = this.now();
     return new Promise((resolve, reject) => {
       const round = (this.next ??= { waiters: [], lastArrival: now, longestGap: 0 });
       if (round.waiters.length > 0) round.longestGap = Math.max(round.longestGap, now - round.lastArrival);
@@ -74,15 +102,32 @@ export class SharedSubAccountList {
   private async send(round: Round): Promise<void> {
     this.next = undefined;
     this.inFlight = true;
+    const sentAt = this.now();
+    const writes = subAccountWrites();
     try {
       const snapshot = indexed(await this.api.list());
+      this.kept = { snapshot, sentAt, writes };
       for (const w of round.waiters) w.resolve(snapshot);
     } catch (err) {
       for (const w of round.waiters) w.reject(err);
     } finally {
       this.inFlight = false;
-      if (this.next) this.schedule(this.next);
+      this.serveWaiting();
     }
+  }
+
+  /**
+   * Reads that arrived while a list was on the wire: its answer serves them if it may (sent before they arrived,
+   * but within maxAgeMs and with no write since); else their own list goes.
+   */
+  private serveWaiting(): void {
+    const waiting = this.next;
+    if (!waiting) return;
+    const kept = this.fresh();
+    if (!kept) return this.schedule(waiting);
+    this.next = undefined;
+    clearTimeout(waiting.timer);
+    for (const w of waiting.waiters) w.resolve(kept);
   }
 }
 

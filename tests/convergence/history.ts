@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toWire } from "../../provider/client/casing.js";
 import { FAULT_KINDS, type Emulator, type FaultSpec } from "../../provider/emulator/index.js";
-import { setStackConfig } from "../../provider/runtime/index.js";
+import { setStackConfig, startFresh } from "../../provider/runtime/index.js";
 import { COALESCE } from "../../provider/runtime/deleteCoalescer.js";
 import { DEFAULT_RETRY } from "../../provider/client/retry.js";
 import { normalizeSecurityConfig } from "../../provider/runtime/apiKey.js";
@@ -150,6 +150,8 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   const deploy = async (refresh: boolean, parallel: number, faults: FaultSpec[]): Promise<DeployResult> => {
     emu.setFaults(faults);
     emu.clearRequests();
+    // Each deployment is a `pulumi` command: a new plugin process, which keeps nothing from the one before.
+    startFresh();
     const result = await engine.up(declared(program), { refresh, parallel });
     emu.setFaults([]);
     countFaults();

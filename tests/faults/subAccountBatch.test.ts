@@ -1,7 +1,7 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator, FaultKind } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/client/redact.js";
-import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { startFresh, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { failure, only, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
 
 // The SubAccountBatch provider's methods under each fault the emulator injects. Unlike keys, sub-accounts can be
@@ -42,7 +42,9 @@ async function update(b: Batch, news: Props): Promise<Batch> {
   return { id: b.id, outs: seen(outs) };
 }
 
+/** A refresh of the batch, as its own `pulumi refresh` makes it: in a new process, which keeps no list from before. */
 async function read(b: Batch): Promise<Props> {
+  startFresh();
   return (await subAccountBatch.read(b.id, b.outs)).props;
 }
 

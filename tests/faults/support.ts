@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "@jest/globals";
 import type { Emulator, FaultSpec } from "../../provider/emulator/index.js";
-import { setClientOverrides, setStackConfig } from "../../provider/runtime/index.js";
+import { setClientOverrides, setStackConfig, startFresh } from "../../provider/runtime/index.js";
 import { emulator } from "../support/emulator.js";
 import { SecretLedger } from "../support/secrets.js";
 
@@ -42,7 +42,9 @@ export function useFaultEmulator(set: (ctx: { emu: Emulator; ledger: SecretLedge
       await ctx.emu.close();
     }
   });
+  // Each test plays commands of its own: it starts as a new plugin process would, with nothing kept.
   beforeEach(() => {
+    startFresh();
     ctx.emu.setFaults([]);
     ctx.emu.clearRequests();
   });

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { getSubAccounts } from "../../provider/resources/dataSources.js";
-import { SHARE, SharedSubAccountList } from "../../provider/runtime/sharedList.js";
-import { setStackConfig, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { SHARE, SHARING_SWITCH, SharedSubAccountList } from "../../provider/runtime/sharedList.js";
+import { setStackConfig, startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 import { found } from "../support/readOutcome.js";
 
@@ -10,15 +10,25 @@ let emu: Emulator;
 const saved = { ...process.env };
 beforeAll(async () => {
   emu = await emulator({ rateLimits: false });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey });
+  // The client's limiter is not the subject: off, so that making the batches never waits for a window.
+  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
   // The data sources read the same account from the environment, so they get the same client as the runtime.
-  Object.assign(process.env, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey });
+  Object.assign(process.env, {
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    LLM_ACCOUNTS_RATE_LIMITS: "off",
+  });
 });
 afterAll(async () => {
   process.env = saved;
   await emu.close();
 });
-beforeEach(() => emu.clearRequests());
+// Each test is a command of its own: a new plugin process, which keeps no list from the test before.
+beforeEach(() => {
+  startFresh();
+  emu.clearRequests();
+});
 afterEach(() => emu.setFaults([]));
 
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
@@ -47,14 +57,71 @@ describe("shared sub-account list", () => {
     });
   });
 
-  test("reads arriving a little apart still share; reads after an answer get a fresh list", async () => {
+  test("reads arriving a little apart share one list; later reads of the same process are answered from it", async () => {
     const bs = await batches("apart", 6, 1);
     const staggered = bs.map((b, i) => new Promise((r) => setTimeout(r, i)).then(() => subAccountBatch.read(b.id, b.outs)));
     await Promise.all(staggered);
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    // A console edit made while the command runs: the kept answer serves the reads after it...
     emu.state.editSubAccounts(bs[0].outs.tokens, "apart-renamed", []);
-    const after = await subAccountBatch.read(bs[0].id, bs[0].outs);
-    expect(after.props.alias).toBe("apart-renamed");
+    expect((await subAccountBatch.read(bs[0].id, bs[0].outs)).props.alias).toBe("apart-0");
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    // ...and the next command (a new plugin process) sees it.
+    startFresh();
+    expect((await subAccountBatch.read(bs[0].id, bs[0].outs)).props.alias).toBe("apart-renamed");
+    expect(calls(emu)).toEqual({ "sub-account/list": 2 });
+  });
+
+  test("reads started --parallel at a time, each as another finishes (as the engine refreshes): one list for all", async () => {
+    const bs = await batches("waves", 60, 1);
+    startFresh();
+    // The engine's scheduling: at most 8 reads at once, the next one started when one is answered.
+    const queue = [...bs];
+    const reads: { id: string; tokens: unknown }[] = [];
+    const worker = async () => {
+      for (let b = queue.shift(); b; b = queue.shift()) {
+        const r = await subAccountBatch.read(b.id, b.outs);
+        reads.push({ id: r.id, tokens: r.props.tokens });
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    expect(reads.sort((a, b) => Number(a.id > b.id) - Number(a.id < b.id))).toEqual(
+      bs.map((b) => ({ id: b.id, tokens: b.outs.tokens })).sort((a, b) => Number(a.id > b.id) - Number(a.id < b.id)),
+    );
+    // Sharing off (the benchmark's baseline): one list per read.
+    startFresh();
+    emu.clearRequests();
+    process.env[SHARING_SWITCH] = "off";
+    try {
+      queue.push(...bs);
+      await Promise.all(Array.from({ length: 8 }, worker));
+    } finally {
+      delete process.env[SHARING_SWITCH];
+    }
+    expect(calls(emu)).toEqual({ "sub-account/list": 60 });
+  });
+
+  test("a sub-account write by this process since the list was sent: the next read lists again, and sees it", async () => {
+    const [a, b] = await batches("written", 2, 1);
+    startFresh();
+    await readAll([a, b]);
+    const { outs } = await subAccountBatch.update(b.id, b.outs, (await subAccountBatch.check(b.outs, { ...b.outs, alias: "written-new" })).inputs);
+    emu.clearRequests();
+    const after = await subAccountBatch.read(b.id, outs);
+    expect(after.props.alias).toBe("written-new");
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+  });
+
+  test("an answer serves reads for at most maxAgeMs after its list was sent", async () => {
+    let now = 1_000_000;
+    const shared = new SharedSubAccountList(clientOf(emu, { rateLimits: false }).subAccounts, { ...SHARE, enabled: true, now: () => now });
+    await shared.snapshot();
+    now += SHARE.maxAgeMs;
+    await shared.snapshot();
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    now += 1;
+    await shared.snapshot();
     expect(calls(emu)).toEqual({ "sub-account/list": 2 });
   });
 
@@ -84,15 +151,30 @@ describe("shared sub-account list", () => {
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
   });
 
-  test("reads during a list in flight wait for the next one (never answered from a list sent before them)", async () => {
-    const shared = new SharedSubAccountList(clientOf(emu, { rateLimits: false }).subAccounts, { ...SHARE, enabled: true });
-    const first = shared.snapshot();
-    await new Promise((r) => setTimeout(r, SHARE.minQuietMs + 1)); // the first list is on the wire
-    emu.state.createSubAccounts({ alias: "late", balance: 1, modelPricing: [], count: 1 });
-    const late = await Promise.all([shared.list({ alias: "late" }), shared.list({ alias: "late" })]);
-    await first;
-    expect(late.map((l) => l.length)).toEqual([1, 1]);
-    expect(calls(emu)).toEqual({ "sub-account/list": 2 });
+  test("reads during a list in flight are answered by it, unless this process wrote a sub-account meanwhile", async () => {
+    const client = clientOf(emu, { rateLimits: false });
+    const shared = new SharedSubAccountList(client.subAccounts, { ...SHARE, enabled: true });
+    const onWire = async () => {
+      const first = shared.snapshot();
+      await new Promise((r) => setTimeout(r, SHARE.minQuietMs + 1)); // the first list is on the wire
+      return first;
+    };
+    const first = onWire();
+    const during = await Promise.all([shared.snapshot(), shared.snapshot()]);
+    expect(during[0]).toBe(await first);
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+
+    // A write while a list is on the wire: that answer may not hold it, so the reads that came after it wait for
+    // their own list, which does.
+    const stale = new SharedSubAccountList(client.subAccounts, { ...SHARE, enabled: true });
+    const before = stale.snapshot();
+    await new Promise((r) => setTimeout(r, SHARE.minQuietMs + 1));
+    const [made] = await client.subAccounts.create({ alias: "late", balance: 1, modelPricing: [], count: 1 });
+    const late = await Promise.all([stale.list({ alias: "late" }), stale.list({ alias: "late" })]);
+    await before;
+    expect(late.map((l) => l.map((s) => s.token))).toEqual([[made.token], [made.token]]);
+    expect(calls(emu)).toEqual({ "sub-account/list": 3, "sub-account/create": 1 });
+    await client.subAccounts.delete([made.token]);
   });
 
   test("getSubAccounts calls in the same window share the list with reads; filters apply to it", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "@jest/globals";
 import { LlmAccountsClient, type ClientOptions } from "../../provider/client/index.js";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../provider/emulator/index.js";
-import { setClientOverrides, setStackConfig } from "../../provider/runtime/index.js";
+import { setClientOverrides, setStackConfig, startFresh } from "../../provider/runtime/index.js";
 import { SecretLedger } from "./secrets.js";
 
 /** Starts an emulator on 127.0.0.1 (free port) for a test file. */
@@ -23,7 +23,11 @@ export function useRuntimeEmulator(set: (emu: Emulator) => void): void {
     set(emu);
   });
   afterAll(async () => emu.close());
-  beforeEach(() => emu.clearRequests());
+  // Each test plays commands of its own: it starts as a new plugin process would, with nothing kept.
+  beforeEach(() => {
+    startFresh();
+    emu.clearRequests();
+  });
   afterEach(() => emu.setFaults([]));
 }
 

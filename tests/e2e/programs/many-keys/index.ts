@@ -4,6 +4,8 @@
 //   enabled      whether the keys are enabled (default true)
 //   spendLimit   a monthly spend limit on every key (default none)
 //   subAccounts  also declare one SubAccountBatch of this many sub-accounts (default 0: none)
+//   batches      also declare this many SubAccountBatch resources of 5 sub-accounts, aliases `<aliasPrefix>-team-<i>`
+//                (default 0: none)
 //   trivial      declare the same resources as trivial dynamic resources that call no API (the baseline of
 //                the benchmark's preview overhead)
 import * as pulumi from "@pulumi/pulumi";
@@ -15,6 +17,7 @@ const aliasPrefix = config.get("aliasPrefix") ?? "key";
 const enabled = config.getBoolean("enabled") ?? true;
 const spendLimit = config.getNumber("spendLimit");
 const subAccounts = config.getNumber("subAccounts") ?? 0;
+const batches = config.getNumber("batches") ?? 0;
 const trivial = config.getBoolean("trivial") ?? false;
 
 // Loaded only when used: the trivial variant is the same program without the package at all.
@@ -41,6 +44,10 @@ for (let i = 0; i < count; i++) {
 }
 if (subAccounts > 0 && llm) {
   new llm.SubAccountBatch("team", { alias: `${aliasPrefix}-team`, balance: 10, count: subAccounts, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
+}
+
+for (let i = 0; i < batches && llm; i++) {
+  new llm.SubAccountBatch(`team-${i}`, { alias: `${aliasPrefix}-team-${i}`, balance: 10, count: 5, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
 }
 
 export const keys = count;
