@@ -2,7 +2,7 @@
 // `npm run bench`: measures what the package costs with the real Pulumi CLI against the emulator (in this
 // process): API calls per lifecycle operation beside the minimum, `pulumi up` under the rate limits, destroys of
 // 1000 keys with and without delete coalescing, state size and a checkpointed `up` beside release 0.1.0, refresh
-// of many sub-account batches with and without read sharing, zod's share of a list parse, and `pulumi preview`
+// of many sub-account batches with and without read sharing (the runtime's reads, and `pulumi refresh`), zod's share of a list parse, and `pulumi preview`
 // beside trivial dynamic resources. Every comparison is measured side by side in the same run. Prints a table,
 // writes bench/results.json and docs/benchmarks.md, and exits non-zero when a target is missed.
 //
@@ -23,6 +23,7 @@ import { markdown, report, targetsOf } from "./bench/render.mjs";
 const SECTIONS = {
   parse: (ctx) => measure.parseShare(ctx),
   refresh: (ctx) => measure.refreshSharing(ctx),
+  cliRefresh: (ctx) => measure.cliRefresh(ctx),
   destroy: (ctx, cli, parallelism) => measure.destroyAndState(ctx, cli, parallelism),
   checkpointedUp: (ctx) => measure.checkpointedUp(ctx),
   preview: (ctx) => measure.previewOverhead(ctx),
@@ -32,7 +33,7 @@ const SECTIONS = {
 
 const { values: flags } = parseArgs({ options: { only: { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" } } });
 // A run at toy sizes, to try the sections out: its files are never written.
-if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, parseItems: 1000 });
+if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, parseItems: 1000 });
 const full = !flags.only && !flags.smoke;
 const only = flags.only ? flags.only.split(",") : Object.keys(SECTIONS);
 for (const s of only) if (!(s in SECTIONS)) throw new Error(`--only: unknown section "${s}" (${Object.keys(SECTIONS).join(", ")})`);

@@ -10,7 +10,7 @@ import * as subAccountBatchImpl from "./subAccountBatch.js";
 
 export { setStackConfig, setClientOverrides, startFresh, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
 export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
-export { SharedSubAccountList, SHARING_SWITCH } from "./sharedList.js";
+export { SharedSubAccountList, SHARE, SHARING_SWITCH } from "./sharedList.js";
 export { UNKNOWN } from "./values.js";
 export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
 export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatch.js";

@@ -280,12 +280,12 @@ export async function update(id: string, old: SubAccountBatchOutputs, inputs: Su
 }
 
 /**
- * read (refresh): one list call, shared with the reads arriving together. Sub-accounts deleted elsewhere drop out; alias and pricing drift show. The
+ * read (refresh): one list call, shared with the other reads of the command (sharedList.ts). Sub-accounts deleted elsewhere drop out; alias and pricing drift show. The
  * inputs returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
  */
 export async function read(id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const api = clientFor(old.connection).subAccounts;
-  // One list of the whole account, shared with the reads arriving together: it finds our sub-accounts even
+  // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const ours = new Set(old.tokens ?? []);
   const { all, byToken } = await sharedListFor(api).snapshot();

@@ -8,7 +8,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { API_KEY_DELETE_MAX, DEFAULT_RATE_LIMITS, SubAccountListResponseSchema, fromWire } from "../../dist/provider/client/index.js";
 import { startEmulator } from "../../dist/provider/emulator/index.js";
-import { COALESCING_SWITCH, SHARING_SWITCH, setStackConfig, subAccountBatch } from "../../dist/provider/runtime/index.js";
+import { COALESCING_SWITCH, SHARING_SWITCH, setStackConfig, startFresh, subAccountBatch } from "../../dist/provider/runtime/index.js";
 import { buildRelease, RELEASE_0_1_0 } from "../lib/release.mjs";
 import { PulumiStack, prepareProgram, REPO } from "../lib/stack.mjs";
 
@@ -31,8 +31,10 @@ export const SETTINGS = {
   /** Sub-accounts per batch in the refresh rows and in the state measurement. */
   batchSize: 5,
   refreshBatches: [10, 100, 1000],
-  /** Reads at once in the refresh baseline (one list each): the engine's default, and a bound on memory. */
+  /** Reads at once in the runtime refresh rows: the engine's default --parallel on this machine's 2 cores. */
   baselineReadsAtOnce: 8,
+  /** SubAccountBatch resources of the `pulumi refresh` rows (real CLI, default --parallel). */
+  cliRefreshBatches: 500,
   /** Reads the baseline times, at most (each lists the whole account); its time is scaled to all N reads. */
   baselineSampleReads: 100,
   parseItems: 10_000,
@@ -52,7 +54,7 @@ export const TARGETS = {
   destroyTimeRatio: 1.0,
   /** State per ApiKey as a share of release 0.1.0's, measured in the same run. */
   keyStateShare: 0.5,
-  /** List calls of a refresh of N batches whose reads arrive together. */
+  /** List calls of a refresh of N batches (runtime rows), and of each `pulumi refresh` pass (real CLI). */
   refreshListCalls: 1,
 };
 
@@ -354,8 +356,9 @@ async function pool(items, width, fn) {
 }
 
 /**
- * Refresh of N batches of 5, calling the runtime's read directly (as the engine's plugin does): with sharing,
- * every read at once; the baseline, one list per read (LLM_ACCOUNTS_READ_SHARING=off), a few at once.
+ * Refresh of N batches of 5, calling the runtime's read directly (as the engine's plugin does), scheduled as the
+ * engine schedules them: `baselineReadsAtOnce` at a time, the next started as one is answered. With sharing, and
+ * the baseline (one list per read, LLM_ACCOUNTS_READ_SHARING=off); each run starts as a new plugin process.
  */
 export async function refreshSharing(ctx) {
   const saved = { ...process.env };
@@ -371,11 +374,12 @@ export async function refreshSharing(ctx) {
       });
       const run = async (sharing) => {
         process.env[SHARING_SWITCH] = sharing ? "on" : "off";
+        startFresh();
         emu.clearRequests();
         const started = Date.now();
         const read = (b) => subAccountBatch.read(b.id, b.outs);
         const timed = sharing ? batches : batches.slice(0, SETTINGS.baselineSampleReads);
-        const reads = sharing ? await Promise.all(timed.map(read)) : await pool(timed, SETTINGS.baselineReadsAtOnce, read);
+        const reads = await pool(timed, SETTINGS.baselineReadsAtOnce, read);
         // Every baseline read costs the same (one list of the whole account): a sample, scaled, is the whole.
         const scale = n / timed.length;
         const ms = (Date.now() - started) * scale;
@@ -393,6 +397,35 @@ export async function refreshSharing(ctx) {
     process.env = saved;
   }
   return rows;
+}
+
+/**
+ * `pulumi refresh --skip-preview` of `cliRefreshBatches` SubAccountBatch resources of 5 at the CLI's default
+ * --parallel, with read sharing and with it off (one list per read), each run twice, interleaved; the faster of
+ * each is compared. Checkpoints are skipped, as in the destroys: the file backend's rewrites are not the subject.
+ */
+export async function cliRefresh(ctx) {
+  const n = SETTINGS.cliRefreshBatches;
+  const emu = await emulator(ctx, { rateLimits: false });
+  const env = { ...ctx.bigRunEnv, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+  const stack = await stackOf(ctx, emu, env, { count: 0, batches: n });
+  await stack.up(["--parallel", "64"]);
+  const samples = { on: [], off: [] };
+  for (let round = 0; round < 2; round++) {
+    for (const sharing of ["on", "off"]) {
+      emu.clearRequests();
+      const r = await stack.refresh(["--skip-preview"], { env: { [SHARING_SWITCH]: sharing } });
+      const calls = countCalls(emu);
+      samples[sharing].push({ ms: r.ms, listCalls: calls["sub-account/list"] ?? 0, otherCalls: sum(calls) - (calls["sub-account/list"] ?? 0) });
+      ctx.log(`pulumi refresh of ${n} batches, sharing ${sharing}: ${r.ms} ms, ${calls["sub-account/list"] ?? 0} lists`);
+    }
+  }
+  const stateUnchanged = (await stack.run(["preview", "--expect-no-changes"], { allowFailure: true })).code === 0;
+  await stack.destroy(["--parallel", "64"]);
+  const fastest = (list) => list.reduce((a, b) => (b.ms < a.ms ? b : a));
+  const shared = fastest(samples.on);
+  const baseline = fastest(samples.off);
+  return { batches: n, subAccounts: n * SETTINGS.batchSize, samples, shared, baseline, timeRatio: shared.ms / baseline.ms, stateUnchanged };
 }
 
 /** Median of `rounds` timings of `fn`, in ms. */
