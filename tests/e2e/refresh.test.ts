@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { join } from "node:path";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { calls, emulator } from "../support/emulator.js";
+import { REPO } from "../support/programDir.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
+
+// A refresh of many SubAccountBatch resources through the real engine, which hands the provider --parallel reads
+// at a time: one list of the account answers them all (sharedList.ts), and drift made before a command is seen.
+const BATCHES = 60;
+const PROGRAM = join(REPO, "tests/e2e/programs/many-keys");
+
+let emu: Emulator;
+let stack: PulumiStack;
+
+beforeAll(async () => {
+  await requirePulumiCli();
+  emu = await emulator({ rateLimits: false });
+  // The client's limiter is not the subject: off, so that 60 batch creates never wait for a window.
+  stack = await stackFor(PROGRAM, emu, { env: { LLM_ACCOUNTS_RATE_LIMITS: "off" } });
+  await stack.setConfig("count", 0);
+  await stack.setConfig("batches", BATCHES);
+  await stack.up(["--parallel", "64"]);
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  try {
+    if (stack) await stack.destroy(["--parallel", "64"]);
+    expect(emu.state.listSubAccounts()).toEqual([]);
+  } finally {
+    disposeStack(stack);
+    await emu?.close();
+  }
+}, 5 * 60_000);
+
+describe(`pulumi refresh of ${BATCHES} sub-account batches`, () => {
+  test(
+    "at the default --parallel: one list call in all, and the state unchanged",
+    async () => {
+      emu.clearRequests();
+      await stack.refresh(["--skip-preview"]);
+      expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+      await stack.run(["preview", "--expect-no-changes"]);
+    },
+    5 * 60_000,
+  );
+
+  test(
+    "drift made before a command is seen by its one list; up --refresh repairs it",
+    async () => {
+      const byAlias = (alias: string) => emu.state.listSubAccounts().filter((s) => s.alias === alias);
+      const renamed = byAlias("key-team-7");
+      emu.state.editSubAccounts(
+        renamed.map((s) => s.token),
+        "renamed-in-console",
+        renamed[0].model_pricing,
+      );
+      emu.state.deleteSubAccounts(byAlias("key-team-8").map((s) => s.token));
+      emu.clearRequests();
+      const gate = await stack.run(["preview", "--refresh", "--expect-no-changes"], { allowFailure: true });
+      expect(gate.code).not.toBe(0);
+      expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+      await stack.up(["--refresh"]);
+      expect(byAlias("key-team-7")).toHaveLength(5);
+      expect(byAlias("renamed-in-console")).toEqual([]);
+      expect(byAlias("key-team-8")).toHaveLength(5);
+      await stack.run(["preview", "--refresh", "--expect-no-changes"]);
+    },
+    5 * 60_000,
+  );
+});
