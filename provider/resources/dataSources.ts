@@ -5,7 +5,7 @@ import type { ConnectionArgs, StackConfig } from "../client/config.js";
 import { decimalToMicros, microsToDecimal } from "../client/format.js";
 import { fingerprint } from "../client/redact.js";
 import type { Model, SubAccount, UsageRow } from "../client/schemas/index.js";
-import { clientFor, STACK_CONFIG_KEYS } from "../runtime/connection.js";
+import { clientFor, STACK_CONFIG_KEYS, startFresh } from "../runtime/connection.js";
 import { sharedListFor } from "../runtime/sharedList.js";
 import { canonical } from "../runtime/values.js";
 
@@ -28,8 +28,24 @@ function programConfig(): StackConfig {
 /** Answers so far, per client (one client per account settings, shared with the resources' runtime). */
 const results = new WeakMap<LlmAccountsClient, Map<string, Promise<unknown>>>();
 
+/** The engine's resource monitor of the run the answers belong to (undefined outside a Pulumi program). */
+let answeredRun: unknown;
+
+/**
+ * Starts afresh when the program runs again in the same process, as an Automation API program run inline does
+ * at each `up`: a new run has a new resource monitor. Its clients, and with them the answers and the shared list
+ * of the run before, are forgotten, so that a second `up` never shows the first one's balance.
+ */
+function forgetEarlierRuns(): void {
+  const run = pulumi.runtime.getMonitor();
+  if (run === answeredRun) return;
+  answeredRun = run;
+  startFresh();
+}
+
 /** One API call per distinct arguments in a run: later calls share the first one's answer. */
 function once<T>(name: string, args: unknown, connection: ConnectionArgs | undefined, call: (c: LlmAccountsClient) => Promise<T>): Promise<T> {
+  forgetEarlierRuns();
   const c = clientFor(connection, programConfig());
   let answers = results.get(c);
   if (!answers) results.set(c, (answers = new Map()));

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import * as pulumi from "@pulumi/pulumi";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { getBalance, getModels, getSubAccounts, getUsage } from "../../provider/resources/dataSources.js";
 import { calls, emulator } from "../support/emulator.js";
@@ -75,5 +76,26 @@ describe("data sources", () => {
     await expect(getBalance({ connection: { adminKeyEnv: "NO_SUCH_VARIABLE_FOR_TEST" } })).rejects.toThrow(
       /NO_SUCH_VARIABLE_FOR_TEST \(named by connection.adminKeyEnv\) is not set/,
     );
+  });
+});
+
+describe("a program run again in the same process (an Automation API program run inline)", () => {
+  const newRun = () =>
+    pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: a.inputs }), call: () => ({}) }, "project", "stack", false);
+
+  test("each run asks the platform afresh; within a run, every use shares one answer", async () => {
+    const before = emu.state.balance();
+    try {
+      await newRun();
+      const first = await getBalance();
+      emu.state.setBalance(1234.5);
+      expect(await getBalance()).toEqual(first);
+      expect(calls(emu)).toEqual({ "account/balance": 1 });
+      await newRun();
+      expect((await getBalance()).balance).toBe("1234.500000");
+      expect(calls(emu)).toEqual({ "account/balance": 2 });
+    } finally {
+      emu.state.setBalance(Number(before));
+    }
   });
 });
