@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { SETTINGS } from "./client/settings.js";
-import { redact } from "./client/redact.js";
+import { redact } from "./api/redact.js";
 import { parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 

@@ -20,7 +20,7 @@ export {
   type GetSubAccountsResult,
 } from "./resources/dataSources.js";
 export type { ConnectionArgs } from "./client/config.js";
-export type { Model, UsageRow, SubAccount, ModelPricing } from "./client/schemas/index.js";
+export type { Model, UsageRow, SubAccount, ModelPricing } from "./api/schemas/index.js";
 export {
   LlmAccountsError,
   ApiError,
@@ -35,4 +35,4 @@ export {
   ConfigurationError,
 } from "./client/errors.js";
 export { LlmAccountsClient } from "./client/client.js";
-export { maskKey } from "./client/redact.js";
+export { maskKey } from "./api/redact.js";

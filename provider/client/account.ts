@@ -1,10 +1,10 @@
-import { DAY_MS, USAGE_HISTORY_DAYS, USAGE_MODELS_PER_DAY_MAX, USAGE_NEXT_PAGE_FIELD } from "./assumptions.js";
-import { fromWire, toWire } from "./casing.js";
+import { DAY_MS, USAGE_HISTORY_DAYS, USAGE_MODELS_PER_DAY_MAX, USAGE_NEXT_PAGE_FIELD } from "../api/assumptions.js";
+import { fromWire, toWire } from "../api/casing.js";
 import { LlmAccountsError } from "./errors.js";
-import { addDays, utcDate } from "./format.js";
+import { addDays, utcDate } from "../api/format.js";
 import { ApiGroup } from "./masked.js";
-import { OPERATIONS } from "./operations.js";
-import * as s from "./schemas/index.js";
+import { OPERATIONS } from "../api/operations.js";
+import * as s from "../api/schemas/index.js";
 
 /** Arguments of the usage summary, without the paging field (the client follows pages itself). */
 export interface UsageQuery {

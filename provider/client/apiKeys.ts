@@ -1,8 +1,8 @@
-import { API_KEY_DELETE_MAX } from "./assumptions.js";
-import { fromWire, toWire } from "./casing.js";
+import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
+import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup } from "./masked.js";
-import { OPERATIONS } from "./operations.js";
-import type * as s from "./schemas/index.js";
+import { OPERATIONS } from "../api/operations.js";
+import type * as s from "../api/schemas/index.js";
 
 /** The management group's API key operations (spec 4.1 to 4.5). */
 export class ApiKeysApi extends ApiGroup {

@@ -1,4 +1,4 @@
-import { redact } from "./redact.js";
+import { redact } from "../api/redact.js";
 
 /** What every error of this package carries; keys appear only masked. */
 export interface ErrorDetails {

@@ -1,7 +1,7 @@
 import got, { RequestError, type Response } from "got";
 import { ZodError, type z } from "zod";
-import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "./assumptions.js";
-import { wirePath } from "./casing.js";
+import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "../api/assumptions.js";
+import { wirePath } from "../api/casing.js";
 import {
   ApiError,
   ConfigurationError,
@@ -14,10 +14,10 @@ import {
 import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
 import { ShowsOriginOnly } from "./masked.js";
 import { readAtMost, ResponseTooLargeError } from "./responseSize.js";
-import { describeOperation, type Group, type Operation } from "./operations.js";
-import { fingerprint, redact } from "./redact.js";
+import { describeOperation, type Call, type Group, type Operation } from "../api/operations.js";
+import { fingerprint, redact } from "../api/redact.js";
 import { classify, retryAfterMs, RetryPolicy, SYSTEM_CLOCK, type Clock, type RetryOptions } from "./retry.js";
-import { ErrorBodySchema } from "./schemas/common.js";
+import { ErrorBodySchema } from "../api/schemas/common.js";
 import { missingSetting, noBaseUrl, SETTINGS, validateRateLimitOptions, type RateLimitOptions } from "./settings.js";
 import { USER_AGENT } from "../version.js";
 
@@ -115,11 +115,6 @@ function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
 }
 
 /** What one request carries: the operation, and its body (or query, for GETs) typed by the operation's schema. */
-export interface Call<O extends Operation = Operation> {
-  op: O;
-  body?: z.input<O["request"]>;
-}
-
 /**
  * The only place that talks HTTP: credentials per group, timeouts, the shared rate limiter, retries, response
  * validation and redaction. It never rethrows or logs a raw got error, whose options hold the Authorization header.

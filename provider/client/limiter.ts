@@ -1,4 +1,4 @@
-import type { RateLimit } from "./assumptions.js";
+import type { RateLimit } from "../api/assumptions.js";
 
 /**
  * Keeps a caller under "at most `limit` requests in any `windowMs`", as a server that counts arrivals in a

@@ -1,4 +1,4 @@
-import type { HttpTransport } from "./http.js";
+import type { Send } from "../api/operations.js";
 
 /**
  * Base of every client object that holds a credential, directly or through its transport: `util.inspect`,
@@ -21,9 +21,15 @@ export abstract class ShowsOriginOnly {
   }
 }
 
+/** What an API group needs of its transport: where requests go, and a way to send one (`HttpTransport`). */
+export interface Sender {
+  readonly origin: string;
+  readonly send: Send;
+}
+
 /** Base of the API group classes: they send through the transport, and show only its origin. */
 export abstract class ApiGroup extends ShowsOriginOnly {
-  constructor(protected readonly http: HttpTransport) {
+  constructor(protected readonly http: Sender) {
     super();
   }
 

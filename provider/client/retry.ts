@@ -1,5 +1,5 @@
-import { MAX_RETRY_AFTER_MS } from "./assumptions.js";
-import type { RetryClass } from "./operations.js";
+import { MAX_RETRY_AFTER_MS } from "../api/assumptions.js";
+import type { RetryClass } from "../api/operations.js";
 
 /** How many times, and how fast, a request is tried again. */
 export interface RetryOptions {

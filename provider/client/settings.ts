@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_RATE_LIMITS, type RateLimit } from "./assumptions.js";
+import { DEFAULT_RATE_LIMITS, type RateLimit } from "../api/assumptions.js";
 import { ConfigurationError } from "./errors.js";
 
 /** Per-operation limits as a caller gives them: a number replaces the per-minute limit, a list replaces them all. */

@@ -1,7 +1,7 @@
-import { fromWire, toWire } from "./casing.js";
+import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup } from "./masked.js";
-import { OPERATIONS } from "./operations.js";
-import type * as s from "./schemas/index.js";
+import { OPERATIONS } from "../api/operations.js";
+import type * as s from "../api/schemas/index.js";
 
 /** Filters of the sub-account list. */
 export interface SubAccountFilter {

@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { USAGE_MODEL_FIELD } from "../client/assumptions.js";
-import type { ModelSchema, UsageRowSchema } from "../client/schemas/index.js";
+import { USAGE_MODEL_FIELD } from "../api/assumptions.js";
+import type { ModelSchema, UsageRowSchema } from "../api/schemas/index.js";
 import { addDays, microsToDecimal } from "./format.js";
 import { hashString, seededRandom } from "./random.js";
 

@@ -1,5 +1,5 @@
-import { wirePath } from "../client/casing.js";
-import type { ErrorBody } from "../client/schemas/index.js";
+import { wirePath } from "../api/casing.js";
+import type { ErrorBody } from "../api/schemas/index.js";
 
 /** A non-2xx answer: `{error: {code, message}}` with a status (the shape of spec 7, used for both groups). */
 export class ErrorAnswer extends Error {

@@ -1,4 +1,4 @@
-import { OPERATIONS } from "../client/operations.js";
+import { OPERATIONS } from "../api/operations.js";
 import { seededRandom } from "./random.js";
 
 /** Every kind of fault the emulator can inject. */

@@ -1,4 +1,4 @@
-export { addDays, microsToDecimal, utcDate } from "../client/format.js";
+export { addDays, microsToDecimal, utcDate } from "../api/format.js";
 
 /** An amount as the API writes it: a decimal string with six places, never in exponent form. */
 export function decimal6(amount: number): string {

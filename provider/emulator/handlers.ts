@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../client/assumptions.js";
-import type { OPERATIONS, OperationId } from "../client/operations.js";
-import { fingerprint, maskKey } from "../client/redact.js";
-import { convertModelPricing } from "../client/schemas/index.js";
+import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../api/assumptions.js";
+import type { OPERATIONS, OperationId } from "../api/operations.js";
+import { fingerprint, maskKey } from "../api/redact.js";
+import { convertModelPricing } from "../api/schemas/index.js";
 import { MODEL_CATALOGUE, usageRows, type UsageRowsQuery } from "./catalogue.js";
 import { invalidField, notFound } from "./errors.js";
 import { addDays, utcDate } from "./format.js";

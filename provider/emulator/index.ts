@@ -1,10 +1,11 @@
-import { ADMIN_KEY_PREFIX, KEY_PREFIX, MINUTE_MS } from "../client/assumptions.js";
+import { ADMIN_KEY_PREFIX, KEY_PREFIX, MINUTE_MS } from "../api/assumptions.js";
 import { FaultInjector, type FaultSpec } from "./faults.js";
 import { createHandlers } from "./handlers.js";
 import { effectiveLimits, RateLimiter, type RateLimitOverrides } from "./limits.js";
 import { StateFile } from "./persistence.js";
 import { newAdminKey, newKey } from "./random.js";
-import { EmulatorServer, type RequestLogEntry } from "./server.js";
+import { EmulatorServer } from "./server.js";
+import type { RequestLogEntry } from "./requestLog.js";
 import { EmulatorState } from "./state.js";
 
 export { MODEL_CATALOGUE, USAGE_STATS_DAYS, usageRows, type UsageRowsQuery } from "./catalogue.js";
@@ -12,7 +13,7 @@ export { FAULT_KINDS, parseFaultSpec, checkFaultSpec, type FaultKind, type Fault
 export { effectiveLimits, type RateLimitOverrides } from "./limits.js";
 export { DEFAULT_REQUEST_LOG_SIZE } from "./requestLog.js";
 export type { StateSnapshot } from "./persistence.js";
-export type { RequestLogEntry } from "./server.js";
+export type { RequestLogEntry } from "./requestLog.js";
 export { DEFAULT_BALANCE, EmulatorState, type ApiKeyRecord, type SubAccountRecord } from "./state.js";
 
 /** How to start an emulator; every field is optional. */

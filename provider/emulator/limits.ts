@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { DEFAULT_RATE_LIMITS, MINUTE_MS, type RateLimit } from "../client/assumptions.js";
+import { DEFAULT_RATE_LIMITS, MINUTE_MS, type RateLimit } from "../api/assumptions.js";
 
 /** Limits per operation name that replace the defaults (windows given in real time; they are scaled too). */
 export type RateLimitOverrides = Partial<Record<string, RateLimit[]>>;

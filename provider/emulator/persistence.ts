@@ -1,7 +1,7 @@
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { ApiKeyCreatedSchema, DecimalStringSchema, SubAccountSchema } from "../client/schemas/index.js";
+import { ApiKeyCreatedSchema, DecimalStringSchema, SubAccountSchema } from "../api/schemas/index.js";
 import { randomToken } from "./random.js";
 
 /** The whole emulator state as the state file holds it (keys included: the file is written with mode 0600). */

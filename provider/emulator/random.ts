@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "../client/assumptions.js";
+import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "../api/assumptions.js";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 // Bytes at or above the largest multiple of 62 are dropped, so that every character is equally likely.

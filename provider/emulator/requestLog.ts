@@ -1,4 +1,16 @@
-import type { RequestLogEntry } from "./server.js";
+/** One request as the emulator saw it: no body, no credential, no query string. */
+export interface RequestLogEntry {
+  /** The operation name (`api-key/create`, ...), or `unknown` for a path or method no operation has. */
+  op: string;
+  method: string;
+  path: string;
+  /** The status answered; 0 when the connection was dropped without an answer. */
+  status: number;
+  /** Arrival, epoch ms. */
+  at: number;
+  /** The injected fault(s), e.g. `500` or `latency+drop-after`. */
+  fault?: string;
+}
 
 /** Default number of entries the request log keeps: enough for any test, bounded for a long-running emulator. */
 export const DEFAULT_REQUEST_LOG_SIZE = 10_000;

@@ -3,29 +3,15 @@ import { setMaxListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { RATE_LIMIT_STATUS } from "../client/assumptions.js";
-import { OPERATIONS, type Operation, type OperationId } from "../client/operations.js";
-import { fingerprint, redact } from "../client/redact.js";
+import { RATE_LIMIT_STATUS } from "../api/assumptions.js";
+import { OPERATIONS, type Operation, type OperationId } from "../api/operations.js";
+import { fingerprint, redact } from "../api/redact.js";
 import { ErrorAnswer, invalidField } from "./errors.js";
 import { MALFORMED_BODY, withWrongTypes, type FaultInjector, type FaultSpec } from "./faults.js";
 import type { Handlers } from "./handlers.js";
 import type { RateLimiter } from "./limits.js";
-import { loggedPath, RequestLog } from "./requestLog.js";
+import { loggedPath, RequestLog, type RequestLogEntry } from "./requestLog.js";
 import type { EmulatorState } from "./state.js";
-
-/** One request as the emulator saw it: no body, no credential, no query string. */
-export interface RequestLogEntry {
-  /** The operation name (`api-key/create`, ...), or `unknown` for a path or method no operation has. */
-  op: string;
-  method: string;
-  path: string;
-  /** The status answered; 0 when the connection was dropped without an answer. */
-  status: number;
-  /** Arrival, epoch ms. */
-  at: number;
-  /** The injected fault(s), e.g. `500` or `latency+drop-after`. */
-  fault?: string;
-}
 
 /** What the server needs besides the HTTP plumbing. */
 export interface ServerParts {

@@ -4,7 +4,7 @@ import type {
   ModelPricingSchema,
   SecurityConfigWire,
   SubAccountSchema,
-} from "../client/schemas/index.js";
+} from "../api/schemas/index.js";
 import { decimal6, isoUtc, isoWithOffset } from "./format.js";
 import type { StateFile, StateSnapshot } from "./persistence.js";
 import { newKey } from "./random.js";

@@ -1,7 +1,7 @@
 import type { LlmAccountsClient } from "../client/client.js";
 import { AuthenticationError, LlmAccountsError, NotFoundError } from "../client/errors.js";
-import { maskKey } from "../client/redact.js";
-import { KeySchema, type ModelPricing, type SecurityConfig } from "../client/schemas/index.js";
+import { maskKey } from "../api/redact.js";
+import { KeySchema, type ModelPricing, type SecurityConfig } from "../api/schemas/index.js";
 import { normalizeSecurityConfig } from "../runtime/apiKey.js";
 import { canonical } from "../runtime/values.js";
 

@@ -4,7 +4,7 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions } from "../client/config.js";
-import { redact } from "../client/redact.js";
+import { redact } from "../api/redact.js";
 import { PACKAGE } from "../version.js";
 import { ImportError, parseKeyList, readAccount, slug } from "./account.js";
 import { mergePackageJson, programSecrets, renderProgram, renderProjectFile, TSCONFIG, type ProgramSecret } from "./program.js";

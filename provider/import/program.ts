@@ -1,4 +1,4 @@
-import { maskKey } from "../client/redact.js";
+import { maskKey } from "../api/redact.js";
 import type { ImportedAccount, ImportedBatch, ImportedKey } from "./account.js";
 
 /** One secret of the generated program: the stack config key it is read from, and its value. */

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
-import type { SecurityConfig } from "../client/schemas/apiKeys.js";
-import { maskKey } from "../client/redact.js";
+import type { SecurityConfig } from "../api/schemas/apiKeys.js";
+import { maskKey } from "../api/redact.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /** Restrictions of a key; each part optional, an omitted part restricts nothing. */

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { toWire } from "../client/casing.js";
+import { toWire } from "../api/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
-import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../client/schemas/subAccounts.js";
+import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../api/schemas/subAccounts.js";
 import { camelFieldNames } from "../runtime/values.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 

@@ -1,6 +1,6 @@
 import { LlmAccountsError } from "../client/errors.js";
-import { maskKey } from "../client/redact.js";
-import { KeySchema, type SubAccount } from "../client/schemas/index.js";
+import { maskKey } from "../api/redact.js";
+import { KeySchema, type SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { UNKNOWN, type CheckFailure } from "./values.js";
 

@@ -1,8 +1,8 @@
-import { fromWire, toWire } from "../client/casing.js";
+import { fromWire, toWire } from "../api/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
-import { fingerprint, maskKey } from "../client/redact.js";
-import { ApiKeyCreateRequestSchema, KeySchema, type SecurityConfig } from "../client/schemas/index.js";
+import { fingerprint, maskKey } from "../api/redact.js";
+import { ApiKeyCreateRequestSchema, KeySchema, type SecurityConfig } from "../api/schemas/index.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
 import type { Props, ReadOutcome } from "./contract.js";
 import { coalescerFor } from "./deleteCoalescer.js";

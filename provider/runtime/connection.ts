@@ -1,7 +1,7 @@
 import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs, type StackConfig } from "../client/config.js";
 import { parseBaseUrl, type TransportOptions } from "../client/http.js";
-import { fingerprint, redact } from "../client/redact.js";
+import { fingerprint, redact } from "../api/redact.js";
 import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
 
 import { STACK_CONFIG_SLOT } from "./slot.js";

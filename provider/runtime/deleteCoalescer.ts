@@ -1,4 +1,4 @@
-import { API_KEY_DELETE_MAX } from "../client/assumptions.js";
+import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
 import type { ApiKeysApi } from "../client/apiKeys.js";
 import { BadRequestError, NotFoundError, ResponseValidationError } from "../client/errors.js";
 import { oncePer } from "./oncePer.js";

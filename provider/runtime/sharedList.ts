@@ -1,4 +1,4 @@
-import type { SubAccount } from "../client/schemas/index.js";
+import type { SubAccount } from "../api/schemas/index.js";
 import { subAccountWrites, type SubAccountFilter, type SubAccountsApi } from "../client/subAccounts.js";
 import { oncePer } from "./oncePer.js";
 

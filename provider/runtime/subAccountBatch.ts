@@ -1,9 +1,9 @@
-import { toWire } from "../client/casing.js";
+import { toWire } from "../api/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
-import { CLOCK_SKEW_MS } from "../client/assumptions.js";
+import { CLOCK_SKEW_MS } from "../api/assumptions.js";
 import { LlmAccountsError, NotFoundError, ResponseValidationError } from "../client/errors.js";
-import { fingerprint } from "../client/redact.js";
-import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../client/schemas/index.js";
+import { fingerprint } from "../api/redact.js";
+import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedTokens, adoptTokensFailures, findAdopted, sameTokenSet } from "./adoption.js";
 import { clientFor, connectionDiff, connectionFailures } from "./connection.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { BudgetCounter } from "../../provider/client/limiter.js";
 import { LlmAccountsError, USAGE_MODEL_FIELD, USAGE_PAGE_SIZE, validateUsageQuery } from "../../provider/client/index.js";
-import { fingerprint } from "../../provider/client/redact.js";
+import { fingerprint } from "../../provider/api/redact.js";
 import { MODEL_CATALOGUE, usageRows, type Emulator } from "../../provider/emulator/index.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 

@@ -1,5 +1,5 @@
 import { expect, test } from "@jest/globals";
-import { camelPath, fromWire, toWire, wirePath } from "../../provider/client/casing.js";
+import { camelPath, fromWire, toWire, wirePath } from "../../provider/api/casing.js";
 
 test("keys are renamed at every depth, values never, and undefined members are dropped", () => {
   const wire = { security_config: { spend_limit: { monthly: 5 }, models: { items: ["gpt_4o_mini"] } }, created_at: "x", user_id: 7 };

@@ -1,5 +1,5 @@
 import { expect, test } from "@jest/globals";
-import { addDays, decimalToMicros, microsToDecimal, utcDate } from "../../provider/client/format.js";
+import { addDays, decimalToMicros, microsToDecimal, utcDate } from "../../provider/api/format.js";
 
 test("money: decimal strings and whole millionths convert both ways exactly, signs included", () => {
   expect(decimalToMicros("12.345678")).toBe(12_345_678n);

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { toWire } from "../../provider/client/casing.js";
+import { toWire } from "../../provider/api/casing.js";
 import { FAULT_KINDS, type Emulator, type FaultSpec } from "../../provider/emulator/index.js";
 import { setStackConfig, startFresh } from "../../provider/runtime/index.js";
 import { COALESCE } from "../../provider/runtime/deleteCoalescer.js";

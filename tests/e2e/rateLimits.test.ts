@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from "@jest/globals";
 import { join } from "node:path";
-import { DEFAULT_RATE_LIMITS } from "../../provider/client/assumptions.js";
+import { DEFAULT_RATE_LIMITS } from "../../provider/api/assumptions.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { USAGE_HISTORY_DAYS, USAGE_MODEL_FIELD, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../../provider/client/assumptions.js";
-import { fingerprint } from "../../provider/client/redact.js";
-import { ModelsResponseSchema } from "../../provider/client/schemas/index.js";
+import { USAGE_HISTORY_DAYS, USAGE_MODEL_FIELD, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../../provider/api/assumptions.js";
+import { fingerprint } from "../../provider/api/redact.js";
+import { ModelsResponseSchema } from "../../provider/api/schemas/index.js";
 import { MODEL_CATALOGUE, startEmulator, USAGE_STATS_DAYS, usageRows, type Emulator } from "../../provider/emulator/index.js";
 import { call, micros, ok } from "./helpers.js";
 

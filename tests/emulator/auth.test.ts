@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { OPERATIONS, type OperationId } from "../../provider/client/operations.js";
+import { OPERATIONS, type OperationId } from "../../provider/api/operations.js";
 import { startEmulator, type Emulator } from "../../provider/emulator/index.js";
 import { call, ok } from "./helpers.js";
 

@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { OPERATIONS } from "../../provider/client/operations.js";
+import { OPERATIONS } from "../../provider/api/operations.js";
 
 // The CLI is tested as users run it: the built file (npm run build, or npx tsc -p tsconfig.build.json).
 const CLI = resolve("dist/provider/cli.js");

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
-import { OPERATIONS } from "../../provider/client/operations.js";
+import { OPERATIONS } from "../../provider/api/operations.js";
 import { parseFaultSpec, startEmulator, type Emulator, type EmulatorOptions, type FaultSpec } from "../../provider/emulator/index.js";
 import { execFile } from "node:child_process";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-import { OPERATIONS, type OperationId } from "../../provider/client/operations.js";
+import { OPERATIONS, type OperationId } from "../../provider/api/operations.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 
 /** What a test sees of one answer. */

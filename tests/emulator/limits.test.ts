@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
-import { DEFAULT_RATE_LIMITS } from "../../provider/client/assumptions.js";
+import { DEFAULT_RATE_LIMITS } from "../../provider/api/assumptions.js";
 import { effectiveLimits, startEmulator, type Emulator, type EmulatorOptions } from "../../provider/emulator/index.js";
 import { call, sleep } from "./helpers.js";
 

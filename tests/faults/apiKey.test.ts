@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { fingerprint } from "../../provider/client/redact.js";
+import { fingerprint } from "../../provider/api/redact.js";
 import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { failure, only, retryWaits, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator, FaultKind } from "../../provider/emulator/index.js";
-import { fingerprint } from "../../provider/client/redact.js";
+import { fingerprint } from "../../provider/api/redact.js";
 import { startFresh, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { failure, only, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { ALIAS_MAX_LENGTH } from "../../provider/client/assumptions.js";
+import { ALIAS_MAX_LENGTH } from "../../provider/api/assumptions.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, subAccountBatch } from "../../provider/runtime/index.js";
 import { clientOf, emulator } from "../support/emulator.js";

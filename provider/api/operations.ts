@@ -91,3 +91,12 @@ export type OperationId = keyof typeof OPERATIONS;
 export function describeOperation(o: Operation): string {
   return `${o.method} ${o.name}`;
 }
+
+/** One request: the operation and its body, typed from the operation's request schema. */
+export interface Call<O extends Operation = Operation> {
+  op: O;
+  body?: z.input<O["request"]>;
+}
+
+/** What sends a call and returns its parsed answer (the client's `HttpTransport`). */
+export type Send = <O extends Operation>(call: Call<O>) => Promise<z.output<O["response"]>>;

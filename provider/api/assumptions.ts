@@ -1,0 +1,146 @@
+/**
+ * Every decision this package makes where the platform's specification says "not shown".
+ *
+ * Client, emulator, resources and docs all read these values from here, so that a change of mind (or a
+ * clarification from the platform) is a one-line edit. README.md, section "What the spec left open", lists
+ * the same decisions for users.
+ */
+
+/** Prefix of every API key, sub-account token and admin key (spec 2.1, 2.5, 5). */
+export const KEY_PREFIX = "sk-";
+/** Prefix of the admin key that authenticates the management group (spec 5). */
+export const ADMIN_KEY_PREFIX = "sk-admin-";
+
+/**
+ * The usage summary pages with `has_more` / `next_page`, but the spec does not name the request field for a
+ * further page. We send the `next_page` value back, unchanged, in this request field.
+ */
+export const USAGE_NEXT_PAGE_FIELD = "page";
+
+/** The usage summary covers "the last year": 365 days back from today (UTC), today included. */
+export const USAGE_HISTORY_DAYS = 365;
+/** Rows the emulator puts on one usage summary page (the platform's page size is not shown). */
+export const USAGE_PAGE_SIZE = 100;
+/**
+ * Most models one usage day may have rows for, with `with_model` (not shown): the model list cap. The usage
+ * summary holds at most one row per day (and model, with `with_model`), so the client stops a paging that
+ * goes past that many rows, or whose page (but the last) is empty: at most rows + 1 pages, whatever the server.
+ */
+export const USAGE_MODELS_PER_DAY_MAX = 200;
+
+/** With `with_model`, the model is named in this field of each usage row (not shown in the spec). */
+export const USAGE_MODEL_FIELD = "model";
+
+/**
+ * Largest `count` of one sub-account batch create, and largest `sks` list of a batch edit or delete: the
+ * spec does not show them. 100 is a conservative count; 1000 matches the API key delete limit.
+ */
+export const SUB_ACCOUNT_MAX_COUNT = 100;
+export const SUB_ACCOUNT_MAX_SKS = 1000;
+
+/**
+ * Field caps of a request (the spec shows none). Without them one request within the 1 MiB body limit (a
+ * 1,000,000-character alias, times a `count` of 100) could grow the platform's (or the emulator's) data by
+ * 100 MB and break every later write. Client, emulator and check() read them from the shared request schemas.
+ * With these caps one request adds at most about 4 MB to the state (100 sub-accounts of 200 models of 128
+ * characters; measured in tests/hardening/emulator.test.ts).
+ * - an alias is a readable label: 128 characters;
+ * - a model name: 128 characters (the catalogue's longest is under 40);
+ * - `security_config.models.items` and a sub-account's `model_pricing`: 200 entries (more than any catalogue);
+ * - `security_config.ip.allow`: 200 entries, each at most 64 characters (an IPv6 range is at most 43);
+ * - `security_config.geo.countries`: 250 entries (there are 249 two-letter country codes);
+ * - a key or token named in a request: 256 characters (the platform's are about 50);
+ * - a filter of the sub-account list (`alias`, `sk`): 256 characters.
+ */
+export const ALIAS_MAX_LENGTH = 128;
+export const MODEL_NAME_MAX_LENGTH = 128;
+export const MODEL_LIST_MAX = USAGE_MODELS_PER_DAY_MAX;
+export const IP_ALLOW_MAX = 200;
+export const IP_ENTRY_MAX_LENGTH = 64;
+export const COUNTRIES_MAX = 250;
+export const KEY_MAX_LENGTH = 256;
+export const QUERY_VALUE_MAX_LENGTH = 256;
+
+/**
+ * Largest answer the client reads, counted after decompression (the spec shows no size). The largest honest
+ * answer is a whole sub-account list: 1000 sub-accounts of 200 models at the caps above are about 30 MB.
+ * A larger body (or a gzip that inflates past it) is cut off unread and not retried. `maxResponseBytes` of the
+ * client options changes it.
+ */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** At most this many keys go into one `api-key/delete` call (spec 4.5). */
+export const API_KEY_DELETE_MAX = 1000;
+
+/** The only `security_config.models.mode` value the spec shows; others are rejected until documented. */
+export const MODEL_MODES = ["model"] as const;
+
+/**
+ * IP allow-list entries: IPv4 or IPv6 addresses, and CIDR ranges of either. The spec says "IP addresses"; a
+ * platform that takes allow-lists for admin keys (spec 5.3) takes ranges in practice, so ranges are accepted.
+ */
+export const IP_ALLOW_ACCEPTS_CIDR = true;
+
+/** A windowed limit: at most `limit` requests in any `windowMs` (sliding). */
+export interface RateLimit {
+  limit: number;
+  windowMs: number;
+}
+
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 24 * 60 * MINUTE_MS;
+
+/**
+ * Per-operation limits (spec 8). Rates of the sub-account group are not shown: we assume the management
+ * group's write rate (60 a minute) for its writes and the get rate (600 a minute) for its list.
+ * The scope of a limit is not shown either: we assume one budget per credential and operation.
+ */
+export const DEFAULT_RATE_LIMITS: Record<string, RateLimit[]> = {
+  "api-key/create": [{ limit: 60, windowMs: MINUTE_MS }],
+  "api-key/get": [{ limit: 600, windowMs: MINUTE_MS }],
+  "api-key/edit": [{ limit: 60, windowMs: MINUTE_MS }],
+  "api-key/status": [{ limit: 60, windowMs: MINUTE_MS }],
+  "api-key/delete": [{ limit: 60, windowMs: MINUTE_MS }],
+  "account/balance": [{ limit: 60, windowMs: MINUTE_MS }],
+  "usage/summary": [
+    { limit: 60, windowMs: MINUTE_MS },
+    { limit: 2000, windowMs: DAY_MS },
+  ],
+  models: [{ limit: 60, windowMs: MINUTE_MS }],
+  "sub-account/list": [{ limit: 600, windowMs: MINUTE_MS }],
+  "sub-account/create": [{ limit: 60, windowMs: MINUTE_MS }],
+  "sub-account/edit": [{ limit: 60, windowMs: MINUTE_MS }],
+  "sub-account/delete": [{ limit: 60, windowMs: MINUTE_MS }],
+};
+
+/*
+ * The sub-account group's error shape is not shown: we assume (and the emulator answers with) the management
+ * group's `{error: {code, message}}`, ErrorBodySchema in schemas/common.ts. The client also understands a bare
+ * `{code, message}` or `{message}` body.
+ */
+
+/**
+ * A 429 is the status of an exceeded rate limit (not shown in the spec). The emulator sends `Retry-After`
+ * (whole seconds, as HTTP defines it) and `Retry-After-Ms` (milliseconds, for scaled test windows).
+ */
+export const RATE_LIMIT_STATUS = 429;
+
+/**
+ * The longest `Retry-After` the client waits through: two minutes, twice the per-minute windows of spec 8.
+ * A server that asks for more (a day, or a value that would overflow a timer) gets a RateLimitError that
+ * says when to retry; sleeping inside a deployment for longer helps nobody (not shown in the spec).
+ */
+export const MAX_RETRY_AFTER_MS = 2 * MINUTE_MS;
+
+/**
+ * How far the platform's clock may be behind ours when a lost batch create is looked for by `created_at`:
+ * sub-accounts created up to this long before the request count as its own (the spec shows no clock guarantee).
+ */
+export const CLOCK_SKEW_MS = 5_000;
+
+/*
+ * Deprecated sub-account pricing (spec 2.5): `auto_following: true` becomes `pricing_factor: 1`. An entry with
+ * only `prompt_price` / `completion_price` is "not converted": we treat it as a request error naming the entry,
+ * rather than creating a sub-account whose permission for that model is undefined. Enforced by
+ * ModelPricingInputSchema in schemas/subAccounts.ts, which client, emulator and check() share.
+ */
