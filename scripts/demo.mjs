@@ -170,6 +170,11 @@ async function main() {
   out(`Demo passed in ${seconds(Date.now() - started)}.`);
   out();
   out("Run it yourself, from the repository root:");
+  if (cli.source !== "path") {
+    // A new user's `pulumi` is often the one built into the cache above, which is not on PATH.
+    out("  with the Pulumi CLI this demo ran, which is not on your PATH (`npm run -s pulumi-cli` prints where it is):");
+    out(`    export PATH="${cli.binDir}:$PATH"`);
+  }
   out("  against the emulator:");
   out("    npx llm-accounts emulator --port 8787          # keep it running; its first line holds adminKey and accountKey");
   out("    export LLM_ACCOUNTS_BASE_URL=http://127.0.0.1:8787");
