@@ -12,9 +12,11 @@
 //     the stack config in PULUMI_CONFIG, and reports the exit status back to the engine;
 //   - GetRequiredPackages / GetRequiredPlugins report no plugins (the dynamic provider plugin
 //     pulumi-resource-pulumi-nodejs is found next to the CLI or on PATH without help);
-//   - InstallDependencies runs `npm install`; About and GetProgramDependencies read node and package.json.
+//   - InstallDependencies runs `npm install`; About and GetProgramDependencies read node and package.json;
+//   - RunPlugin with the analyzer kind starts a Node.js policy pack (`pulumi preview --policy-pack DIR`): it runs
+//     `node_modules/@pulumi/pulumi/cmd/run-policy-pack` of the pack's own folder, as Pulumi's own host does.
 //
-// Everything else answers Unimplemented (code generation, policy packs, plugins written in Node.js).
+// Everything else answers Unimplemented (code generation, resource or tool plugins written in Node.js).
 package main
 
 import (
@@ -27,11 +29,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	sdk "github.com/pulumi/pulumi/sdk/v3"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
@@ -305,6 +310,136 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 		return &pulumirpc.RunResponse{Error: fmt.Sprintf("Program exited with non-zero exit code: %d", code)}, nil
 	}
 	return &pulumirpc.RunResponse{Error: fmt.Sprintf("could not run the Node.js program: %v", err)}, nil
+}
+
+// runPluginWriter forwards a child's output to a RunPlugin stream. gRPC forbids concurrent Sends on one
+// stream, and stdout and stderr are copied by two goroutines: they share one lock.
+type runPluginWriter struct {
+	mu     *sync.Mutex
+	stream grpc.ServerStreamingServer[pulumirpc.RunPluginResponse]
+	stderr bool
+}
+
+func (w runPluginWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	chunk := append([]byte(nil), p...)
+	resp := &pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stdout{Stdout: chunk}}
+	if w.stderr {
+		resp = &pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stderr{Stderr: chunk}}
+	}
+	if err := w.stream.Send(resp); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// RunPlugin starts a plugin written in Node.js. Only policy packs (the analyzer kind) are supported: the engine
+// starts a pack whose PulumiPolicy.yaml says `runtime: nodejs` this way when it finds this language host.
+//
+// As Pulumi's own host does, the pack runs `@pulumi/pulumi/cmd/run-policy-pack` resolved from the pack's folder
+// (its own node_modules), in that folder, with the engine's arguments and then the pack's folder as the last
+// argument. The packs' library reads the stack's name, project, organization, dry-run flag and config from
+// environment variables, which the engine sends over gRPC (ConfigureStack) only after the plugin has started;
+// Pulumi's PolicyProxy (sdk/v3) answers the engine first, collects that configuration, and then forwards every
+// call to the pack's own server once node has started with those variables set.
+func (h *host) RunPlugin(
+	req *pulumirpc.RunPluginRequest, stream grpc.ServerStreamingServer[pulumirpc.RunPluginResponse],
+) error {
+	if req.GetKind() != string(apitype.AnalyzerPlugin) {
+		return status.Errorf(codes.Unimplemented,
+			"this language host runs Node.js policy packs only, not %q plugins", req.GetKind())
+	}
+	info := req.GetInfo()
+	if info == nil || info.GetProgramDirectory() == "" {
+		return status.Error(codes.InvalidArgument, "RunPlugin needs the policy pack's folder (info.program_directory)")
+	}
+	dir := info.GetProgramDirectory()
+	opts := parseOptions(info)
+
+	ctx, stop := context.WithCancel(stream.Context())
+	defer stop()
+	go func() {
+		select {
+		case <-h.cancel:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+
+	var mu sync.Mutex
+	stdout := runPluginWriter{mu: &mu, stream: stream}
+	stderr := runPluginWriter{mu: &mu, stream: stream, stderr: true}
+
+	runPath, err := resolveFromProgram(ctx, dir, "@pulumi/pulumi/cmd/run-policy-pack")
+	if err != nil {
+		return fmt.Errorf("it looks like the policy pack's dependencies are not installed (run npm install in %s): %w",
+			dir, err)
+	}
+
+	env := append([]string{}, req.GetEnv()...)
+	env = append(env, fmt.Sprintf("PULUMI_NODEJS_TYPESCRIPT=%t", opts.typescript))
+	if opts.tsconfig != "" {
+		env = append(env, "PULUMI_NODEJS_TSCONFIG_PATH="+opts.tsconfig)
+	}
+
+	// The proxy prints its own port first: that is the port the engine dials.
+	proxy, packStdout, err := sdk.NewPolicyProxy(ctx, stdout)
+	if err != nil {
+		return fmt.Errorf("could not start the policy pack proxy: %w", err)
+	}
+	config, err := proxy.AwaitConfiguration(ctx)
+	if err != nil {
+		return fmt.Errorf("could not get the stack configuration for the policy pack: %w", err)
+	}
+	if config != nil {
+		set := func(name, value string) {
+			if value != "" {
+				env = append(env, name+"="+value)
+			}
+		}
+		set("PULUMI_NODEJS_ORGANIZATION", config.GetOrganization())
+		set("PULUMI_NODEJS_PROJECT", config.GetProject())
+		set("PULUMI_NODEJS_STACK", config.GetStack())
+		set("PULUMI_NODEJS_DRY_RUN", strconv.FormatBool(config.GetDryRun()))
+		if c := config.GetConfig(); c != nil {
+			data, err := json.Marshal(c)
+			if err != nil {
+				return fmt.Errorf("could not encode the stack configuration: %w", err)
+			}
+			set("PULUMI_CONFIG", string(data))
+		}
+	}
+
+	args := append([]string{}, opts.nodeargs...)
+	args = append(args, runPath)
+	args = append(args, req.GetArgs()...)
+	args = append(args, dir)
+
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout = packStdout
+	cmd.Stderr = stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 10 * time.Second
+
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("could not run node for the policy pack: %w", err)
+	}
+	// Attach reads the pack's port from its stdout, forwards the configuration, serves the engine's calls
+	// through it and returns when node exits.
+	if err := proxy.Attach(ctx, cmd); err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			if code := exitErr.ExitCode(); code >= 0 {
+				return fmt.Errorf("Program exited with non-zero exit code: %d", code)
+			}
+			return fmt.Errorf("Program was terminated: %s", exitErr.String())
+		}
+		return fmt.Errorf("policy pack %s: %w", dir, err)
+	}
+	return nil
 }
 
 // streamWriter forwards a child's output to an InstallDependencies stream.
