@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { SETTINGS } from "./client/settings.js";
 import { redact } from "./api/redact.js";
-import { parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
+import { MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 
 const USAGE = `Usage: llm-accounts <command> [options]
@@ -28,8 +28,9 @@ Options of "emulator":
                         latency, drop-before, drop-after, malformed, wrong-type; keys rate, ops, count, ms,
                         retryAfter. E.g. --fault 429:rate=0.2,ops=api-key/create  --fault latency:ms=50
   --seed N              Seed of the fault generator (default 1)
-  --clock-offset-hours=H Move the emulator's clock by H hours (may be negative or fractional): keys
-                        issued while it runs get a created_at that much off (=-2200: 92 days old)
+  --clock-offset-hours=H Move the emulator's clock by H hours (may be negative or fractional; at most
+                        ${MAX_CLOCK_OFFSET_HOURS}, ten years, either way): keys issued while it runs get
+                        a created_at that much off (=-2200: 92 days old)
   -h, --help            Show this help
 
 The first line on stdout is one JSON object: {"baseUrl","adminKey","accountKey"}.
@@ -46,10 +47,11 @@ function integer(value: string | undefined, name: string, fallback: number): num
   return n;
 }
 
-function hours(value: string | undefined, name: string): number {
+function hours(value: string | undefined, name: string, max: number): number {
   if (value === undefined) return 0;
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--${name}: "${value}" is not a number of hours`);
+  if (Math.abs(n) > max) throw new UsageError(`--${name}: ${value} is more than ${max} hours (ten years) either way`);
   return n;
 }
 
@@ -110,7 +112,7 @@ async function emulatorOptions(args: string[]): Promise<EmulatorOptions> {
     stateFile: values["state-file"],
     faults,
     seed: integer(values.seed, "seed", 1),
-    clockOffsetMs: hours(values["clock-offset-hours"], "clock-offset-hours") * 3_600_000,
+    clockOffsetMs: hours(values["clock-offset-hours"], "clock-offset-hours", MAX_CLOCK_OFFSET_HOURS) * 3_600_000,
     log: (line) => process.stderr.write(`${line}\n`),
   };
 }

@@ -86,8 +86,16 @@ function checkOptions(options: EmulatorOptions): void {
   checkClockOffset(options.clockOffsetMs);
 }
 
+/**
+ * Largest move of the emulator's clock either way: ten years of 365 days. Enough for any key age a test wants;
+ * far enough from the limits of a JavaScript date (about 275,000 years) that no timestamp it issues is invalid.
+ */
+export const MAX_CLOCK_OFFSET_HOURS = 10 * 365 * 24;
+
 function checkClockOffset(ms: number | undefined): void {
-  if (ms !== undefined && !Number.isFinite(ms)) throw new TypeError("clockOffsetMs must be a finite number of milliseconds");
+  if (ms !== undefined && !(Number.isFinite(ms) && Math.abs(ms) <= MAX_CLOCK_OFFSET_HOURS * 3_600_000)) {
+    throw new TypeError(`clockOffsetMs must be a number of milliseconds between -${MAX_CLOCK_OFFSET_HOURS} and ${MAX_CLOCK_OFFSET_HOURS} hours`);
+  }
 }
 
 /** Starts an emulator of the account API on real HTTP. */

@@ -115,6 +115,14 @@ async function readInput(op: Operation, req: IncomingMessage, url: URL): Promise
   }
 }
 
+/**
+ * The target of a request as a URL, or undefined when it is not one: a client may send any text there
+ * (`GET http://a:99999/`), and that is a 400 for this request, not the end of the server.
+ */
+function requestUrl(target: string | undefined): URL | undefined {
+  return URL.canParse(target ?? "/", "http://emulator") ? new URL(target ?? "/", "http://emulator") : undefined;
+}
+
 /** `controller`, its signal without Node's limit of 10 listeners (which warns of a leak that is not one). */
 function unlimited(controller: AbortController): AbortController {
   setMaxListeners(0, controller.signal);
@@ -159,18 +167,26 @@ export class EmulatorServer {
 
   private receive(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
-    const url = new URL(req.url ?? "/", "http://emulator");
-    const entry: RequestLogEntry = { op: "unknown", method: req.method ?? "", path: redact(loggedPath(url.pathname)), status: 0, at: Date.now() };
+    const url = requestUrl(req.url);
+    const entry: RequestLogEntry = {
+      op: "unknown",
+      method: req.method ?? "",
+      path: redact(loggedPath(url?.pathname ?? req.url ?? "")),
+      status: 0,
+      at: Date.now(),
+    };
     this.requests.push(entry);
     const requestId = `req_${++this.requestCount}`;
-    this.handle(req, url, entry)
+    (url ? this.handle(req, url, entry) : Promise.resolve(errorOutcome(new ErrorAnswer(400, "invalid_request", "the request target is not a valid URL"))))
       .then((outcome) => {
         if (outcome) this.respond(res, entry, requestId, outcome);
         else req.socket.destroy();
       })
       .catch((err: unknown) => {
-        if (this.closing.signal.aborted || req.destroyed) return void req.socket.destroy();
-        this.parts.log?.(`internal error in ${entry.op}: ${redact(String(err))}`);
+        // The request stream ends (and counts as destroyed) once its body is read; only a gone socket means
+        // nobody is left to answer. Anyone else gets a 500 and the log says why.
+        if (this.closing.signal.aborted || req.socket.destroyed) return void req.socket.destroy();
+        this.parts.log?.(`internal error in ${entry.method} ${entry.op}: ${redact(String(err))}`);
         this.respond(res, entry, requestId, errorOutcome(new ErrorAnswer(500, "internal_error", "internal error of the emulator")));
       })
       .finally(() => {

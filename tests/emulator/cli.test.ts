@@ -164,6 +164,10 @@ describe("llm-accounts emulator", () => {
     const bad = run(["emulator", "--port", "0", "--clock-offset-hours", "soon"]);
     expect((await bad.exited).code).toBe(2);
     expect(bad.stderr()).toContain('--clock-offset-hours: "soon" is not a number of hours');
+    // Row 8 of issue 23: 1e12 hours is a number, yet no date; it made every POST cut its socket.
+    const far = run(["emulator", "--port", "0", "--clock-offset-hours=1e12"]);
+    expect((await far.exited).code).toBe(2);
+    expect(far.stderr()).toContain("--clock-offset-hours: 1e12 is more than 87600 hours (ten years) either way");
   });
 
   it("refuses an unknown option with exit code 2", async () => {

@@ -1,10 +1,11 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { ALIAS_MAX_LENGTH, MODEL_LIST_MAX, MODEL_NAME_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT } from "../../provider/api/assumptions.js";
 import { OPERATIONS, type OperationId } from "../../provider/api/operations.js";
-import type { Emulator } from "../../provider/emulator/index.js";
+import { MAX_CLOCK_OFFSET_HOURS, type Emulator } from "../../provider/emulator/index.js";
 import { call, ok } from "../emulator/helpers.js";
 import { emulator } from "../support/emulator.js";
 
@@ -113,5 +114,69 @@ describe("request log", () => {
 
   test("a requestLogSize that is not a whole number above 0 is refused", async () => {
     await expect(emulator({ requestLogSize: 0 })).rejects.toThrow(/requestLogSize/);
+  });
+});
+
+/** Sends `GET <target>` as it is (fetch would normalize it) and resolves with the status, or the socket error code. */
+function rawGet(baseUrl: string, target: string): Promise<number | string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve) => {
+    const req = request({ host: hostname, port, method: "GET", path: target }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? "error"));
+    req.end();
+  });
+}
+
+/** Row 7 of issue 23: a request target that is not a URL is that request's 400, not the end of the server. */
+describe("unparseable request target", () => {
+  test("GET http://a:99999/ gets a 400 and the emulator answers the next request", async () => {
+    const lines: string[] = [];
+    const e = await emulator({ rateLimits: false, log: (line) => lines.push(line) });
+    try {
+      expect(await rawGet(e.baseUrl, "http://a:99999/")).toBe(400);
+      expect(e.requests().at(-1)).toMatchObject({ op: "unknown", method: "GET", status: 400 });
+      expect((await call(e, "balance")).status).toBe(200);
+      expect(lines.some((l) => l.startsWith("GET unknown 400"))).toBe(true);
+    } finally {
+      await e.close();
+    }
+  });
+});
+
+/** Row 8 of issue 23: an internal error after the body was read is a logged 500, never a silently cut socket. */
+describe("internal errors", () => {
+  test("a create whose timestamp cannot be written answers 500 internal_error, logs why, and changes nothing", async () => {
+    const lines: string[] = [];
+    // A clock past the last valid date makes the timestamp of every create throw (what an offset of 1e12 hours did).
+    const e = await emulator({ rateLimits: false, clock: () => 9e15, log: (line) => lines.push(line) });
+    try {
+      const answer = await call(e, "createApiKey", { alias: "late" });
+      expect(answer.status).toBe(500);
+      expect(answer.json.error.code).toBe("internal_error");
+      expect(lines).toContainEqual(expect.stringMatching(/^internal error in POST api-key\/create: RangeError: Invalid time value/));
+      expect(lines).toContainEqual(expect.stringMatching(/^POST api-key\/create 500 /));
+      expect(e.state.listKeys()).toEqual([]);
+      expect((await call(e, "balance")).status).toBe(200);
+    } finally {
+      await e.close();
+    }
+  });
+
+  test("a clock offset past ten years is refused at start and by setClockOffset; ten years is accepted", async () => {
+    const limit = MAX_CLOCK_OFFSET_HOURS * 3_600_000;
+    await expect(emulator({ clockOffsetMs: 1e12 * 3_600_000 })).rejects.toThrow(`clockOffsetMs must be a number of milliseconds between -${MAX_CLOCK_OFFSET_HOURS} and ${MAX_CLOCK_OFFSET_HOURS} hours`);
+    await expect(emulator({ clockOffsetMs: -limit - 1 })).rejects.toThrow(/clockOffsetMs/);
+    const e = await emulator({ rateLimits: false, clockOffsetMs: -limit });
+    try {
+      expect(() => e.setClockOffset(limit + 1)).toThrow(/clockOffsetMs/);
+      e.setClockOffset(limit);
+      const created = await ok(e, "createApiKey", { alias: "far" });
+      expect(Date.parse(created.created_at) - Date.now()).toBeGreaterThan(limit - 60_000);
+    } finally {
+      await e.close();
+    }
   });
 });
