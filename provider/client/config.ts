@@ -1,22 +1,52 @@
-import { ConfigurationError } from "./errors.js";
-import type { TransportOptions } from "./http.js";
+import { z } from "zod";
+import { KEY_PREFIX } from "../api/assumptions.js";
+import { settingsObject } from "../api/schemas/common.js";
+import { parseBaseUrl, type TransportOptions } from "./http.js";
 import { noBaseUrl, readSetting, SETTINGS, type StackConfig } from "./settings.js";
 
 export type { StackConfig } from "./settings.js";
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ENV_NAME_EXPECTED = "must be the name of an environment variable (letters, digits and _)";
+
+/** The name of an environment variable; a key pasted in its place is told apart (and, as every value here, never shown). */
+const EnvNameSchema = z.string({ error: ENV_NAME_EXPECTED }).refine((name) => ENV_NAME.test(name), {
+  error: (issue) =>
+    String(issue.input).startsWith(KEY_PREFIX)
+      ? "must be the NAME of an environment variable that holds the key, never the key itself (inputs are stored in the state)"
+      : ENV_NAME_EXPECTED,
+});
+
+/** A base URL the client accepts (https, or http on a loopback host; no credentials in it). */
+const BaseUrlSchema = z.string({ error: "must be a URL" }).superRefine((raw, ctx) => {
+  try {
+    parseBaseUrl(raw);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: (err as Error).message });
+  }
+});
 
 /**
  * Where a resource finds its account: names of environment variables, never key values, so that nothing
  * secret is ever an input (inputs are written to the state). Omitted parts fall back to the stack config
  * and then to the standard environment variables.
  */
-export interface ConnectionArgs {
-  /** Base URL of the platform (not a secret). */
-  baseUrl?: string;
-  /** Name of the environment variable that holds the admin key. */
-  adminKeyEnv?: string;
-  /** Name of the environment variable that holds the main account key. */
-  accountKeyEnv?: string;
-}
+export const ConnectionSchema = settingsObject(
+  {
+    /** Base URL of the platform (not a secret). */
+    baseUrl: BaseUrlSchema.optional(),
+    /** Name of the environment variable that holds the admin key. */
+    adminKeyEnv: EnvNameSchema.optional(),
+    /** Name of the environment variable that holds the main account key. */
+    accountKeyEnv: EnvNameSchema.optional(),
+  },
+  {
+    notAnObject: "must be an object { baseUrl?, adminKeyEnv?, accountKeyEnv? }",
+    unknownField: "is not a connection setting (baseUrl, adminKeyEnv, accountKeyEnv)",
+  },
+);
+/** Where a resource finds its account (see ConnectionSchema). */
+export type ConnectionArgs = z.output<typeof ConnectionSchema>;
 
 function pickKey(
   which: "adminKey" | "accountKey",

@@ -1,8 +1,9 @@
+import { z } from "zod";
 import { LlmAccountsError } from "../client/errors.js";
 import { maskKey } from "../api/redact.js";
 import { KeySchema, type SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { UNKNOWN, type CheckFailure } from "./values.js";
+import { neverShown, optionalOrNull, UNKNOWN } from "./values.js";
 
 /** The tokens a batch adopts, from inputs or outputs; none for states written before `adoptTokens` existed. */
 export function adoptedTokens(props: Record<string, unknown>): string[] {
@@ -15,30 +16,40 @@ export function sameTokenSet(a: readonly string[], b: readonly string[]): boolea
   return set.size === new Set(b).size && b.every((t) => set.has(t));
 }
 
+const SUB_ACCOUNT_KEY = "must be a sub-account key that begins with sk- (not an admin key)";
+const API_KEY = "must be an API key that begins with sk- (not an admin key)";
+const isKey = (value: string): boolean => KeySchema.safeParse(value).success;
+
 /**
- * Check failures of `adoptTokens` and of `count` against it. A value is never echoed: each entry is meant to
- * be a secret, so failures name the position only.
+ * `adoptTokens`: existing sub-accounts a batch manages instead of creating them, each once. Its values are never
+ * shown in a failure: each entry is meant to be a secret, so failures name the position only.
  */
-export function adoptTokensFailures(adoptTokens: unknown, count: unknown): CheckFailure[] {
-  if (adoptTokens === undefined || adoptTokens === null || adoptTokens === UNKNOWN) return [];
-  if (!Array.isArray(adoptTokens)) return [{ property: "adoptTokens", reason: "must be a list of sub-account keys (sk-...)" }];
-  const failures: CheckFailure[] = [];
-  const first = new Map<string, number>();
-  adoptTokens.forEach((token: unknown, i) => {
-    if (token === UNKNOWN) return;
-    if (typeof token !== "string" || !KeySchema.safeParse(token).success || token.startsWith("sk-admin-")) {
-      failures.push({ property: `adoptTokens[${i}]`, reason: "must be a sub-account key that begins with sk- (not an admin key)" });
-      return;
-    }
-    const earlier = first.get(token);
-    if (earlier !== undefined) failures.push({ property: `adoptTokens[${i}]`, reason: `is the same key as adoptTokens[${earlier}]` });
-    else first.set(token, i);
-  });
-  if (typeof count === "number" && count < adoptTokens.length) {
-    failures.push({ property: "count", reason: `must be at least the number of adoptTokens (${adoptTokens.length}): every adopted sub-account counts` });
-  }
-  return failures;
-}
+export const AdoptTokensSchema = neverShown(
+  optionalOrNull(
+    z
+      .array(z.string({ error: SUB_ACCOUNT_KEY }).refine(isKey, { error: SUB_ACCOUNT_KEY }), {
+        error: "must be a list of sub-account keys (sk-...)",
+      })
+      .superRefine(
+        (tokens, ctx) => {
+          if (!Array.isArray(tokens)) return;
+          const first = new Map<unknown, number>();
+          tokens.forEach((token: unknown, i) => {
+            if (typeof token !== "string" || token === UNKNOWN) return;
+            const earlier = first.get(token);
+            if (earlier !== undefined) ctx.addIssue({ code: "custom", path: [i], message: `is the same key as adoptTokens[${earlier}]` });
+            else first.set(token, i);
+          });
+        },
+        { when: () => true },
+      ),
+  ),
+);
+
+/** `adoptKey`: an existing key the resource manages instead of creating one; never shown in a failure. */
+export const AdoptKeySchema = neverShown(
+  optionalOrNull(z.string({ error: API_KEY }).refine(isKey, { error: API_KEY })),
+);
 
 /**
  * Finds every token among the account's sub-accounts with one list call. A token that is missing (deleted, or

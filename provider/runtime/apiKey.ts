@@ -1,9 +1,10 @@
+import { z } from "zod";
 import { fromWire, toWire } from "../api/casing.js";
-import type { ConnectionArgs } from "../client/config.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
-import { ApiKeyCreateRequestSchema, KeySchema, type SecurityConfig } from "../api/schemas/index.js";
-import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
+import { AliasStringSchema, SecurityConfigSchema, type SecurityConfig } from "../api/schemas/index.js";
+import { AdoptKeySchema } from "./adoption.js";
+import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
 import type { Props, ReadOutcome } from "./contract.js";
 import { coalescerFor } from "./deleteCoalescer.js";
 import {
@@ -12,22 +13,40 @@ import {
   expiryOf,
   overlapHoursOf,
   previousExpiry,
-  rotationFailures,
   rotationReason,
+  RotationSchema,
   triggersChanged,
-  type Rotation,
   type RotationState,
 } from "./rotation.js";
-import { UNKNOWN, same, schemaFailures, type CheckFailure } from "./values.js";
+import { checkInputs, noKeysIn, optionalOrNull, UNKNOWN, same, type CheckFailure } from "./values.js";
 
-/** Inputs of an ApiKey after check: defaults filled, security config in canonical form. */
-export type ApiKeyInputs = {
-  alias: string;
-  enabled: boolean;
-  securityConfig: SecurityConfig;
-  adoptKey?: string;
-  connection?: ConnectionArgs;
-  rotation?: Rotation;
+/** A security config as users write it (camelCase), validated by the wire schema and kept in canonical form. */
+const SecurityConfigInputSchema = z
+  // Omitted, null and `{}` all mean "unrestricted": one form, so a program that did not change shows no diff.
+  .preprocess(
+    (value) => value ?? {},
+    z.custom<object>((value) => value !== null && typeof value === "object" && !Array.isArray(value), {
+      error: "must be an object { ip?, spendLimit?, geo?, models? }",
+    }),
+  )
+  .transform((value) => toWire(value))
+  .pipe(SecurityConfigSchema)
+  .transform((wire) => fromWire(wire) as SecurityConfig);
+
+/** What an ApiKey takes, as check validates it: one schema, defaults filled, security config in canonical form. */
+export const ApiKeyInputsSchema = z
+  .object({
+    alias: AliasStringSchema,
+    enabled: optionalOrNull(z.boolean({ error: "must be true or false" })).transform((enabled) => enabled ?? true),
+    securityConfig: SecurityConfigInputSchema,
+    adoptKey: AdoptKeySchema,
+    connection: ConnectionInputSchema,
+    rotation: optionalOrNull(RotationSchema),
+  })
+  .superRefine(noKeysIn(["alias", "securityConfig"]), { when: () => true });
+
+/** Inputs of an ApiKey after check. */
+export type ApiKeyInputs = z.output<typeof ApiKeyInputsSchema> & {
   /** Not declared by users: set by check (a changed trigger) and read (due by age, previous key expired). */
   rotationDue?: string;
 };
@@ -89,39 +108,14 @@ function keptWithError(message: string, id: string, properties: ApiKeyOutputs): 
   return failed;
 }
 
-/** check: every field validated, failures named by property path; unknown values (preview) pass. */
+/** check: every field validated by one schema, failures named by property path; unknown values (preview) pass. */
 export async function check(olds: Props, news: Props): Promise<{ inputs: ApiKeyInputs; failures: CheckFailure[] }> {
-  const failures: CheckFailure[] = [];
-  const inputs: Props = { ...news };
-
-  if (news.enabled === undefined || news.enabled === null) inputs.enabled = true;
-  else if (news.enabled !== UNKNOWN && typeof news.enabled !== "boolean") {
-    failures.push({ property: "enabled", reason: "must be true or false" });
-  }
-
-  const sc = news.securityConfig;
-  if (sc === undefined || sc === null) inputs.securityConfig = {};
-  else if (sc !== UNKNOWN && (typeof sc !== "object" || Array.isArray(sc))) {
-    failures.push({ property: "securityConfig", reason: "must be an object { ip?, spendLimit?, geo?, models? }" });
-  } else if (sc !== UNKNOWN) {
-    inputs.securityConfig = normalizeSecurityConfig(sc);
-  }
-  const wire = { alias: news.alias, ...(sc && typeof sc === "object" ? { security_config: toWire(sc) } : {}) };
-  failures.push(...schemaFailures(ApiKeyCreateRequestSchema, wire));
-
-  if (news.adoptKey !== undefined && news.adoptKey !== null && news.adoptKey !== UNKNOWN) {
-    if (!KeySchema.safeParse(news.adoptKey).success) {
-      // Never echo the value: it is meant to be a key.
-      failures.push({ property: "adoptKey", reason: "must be an API key that begins with sk- (not an admin key)" });
-    }
-  }
-  failures.push(...connectionFailures(news.connection));
-  failures.push(...rotationFailures(news.rotation));
+  const { inputs, failures } = checkInputs(ApiKeyInputsSchema, news);
+  const checked: ApiKeyInputs = { ...inputs };
   // The one reason a preview can name before anything is read: shown as `+ rotationDue: "rotation triggered"`.
-  delete inputs.rotationDue;
-  if (failures.length === 0 && triggersChanged(olds, news)) inputs.rotationDue = TRIGGERED;
-  // Typed once failures is empty; the engine uses the inputs of a failed check for nothing.
-  return { inputs: inputs as ApiKeyInputs, failures };
+  delete checked.rotationDue;
+  if (failures.length === 0 && triggersChanged(olds, news)) checked.rotationDue = TRIGGERED;
+  return { inputs: checked, failures };
 }
 
 /**

@@ -1,8 +1,8 @@
 import { LlmAccountsClient } from "../client/client.js";
-import { resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs, type StackConfig } from "../client/config.js";
-import { parseBaseUrl, type TransportOptions } from "../client/http.js";
-import { fingerprint, redact } from "../api/redact.js";
-import { canonical, same, UNKNOWN, type CheckFailure } from "./values.js";
+import { ConnectionSchema, resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs, type StackConfig } from "../client/config.js";
+import type { TransportOptions } from "../client/http.js";
+import { fingerprint } from "../api/redact.js";
+import { canonical, neverShown, optionalOrNull, same } from "./values.js";
 
 import { STACK_CONFIG_SLOT } from "./slot.js";
 
@@ -81,41 +81,5 @@ export function connectionDiff(olds: { connection?: ConnectionArgs }, news: { co
   };
 }
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** Check failures of a `connection` input: a URL the client accepts, and names (never values) of variables. */
-export function connectionFailures(connection: unknown): CheckFailure[] {
-  if (connection === undefined || connection === null || connection === UNKNOWN) return [];
-  if (typeof connection !== "object" || Array.isArray(connection)) {
-    return [{ property: "connection", reason: "must be an object { baseUrl?, adminKeyEnv?, accountKeyEnv? }" }];
-  }
-  const failures: CheckFailure[] = [];
-  const c = connection as Record<string, unknown>;
-  for (const name of Object.keys(c)) {
-    if (!["baseUrl", "adminKeyEnv", "accountKeyEnv"].includes(name)) {
-      failures.push({ property: redact(`connection.${name}`), reason: "is not a connection setting (baseUrl, adminKeyEnv, accountKeyEnv)" });
-    }
-  }
-  if (c.baseUrl !== undefined && c.baseUrl !== UNKNOWN) {
-    try {
-      parseBaseUrl(String(c.baseUrl));
-    } catch (err) {
-      failures.push({ property: "connection.baseUrl", reason: (err as Error).message });
-    }
-  }
-  for (const name of ["adminKeyEnv", "accountKeyEnv"] as const) {
-    const v = c[name];
-    if (v === undefined || v === UNKNOWN) continue;
-    if (typeof v !== "string" || !ENV_NAME.test(v)) {
-      const looksLikeKey = typeof v === "string" && v.startsWith("sk-");
-      failures.push({
-        property: `connection.${name}`,
-        reason: looksLikeKey
-          ? "must be the NAME of an environment variable that holds the key, never the key itself (inputs are stored in the state)"
-          : "must be the name of an environment variable (letters, digits and _)",
-      });
-    }
-  }
-  return failures;
-}
-
+/** `connection` among a resource's inputs: null means not given, and its values are never shown in a failure. */
+export const ConnectionInputSchema = neverShown(optionalOrNull(ConnectionSchema));

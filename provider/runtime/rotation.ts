@@ -1,7 +1,48 @@
-import { UNKNOWN, containsUnknown, same, type CheckFailure } from "./values.js";
+import { z } from "zod";
+import { settingsObject } from "../api/schemas/common.js";
+import { containsUnknown, optionalOrNull, same } from "./values.js";
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const EVERY_DAYS = "is not a positive whole number of days";
+const OVERLAP_HOURS = "is not a number of hours >= 0";
+
+/** True for a value JSON can carry as it is (no NaN, Infinity, undefined, function). */
+function isJson(value: unknown): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJson);
+  if (typeof value === "object") return Object.values(value).every(isJson);
+  return false;
+}
 
 /** How a key rotates: by age, on a change of triggers, with an overlap during which the previous key stays valid. */
-export type Rotation = { everyDays?: number; triggers?: unknown; overlapHours?: number };
+export const RotationSchema = settingsObject(
+  {
+    /** Rotate once the key is this many days old. */
+    everyDays: optionalOrNull(z.number({ error: EVERY_DAYS }).int(EVERY_DAYS).positive(EVERY_DAYS)),
+    /** Any JSON value: a change from one declared value to another rotates the key. */
+    triggers: z
+      .unknown()
+      .refine((t) => containsUnknown(t) || isJson(t), { error: "must be JSON values (strings, numbers, booleans, null, arrays, objects)" })
+      .optional(),
+    /** How long the previous key stays valid after a rotation (0: deleted in the same update). */
+    overlapHours: optionalOrNull(z.number({ error: OVERLAP_HOURS }).nonnegative(OVERLAP_HOURS)),
+  },
+  {
+    notAnObject: "must be an object { everyDays?, triggers?, overlapHours? }",
+    unknownField: "is not a rotation setting (everyDays, triggers, overlapHours)",
+  },
+).refine((r) => !(typeof r?.everyDays === "number" && typeof r.overlapHours === "number" && r.overlapHours >= r.everyDays * 24), {
+  path: ["overlapHours"],
+  when: () => true,
+  error: (issue) => {
+    const days = (issue.input as { everyDays: number }).everyDays;
+    return `hours is not shorter than the rotation period (${days} days = ${days * 24} hours)`;
+  },
+});
+/** How a key rotates (see RotationSchema). */
+export type Rotation = z.output<typeof RotationSchema>;
 
 /** What the state holds about rotations besides the current key. */
 export type RotationState = {
@@ -13,52 +54,10 @@ export type RotationState = {
   rotatedAt?: string;
 };
 
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
-const FIELDS = ["everyDays", "triggers", "overlapHours"];
-
 /** The reason a preview shows when the triggers changed. */
 export const TRIGGERED = "rotation triggered";
 
 type Props = Record<string, unknown>;
-
-function isJson(value: unknown): boolean {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
-  if (typeof value === "number") return Number.isFinite(value);
-  if (Array.isArray(value)) return value.every(isJson);
-  if (typeof value === "object") return Object.values(value).every(isJson);
-  return false;
-}
-
-/** check of `rotation`: failures by property path; values not known yet (preview) pass. */
-export function rotationFailures(value: unknown): CheckFailure[] {
-  if (value === undefined || value === null || value === UNKNOWN) return [];
-  if (typeof value !== "object" || Array.isArray(value)) {
-    return [{ property: "rotation", reason: "must be an object { everyDays?, triggers?, overlapHours? }" }];
-  }
-  const r = value as Props;
-  const failures: CheckFailure[] = [];
-  for (const k of Object.keys(r)) {
-    if (!FIELDS.includes(k)) failures.push({ property: `rotation.${k}`, reason: `is not a rotation setting (${FIELDS.join(", ")})` });
-  }
-  const days = r.everyDays;
-  const daysKnown = days !== undefined && days !== null && days !== UNKNOWN;
-  if (daysKnown && !(typeof days === "number" && Number.isInteger(days) && days > 0)) {
-    failures.push({ property: "rotation.everyDays", reason: `${JSON.stringify(days)} is not a positive whole number of days` });
-  }
-  const hours = r.overlapHours;
-  if (hours !== undefined && hours !== null && hours !== UNKNOWN) {
-    if (!(typeof hours === "number" && Number.isFinite(hours) && hours >= 0)) {
-      failures.push({ property: "rotation.overlapHours", reason: `${JSON.stringify(hours)} is not a number of hours >= 0` });
-    } else if (daysKnown && typeof days === "number" && days > 0 && hours >= days * 24) {
-      failures.push({ property: "rotation.overlapHours", reason: `${hours} hours is not shorter than the rotation period (${days} days = ${days * 24} hours)` });
-    }
-  }
-  if (r.triggers !== undefined && !containsUnknown(r.triggers) && !isJson(r.triggers)) {
-    failures.push({ property: "rotation.triggers", reason: "must be JSON values (strings, numbers, booleans, null, arrays, objects)" });
-  }
-  return failures;
-}
 
 function rotationOf(props: Props): Rotation | undefined {
   const r = props.rotation;

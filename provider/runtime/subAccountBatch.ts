@@ -1,26 +1,51 @@
+import { z } from "zod";
 import { toWire } from "../api/casing.js";
-import type { ConnectionArgs } from "../client/config.js";
 import { CLOCK_SKEW_MS } from "../api/assumptions.js";
 import { LlmAccountsError, NotFoundError, ResponseValidationError } from "../client/errors.js";
 import { fingerprint } from "../api/redact.js";
-import { convertModelPricing, SubAccountCreateRequestSchema, type ModelPricing, type SubAccount } from "../api/schemas/index.js";
+import {
+  convertModelPricing,
+  ModelPricingListSchema,
+  SubAccountCreateRequestSchema,
+  type ModelPricing,
+  type SubAccount,
+} from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { adoptedTokens, adoptTokensFailures, findAdopted, sameTokenSet } from "./adoption.js";
-import { clientFor, connectionDiff, connectionFailures } from "./connection.js";
+import { adoptedTokens, AdoptTokensSchema, findAdopted, sameTokenSet } from "./adoption.js";
+import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
 import type { Props, ReadOutcome } from "./contract.js";
 import { sharedListFor } from "./sharedList.js";
-import { UNKNOWN, containsUnknown, same, schemaFailures, type CheckFailure } from "./values.js";
+import { checkInputs, containsUnknown, noKeysIn, same, type CheckFailure } from "./values.js";
 
-/** Inputs of a SubAccountBatch after check: pricing converted to `pricingFactor` only. */
-export type SubAccountBatchInputs = {
-  alias: string;
-  balance: number;
-  count: number;
-  modelPricing: ModelPricing[];
-  /** Existing sub-accounts the batch manages instead of creating them (secret). */
-  adoptTokens?: string[];
-  connection?: ConnectionArgs;
-};
+/** Declared pricing as users write it, validated by the request's schema and converted as the platform stores it. */
+const ModelPricingInputSchema = z
+  // Omitted or null: no model permitted by the batch itself (an empty list).
+  .preprocess((value) => toWire(value ?? []), ModelPricingListSchema)
+  .transform((items) => convertModelPricing(items).map((m): ModelPricing => ({ model: m.model, pricingFactor: m.pricing_factor })));
+
+const request = SubAccountCreateRequestSchema.shape;
+
+/** What a SubAccountBatch takes, as check validates it: one schema, pricing converted to `pricingFactor` only. */
+export const SubAccountBatchInputsSchema = z
+  .object({
+    alias: request.alias,
+    balance: request.balance,
+    count: request.count,
+    modelPricing: ModelPricingInputSchema,
+    /** Existing sub-accounts the batch manages instead of creating them (secret). */
+    adoptTokens: AdoptTokensSchema,
+    connection: ConnectionInputSchema,
+  })
+  .superRefine(noKeysIn(["alias", "modelPricing"]), { when: () => true })
+  .refine((b) => !(typeof b.count === "number" && Array.isArray(b.adoptTokens) && b.count < b.adoptTokens.length), {
+    path: ["count"],
+    when: () => true,
+    error: (issue) =>
+      `must be at least the number of adoptTokens (${(issue.input as { adoptTokens: unknown[] }).adoptTokens.length}): every adopted sub-account counts`,
+  });
+
+/** Inputs of a SubAccountBatch after check. */
+export type SubAccountBatchInputs = z.output<typeof SubAccountBatchInputsSchema>;
 
 /** One sub-account as the outputs show it (in creation order): the platform's fields, typed from its schema. */
 export type SubAccountView = Pick<SubAccount, "id" | "token" | "alias" | "enabled" | "modelPricing" | "createdAt">;
@@ -71,19 +96,9 @@ function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[])
   return out;
 }
 
-/** check: alias, balance, count, pricing validated by property path; deprecated pricing converted. */
+/** check: every field validated by one schema, failures named by property path; deprecated pricing converted. */
 export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
-  const inputs: Props = { ...news };
-  const pricing = news.modelPricing ?? [];
-  if (news.modelPricing === undefined || news.modelPricing === null) inputs.modelPricing = [];
-  const wire = { alias: news.alias, balance: news.balance, count: news.count, model_pricing: pricing === UNKNOWN ? pricing : toWire(pricing) };
-  const failures = schemaFailures(SubAccountCreateRequestSchema, wire);
-  if (Array.isArray(pricing) && failures.length === 0) inputs.modelPricing = normalizeModelPricing(pricing);
-  if (news.adoptTokens === null) delete inputs.adoptTokens;
-  failures.push(...adoptTokensFailures(news.adoptTokens, news.count));
-  failures.push(...connectionFailures(news.connection));
-  // Typed once failures is empty; the engine uses the inputs of a failed check for nothing.
-  return { inputs: inputs as SubAccountBatchInputs, failures };
+  return checkInputs(SubAccountBatchInputsSchema, news);
 }
 
 /**

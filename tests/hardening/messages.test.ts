@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
 import { LlmAccountsClient, redact } from "../../provider/client/index.js";
-import { connectionFailures } from "../../provider/runtime/connection.js";
+import { apiKey } from "../../provider/runtime/index.js";
 
 /** Rows 8, 9 and 14 of issue 14: credentials of any shape stay out of messages, and prefixes stay readable. */
 describe("messages", () => {
@@ -14,7 +14,7 @@ describe("messages", () => {
     expect(err.message).toContain('begins with "sk-admin-"');
   });
 
-  test("a base URL with user info is echoed without it, by the client and by check", () => {
+  test("a base URL with user info is echoed without it, by the client and by check", async () => {
     for (const raw of ["https://user:hunter2pass@exa mple.com", "ftp://user:hunter2pass@example.com", "https://user:hunter2pass@example.com"]) {
       let message = "";
       try {
@@ -24,7 +24,7 @@ describe("messages", () => {
       }
       expect(message).not.toBe("");
       expect(message).not.toContain("hunter2pass");
-      const failures = connectionFailures({ baseUrl: raw });
+      const { failures } = await apiKey.check({}, { alias: "a", connection: { baseUrl: raw } });
       expect(failures).toHaveLength(1);
       expect(JSON.stringify(failures)).not.toContain("hunter2pass");
     }

@@ -127,3 +127,41 @@ describe("SubAccountBatch check", () => {
     expect(await failuresOf(subAccountBatch.check, { alias: UNKNOWN, balance: UNKNOWN, count: UNKNOWN, modelPricing: UNKNOWN })).toEqual([]);
   });
 });
+
+describe("one schema per resource", () => {
+  test("every failure of a settings object is named at once, each at its own path", async () => {
+    const failures = await failuresOf(apiKey.check, { alias: "a", rotation: { everyDay: 1, everyDays: 0, overlapHours: -1 }, connection: { baseUrl: 1, adminKeyEnv: "1X" } });
+    expect(failures.map((f) => f.property).sort()).toEqual(
+      ["connection.adminKeyEnv", "connection.baseUrl", "rotation.everyDay", "rotation.everyDays", "rotation.overlapHours"].sort(),
+    );
+  });
+
+  test("the values of adoptKey, adoptTokens and connection are never shown, even when they are no key", async () => {
+    const apiKeyFailures = await failuresOf(apiKey.check, { alias: "a", adoptKey: "almost-a-key-4711", connection: { adminKeyEnv: "almost-a-key-4712" } });
+    const batchFailures = await failuresOf(subAccountBatch.check, { alias: "a", balance: 1, count: 2, adoptTokens: ["almost-a-key-4713", 5] });
+    expect(apiKeyFailures.map((f) => f.property)).toEqual(["adoptKey", "connection.adminKeyEnv"]);
+    expect(batchFailures.map((f) => f.property)).toEqual(["adoptTokens[0]", "adoptTokens[1]"]);
+    expect(JSON.stringify([apiKeyFailures, batchFailures])).not.toMatch(/471[123]/);
+  });
+
+  test("null means not given: the inputs leave the field out, enabled defaults to true", async () => {
+    const { inputs, failures } = await apiKey.check({}, { alias: "a", enabled: null, securityConfig: null, adoptKey: null, connection: null, rotation: null });
+    expect(failures).toEqual([]);
+    expect(inputs).toEqual({ alias: "a", enabled: true, securityConfig: {} });
+    const batch = await subAccountBatch.check({}, { alias: "a", balance: 1, count: 1, modelPricing: null, adoptTokens: null, connection: null });
+    expect(batch).toEqual({ inputs: { alias: "a", balance: 1, count: 1, modelPricing: [] }, failures: [] });
+  });
+
+  test("what the engine adds to the inputs (the serialized provider) is kept as given", async () => {
+    const { inputs } = await apiKey.check({}, { alias: "a", __provider: "exports.handler = 1" });
+    expect(inputs).toEqual({ alias: "a", enabled: true, securityConfig: {}, __provider: "exports.handler = 1" });
+  });
+
+  test("at preview, the fields already known get their defaults and canonical forms", async () => {
+    const { inputs, failures } = await apiKey.check({}, { alias: UNKNOWN, securityConfig: { spendLimit: { monthly: 5 } }, rotation: { everyDays: UNKNOWN } });
+    expect(failures).toEqual([]);
+    expect(inputs).toEqual({ alias: UNKNOWN, enabled: true, securityConfig: { spendLimit: { monthly: 5 } }, rotation: { everyDays: UNKNOWN } });
+    const batch = await subAccountBatch.check({}, { alias: UNKNOWN, balance: 1, count: UNKNOWN, modelPricing: [{ model: "m", autoFollowing: true }] });
+    expect(batch).toEqual({ inputs: { alias: UNKNOWN, balance: 1, count: UNKNOWN, modelPricing: [{ model: "m", pricingFactor: 1 }] }, failures: [] });
+  });
+});

@@ -39,7 +39,7 @@ describe("SubAccountBatch adoptTokens: check", () => {
     expect(failures).toEqual([
       { property: "adoptTokens[1]", reason: "must be a sub-account key that begins with sk- (not an admin key)" },
       { property: "adoptTokens[2]", reason: "is the same key as adoptTokens[0]" },
-      { property: "count", reason: "must be at least the number of adoptTokens (3): every adopted sub-account counts" },
+      { property: "count", reason: "2 must be at least the number of adoptTokens (3): every adopted sub-account counts" },
     ]);
     expectNoSecret(JSON.stringify(failures), [t, "sk-admin-abcdefgh"]);
   });

@@ -71,3 +71,24 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 /** `{success: boolean}`, the answer of the sub-account batch edit and delete. */
 export const SuccessResponseSchema = z.object({ success: z.boolean() });
+
+/**
+ * An object of named settings (`{ everyDays?, overlapHours? }`): `notAnObject` when it is none, and each field it
+ * does not know fails at its own path with `unknownField`, beside the failures of the fields it knows.
+ */
+export function settingsObject<Shape extends z.core.$ZodLooseShape>(shape: Shape, messages: { notAnObject: string; unknownField: string }) {
+  // Loose, so that the refinement sees the unknown fields (a plain object would have stripped them already).
+  return z
+    .looseObject(shape, { error: messages.notAnObject })
+    .superRefine(
+      (value, ctx) => {
+        for (const name of Object.keys(value)) {
+          if (!Object.hasOwn(shape, name)) ctx.addIssue({ code: "custom", path: [name], message: messages.unknownField });
+        }
+      },
+      // Also when a known field failed: every failure is named at once.
+      { when: (payload) => payload.value !== null && typeof payload.value === "object" && !Array.isArray(payload.value) },
+    )
+    // A value that passed has no field besides the known ones: typed as the closed object.
+    .transform((value) => value as z.output<z.ZodObject<Shape>>);
+}

@@ -47,7 +47,8 @@ export const ModelPricingInputSchema = z
   });
 export type ModelPricingInput = Camel<z.infer<typeof ModelPricingInputSchema>>;
 
-const ModelPricingListSchema = z
+/** A request's pricing list: at most MODEL_LIST_MAX entries, each model once. */
+export const ModelPricingListSchema = z
   .array(ModelPricingInputSchema)
   .max(MODEL_LIST_MAX, `must list at most ${MODEL_LIST_MAX} models`)
   .superRefine((items, ctx) => {
