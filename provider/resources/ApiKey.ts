@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
 import type { SecurityConfig } from "../api/schemas/apiKeys.js";
 import { maskKey } from "../api/redact.js";
+import { MODULE } from "./types.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /** Restrictions of a key; each part optional, an omitted part restricts nothing. */
@@ -94,7 +95,7 @@ export class ApiKey extends DynamicResource {
         ...(rotating ? { previousKey: undefined, previousKeyExpiresAt: undefined, rotatedAt: undefined, rotationDue: undefined } : {}),
       },
       withSecretOutputs(opts, ["key", "adoptKey", "previousKey"]),
-      "llm-accounts",
+      MODULE,
       "ApiKey",
     );
     // Derived in the program instead of registered (a registered output costs the SDK about 0.5 ms per resource,

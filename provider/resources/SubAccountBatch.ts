@@ -3,6 +3,7 @@ import { toWire } from "../api/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../api/schemas/subAccounts.js";
 import { camelFieldNames } from "../runtime/values.js";
+import { MODULE } from "./types.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /** A permitted model and its price multiplier. The deprecated fields are accepted with a warning. */
@@ -108,7 +109,7 @@ export class SubAccountBatch extends DynamicResource {
         tokens: undefined,
       },
       withSecretOutputs(opts, ["subAccounts", "tokens", "adoptTokens"]),
-      "llm-accounts",
+      MODULE,
       "SubAccountBatch",
     );
     warnAboutPricing(this, args.modelPricing);

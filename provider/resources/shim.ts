@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { STACK_CONFIG_SLOT } from "../runtime/slot.js";
+import { dynamicType } from "./types.js";
 
 /** The runtime's export names (`pulumi-llm-accounts/runtime`) the stored provider text loads: never renamed. */
 export type RuntimeExport = "apiKey" | "subAccountBatch";
@@ -29,7 +30,7 @@ export function providerText(name: RuntimeExport): string {
  */
 export class DynamicResource extends pulumi.CustomResource {
   constructor(provider: string, name: string, props: pulumi.Inputs, opts: pulumi.CustomResourceOptions | undefined, module: string, type: string) {
-    super(`pulumi-nodejs:dynamic/${module}:${type}`, name, { ...props, __provider: provider }, opts);
+    super(dynamicType(module, type), name, { ...props, __provider: provider }, opts);
   }
 }
 

@@ -1,0 +1,4 @@
+/** pulumi-llm-accounts/policy: the package's CrossGuard policies, and the rules they and `llm-accounts audit` share. */
+export { llmAccountsPolicies } from "./pack.js";
+export { RULES, LEVELS, PolicyConfigError, type Level, type Rule, type Finding } from "./rules.js";
+export { RESOURCE_TYPES } from "../resources/types.js";

@@ -1,0 +1,65 @@
+import type { Policies, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
+import { RESOURCE_TYPES } from "../resources/types.js";
+import { configSchema, findingText, parseOptions, RULES, type Rule } from "./rules.js";
+import { batchFromProps, keyFromProps, type BatchSubject, type KeySubject } from "./subjects.js";
+
+/**
+ * Options of a rule as the engine configured them, parsed once per distinct configuration: a preview of many
+ * resources calls each policy once per resource with the same configuration.
+ */
+function optionsOf(rule: Rule, given: object): Record<string, unknown> {
+  const text = JSON.stringify(given);
+  let cached = parsedOptions.get(rule);
+  if (cached?.text !== text) {
+    cached = { text, options: parseOptions(rule, given) };
+    parsedOptions.set(rule, cached);
+  }
+  return cached.options;
+}
+const parsedOptions = new Map<Rule, { text: string; options: Record<string, unknown> }>();
+
+function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }): ResourceValidationPolicy {
+  const type = RESOURCE_TYPES[rule.scope];
+  return {
+    name: rule.name,
+    description: rule.description,
+    enforcementLevel: "advisory",
+    configSchema: configSchema(rule),
+    validateResource: (args: ResourceValidationArgs, report: ReportViolation) => {
+      // Recognised by type token only: any other resource, whatever its properties, is not this rule's.
+      if (args.type !== type) return;
+      const options = optionsOf(rule, args.getConfig());
+      const findings =
+        rule.scope === "ApiKey" ? rule.check(keyFromProps(args.name, args.props), options) : rule.check(batchFromProps(args.name, args.props), options);
+      for (const f of findings) report(findingText(rule, f));
+    },
+  };
+}
+
+function stackPolicy(rule: Rule & { scope: "stack" }): StackValidationPolicy {
+  return {
+    name: rule.name,
+    description: rule.description,
+    enforcementLevel: "advisory",
+    configSchema: configSchema(rule),
+    validateStack: (args: StackValidationArgs, report: ReportViolation) => {
+      const options = optionsOf(rule, args.getConfig());
+      const keys: KeySubject[] = [];
+      const batches: BatchSubject[] = [];
+      for (const r of args.resources) {
+        if (r.type === RESOURCE_TYPES.ApiKey) keys.push(keyFromProps(r.name, r.props, r.urn));
+        else if (r.type === RESOURCE_TYPES.SubAccountBatch) batches.push(batchFromProps(r.name, r.props, r.urn));
+      }
+      for (const f of rule.check({ label: "the stack", keys, batches }, options)) report(findingText(rule, f), f.urn);
+    },
+  };
+}
+
+/**
+ * The package's policies for `new PolicyPack(name, { policies: llmAccountsPolicies() })`: every rule advisory
+ * until the pack's config (`--policy-pack-config`, or the organisation's) sets its level and options. Plain
+ * objects of @pulumi/policy's shapes: loading this module needs no @pulumi/policy.
+ */
+export function llmAccountsPolicies(): Policies {
+  return RULES.map((rule) => (rule.scope === "stack" ? stackPolicy(rule) : resourcePolicy(rule)));
+}
