@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { execFile } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { Emulator } from "../../provider/emulator/index.js";
+import type { RunResult } from "../../scripts/lib/stack.mjs";
+import { emulator } from "../support/emulator.js";
+import { REPO } from "../support/programDir.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+
+/**
+ * The README's policy pack path on the real CLI: examples/policy-pack installed as a user installs it (npm, with
+ * the package from its tarball), run by `pulumi preview/up --policy-pack` through the language host's RunPlugin.
+ */
+
+const run = promisify(execFile);
+let emu: Emulator;
+let ledger: SecretLedger;
+let stack: PulumiStack;
+let pack: string;
+let scratch: string;
+let printed = "";
+
+/** Every rule mandatory with tight options, or every rule advisory with the same options. */
+function packConfig(level: "mandatory" | "advisory"): string {
+  const file = join(scratch, `policy-config.${level}.json`);
+  const config = {
+    "api-key-ip-allowlist": { enforcementLevel: level, allowedRanges: ["10.0.0.0/8"] },
+    "api-key-spend-limit": { enforcementLevel: level, maxMonthly: 500 },
+    "api-key-models": { enforcementLevel: level, approvedModels: ["model-a", "model-b"] },
+    "api-key-geo": { enforcementLevel: level, approvedCountries: ["CN", "SG"] },
+    "api-key-rotation": { enforcementLevel: level, maxAgeDays: 90, minOverlapHours: 24 },
+    "sub-account-pricing-floor": { enforcementLevel: level, minFactor: 1 },
+    "sub-account-models": { enforcementLevel: level, approvedModels: ["model-a"] },
+    "sub-account-balance": { enforcementLevel: level, maxBalance: 1000 },
+    "account-budget": { enforcementLevel: level, maxTotalBalance: 1000 },
+    "api-key-unique-aliases": level,
+  };
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
+
+const withPack = (level: "mandatory" | "advisory") => ["--policy-pack", pack, "--policy-pack-config", packConfig(level)];
+
+async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
+  const r = await step;
+  printed += r.stdout + r.stderr;
+  return r;
+}
+
+beforeAll(async () => {
+  await requirePulumiCli();
+  scratch = mkdtempSync(join(tmpdir(), "llm-policy-e2e-"));
+  // The pack as a user installs it: a copy of the example, `npm install` with this package from its tarball
+  // (built already; npm's cache answers the rest).
+  pack = join(scratch, "policy-pack");
+  cpSync(join(REPO, "examples/policy-pack"), pack, { recursive: true });
+  const { stdout } = await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", scratch], { cwd: REPO });
+  const [tarball] = JSON.parse(stdout.slice(stdout.indexOf("["))) as [{ filename: string }];
+  const manifest = JSON.parse(readFileSync(join(pack, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+  manifest.dependencies["pulumi-llm-accounts"] = `file:${join(scratch, tarball.filename)}`;
+  writeFileSync(join(pack, "package.json"), JSON.stringify(manifest, null, 2));
+  await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: pack, maxBuffer: 64 * 1024 * 1024 });
+
+  emu = await emulator();
+  ledger = new SecretLedger(emu);
+  // Made out of band, adopted by the program.
+  const legacy = emu.state.createKey("legacy").key;
+  const tokens = emu.state.createSubAccounts({ alias: "team", balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: 2 }).map((s) => s.token);
+  stack = await stackFor(join(REPO, "tests/e2e/programs/policy"), emu);
+  await stack.setConfig("legacyKey", legacy, { secret: true });
+  await stack.setConfig("teamTokens", JSON.stringify(tokens), { secret: true });
+  // Breaks two mandatory rules: a key's monthly limit above maxMonthly, and 3 x 400 above maxTotalBalance.
+  await stack.setConfig("monthly", 1000);
+  await stack.setConfig("balance", 400);
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(() => {
+  ledger?.expectAbsent(printed, "the output of every pulumi command");
+  disposeStack(stack);
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  return emu?.close();
+});
+
+describe("the example policy pack on the real CLI", () => {
+  test("a preview that breaks mandatory rules fails, naming each rule, resource and property path", async () => {
+    const r = await pulumi(stack.preview(withPack("mandatory"), { allowFailure: true }));
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toMatch(/\[mandatory\]\s+api-key-spend-limit\s+\(pulumi-nodejs:dynamic\/llm-accounts:ApiKey: ci\)/);
+    expect(r.stdout).toContain('ApiKey "ci": securityConfig.spendLimit.monthly 1000 is above maxMonthly 500 (api-key-spend-limit)');
+    expect(r.stdout).toMatch(/\[mandatory\]\s+account-budget/);
+    expect(r.stdout).toContain("the stack: count x balance 3 sub-accounts in 1 batches hold 1200 together, above maxTotalBalance 1000 (account-budget)");
+    // The adopted key complies: nothing about it, and its secret input is nowhere.
+    expect(r.stdout).not.toMatch(/ApiKey "legacy"/);
+  }, 300_000);
+
+  test("`pulumi up` (with its preview, as CI runs it) is blocked before anything reaches the platform", async () => {
+    emu.clearRequests();
+    const r = await pulumi(stack.run(["up", "--yes", ...withPack("mandatory")], { allowFailure: true }));
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toMatch(/api-key-spend-limit/);
+    expect(emu.requests()).toEqual([]);
+  }, 300_000);
+
+  test("advisory rules warn and `up` proceeds; the pack handles adopted keys and tokens", async () => {
+    const r = await pulumi(stack.run(["up", "--yes", ...withPack("advisory")]));
+    expect(r.stdout).toMatch(/\[advisory\]\s+api-key-spend-limit/);
+    expect(r.stdout).toMatch(/\[advisory\]\s+account-budget/);
+    expect(emu.state.listKeys().map((k) => k.alias).sort()).toEqual(["ci", "legacy"]);
+    expect(emu.state.listSubAccounts()).toHaveLength(3);
+    ledger.record();
+  }, 300_000);
+
+  test("a compliant program passes the mandatory pack with no violation", async () => {
+    await stack.setConfig("monthly", 100);
+    await stack.setConfig("balance", 10);
+    const r = await pulumi(stack.preview(withPack("mandatory")));
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(/\[(mandatory|advisory)\]/);
+    // The pack did run (and found nothing).
+    expect(r.stdout).toMatch(/Policy Packs run:[\s\S]*llm-accounts-policies\|local\|\S+\s+0\.1\.0/);
+  }, 300_000);
+});
