@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { SETTINGS } from "./client/settings.js";
 import { redact } from "./api/redact.js";
-import { MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
+import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 
 const USAGE = `Usage: llm-accounts <command> [options]
@@ -57,22 +57,31 @@ function hours(value: string | undefined, name: string, max: number): number {
 
 /**
  * A credential from its file or its environment variable; a key given on the command line still works, with
- * a warning, since every user of the machine can read it in `ps` and /proc/<pid>/cmdline.
+ * a warning, since every user of the machine can read it in `ps` and /proc/<pid>/cmdline. Outer whitespace is
+ * dropped (a file written by `echo` ends in a newline; no key holds a space); anything else that cannot be a key,
+ * a second line included, is refused naming where it came from.
  */
 async function credential(which: "adminKey" | "accountKey", flag: string | undefined, file: string | undefined): Promise<string | undefined> {
   const option = which === "adminKey" ? "admin-key" : "account-key";
+  let value: string | undefined;
+  let source: string;
   if (flag !== undefined) {
     process.stderr.write(`warning: --${option} is visible to every user of this machine (ps); use ${SETTINGS[which].env} or --${option}-file\n`);
-    return flag;
-  }
-  if (file !== undefined) {
+    [value, source] = [flag, `--${option}`];
+  } else if (file !== undefined) {
     try {
-      return (await readFile(file, "utf8")).trim();
+      [value, source] = [await readFile(file, "utf8"), `--${option}-file ${file}`];
     } catch (err) {
       throw new UsageError(`--${option}-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
     }
+  } else {
+    [value, source] = [process.env[SETTINGS[which].env] || undefined, SETTINGS[which].env];
   }
-  return process.env[SETTINGS[which].env] || undefined;
+  if (value === undefined) return undefined;
+  const key = value.trim();
+  const problem = credentialProblem(which, key);
+  if (problem) throw new UsageError(`${source}: the ${which === "adminKey" ? "admin key" : "account key"} ${problem}`);
+  return key;
 }
 
 async function emulatorOptions(args: string[]): Promise<EmulatorOptions> {

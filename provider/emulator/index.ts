@@ -1,8 +1,9 @@
-import { ADMIN_KEY_PREFIX, KEY_PREFIX, MINUTE_MS } from "../api/assumptions.js";
+import { MINUTE_MS } from "../api/assumptions.js";
+import { AccountKeySchema, AdminKeySchema } from "../api/schemas/index.js";
 import { FaultInjector, type FaultSpec } from "./faults.js";
 import { createHandlers } from "./handlers.js";
 import { effectiveLimits, RateLimiter, type RateLimitOverrides } from "./limits.js";
-import { StateFile } from "./persistence.js";
+import { credentialClash, StateFile } from "./persistence.js";
 import { newAdminKey, newKey } from "./random.js";
 import { EmulatorServer } from "./server.js";
 import type { RequestLogEntry } from "./requestLog.js";
@@ -69,13 +70,18 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
+/** Why a credential given to the emulator cannot be one (a key file's second line, a space), or undefined. */
+export function credentialProblem(which: "adminKey" | "accountKey", value: string): string | undefined {
+  const parsed = (which === "adminKey" ? AdminKeySchema : AccountKeySchema).safeParse(value);
+  return parsed.success ? undefined : parsed.error.issues[0].message;
+}
+
 function checkOptions(options: EmulatorOptions): void {
-  const { adminKey, accountKey, rateWindowMs } = options;
-  if (adminKey !== undefined && !(adminKey.startsWith(ADMIN_KEY_PREFIX) && adminKey.length > ADMIN_KEY_PREFIX.length)) {
-    throw new TypeError(`adminKey must begin with "${ADMIN_KEY_PREFIX}"`);
-  }
-  if (accountKey !== undefined && (!accountKey.startsWith(KEY_PREFIX) || accountKey.startsWith(ADMIN_KEY_PREFIX))) {
-    throw new TypeError(`accountKey must begin with "${KEY_PREFIX}" and must not be an admin key`);
+  const { rateWindowMs } = options;
+  for (const which of ["adminKey", "accountKey"] as const) {
+    const value = options[which];
+    const problem = value === undefined ? undefined : credentialProblem(which, value);
+    if (problem) throw new TypeError(`${which} ${problem}`);
   }
   if (options.requestLogSize !== undefined && !(Number.isInteger(options.requestLogSize) && options.requestLogSize > 0)) {
     throw new TypeError("requestLogSize must be a whole number greater than 0");
@@ -108,13 +114,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const rateWindowMs = options.rateWindowMs ?? MINUTE_MS;
   const file = options.stateFile === undefined ? undefined : new StateFile(options.stateFile);
   const saved = await file?.load();
-  const state = new EmulatorState(
-    options.adminKey ?? saved?.admin_key ?? newAdminKey(),
-    options.accountKey ?? saved?.account_key ?? newKey(),
-    clock,
-    file,
-    saved,
-  );
+  const adminKey = options.adminKey ?? saved?.admin_key ?? newAdminKey();
+  const accountKey = options.accountKey ?? saved?.account_key ?? newKey();
+  const clash = saved && credentialClash(saved, adminKey, accountKey);
+  if (clash) throw new Error(`the keys given do not go with state file ${options.stateFile}: ${clash}`);
+  const state = new EmulatorState(adminKey, accountKey, clock, file, saved);
   if (file) {
     // Saved at once, so that generated credentials survive a restart even when nothing else changes.
     state.changed();

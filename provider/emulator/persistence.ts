@@ -1,21 +1,65 @@
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { ApiKeyCreatedSchema, DecimalStringSchema, SubAccountSchema } from "../api/schemas/index.js";
+import { AccountKeySchema, AdminKeySchema, ApiKeyCreatedSchema, DecimalStringSchema, SubAccountSchema } from "../api/schemas/index.js";
 import { randomToken } from "./random.js";
 
 /** The whole emulator state as the state file holds it (keys included: the file is written with mode 0600). */
-export const StateSnapshotSchema = z.object({
-  version: z.literal(1),
-  admin_key: z.string(),
-  account_key: z.string(),
-  balance: DecimalStringSchema,
-  next_sub_account_id: z.number().int().positive(),
-  next_user_id: z.number().int().positive(),
-  api_keys: z.array(ApiKeyCreatedSchema),
-  sub_accounts: z.array(SubAccountSchema),
-});
+export const StateSnapshotSchema = z
+  .object({
+    version: z.literal(1),
+    admin_key: AdminKeySchema,
+    account_key: AccountKeySchema,
+    balance: DecimalStringSchema,
+    next_sub_account_id: z.number().int().positive(),
+    next_user_id: z.number().int().positive(),
+    api_keys: z.array(ApiKeyCreatedSchema),
+    sub_accounts: z.array(SubAccountSchema),
+  })
+  .superRefine((snapshot, ctx) => {
+    for (const { path, message } of inconsistencies(snapshot)) ctx.addIssue({ code: "custom", path, message });
+  });
 export type StateSnapshot = z.infer<typeof StateSnapshotSchema>;
+
+type Issue = { path: (string | number)[]; message: string };
+
+/**
+ * What the shape cannot say: each secret is one credential (an admin key equal to the account key would open
+ * the management group with the account key), ids are unique and the counters are past every id in use (else
+ * the next create reuses one). Paths only in the messages: never a key.
+ */
+function inconsistencies(snapshot: Omit<StateSnapshot, "version">): Issue[] {
+  const issues: Issue[] = [];
+  const firstAt = new Map<string, string>();
+  const unique = (value: string | number, path: (string | number)[], what: string, space: string) => {
+    const id = `${space}|${value}`;
+    const at = path.join(".");
+    const earlier = firstAt.get(id);
+    if (earlier === undefined) firstAt.set(id, at);
+    else issues.push({ path, message: `is the same ${what} as ${earlier}` });
+  };
+  unique(snapshot.admin_key, ["admin_key"], "key", "secret");
+  unique(snapshot.account_key, ["account_key"], "key", "secret");
+  snapshot.api_keys.forEach((k, i) => unique(k.key, ["api_keys", i, "key"], "key", "secret"));
+  snapshot.sub_accounts.forEach((sub, i) => {
+    unique(sub.token, ["sub_accounts", i, "token"], "key", "secret");
+    unique(sub.id, ["sub_accounts", i, "id"], "id", "id");
+    unique(sub.user_id, ["sub_accounts", i, "user_id"], "user id", "user_id");
+  });
+  const past = (field: "next_sub_account_id" | "next_user_id", used: number[], what: string) => {
+    const highest = used.reduce((a, b) => Math.max(a, b), 0);
+    if (snapshot[field] <= highest) issues.push({ path: [field], message: `must be above the highest ${what} in use (${highest}), or a new sub-account reuses it` });
+  };
+  past("next_sub_account_id", snapshot.sub_accounts.map((sub) => sub.id), "id");
+  past("next_user_id", snapshot.sub_accounts.map((sub) => sub.user_id), "user id");
+  return issues;
+}
+
+/** Why the given credentials cannot go with a saved state (one of them is already another key of it), if so. */
+export function credentialClash(snapshot: StateSnapshot, adminKey: string, accountKey: string): string | undefined {
+  const issue = inconsistencies({ ...snapshot, admin_key: adminKey, account_key: accountKey })[0];
+  return issue && `${issue.path.join(".")}: ${issue.message}`;
+}
 
 function isMissing(err: unknown): boolean {
   return (err as NodeJS.ErrnoException).code === "ENOENT";
@@ -46,7 +90,7 @@ export class StateFile {
     const parsed = StateSnapshotSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new Error(`state file ${this.path} is not an emulator state: ${issue.path.join(".")}: ${issue.message}`);
+      throw new Error(`state file ${this.path} is not an emulator state: ${issue.path.join(".") || "(whole file)"}: ${issue.message}`);
     }
     return parsed.data;
   }

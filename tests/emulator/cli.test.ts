@@ -130,6 +130,31 @@ describe("llm-accounts emulator", () => {
     }
   });
 
+  // Issue 23 row 12: a key file holds one key; its second line was taken as part of the key.
+  it("refuses a key file of two lines, and a key variable with a space, naming the source and never the key", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "llm-cli-"));
+    try {
+      const file = join(dir, "admin");
+      await writeFile(file, "sk-admin-LineOneLineOneLineOneLineOneLi\nsk-admin-LineTwoLineTwoLineTwoLineTwoLi\n", { mode: 0o600 });
+      const twoLines = run(["emulator", "--port", "0", "--admin-key-file", file]);
+      expect((await twoLines.exited).code).toBe(2);
+      expect(twoLines.stderr()).toContain(`--admin-key-file ${file}: the admin key must be visible ASCII characters without spaces or line breaks`);
+      expect(twoLines.stderr()).not.toContain("LineOneLineOne");
+      const spaced = spawn(process.execPath, [CLI, "emulator", "--port", "0"], {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, LLM_ACCOUNTS_ACCOUNT_KEY: "sk-SpacedSpaced SpacedSpacedSpaced" },
+      });
+      children.push(spaced);
+      let err = "";
+      spaced.stderr!.on("data", (d) => (err += d));
+      expect(await new Promise((done) => spaced.on("exit", done))).toBe(2);
+      expect(err).toContain("LLM_ACCOUNTS_ACCOUNT_KEY: the account key must be visible ASCII characters without spaces or line breaks");
+      expect(err).not.toContain("SpacedSpaced");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps generated keys in --state-file across a restart", async () => {
     const dir = await mkdtemp(join(tmpdir(), "llm-cli-"));
     try {

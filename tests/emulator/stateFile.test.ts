@@ -96,6 +96,69 @@ describe("state file", () => {
     expect(again.state.listKeys().map((k) => k.alias)).toEqual(["lost-answer"]);
   });
 
+  // Issue 23 row 12: the file was checked for its shape only.
+  describe("refuses a state file whose parts contradict each other, naming the field and never a key", () => {
+    async function savedState(): Promise<any> {
+      const emu = await start();
+      const { key } = await ok(emu, "createApiKey", { alias: "kept" });
+      await ok(emu, "createSubAccounts", { alias: "team", balance: 1, count: 2 });
+      await emu.close();
+      running.splice(running.indexOf(emu), 1);
+      return { ...(await saved()), key };
+    }
+
+    async function refused(state: any, field: string, options: Parameters<typeof startEmulator>[0] = {}): Promise<void> {
+      const { key: _key, ...snapshot } = state;
+      await writeFile(file, JSON.stringify(snapshot));
+      const before = await readFile(file, "utf8");
+      const err = await startEmulator({ stateFile: file, ...options }).then(
+        (emu) => {
+          running.push(emu);
+          return undefined;
+        },
+        (e: Error) => e,
+      );
+      expect(err?.message).toContain(field);
+      for (const secret of [state.admin_key, state.account_key, state.key]) expect(err?.message).not.toContain(secret.slice(3));
+      expect(await readFile(file, "utf8")).toBe(before);
+    }
+
+    it("an admin key equal to the account key (it opened the management group with the account key)", async () => {
+      const state = await savedState();
+      await refused({ ...state, admin_key: state.account_key }, "admin_key: must be an admin key");
+    });
+
+    it("a secret used twice: an API key that is the account key, a token that is an API key", async () => {
+      const state = await savedState();
+      await refused({ ...state, api_keys: [{ ...state.api_keys[0], key: state.account_key }] }, "api_keys.0.key: is the same key as account_key");
+      const [first, second] = state.sub_accounts;
+      await refused({ ...state, sub_accounts: [first, { ...second, token: state.key }] }, "sub_accounts.1.token: is the same key as api_keys.0.key");
+    });
+
+    it("ids reused: two sub-accounts with one id or user id, and counters not past the ids in use", async () => {
+      const state = await savedState();
+      const [first, second] = state.sub_accounts;
+      await refused({ ...state, sub_accounts: [first, { ...second, id: first.id }] }, "sub_accounts.1.id: is the same id as sub_accounts.0.id");
+      await refused({ ...state, sub_accounts: [first, { ...second, user_id: first.user_id }] }, "sub_accounts.1.user_id: is the same user id as sub_accounts.0.user_id");
+      await refused({ ...state, next_sub_account_id: 2 }, "next_sub_account_id: must be above the highest id in use (2)");
+      await refused({ ...state, next_user_id: first.user_id }, "next_user_id: must be above the highest user id in use");
+    });
+
+    it("a key given as an option that is already a key of the file", async () => {
+      const state = await savedState();
+      await refused(state, "the keys given do not go with state file", { accountKey: state.key });
+      await refused(state, "api_keys.0.key: is the same key as account_key", { accountKey: state.key });
+    });
+
+    it("a consistent file still loads, and its next sub-account gets a new id", async () => {
+      const state = await savedState();
+      const { key: _key, ...snapshot } = state;
+      await writeFile(file, JSON.stringify(snapshot));
+      const emu = await start();
+      expect((await ok(emu, "createSubAccounts", { alias: "more", balance: 0, count: 1 })).items[0].id).toBe(3);
+    });
+  });
+
   it("refuses to start from a file that is not an emulator state", async () => {
     await writeFile(file, JSON.stringify({ hello: "world" }));
     await expect(startEmulator({ stateFile: file })).rejects.toThrow(/is not an emulator state/);

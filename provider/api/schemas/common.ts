@@ -12,6 +12,24 @@ export const KeySchema = z
   .refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { error: "must not be an admin key" });
 
 /**
+ * The text of a credential: what an `Authorization: Bearer` header carries as one token, visible ASCII without
+ * spaces. A key file's newline or a pasted non-Latin-1 character is never part of a key; an HTTP client refuses
+ * to send it, so it is caught here, where the credential is chosen, and never reaches a request.
+ */
+const CredentialTextSchema = z
+  .string()
+  .max(KEY_MAX_LENGTH, `must be at most ${KEY_MAX_LENGTH} characters`)
+  .regex(/^[\x21-\x7e]*$/, "must be visible ASCII characters without spaces or line breaks");
+
+/** The admin key of the management group (spec 5): `sk-admin-` and more. */
+export const AdminKeySchema = CredentialTextSchema.refine((k) => k.startsWith(ADMIN_KEY_PREFIX) && k.length > ADMIN_KEY_PREFIX.length, {
+  error: `must be an admin key that begins with "${ADMIN_KEY_PREFIX}"`,
+});
+
+/** The main account key of the sub-account group (spec 5): `sk-` and more, never an admin key. */
+export const AccountKeySchema = CredentialTextSchema.pipe(KeySchema);
+
+/**
  * An alias: non-empty, without leading or trailing spaces. Refused rather than trimmed: a trimmed alias
  * would come back different from the one declared and show as a change on every run.
  */
