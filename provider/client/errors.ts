@@ -87,5 +87,13 @@ export class TimeoutError extends LlmAccountsError {}
 /** A 2xx body that does not match the schema of the operation; names the field. */
 export class ResponseValidationError extends LlmAccountsError {}
 
+/**
+ * True when a delete that failed with `err` took effect all the same: the platform answered 2xx, and only its
+ * body could not be read. The one rule every delete of the package follows.
+ */
+export function deleteTookEffect(err: unknown): boolean {
+  return err instanceof ResponseValidationError;
+}
+
 /** The package is not set up to make the call (missing base URL, a key of the wrong kind...). Nothing was sent. */
 export class ConfigurationError extends LlmAccountsError {}

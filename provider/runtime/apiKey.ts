@@ -2,10 +2,10 @@ import { z } from "zod";
 import { fromWire, toWire } from "../api/casing.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
-import { AliasStringSchema, SecurityConfigSchema, type SecurityConfig } from "../api/schemas/index.js";
+import { AliasStringSchema, SecurityConfigSchema, type ApiKeyView, type SecurityConfig } from "../api/schemas/index.js";
 import { AdoptKeySchema } from "./adoption.js";
 import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
-import type { Props, ReadOutcome } from "./contract.js";
+import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { coalescerFor } from "./deleteCoalescer.js";
 import {
   TRIGGERED,
@@ -63,6 +63,7 @@ export type ApiKeyOutputs = ApiKeyInputs &
 type LiveView = { alias: string; enabled: boolean; securityConfig: SecurityConfig };
 /** A key the platform just issued, as declared or as close to it as it got. */
 type Issued = { key: string; createdAt: string; view: LiveView };
+type Client = ReturnType<typeof clientFor>;
 
 /** Omitted, null and `{}` all mean "unrestricted": one form, so a program that did not change shows no diff. */
 export function normalizeSecurityConfig(value: unknown): SecurityConfig {
@@ -70,11 +71,24 @@ export function normalizeSecurityConfig(value: unknown): SecurityConfig {
   return fromWire(toWire(value as SecurityConfig)) as SecurityConfig;
 }
 
+/**
+ * Outputs as any version wrote them, in today's form: a state may lack `enabled` or hold its security config
+ * in another spelling or as null. Read once, where old state comes in (diff, update, read).
+ */
+function fromState(old: ApiKeyOutputs): ApiKeyOutputs {
+  return { ...old, enabled: old.enabled ?? true, securityConfig: normalizeSecurityConfig(old.securityConfig) };
+}
+
+/** A key's configuration as the platform answered it (a key without restrictions may answer null). */
+function viewOf(answer: { alias: string; enabled: boolean; securityConfig?: SecurityConfig | null }): LiveView {
+  return { alias: answer.alias, enabled: answer.enabled, securityConfig: answer.securityConfig ?? {} };
+}
+
 function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live?: LiveView): ApiKeyOutputs {
   const out: ApiKeyOutputs = {
     alias: live?.alias ?? inputs.alias,
     enabled: live?.enabled ?? inputs.enabled,
-    securityConfig: normalizeSecurityConfig(live ? live.securityConfig : inputs.securityConfig),
+    securityConfig: live ? live.securityConfig : inputs.securityConfig,
     key,
     keyHint: maskKey(key),
     createdAt,
@@ -96,16 +110,33 @@ function rotationStateOf(old: RotationState): RotationState {
   return out;
 }
 
-/**
- * An error the engine records as "changed, but failed": it keeps `properties` as the new outputs (secret
- * outputs stay secret). Not enumerable, so that JSON.stringify(error) cannot show the key among them.
- */
+/** An error the engine records as "changed, but failed", keeping `properties` as the new outputs (contract.ts). */
 function keptWithError(message: string, id: string, properties: ApiKeyOutputs): LlmAccountsError {
-  const failed = new LlmAccountsError(message);
-  Object.defineProperty(failed, "id", { value: id, enumerable: false });
-  Object.defineProperty(failed, "properties", { value: properties, enumerable: false });
-  Object.defineProperty(failed, "reasons", { value: [message], enumerable: false });
-  return failed;
+  return keptInState(new LlmAccountsError(message), id, properties);
+}
+
+/** The platform's view of a key with one get, or undefined when the key does not exist. */
+async function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
+  try {
+    return await client.apiKeys.get(key);
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Brings a key from what it is (`live`) to what is declared: one edit when alias or security config differ, then
+ * one status call when `enabled` differs; nothing when all match.
+ */
+async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs): Promise<LiveView> {
+  let view = live;
+  if (view.alias !== inputs.alias || !same(view.securityConfig, inputs.securityConfig)) {
+    const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig }));
+    view = { ...view, alias: edited.alias, securityConfig: edited.securityConfig };
+  }
+  if (view.enabled !== inputs.enabled) view = { ...view, enabled: await client.apiKeys.setStatus(key, inputs.enabled) };
+  return view;
 }
 
 /** check: every field validated by one schema, failures named by property path; unknown values (preview) pass. */
@@ -122,7 +153,8 @@ export async function check(olds: Props, news: Props): Promise<{ inputs: ApiKeyI
  * diff: replacement only for another key or another platform; otherwise an update of what changed. A due
  * rotation (triggers, age) and an expired previous key are updates of the same resource.
  */
-export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(_id: string, state: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+  const olds = fromState(state);
   const replaces: string[] = [];
   const adoptOld = olds.adoptKey;
   const adoptNew = news.adoptKey;
@@ -133,8 +165,8 @@ export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs)
   const changed =
     replaces.length > 0 ||
     olds.alias !== news.alias ||
-    (olds.enabled ?? true) !== (news.enabled ?? true) ||
-    !same(normalizeSecurityConfig(olds.securityConfig), normalizeSecurityConfig(news.securityConfig)) ||
+    olds.enabled !== news.enabled ||
+    !same(olds.securityConfig, news.securityConfig) ||
     connection.changed ||
     !same(olds.rotation ?? null, news.rotation ?? null) ||
     rotationReason(olds, news, Date.now()) !== undefined ||
@@ -148,25 +180,12 @@ export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs)
  */
 export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: ApiKeyOutputs }> {
   const client = clientFor(inputs.connection);
-  const config = { alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) };
 
   if (inputs.adoptKey) {
     const key = inputs.adoptKey;
-    let live;
-    try {
-      live = await client.apiKeys.get(key);
-    } catch (err) {
-      if (err instanceof NotFoundError) {
-        throw new LlmAccountsError(`adoptKey: the key ${maskKey(key)} does not exist on the platform; nothing was changed`);
-      }
-      throw err;
-    }
-    let view = { alias: live.alias, enabled: live.enabled, securityConfig: normalizeSecurityConfig(live.securityConfig) };
-    if (view.alias !== config.alias || !same(view.securityConfig, config.securityConfig)) {
-      const edited = await client.apiKeys.edit({ key, ...config });
-      view = { ...view, alias: edited.alias, securityConfig: normalizeSecurityConfig(edited.securityConfig) };
-    }
-    if (view.enabled !== inputs.enabled) view.enabled = await client.apiKeys.setStatus(key, inputs.enabled);
+    const live = await find(client, key);
+    if (!live) throw new LlmAccountsError(`adoptKey: the key ${maskKey(key)} does not exist on the platform; nothing was changed`);
+    const view = await converge(client, key, viewOf(live), inputs);
     return { id: fingerprint(key), outs: outputsOf(inputs, key, live.createdAt, view) };
   }
 
@@ -193,17 +212,11 @@ function adviseLostKey(err: unknown, alias: string): unknown {
  * key is declared disabled. A key that cannot be disabled is deleted again, so that state and platform agree
  * and a re-run starts clean; only if that fails too is it kept, through the error `kept` builds.
  */
-async function issueKey(client: ReturnType<typeof clientFor>, inputs: ApiKeyInputs, kept: (issued: Issued, cause: Error) => Error): Promise<Issued> {
-  const created = await client.apiKeys
-    .create({ alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) })
-    .catch((err: unknown) => {
-      throw adviseLostKey(err, inputs.alias);
-    });
-  const issued: Issued = {
-    key: created.key,
-    createdAt: created.createdAt,
-    view: { alias: created.alias, enabled: created.enabled, securityConfig: normalizeSecurityConfig(created.securityConfig) },
-  };
+async function issueKey(client: Client, inputs: ApiKeyInputs, kept: (issued: Issued, cause: Error) => Error): Promise<Issued> {
+  const created = await client.apiKeys.create({ alias: inputs.alias, securityConfig: inputs.securityConfig }).catch((err: unknown) => {
+    throw adviseLostKey(err, inputs.alias);
+  });
+  const issued: Issued = { key: created.key, createdAt: created.createdAt, view: viewOf(created) };
   if (issued.view.enabled === inputs.enabled) return issued;
   try {
     issued.view.enabled = await client.apiKeys.setStatus(created.key, inputs.enabled);
@@ -262,18 +275,12 @@ async function rotate(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Pro
  * alias or securityConfig: one edit; both: edit then status; and a previous key whose overlap has passed: one
  * delete, coalesced with the other deletes of the deployment.
  */
-export async function update(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
+export async function update(id: string, state: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
+  const old = fromState(state);
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(id, old, inputs) };
   const client = clientFor(inputs.connection);
-  const key = old.key;
-  const desired = { alias: inputs.alias, securityConfig: normalizeSecurityConfig(inputs.securityConfig) };
-  let live = { alias: old.alias, enabled: old.enabled, securityConfig: normalizeSecurityConfig(old.securityConfig) };
-  if (live.alias !== desired.alias || !same(live.securityConfig, desired.securityConfig)) {
-    const edited = await client.apiKeys.edit({ key, ...desired });
-    live = { ...live, alias: edited.alias, securityConfig: normalizeSecurityConfig(edited.securityConfig) };
-  }
-  if (live.enabled !== inputs.enabled) live.enabled = await client.apiKeys.setStatus(key, inputs.enabled);
-  const outs = { ...outputsOf(inputs, key, old.createdAt, live), ...rotationStateOf(old) };
+  const live = await converge(client, old.key, viewOf(old), inputs);
+  const outs = { ...outputsOf(inputs, old.key, old.createdAt, live), ...rotationStateOf(old) };
   if (!old.previousKey || previousExpiry(old, Date.now()) === undefined) return { outs };
   try {
     await coalescerFor(client.apiKeys).delete(old.previousKey);
@@ -291,20 +298,13 @@ export async function update(id: string, old: ApiKeyOutputs, inputs: ApiKeyInput
  * values, so that a preview after a refresh shows drift as `old => new`; a due rotation or an expired previous
  * key shows as `rotationDue` in both (nothing is rotated or deleted here).
  */
-export async function read(id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
+export async function read(id: string, state: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
+  const old = fromState(state);
   const client = clientFor(old.connection);
-  let live;
-  try {
-    live = await client.apiKeys.get(old.key);
-  } catch (err) {
-    if (err instanceof NotFoundError) return { id: "", props: {} };
-    throw err;
-  }
-  const outs: ApiKeyOutputs = {
-    ...outputsOf(old, old.key, live.createdAt, { ...live, securityConfig: normalizeSecurityConfig(live.securityConfig) }),
-    ...rotationStateOf(old),
-  };
-  if (old.previousKey && !(await stillExists(client, old.previousKey))) {
+  const live = await find(client, old.key);
+  if (!live) return { id: "", props: {} };
+  const outs: ApiKeyOutputs = { ...outputsOf(old, old.key, live.createdAt, viewOf(live)), ...rotationStateOf(old) };
+  if (old.previousKey && !(await find(client, old.previousKey))) {
     delete outs.previousKey;
     delete outs.previousKeyExpiresAt;
   }
@@ -317,16 +317,6 @@ export async function read(id: string, old: ApiKeyOutputs): Promise<ReadOutcome<
   // In the inputs too: the previews that follow compare old inputs with new ones and show `- rotationDue: "..."`.
   if (due !== undefined) inputs.rotationDue = due;
   return { id, props: { ...outs }, inputs };
-}
-
-async function stillExists(client: ReturnType<typeof clientFor>, key: string): Promise<boolean> {
-  try {
-    await client.apiKeys.get(key);
-    return true;
-  } catch (err) {
-    if (err instanceof NotFoundError) return false;
-    throw err;
-  }
 }
 
 /** delete: the key and a previous one, coalesced with the other key deletes of this process. */

@@ -22,3 +22,15 @@ export interface TypedProvider<I, O> {
   update(id: string, olds: O, news: I): Promise<pulumi.dynamic.UpdateResult<O> & { outs: O }>;
   delete(id: string, props: O): Promise<void>;
 }
+
+/**
+ * Makes `error` what the engine records as "created (or changed), but failed": the resource keeps `id` and
+ * `properties` as its outputs (secret outputs stay secret) and shows the message as the reason. Not enumerable,
+ * so that JSON.stringify(error) cannot show the keys or tokens among the properties.
+ */
+export function keptInState<E extends Error>(error: E, id: string, properties: object): E {
+  Object.defineProperty(error, "id", { value: id, enumerable: false });
+  Object.defineProperty(error, "properties", { value: properties, enumerable: false });
+  Object.defineProperty(error, "reasons", { value: [error.message], enumerable: false });
+  return error;
+}

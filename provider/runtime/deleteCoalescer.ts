@@ -1,7 +1,8 @@
 import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
 import type { ApiKeysApi } from "../client/apiKeys.js";
-import { BadRequestError, NotFoundError, ResponseValidationError } from "../client/errors.js";
+import { BadRequestError, deleteTookEffect, NotFoundError } from "../client/errors.js";
 import { oncePer } from "./oncePer.js";
+import { QuietPeriod } from "./quietPeriod.js";
 
 /** Turns coalescing off (one key per call): the benchmark's baseline. */
 export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
@@ -50,10 +51,8 @@ interface Pending {
  */
 export class DeleteCoalescer {
   private pending: Pending[] = [];
-  private quietTimer: unknown;
+  private readonly quiet: QuietPeriod;
   private maxTimer: unknown;
-  private lastArrival = 0;
-  private longestGap = 0;
   /** Deletes called and not yet answered (waiting here or on the wire). */
   private outstanding = 0;
   /** The most deletes seen outstanding together once a batch went out: the engine's parallelism, or less. */
@@ -69,6 +68,7 @@ export class DeleteCoalescer {
     private readonly options: CoalescerOptions = { ...COALESCE, enabled: process.env[COALESCING_SWITCH] !== "off" },
   ) {
     this.clock = options.clock ?? systemClock;
+    this.quiet = new QuietPeriod(options, this.clock);
   }
 
   /** Deletes one key, together with whatever other deletes arrive meanwhile. */
@@ -76,8 +76,7 @@ export class DeleteCoalescer {
     if (!this.options.enabled) return this.deleteBatch([key]);
     return new Promise<void>((resolve, reject) => {
       const now = this.clock.now();
-      if (this.pending.length > 0) this.longestGap = Math.max(this.longestGap, now - this.lastArrival);
-      this.lastArrival = now;
+      this.quiet.arrive(now);
       // Deletes that come after a pause longer than a quiet period are another burst (a later step of the
       // deployment, not the engine waiting for us): what was learned before says nothing about it.
       if (this.outstanding === 0 && now - this.idleSince > this.lastQuiet) this.parallelism = 0;
@@ -100,24 +99,17 @@ export class DeleteCoalescer {
         }
         return;
       }
-      if (this.quietTimer !== undefined) this.clock.clearTimeout(this.quietTimer);
-      this.quietTimer = this.clock.setTimeout(() => this.flush(), this.quietPeriod());
+      this.quiet.after(() => this.flush());
       this.maxTimer ??= this.clock.setTimeout(() => this.flush(), this.options.maxWaitMs);
     });
   }
 
-  private quietPeriod(): number {
-    const { minQuietMs, gapFactor, maxQuietMs } = this.options;
-    return Math.min(maxQuietMs, Math.max(minQuietMs, gapFactor * this.longestGap));
-  }
-
   private flush(): void {
     this.flushQueued = false;
-    if (this.quietTimer !== undefined) this.clock.clearTimeout(this.quietTimer);
     if (this.maxTimer !== undefined) this.clock.clearTimeout(this.maxTimer);
-    this.quietTimer = this.maxTimer = undefined;
-    this.lastQuiet = this.quietPeriod();
-    this.longestGap = 0;
+    this.maxTimer = undefined;
+    this.lastQuiet = this.quiet.ms;
+    this.quiet.end();
     this.parallelism = Math.max(this.parallelism, this.outstanding);
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, API_KEY_DELETE_MAX);
@@ -143,8 +135,7 @@ export class DeleteCoalescer {
       await this.api.delete(keys);
       return failures;
     } catch (err) {
-      // A 2xx whose body could not be read: the platform did delete them.
-      if (err instanceof ResponseValidationError) return failures;
+      if (deleteTookEffect(err)) return failures;
       const rejectedAsBatch = err instanceof NotFoundError || err instanceof BadRequestError;
       if (!rejectedAsBatch) {
         for (const k of keys) failures.set(k, err);

@@ -1,6 +1,7 @@
 import type { SubAccount } from "../api/schemas/index.js";
 import { subAccountWrites, type SubAccountFilter, type SubAccountsApi } from "../client/subAccounts.js";
 import { oncePer } from "./oncePer.js";
+import { QuietPeriod } from "./quietPeriod.js";
 
 /** Turns read sharing off (one list per read): the benchmark's baseline. */
 export const SHARING_SWITCH = "LLM_ACCOUNTS_READ_SHARING";
@@ -33,9 +34,7 @@ interface Kept {
 
 interface Round {
   waiters: { resolve: (s: AccountSnapshot) => void; reject: (err: unknown) => void }[];
-  lastArrival: number;
-  longestGap: number;
-  timer?: NodeJS.Timeout;
+  quiet: QuietPeriod;
 }
 
 /**
@@ -78,9 +77,8 @@ export class SharedSubAccountList {
     if (kept) return Promise.resolve(kept);
     const now = this.now();
     return new Promise((resolve, reject) => {
-      const round = (this.next ??= { waiters: [], lastArrival: now, longestGap: 0 });
-      if (round.waiters.length > 0) round.longestGap = Math.max(round.longestGap, now - round.lastArrival);
-      round.lastArrival = now;
+      const round = (this.next ??= { waiters: [], quiet: new QuietPeriod(this.options) });
+      round.quiet.arrive(now);
       round.waiters.push({ resolve, reject });
       this.schedule(round);
     });
@@ -94,9 +92,7 @@ export class SharedSubAccountList {
 
   private schedule(round: Round): void {
     if (this.inFlight) return; // it goes when the list on the wire is answered
-    const { minQuietMs, gapFactor, maxQuietMs } = this.options;
-    clearTimeout(round.timer);
-    round.timer = setTimeout(() => void this.send(round), Math.min(maxQuietMs, Math.max(minQuietMs, gapFactor * round.longestGap)));
+    round.quiet.after(() => void this.send(round));
   }
 
   private async send(round: Round): Promise<void> {
@@ -126,7 +122,7 @@ export class SharedSubAccountList {
     const kept = this.fresh();
     if (!kept) return this.schedule(waiting);
     this.next = undefined;
-    clearTimeout(waiting.timer);
+    waiting.quiet.end();
     for (const w of waiting.waiters) w.resolve(kept);
   }
 }

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { toWire } from "../api/casing.js";
-import { CLOCK_SKEW_MS } from "../api/assumptions.js";
-import { LlmAccountsError, NotFoundError, ResponseValidationError } from "../client/errors.js";
+import { deleteTookEffect, NotFoundError } from "../client/errors.js";
 import { fingerprint } from "../api/redact.js";
 import {
   convertModelPricing,
@@ -13,7 +12,8 @@ import {
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedTokens, AdoptTokensSchema, findAdopted, sameTokenSet } from "./adoption.js";
 import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
-import type { Props, ReadOutcome } from "./contract.js";
+import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
+import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { sharedListFor } from "./sharedList.js";
 import { checkInputs, containsUnknown, noKeysIn, same, type CheckFailure } from "./values.js";
 
@@ -61,13 +61,18 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
 };
 
 /**
- * Declared pricing as the platform stores it: the one conversion rule of spec 2.5 (`convertModelPricing`,
- * shared with the emulator), applied to input that check() has validated.
+ * Pricing as any version wrote it in the state, as the platform stores it: the one conversion rule of spec 2.5
+ * (`convertModelPricing`, shared with the emulator). Inputs come through check, which converts the same way.
  */
 export function normalizeModelPricing(value: unknown): ModelPricing[] {
   if (!Array.isArray(value)) return [];
   const wire = toWire(value) as Parameters<typeof convertModelPricing>[0];
   return convertModelPricing(wire).map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
+}
+
+/** Outputs as any version wrote them, in today's form: read once, where old state comes in (diff, update, read). */
+function fromState(old: SubAccountBatchOutputs): SubAccountBatchOutputs {
+  return { ...old, modelPricing: normalizeModelPricing(old.modelPricing), subAccounts: old.subAccounts ?? [], tokens: old.tokens ?? [] };
 }
 
 function view(s: SubAccount): SubAccountView {
@@ -81,13 +86,15 @@ function view(s: SubAccount): SubAccountView {
   };
 }
 
+const byId = (a: SubAccountView, b: SubAccountView): number => a.id - b.id;
+
 function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): SubAccountBatchOutputs {
-  const sorted = [...subAccounts].sort((a, b) => a.id - b.id);
+  const sorted = [...subAccounts].sort(byId);
   const out: SubAccountBatchOutputs = {
     alias: inputs.alias,
     balance: inputs.balance,
     count: sorted.length,
-    modelPricing: normalizeModelPricing(inputs.modelPricing),
+    modelPricing: inputs.modelPricing,
     subAccounts: sorted,
     tokens: sorted.map((s) => s.token),
   };
@@ -106,7 +113,8 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * adopts is never replaced for its balance or its `adoptTokens`: the replacement's create would adopt the
  * same sub-accounts that the old batch's delete then removes. Its balance applies to sub-accounts it creates.
  */
-export async function diff(_id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(_id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+  const olds = fromState(state);
   const replaces: string[] = [];
   const adoptUnknown = containsUnknown(news.adoptTokens);
   const adopting = adoptUnknown || adoptedTokens(olds).length > 0 || adoptedTokens(news).length > 0;
@@ -120,114 +128,37 @@ export async function diff(_id: string, olds: SubAccountBatchOutputs, news: SubA
     olds.count !== news.count ||
     adoptUnknown ||
     !sameTokenSet(adoptedTokens(olds), adoptedTokens(news)) ||
-    !same(normalizeModelPricing(olds.modelPricing), normalizeModelPricing(news.modelPricing)) ||
+    !same(olds.modelPricing, news.modelPricing) ||
     connection.changed;
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
 /**
- * True when a listed sub-account (found by alias) can be what a create request made: its balance, which
- * nothing can change afterwards and which tells a replaced twin apart. Pricing can be edited in the console.
- */
-function madeBy(request: { balance: number }, s: SubAccount): boolean {
-  return Number(s.balance) === request.balance;
-}
-
-/** How far the platform's clock may be behind ours when we look for what a lost create made. */
-/** What to do about sub-accounts a lost create may have made: the runtime looks again at the next run. */
-function lostSubAccountsAdvice(alias: string): string {
-  return `List sub-accounts with alias ${JSON.stringify(alias)} (getSubAccounts({ alias })) to see them; the next run looks for them again and adopts what this create made`;
-}
-
-/** A create whose answer was lost and whose recovery list failed too: sub-accounts may exist unrecorded. */
-class UnconfirmedCreateError extends LlmAccountsError {
-  constructor(
-    message: string,
-    operation: string | undefined,
-    /** When the create was sent (our clock). */
-    readonly since: number,
-  ) {
-    super(message, { operation, mayHaveSucceeded: true });
-  }
-}
-
-/**
- * The error the engine records as created-but-failed (an id and properties): the state keeps what is known
- * plus `unconfirmedSince`, so that the next read or update finds what the lost create made instead of
- * leaving it orphaned.
+ * The error the engine records as created-but-failed, for a lost create (batchRecovery.ts): the state keeps what
+ * is known plus `unconfirmedSince`, so that the next read or update finds what the lost create made instead of
+ * leaving it orphaned. Any other error is left as it is.
  */
 function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[]): unknown {
   if (!(err instanceof UnconfirmedCreateError)) return err;
-  const properties: SubAccountBatchOutputs = { ...outputsOf(inputs, current), unconfirmedSince: new Date(err.since).toISOString() };
-  // Not enumerable: JSON.stringify(error) must not show the tokens.
-  Object.defineProperty(err, "id", { value: id, enumerable: false });
-  Object.defineProperty(err, "properties", { value: properties, enumerable: false });
-  Object.defineProperty(err, "reasons", { value: [err.message], enumerable: false });
-  return err;
+  return keptInState(err, id, { ...outputsOf(inputs, current), unconfirmedSince: new Date(err.since).toISOString() });
 }
 
-/** The listed sub-accounts that the lost create recorded in `unconfirmedSince` may have made. */
-function unconfirmedAmong(old: SubAccountBatchOutputs, listed: SubAccount[], known: ReadonlySet<string>): SubAccountView[] {
-  if (!old.unconfirmedSince) return [];
-  const since = Date.parse(old.unconfirmedSince) - CLOCK_SKEW_MS;
-  return listed.filter((s) => s.alias === old.alias && !known.has(s.token) && Date.parse(s.createdAt) >= since && madeBy(old, s)).map(view);
+/** One batch create of `count` more sub-accounts with the declared alias, balance and pricing (batchRecovery.ts). */
+async function createMore(api: SubAccountsApi, inputs: SubAccountBatchInputs, count: number, known: ReadonlySet<string>): Promise<SubAccountView[]> {
+  const made = await createBatch(api, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, known);
+  return made.map(view);
 }
 
 /**
- * One batch create. If the answer is lost (the create may have happened), the sub-accounts are found by
- * alias and adopted instead of being created twice: the sub-account group can list, unlike API keys.
+ * Brings sub-accounts to the declared alias and pricing: one edit of those whose alias or pricing differ (the
+ * others are left out of it), none when all match.
  */
-async function createBatch(api: SubAccountsApi, inputs: SubAccountBatchInputs, count: number, known: ReadonlySet<string>): Promise<SubAccountView[]> {
-  const request = { alias: inputs.alias, balance: inputs.balance, modelPricing: normalizeModelPricing(inputs.modelPricing), count };
-  const startedAt = Date.now();
-  try {
-    return (await api.create(request)).map(view);
-  } catch (err) {
-    if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
-    let listed: SubAccount[];
-    try {
-      listed = await api.list({ alias: inputs.alias });
-    } catch (listErr) {
-      // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
-      throw new UnconfirmedCreateError(
-        `${err.message}; looking for sub-accounts with alias "${inputs.alias}" failed too: ${(listErr as Error).message}`,
-        err.operation,
-        startedAt,
-      ).withAdvice(lostSubAccountsAdvice(inputs.alias));
-    }
-    // Same alias is not enough: a replaced twin (another balance) may carry it too.
-    const found = listed
-      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - CLOCK_SKEW_MS && madeBy(request, s))
-      .sort((a, b) => a.id - b.id);
-    if (found.length === count) return found.map(view);
-    if (found.length === 0) {
-      // Nothing was created: the request did not take effect, so sending it again cannot make a duplicate.
-      try {
-        return (await api.create(request)).map(view);
-      } catch (again) {
-        // Its answer may be lost too: then the next run looks again.
-        if (again instanceof LlmAccountsError && again.mayHaveSucceeded) {
-          throw new UnconfirmedCreateError(again.message, again.operation, startedAt).withAdvice(lostSubAccountsAdvice(inputs.alias));
-        }
-        throw again;
-      }
-    }
-    throw new UnconfirmedCreateError(
-      `the sub-account create may have partly happened: ${found.length} of ${count} new sub-accounts with alias "${inputs.alias}" were found; ` +
-        `re-run: the next run adopts them and creates the rest`,
-      err.operation,
-      startedAt,
-    );
-  }
-}
-
-/** Brings adopted sub-accounts to the declared alias and pricing with one edit of those that differ. */
 async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): Promise<SubAccountView[]> {
-  const pricing = normalizeModelPricing(inputs.modelPricing);
-  const stale = subAccounts.filter((s) => s.alias !== inputs.alias || !same(s.modelPricing, pricing));
+  const differs = (s: SubAccountView) => s.alias !== inputs.alias || !same(s.modelPricing, inputs.modelPricing);
+  const stale = subAccounts.filter(differs);
   if (stale.length === 0) return subAccounts;
-  await api.edit({ sks: stale.map((s) => s.token), alias: inputs.alias, modelPricing: pricing });
-  return subAccounts.map((s) => ({ ...s, alias: inputs.alias, modelPricing: pricing }));
+  await api.edit({ sks: stale.map((s) => s.token), alias: inputs.alias, modelPricing: inputs.modelPricing });
+  return subAccounts.map((s) => (differs(s) ? { ...s, alias: inputs.alias, modelPricing: inputs.modelPricing } : s));
 }
 
 /**
@@ -241,9 +172,9 @@ export async function create(inputs: SubAccountBatchInputs): Promise<{ id: strin
   let created: SubAccountView[] = [];
   if (inputs.count > adopted.length) {
     try {
-      created = await createBatch(api, inputs, inputs.count - adopted.length, new Set(adopt));
+      created = await createMore(api, inputs, inputs.count - adopted.length, new Set(adopt));
     } catch (err) {
-      const first = [...adopted].sort((a, b) => a.id - b.id)[0]?.token;
+      const first = [...adopted].sort(byId)[0]?.token;
       throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted);
     }
   }
@@ -252,24 +183,25 @@ export async function create(inputs: SubAccountBatchInputs): Promise<{ id: strin
 }
 
 /**
- * update: alias or pricing changed: one edit of every sub-account kept; count up: one create of the
- * difference; count down: one delete of the newest surplus, never of an adopted sub-account. Tokens added to
- * `adoptTokens` are verified with one list and adopted; tokens removed from it are released: they leave the
- * batch and stay on the platform untouched (another batch may adopt them in the same deployment).
+ * update: count down: one delete of the newest surplus, never of an adopted sub-account; alias or pricing
+ * changed: one edit of the sub-accounts kept whose alias or pricing differ; count up: one create of the
+ * difference. Tokens added to `adoptTokens` are verified with one list and adopted; tokens removed from it are
+ * released: they leave the batch and stay on the platform untouched (another batch may adopt them in the same
+ * deployment).
  */
-export async function update(id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
+export async function update(id: string, state: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
+  const old = fromState(state);
   const api = clientFor(inputs.connection).subAccounts;
   const adopt = adoptedTokens(inputs);
   const keep = new Set(adopt);
   const released = new Set(adoptedTokens(old).filter((t) => !keep.has(t)));
-  let current = (old.subAccounts ?? []).filter((s) => !released.has(s.token));
+  let current = old.subAccounts.filter((s) => !released.has(s.token));
   const held = new Set(current.map((s) => s.token));
   const added = await findAdopted(api, adopt, adopt.filter((t) => !held.has(t)));
-  current = [...current, ...added.map(view)].sort((a, b) => a.id - b.id);
-  const pricing = normalizeModelPricing(inputs.modelPricing);
+  current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
     const listed = await api.list({ alias: old.alias });
-    current = [...current, ...unconfirmedAmong(old, listed, new Set(current.map((s) => s.token)))].sort((a, b) => a.id - b.id);
+    current = [...current, ...unconfirmedAmong(old, listed, new Set(current.map((s) => s.token))).map(view)].sort(byId);
   }
 
   if (inputs.count < current.length) {
@@ -278,14 +210,10 @@ export async function update(id: string, old: SubAccountBatchOutputs, inputs: Su
     await deleteTokens(api, [...surplus]);
     current = current.filter((s) => !surplus.has(s.token));
   }
-  const stale = current.filter((s) => s.alias !== inputs.alias || !same(s.modelPricing, pricing));
-  if (stale.length > 0) {
-    await api.edit({ sks: current.map((s) => s.token), alias: inputs.alias, modelPricing: pricing });
-    current = current.map((s) => ({ ...s, alias: inputs.alias, modelPricing: pricing }));
-  }
+  current = await align(api, inputs, current);
   if (inputs.count > current.length) {
     try {
-      const made = await createBatch(api, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
+      const made = await createMore(api, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
       current = [...current, ...made];
     } catch (err) {
       throw keepUnconfirmed(err, id, inputs, current);
@@ -295,22 +223,24 @@ export async function update(id: string, old: SubAccountBatchOutputs, inputs: Su
 }
 
 /**
- * read (refresh): one list call, shared with the other reads of the command (sharedList.ts). Sub-accounts deleted elsewhere drop out; alias and pricing drift show. The
- * inputs returned are the platform's values, so that a preview after a refresh shows drift as `old => new`.
+ * read (refresh): one list call, shared with the other reads of the command (sharedList.ts). Sub-accounts
+ * deleted elsewhere drop out; alias and pricing drift show. The inputs returned are the platform's values, so
+ * that a preview after a refresh shows drift as `old => new`.
  */
-export async function read(id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
+export async function read(id: string, state: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
+  const old = fromState(state);
   const api = clientFor(old.connection).subAccounts;
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
-  const ours = new Set(old.tokens ?? []);
   const { all, byToken } = await sharedListFor(api).snapshot();
-  const live = [...(old.tokens ?? []).flatMap((t) => byToken.get(t) ?? []).map(view), ...unconfirmedAmong(old, all, ours)];
+  const ours = old.tokens.flatMap((t) => byToken.get(t) ?? []);
+  const live = [...ours, ...unconfirmedAmong(old, all, new Set(old.tokens))].map(view);
   if (live.length === 0) return { id: "", props: {} };
-  const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, normalizeModelPricing(old.modelPricing)));
+  const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, old.modelPricing));
   const inputs: SubAccountBatchInputs = {
     ...old,
     alias: drifted?.alias ?? old.alias,
-    modelPricing: drifted?.modelPricing ?? normalizeModelPricing(old.modelPricing),
+    modelPricing: drifted?.modelPricing ?? old.modelPricing,
   };
   const outs = outputsOf(inputs, live);
   const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
@@ -328,8 +258,7 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
   try {
     await api.delete(tokens);
   } catch (err) {
-    // A 2xx whose body could not be read: the platform did delete them.
-    if (err instanceof ResponseValidationError) return;
+    if (deleteTookEffect(err)) return;
     if (!(err instanceof NotFoundError)) throw err;
     const wanted = new Set(tokens);
     const remaining = (await api.list()).filter((s) => wanted.has(s.token)).map((s) => s.token);

@@ -48,6 +48,23 @@ describe("ApiKey provider", () => {
     expect(emu.requests()).toHaveLength(0);
   });
 
+  test("a state as an earlier version may have written it (no enabled, security config null or wire-spelled) is read once: no diff, no call", async () => {
+    const securityConfig = { spendLimit: { monthly: 5 } };
+    const { id, outs } = await created({ alias: "older", securityConfig });
+    const news = await checked({ alias: "older", securityConfig });
+    for (const written of [{ securityConfig: { spend_limit: { monthly: 5 } } }, { enabled: undefined }]) {
+      const old = { ...outs, ...written } as ApiKeyOutputs;
+      emu.clearRequests();
+      expect(await apiKey.diff(id, old, news)).toMatchObject({ changes: false, replaces: [] });
+      expect((await apiKey.update(id, old, news)).outs).toMatchObject({ enabled: true, securityConfig });
+      expect(emu.requests()).toHaveLength(0);
+    }
+    const bare = await created({ alias: "older-bare" });
+    const old = { ...bare.outs, securityConfig: null } as unknown as ApiKeyOutputs;
+    expect(await apiKey.diff(bare.id, old, await checked({ alias: "older-bare" }))).toMatchObject({ changes: false });
+    expect((await apiKey.read(bare.id, old)).props).toMatchObject({ securityConfig: {} });
+  });
+
   test("only enabled changed: exactly one status call", async () => {
     const { id, outs } = await created({ alias: "toggle" });
     emu.clearRequests();

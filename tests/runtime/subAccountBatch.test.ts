@@ -57,6 +57,23 @@ describe("SubAccountBatch provider", () => {
     expect(live("ed2").map((s) => s.model_pricing)).toEqual(Array(3).fill([{ model: "model-b", pricing_factor: 2 }]));
   });
 
+  test("after drift of one sub-account, update edits only that one: the others are left out of the edit", async () => {
+    const { id, outs } = await created({ alias: "one-off", balance: 5, count: 3, modelPricing: pricing });
+    emu.state.editSubAccounts([outs.tokens[1]], "one-off-console", [{ model: "model-z", pricing_factor: 7 }]);
+    const refreshed = await subAccountBatch.read(id, outs);
+    const before = new Map(emu.state.listSubAccounts().map((s) => [s.token, s.updated_at]));
+    emu.clearRequests();
+    emu.setClockOffset(3_600_000); // an edit from now on stamps updated_at an hour later
+    const { outs: after } = await subAccountBatch
+      .update(id, refreshed.props as SubAccountBatchOutputs, await checked({ alias: "one-off", balance: 5, count: 3, modelPricing: pricing }))
+      .finally(() => emu.setClockOffset(0));
+    expect(calls(emu)).toEqual({ "sub-account/edit": 1 });
+    const now = new Map(emu.state.listSubAccounts().map((s) => [s.token, s.updated_at]));
+    expect([0, 1, 2].map((i) => now.get(outs.tokens[i]) !== before.get(outs.tokens[i]))).toEqual([false, true, false]);
+    expect(live("one-off").map((s) => [s.alias, s.model_pricing])).toEqual(Array(3).fill(["one-off", [{ model: "model-a", pricing_factor: 1.2 }]]));
+    expect(after.subAccounts.map((s) => s.alias)).toEqual(["one-off", "one-off", "one-off"]);
+  });
+
   test("balance changed: replacement, with balance named as the reason", async () => {
     const { id, outs } = await created({ alias: "bal", balance: 5, count: 1, modelPricing: pricing });
     expect(await subAccountBatch.diff(id, outs, await checked({ alias: "bal", balance: 6, count: 1, modelPricing: pricing }))).toEqual({

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import type { SubAccount } from "../../provider/api/schemas/index.js";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/batchRecovery.js";
+import { calls, clientOf, emulator } from "../support/emulator.js";
+
+let emu: Emulator;
+const api = () => clientOf(emu, { rateLimits: false, retry: { maxAttempts: 1 } }).subAccounts;
+const pricing = [{ model: "model-a", pricingFactor: 1 }];
+
+beforeAll(async () => {
+  emu = await emulator({ rateLimits: false });
+});
+afterAll(async () => emu.close());
+beforeEach(() => {
+  emu.clearRequests();
+  emu.setFaults([]);
+});
+
+describe("createBatch: a create whose answer was lost", () => {
+  test("answered: one create, the sub-accounts it made", async () => {
+    const made = await createBatch(api(), { alias: "rec-ok", balance: 5, modelPricing: pricing, count: 2 }, new Set());
+    expect(made).toHaveLength(2);
+    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+  });
+
+  test("lost after it was processed: one list finds what it made, by alias and balance; a twin of another balance is left alone", async () => {
+    const [twin] = emu.state.createSubAccounts({ alias: "rec-lost", balance: 9, modelPricing: [], count: 1 });
+    emu.setFaults([{ kind: "drop-after", ops: ["sub-account/create"], count: 1 }]);
+    const made = await createBatch(api(), { alias: "rec-lost", balance: 5, modelPricing: pricing, count: 2 }, new Set());
+    expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/list": 1 });
+    expect(made.map((s) => s.token)).not.toContain(twin.token);
+    expect(made.map((s) => s.token).sort()).toEqual(
+      emu.state.listSubAccounts().filter((s) => s.alias === "rec-lost" && s.balance.startsWith("5")).map((s) => s.token).sort(),
+    );
+  });
+
+  test("lost before it was processed: the list shows nothing, so it is sent once more", async () => {
+    emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
+    const made = await createBatch(api(), { alias: "rec-again", balance: 5, modelPricing: pricing, count: 1 }, new Set());
+    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 });
+    expect(made).toHaveLength(1);
+  });
+
+  test("the list fails too: an UnconfirmedCreateError that says since when sub-accounts may exist", async () => {
+    emu.setFaults([
+      { kind: "drop-after", ops: ["sub-account/create"], count: 1 },
+      { kind: "500", ops: ["sub-account/list"] },
+    ]);
+    const before = Date.now();
+    const err = await createBatch(api(), { alias: "rec-unknown", balance: 5, modelPricing: pricing, count: 1 }, new Set()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnconfirmedCreateError);
+    const unconfirmed = err as UnconfirmedCreateError;
+    expect(unconfirmed.mayHaveSucceeded).toBe(true);
+    expect(unconfirmed.since).toBeGreaterThanOrEqual(before);
+    expect(unconfirmed.message).toMatch(/looking for sub-accounts with alias "rec-unknown" failed too/);
+  });
+});
+
+describe("unconfirmedAmong", () => {
+  const at = (iso: string, over: Partial<SubAccount>): SubAccount =>
+    ({ id: 1, token: "sk-x", alias: "u", balance: "5.000000", createdAt: iso, ...over }) as SubAccount;
+
+  test("what a lost create may have made: the alias and balance, created since, not known yet", () => {
+    const since = "2026-11-23T12:00:00.000Z";
+    const listed = [
+      at("2026-11-23T12:00:01+00:00", { token: "sk-made" }),
+      at("2026-11-23T12:00:01+00:00", { token: "sk-known" }),
+      at("2026-11-23T12:00:01+00:00", { token: "sk-other-balance", balance: "9.000000" }),
+      at("2026-11-23T12:00:01+00:00", { token: "sk-other-alias", alias: "v" }),
+      at("2026-11-23T11:00:00+00:00", { token: "sk-older" }),
+    ];
+    const found = unconfirmedAmong({ alias: "u", balance: 5, unconfirmedSince: since }, listed, new Set(["sk-known"]));
+    expect(found.map((s) => s.token)).toEqual(["sk-made"]);
+    expect(unconfirmedAmong({ alias: "u", balance: 5 }, listed, new Set())).toEqual([]);
+  });
+});
