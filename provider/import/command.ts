@@ -1,20 +1,30 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions } from "../client/config.js";
 import { redact } from "../api/redact.js";
 import { PACKAGE } from "../version.js";
-import { ImportError, parseKeyList, readAccount, slug } from "./account.js";
-import { mergePackageJson, programSecrets, renderProgram, renderProjectFile, TSCONFIG, type ProgramSecret } from "./program.js";
+import { ImportError, parseKeyList, readAccount, slug, type ImportedAccount } from "./account.js";
+import {
+  KEYS_CONFIG_KEY,
+  KEYS_CONFIG_MAX_BYTES,
+  keysConfigEnvBytes,
+  keysConfigValue,
+  mergePackageJson,
+  renderProgram,
+  renderProjectFile,
+  TSCONFIG,
+} from "./program.js";
+import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
 
 /** Help text of `llm-accounts import`. */
 export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
   --out DIR             Program folder to write (index.ts; Pulumi.yaml, tsconfig.json if missing; package.json entries)
   --keys FILE           API keys to adopt, one per line (- reads them from stdin); the API cannot list keys
-  --stack NAME          Store the keys and tokens in this stack's encrypted config (pulumi config set --secret,
-                        value on stdin); without it, or without a pulumi CLI, the command says what to run
+  --stack NAME          Store the API keys in this stack's encrypted config (one secret value, on stdin of
+                        pulumi config set --secret); without it, or without a pulumi CLI, the command says what to run
   --project NAME        Project name for a new Pulumi.yaml (default: from the folder name)
   --force               Overwrite an existing index.ts
 `;
@@ -25,7 +35,18 @@ export interface ImportIo {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
+  /** Where the running package was installed from (tests give one); found from the package's own folder otherwise. */
+  source?: InstallSource;
 }
+
+/** Pulumi's rule for project names: letters, digits, `-`, `_` and `.`, at most 100. */
+const PROJECT_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+/** A stack name, optionally `org/project/stack`: what Pulumi accepts, and never an option (`-x`). */
+const STACK_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.-]*(\/[A-Za-z0-9_.-]+){0,2}$/;
+/** How often a long read reports on stderr. */
+const PROGRESS_EVERY_MS = 2000;
+/** Left-out objects named on stdout; every one is in index.ts's header. */
+const LEFT_OUT_SHOWN = 20;
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -45,45 +66,156 @@ async function readKeys(source: string | undefined, io: ImportIo): Promise<strin
   return parseKeyList(text, source);
 }
 
+/** True for `{...}`: not an array, not null. */
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** What the folder holds already, read and checked before anything is read from the platform or written. */
+interface Folder {
+  dir: string;
+  packageJson?: Record<string, unknown>;
+  /** The project name of an existing Pulumi.yaml. */
+  existingProject?: string;
+}
+
+/**
+ * Checks the folder before anything is written: no file the command writes may be a symbolic link (it would
+ * write through it, anywhere), an existing package.json must be a JSON object with object dependency fields,
+ * and an existing index.ts needs --force. A refusal leaves the folder as it was.
+ */
+function inspectFolder(dir: string, force: boolean, vendored: string | undefined): Folder {
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new ImportError(`--out ${dir}: not a folder`);
+  for (const name of ["index.ts", "package.json", "Pulumi.yaml", "tsconfig.json", ...(vendored ? ["vendor", join("vendor", vendored)] : [])]) {
+    const path = join(dir, name);
+    if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      throw new ImportError(`${path} is a symbolic link: refusing to write through it (replace it by a file, or choose another --out)`);
+    }
+  }
+  const index = join(dir, "index.ts");
+  if (existsSync(index) && !force) throw new ImportError(`${index} exists: refusing to overwrite it (use --force)`);
+  const folder: Folder = { dir };
+  const pkgPath = join(dir, "package.json");
+  if (existsSync(pkgPath)) {
+    let pkg: unknown;
+    try {
+      pkg = JSON.parse(readFileSync(pkgPath, "utf8"));
+    } catch (err) {
+      throw new ImportError(`${pkgPath} is not valid JSON (${redact((err as Error).message)}): fix or remove it; nothing was written`);
+    }
+    if (!isObject(pkg)) throw new ImportError(`${pkgPath} must hold a JSON object ({...}), not ${Array.isArray(pkg) ? "an array" : String(pkg === null ? "null" : typeof pkg)}; nothing was written`);
+    for (const field of ["dependencies", "devDependencies"]) {
+      if (pkg[field] !== undefined && !isObject(pkg[field])) throw new ImportError(`${pkgPath}: "${field}" must be an object of package names to versions; nothing was written`);
+    }
+    folder.packageJson = pkg;
+  }
+  const projectFile = join(dir, "Pulumi.yaml");
+  if (existsSync(projectFile)) folder.existingProject = /^name:\s*["']?([^"'\s#]+)/m.exec(readFileSync(projectFile, "utf8"))?.[1];
+  return folder;
+}
+
+/** Writes a file, refusing to follow a symbolic link put there since the folder was inspected. */
+function writeFile(path: string, data: string): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+  try {
+    writeFileSync(fd, data);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The package.json spec of this package, and what to do for it: the tarball copied in, or nothing. */
+interface PackagePlan {
+  spec?: string;
+  /** A tarball to copy into the program folder's vendor/ (so the folder installs on any machine). */
+  copyFrom?: string;
+  /** What `npx --package` takes to run this import again. */
+  npxSpec: string;
+  /** A line for the user when the spec could not be told, or takes a folder. */
+  note?: string;
+}
+
+function posix(path: string): string {
+  return path.split(sep).join("/");
+}
+
+/** The dependency spec that installs what the user is running, never a path into npx's cache. */
+function packagePlan(source: InstallSource | undefined, dir: string): PackagePlan {
+  if (source?.kind === "spec") return { spec: source.spec, npxSpec: `${PACKAGE.name}@${source.spec}` };
+  if (source?.kind === "folder") {
+    const rel = posix(relative(dir, source.path)) || ".";
+    return {
+      spec: `file:${rel}`,
+      npxSpec: source.path,
+      note: `package.json takes ${PACKAGE.name} from the folder ${source.path} (npm links it): on another machine, put it at the same place beside the program, or install a tarball of it (npm pack)`,
+    };
+  }
+  if (source?.kind === "tarball" && existsSync(source.path)) {
+    const inside = relative(dir, source.path);
+    if (!inside.startsWith("..") && !isAbsolute(inside)) return { spec: `file:${posix(inside)}`, npxSpec: source.path };
+    const name = basename(source.path);
+    return { spec: `file:vendor/${name}`, copyFrom: source.path, npxSpec: join(dir, "vendor", name) };
+  }
+  return {
+    npxSpec: `<the ${PACKAGE.name} tarball>`,
+    note: `where ${PACKAGE.name} was installed from cannot be told, so package.json does not name it: add it with npm install <the tarball or folder you installed it from>`,
+  };
+}
+
 /** Runs the Pulumi CLI with a value on stdin; resolves with its exit code and stderr, or null when there is no CLI. */
-function pulumi(args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin = ""): Promise<{ code: number; stderr: string } | null> {
+export function runPulumi(args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin = ""): Promise<{ code: number; stderr: string } | null> {
   return new Promise((done, fail) => {
     const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["pipe", "ignore", "pipe"] });
     let stderr = "";
+    let unread = false;
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    // A CLI that exits without reading its stdin makes the write fail (EPIPE): its exit code says what went
+    // wrong, and a value it did not read is not stored, even if it exited 0.
+    child.stdin.on("error", () => (unread = stdin !== ""));
     child.on("error", (err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? done(null) : fail(err)));
-    child.on("close", (code) => done({ code: code ?? 1, stderr }));
+    child.on("close", (code) => done({ code: code === 0 && unread ? 1 : (code ?? 1), stderr: unread && stderr === "" ? "it exited without reading the value" : stderr }));
     child.stdin.end(stdin);
   });
 }
 
 /**
- * Stores every secret in the stack's encrypted config, each value on stdin (never in an argument list, where
- * the process table and shell history would show it). Returns false when no Pulumi CLI is at hand.
+ * Stores every API key in the stack's encrypted config as one secret JSON object, on stdin (never in an
+ * argument list, where the process table and shell history would show it): two CLI runs whatever the
+ * account's size. Returns false when no Pulumi CLI is at hand.
  */
-async function storeSecrets(secrets: ProgramSecret[], stack: string, dir: string, env: NodeJS.ProcessEnv): Promise<boolean> {
-  const selected = await pulumi(["stack", "select", "--create", stack], dir, env);
+async function storeKeys(value: string, stack: string, dir: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  const selected = await runPulumi(["stack", "select", "--create", stack], dir, env);
   if (selected === null) return false;
   if (selected.code !== 0) throw new ImportError(`pulumi stack select --create ${stack} failed: ${redact(selected.stderr.trim())}`);
-  for (const s of secrets) {
-    const r = await pulumi(["config", "set", "--secret", "--stack", stack, s.configKey], dir, env, s.value);
-    if (r === null || r.code !== 0) throw new ImportError(`pulumi config set --secret ${s.configKey} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
-  }
+  const r = await runPulumi(["config", "set", "--secret", "--stack", stack, KEYS_CONFIG_KEY], dir, env, value);
+  if (r === null || r.code !== 0) throw new ImportError(`pulumi config set --secret ${KEYS_CONFIG_KEY} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
   return true;
 }
 
-function instructions(secrets: ProgramSecret[], dir: string, stack: string | undefined, why: string): string {
-  const stackFlag = stack ? ` --stack ${stack}` : "";
+function instructions(account: ImportedAccount, dir: string, stack: string | undefined, rerun: string, why: string): string {
   return [
-    `${why}, so the keys and tokens were NOT stored. In ${dir}, for the stack you will use, run:`,
-    ...(stack ? [`  pulumi stack select --create ${stack}`] : ["  pulumi stack select --create <stack>"]),
-    ...secrets.map((s) => `  pulumi config set --secret${stackFlag} ${s.configKey}    # then paste the ${s.hint}`),
-    "Give each value at the prompt or on stdin, never as an argument (shell history and the process list keep those).",
+    `${why}, so the ${account.keys.length} API key(s) were NOT stored. Either run the import again where the Pulumi CLI is on PATH:`,
+    `  ${rerun}`,
+    `or, in ${dir}: pulumi stack select --create ${stack ?? "<stack>"}, then give \`pulumi config set --secret ${KEYS_CONFIG_KEY}\``,
+    `on stdin (never as an argument) a JSON object of resource name to key: {"<name>": "sk-...", ...}; index.ts shows`,
+    "each key's name beside its masked hint.",
     "",
   ].join("\n");
 }
 
-/** `llm-accounts import`: reads the account, writes the program folder, stores its secrets in the stack config. */
+/** Reports a long read on stderr at most every PROGRESS_EVERY_MS, and its end if anything was reported. */
+function progressOn(stderr: NodeJS.WritableStream): (done: number, total: number) => void {
+  let last = Date.now();
+  let reported = false;
+  return (done, total) => {
+    const now = Date.now();
+    if (done < total && now - last < PROGRESS_EVERY_MS) return;
+    if (done === total && !reported) return;
+    last = now;
+    reported = true;
+    stderr.write(`llm-accounts import: read ${done} of ${total} API key(s)\n`);
+  };
+}
+
+/** `llm-accounts import`: reads the account, writes the program folder, stores its API keys in the stack config. */
 export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -97,34 +229,66 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
     },
   });
   if (!values.out) throw new ImportError("--out DIR is required: the folder the program is written to");
+  if (values.project !== undefined && !PROJECT_NAME.test(values.project)) {
+    throw new ImportError("--project: a project name has only letters, digits, '-', '_' and '.' (at most 100); nothing was written");
+  }
+  if (values.stack !== undefined && !STACK_NAME.test(values.stack)) {
+    throw new ImportError("--stack: a stack name has only letters, digits, '-', '_' and '.' (optionally org/project/stack); nothing was written");
+  }
   const dir = resolve(values.out);
-  const index = join(dir, "index.ts");
-  if (existsSync(index) && !values.force) throw new ImportError(`${index} exists: refusing to overwrite it (use --force)`);
+  const plan = packagePlan(io.source ?? installSource(runningPackageRoot()), dir);
+  const folder = inspectFolder(dir, values.force ?? false, plan.copyFrom ? basename(plan.copyFrom) : undefined);
   const apiKeys = await readKeys(values.keys, io);
 
   const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, io.env));
-  const account = await readAccount(client, apiKeys);
+  const account = await readAccount(client, apiKeys, progressOn(io.stderr));
 
   const project = values.project ?? slug(basename(dir), "llm-accounts");
-  mkdirSync(dir, { recursive: true });
-  if (!existsSync(join(dir, "Pulumi.yaml"))) writeFileSync(join(dir, "Pulumi.yaml"), renderProjectFile(project));
-  if (!existsSync(join(dir, "tsconfig.json"))) writeFileSync(join(dir, "tsconfig.json"), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
-  const pkgPath = join(dir, "package.json");
-  const existing = existsSync(pkgPath) ? (JSON.parse(readFileSync(pkgPath, "utf8")) as Record<string, unknown>) : undefined;
-  writeFileSync(pkgPath, `${JSON.stringify(mergePackageJson(existing, project, PACKAGE.version), null, 2)}\n`);
-  writeFileSync(index, renderProgram(account, client.origin, new Date()));
-
-  const subAccounts = account.batches.reduce((n, b) => n + b.tokens.length, 0);
-  io.stdout.write(
-    `Wrote ${index}: ${account.keys.length} API key(s), ${subAccounts} sub-account(s) in ${account.batches.length} batch(es).\n`,
-  );
-  const secrets = programSecrets(account);
-  if (secrets.length === 0) return;
-  const stored = values.stack ? await storeSecrets(secrets, values.stack, dir, io.env) : false;
-  if (stored) {
-    io.stdout.write(`Stored ${secrets.length} secret(s) in the encrypted config of stack ${values.stack}: ${secrets.map((s) => s.configKey).join(", ")}.\n`);
-    io.stdout.write(`Next: npm install, review index.ts, then pulumi preview --stack ${values.stack} (it should show no change).\n`);
-  } else {
-    io.stdout.write(instructions(secrets, dir, values.stack, values.stack ? "No pulumi CLI was found on PATH" : "No --stack was given"));
+  const keysValue = keysConfigValue(account);
+  const envBytes = keysConfigEnvBytes(keysValue, folder.existingProject ?? project);
+  if (account.keys.length > 0 && envBytes > KEYS_CONFIG_MAX_BYTES) {
+    const fit = Math.floor((account.keys.length * KEYS_CONFIG_MAX_BYTES) / envBytes);
+    throw new ImportError(
+      `${account.keys.length} API keys take ${Math.ceil(envBytes / 1024)} KiB of stack config, more than the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a program can be given ` +
+        "(Pulumi's Node.js language host hands the whole config to the program in one environment variable, which Linux caps at 128 KiB): " +
+        `import them in parts of at most about ${fit} keys (--keys), each into its own folder and stack; nothing was written`,
+    );
   }
+
+  mkdirSync(dir, { recursive: true });
+  if (!existsSync(join(dir, "Pulumi.yaml"))) writeFile(join(dir, "Pulumi.yaml"), renderProjectFile(project));
+  if (!existsSync(join(dir, "tsconfig.json"))) writeFile(join(dir, "tsconfig.json"), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
+  const keepsOwn = folder.packageJson && isObject(folder.packageJson.dependencies) && PACKAGE.name in folder.packageJson.dependencies;
+  if (plan.copyFrom && !keepsOwn) {
+    mkdirSync(join(dir, "vendor"), { recursive: true });
+    copyFileSync(plan.copyFrom, join(dir, "vendor", basename(plan.copyFrom)), constants.COPYFILE_FICLONE);
+  }
+  writeFile(join(dir, "package.json"), `${JSON.stringify(mergePackageJson(folder.packageJson, project, plan.spec), null, 2)}\n`);
+  writeFile(join(dir, "index.ts"), renderProgram(account, client.origin, new Date()));
+
+  const out = (line: string): void => void io.stdout.write(`${line}\n`);
+  const subAccounts = account.batches.reduce((n, b) => n + b.ids.length, 0);
+  out(`Wrote ${join(dir, "index.ts")}: ${account.keys.length} API key(s), ${subAccounts} sub-account(s) in ${account.batches.length} batch(es).`);
+  if (account.leftOut.length > 0) {
+    out(`Left out ${account.leftOut.length} object(s) the package's check refuses as they are (also listed in index.ts):`);
+    for (const l of account.leftOut.slice(0, LEFT_OUT_SHOWN)) out(`  ${l}`);
+    if (account.leftOut.length > LEFT_OUT_SHOWN) out(`  and ${account.leftOut.length - LEFT_OUT_SHOWN} more`);
+  }
+  const existing = keepsOwn ? (folder.packageJson!.dependencies as Record<string, unknown>)[PACKAGE.name] : undefined;
+  if (keepsOwn && existing !== plan.spec) out(`package.json keeps its own ${PACKAGE.name} entry (${String(existing)}); this import ran ${plan.spec ?? "from an unknown source"}.`);
+  else if (plan.copyFrom) out(`Copied ${basename(plan.copyFrom)} into ${join(dir, "vendor")}: package.json installs it from there, on any machine.`);
+  if (plan.note && !keepsOwn) out(plan.note);
+
+  const stackFlag = values.stack ? ` --stack ${values.stack}` : "";
+  const next = `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (only creates), and pulumi up${stackFlag}, which makes no write.`;
+  if (account.keys.length === 0) return out(next);
+  const stored = values.stack ? await storeKeys(keysValue, values.stack, dir, io.env) : false;
+  if (stored) {
+    out(`Stored the ${account.keys.length} API key(s) in the encrypted config of stack ${values.stack}: one secret value, ${KEYS_CONFIG_KEY} (${Math.ceil(envBytes / 1024)} KiB of the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a stack's config may take).`);
+    return out(next);
+  }
+  const keysFlag = values.keys === undefined ? "" : values.keys === "-" ? " --keys - < <key file>" : ` --keys ${values.keys}`;
+  const rerun = `npx --package ${plan.npxSpec} llm-accounts import --out ${dir}${keysFlag} --stack ${values.stack ?? "<stack>"} --force`;
+  io.stdout.write(instructions(account, dir, values.stack, rerun, values.stack ? "No pulumi CLI was found on PATH" : "No --stack was given"));
+  out(next);
 }

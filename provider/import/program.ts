@@ -1,29 +1,27 @@
 import { maskKey } from "../api/redact.js";
 import type { ImportedAccount, ImportedBatch, ImportedKey } from "./account.js";
 
-/** One secret of the generated program: the stack config key it is read from, and its value. */
-export interface ProgramSecret {
-  configKey: string;
-  value: string;
-  /** What it is, masked: safe to print. */
-  hint: string;
+/**
+ * The stack config key of the one secret object that holds every adopted API key, by resource name. One value
+ * (one `pulumi config set`), and only the keys: sub-accounts are adopted by id, so that the whole stack config,
+ * which Pulumi's Node.js language hosts hand to the program in one environment variable, stays small.
+ */
+export const KEYS_CONFIG_KEY = "adoptKeys";
+
+/**
+ * Largest `adoptKeys` value, in bytes as the language host passes it (JSON text inside the JSON of the whole
+ * config): Linux caps one environment variable at 128 KiB, and the rest of the stack config needs room too.
+ */
+export const KEYS_CONFIG_MAX_BYTES = 120 * 1024;
+
+/** The `adoptKeys` value: a JSON object of resource name to key, in program order. Never printed or passed as an argument. */
+export function keysConfigValue(account: ImportedAccount): string {
+  return JSON.stringify(Object.fromEntries(account.keys.map((k) => [k.name, k.key])));
 }
 
-/** The stack config key that holds an API key's value. */
-export const keyConfigKey = (k: ImportedKey): string => `adoptKey-${k.name}`;
-/** The stack config key that holds a batch's tokens (a JSON list). */
-export const tokensConfigKey = (b: ImportedBatch): string => `adoptTokens-${b.name}`;
-
-/** Every secret the program reads, in program order. Values only ever go to `pulumi config set` on stdin. */
-export function programSecrets(account: ImportedAccount): ProgramSecret[] {
-  return [
-    ...account.keys.map((k) => ({ configKey: keyConfigKey(k), value: k.key, hint: `API key ${maskKey(k.key)}` })),
-    ...account.batches.map((b) => ({
-      configKey: tokensConfigKey(b),
-      value: JSON.stringify(b.tokens),
-      hint: `JSON list of ${b.tokens.length} sub-account key(s): [${b.tokens.map((t) => `"${maskKey(t)}"`).join(", ")}]`,
-    })),
-  ];
+/** Bytes the `adoptKeys` value takes in the environment variable that carries the stack config to the program. */
+export function keysConfigEnvBytes(value: string, project: string): number {
+  return Buffer.byteLength(JSON.stringify({ [`${project}:${KEYS_CONFIG_KEY}`]: value }));
 }
 
 const literal = (value: unknown): string => JSON.stringify(value);
@@ -31,7 +29,7 @@ const literal = (value: unknown): string => JSON.stringify(value);
 function keyDeclaration(k: ImportedKey): string {
   const lines = [`new llm.ApiKey(${literal(k.name)}, {`, `  alias: ${literal(k.alias)},`, `  enabled: ${k.enabled},`];
   if (Object.keys(k.securityConfig).length > 0) lines.push(`  securityConfig: ${literal(k.securityConfig)},`);
-  lines.push(`  adoptKey: config.requireSecret(${literal(keyConfigKey(k))}),`, "});");
+  lines.push(`  adoptKey: consoleKey(${literal(k.name)}), // ${maskKey(k.key)}`, "});");
   return lines.join("\n");
 }
 
@@ -40,24 +38,59 @@ function batchDeclaration(b: ImportedBatch): string {
     `new llm.SubAccountBatch(${literal(b.name)}, {`,
     `  alias: ${literal(b.alias)},`,
     `  balance: ${b.balance}, // for sub-accounts created later; adopted ones keep their balances`,
-    `  count: ${b.tokens.length},`,
+    `  count: ${b.ids.length},`,
     `  modelPricing: ${literal(b.modelPricing)},`,
-    `  adoptTokens: config.requireSecretObject<string[]>(${literal(tokensConfigKey(b))}),`,
+    `  adoptTokens: tokensOf(${literal(b.name)}, ${literal(b.ids)}),`,
     "});",
   ].join("\n");
 }
 
+/** What the generated program reads the API keys with: the one secret config object, read where used. */
+const KEYS_PRELUDE = [
+  `// The console keys, by resource name: one secret object in the stack's encrypted config (${KEYS_CONFIG_KEY}).`,
+  `const consoleKeys = config.requireSecretObject<Record<string, string>>(${literal(KEYS_CONFIG_KEY)});`,
+  "const consoleKey = (name: string) => consoleKeys.apply((keys) => keys[name]);",
+  "",
+];
+
+/**
+ * How the generated program finds the tokens of the sub-accounts it adopts: ids are not secret, tokens are, and
+ * the account's one list (a secret Output) holds them. An id no longer listed (deleted since the import) gives
+ * no token: the batch then creates a sub-account in its place to reach `count`, and the warning says so.
+ */
+const TOKENS_PRELUDE = [
+  "// The account's sub-accounts, tokens included (secret): one list each time the program runs. A batch adopts",
+  "// its sub-accounts by id, which is not secret; their tokens stay encrypted in the state.",
+  "const subAccounts = llm.getSubAccountsOutput().subAccounts;",
+  "const tokensOf = (batch: string, ids: number[]) =>",
+  "  subAccounts.apply((all) => {",
+  "    const byId = new Map(all.map((s) => [s.id, s.token]));",
+  "    const gone = ids.filter((id) => !byId.has(id));",
+  "    if (gone.length > 0) pulumi.log.warn(`${batch}: sub-account ${gone.join(\", \")} no longer listed; the batch creates one in place of each to reach count`);",
+  "    return ids.filter((id) => byId.has(id)).map((id) => byId.get(id)!);",
+  "  });",
+  "",
+];
+
 /** The program's index.ts: a header saying where it came from and what to review, then one declaration per object. */
 export function renderProgram(account: ImportedAccount, origin: string, at: Date): string {
-  const subAccounts = account.batches.reduce((n, b) => n + b.tokens.length, 0);
+  const subAccounts = account.batches.reduce((n, b) => n + b.ids.length, 0);
   const header = [
     `// Generated by \`llm-accounts import\` from ${origin} on ${at.toISOString().slice(0, 10)}:`,
     `// ${account.keys.length} API key(s) and ${subAccounts} sub-account(s) in ${account.batches.length} batch(es), as they were.`,
-    "// The keys and tokens are not here: they are in the stack's encrypted config (adoptKey-*, adoptTokens-*).",
+    ...(account.leftOut.length > 0
+      ? [
+          `// Left out: ${account.leftOut.length} object(s) this package's check refuses as they are (change them in the`,
+          "// console and import again, or declare them yourself):",
+          ...account.leftOut.map((l) => `// - ${l.replace(/[\r\n]+/g, " ")}`),
+        ]
+      : []),
+    `// The API keys are not here: they are in the stack's encrypted config (${KEYS_CONFIG_KEY}). Sub-accounts are adopted by id.`,
     "// Review before the first `pulumi up`, which should then change nothing:",
-    "// - names and aliases; sub-accounts were grouped by alias and model pricing;",
+    "// - names and aliases; sub-accounts were grouped by alias and model pricing, at most 100 to a batch;",
     "// - `balance` only applies to sub-accounts a batch creates later;",
     "// - `pulumi destroy` deletes every object below: add `{ retainOnDelete: true }` to keep one.",
+    ...AFTER_ADOPTION,
   ];
   return [
     ...header,
@@ -66,10 +99,18 @@ export function renderProgram(account: ImportedAccount, origin: string, at: Date
     "",
     "const config = new pulumi.Config();",
     "",
+    ...(account.keys.length > 0 ? KEYS_PRELUDE : []),
+    ...(account.batches.length > 0 ? TOKENS_PRELUDE : []),
     ...account.keys.map(keyDeclaration).flatMap((d) => [d, ""]),
     ...account.batches.map(batchDeclaration).flatMap((d) => [d, ""]),
   ].join("\n");
 }
+
+/** What the user may do with the adoption inputs once the first `pulumi up` has adopted everything. */
+const AFTER_ADOPTION = [
+  "// Keep `adoptKey` and `adoptTokens` after the first `pulumi up`: removing `adoptKey` replaces the key (a new",
+  "// one is created, the adopted one deleted), and removing `adoptTokens` releases the sub-accounts.",
+];
 
 /** Pulumi.yaml of a new project. */
 export function renderProjectFile(project: string): string {
@@ -84,12 +125,13 @@ export const TSCONFIG = {
 
 /**
  * package.json with the entries the program needs added; entries already there (versions included) are kept.
- * The Pulumi range is the oldest release this package is tested with.
+ * `packageSpec` is what installs the package the import ran from (undefined: not known, so not written). The
+ * Pulumi range is the oldest release this package is tested with.
  */
-export function mergePackageJson(existing: Record<string, unknown> | undefined, project: string, version: string): Record<string, unknown> {
+export function mergePackageJson(existing: Record<string, unknown> | undefined, project: string, packageSpec: string | undefined): Record<string, unknown> {
   const pkg: Record<string, unknown> = existing ?? { name: project, main: "index.ts", private: true };
   const wanted: Record<string, Record<string, string>> = {
-    dependencies: { "@pulumi/pulumi": "^3.248.0", "pulumi-llm-accounts": `^${version}` },
+    dependencies: { "@pulumi/pulumi": "^3.248.0", ...(packageSpec ? { "pulumi-llm-accounts": packageSpec } : {}) },
     devDependencies: { "@types/node": "^20.0.0", typescript: "^5.0.0" },
   };
   for (const [field, entries] of Object.entries(wanted)) {
