@@ -104,7 +104,7 @@ describe("an existing account brought under management with llm-accounts import 
     const program = readFileSync(join(dir, "index.ts"), "utf8");
     expect(program.match(/new llm\.ApiKey\(/g)).toHaveLength(3);
     expect(program.match(/new llm\.SubAccountBatch\(/g)).toHaveLength(3);
-  }, 180_000);
+  }, 300_000);
 
   test("pulumi up makes zero write calls, only reads, and every object keeps its key or token", async () => {
     const tokensBefore = liveTokens();
@@ -113,20 +113,20 @@ describe("an existing account brought under management with llm-accounts import 
     expect(await upCalls()).toEqual({ "api-key/get": 3, "sub-account/list": 4 });
     expect(liveTokens()).toEqual(tokensBefore);
     expect(emu.state.listKeys()).toEqual(keysBefore);
-  }, 180_000);
+  }, 300_000);
 
   test("no perpetual diff: preview and preview --refresh expect no changes", async () => {
     emu.clearRequests();
     await pulumi(stack.preview(["--expect-no-changes"]));
     await pulumi(stack.preview(["--refresh", "--expect-no-changes"]));
     expect(writesIn(emu.calls())).toEqual([]);
-  }, 180_000);
+  }, 300_000);
 
   test("one alias changed in the generated program: exactly one edit", async () => {
     editProgram('alias: "team-b",', 'alias: "team-b-renamed",');
     expect(await upCalls()).toEqual({ "sub-account/edit": 1, "sub-account/list": 1 });
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "team-b-renamed")).toHaveLength(2);
-  }, 180_000);
+  }, 300_000);
 
   test("one batch's count raised: exactly one create, the adopted ones untouched", async () => {
     const before = liveTokens();
@@ -135,7 +135,7 @@ describe("an existing account brought under management with llm-accounts import 
     expect(liveTokens()).toEqual(expect.arrayContaining(before));
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "ops")).toHaveLength(3);
     await pulumi(stack.preview(["--refresh", "--expect-no-changes"]));
-  }, 180_000);
+  }, 300_000);
 
   test("no adopted key or token in plain text in the state, the backend folder, the program folder or any output", async () => {
     const folder = readdirSync(dir)
@@ -147,7 +147,7 @@ describe("an existing account brought under management with llm-accounts import 
     ledger.expectAbsent(folder, "the program folder");
     ledger.expectAbsent(printed, "the output of import and pulumi");
     expect(folder).toContain("config.requireSecretObject");
-  }, 180_000);
+  }, 300_000);
 
   test("pulumi destroy removes every adopted and created object", async () => {
     emu.clearRequests();
@@ -155,7 +155,7 @@ describe("an existing account brought under management with llm-accounts import 
     expect(emu.state.listKeys()).toEqual([]);
     expect(emu.state.listSubAccounts()).toEqual([]);
     expect(emu.calls()).toEqual({ "api-key/delete": 1, "sub-account/delete": 3 });
-  }, 180_000);
+  }, 300_000);
 
   test("a sub-account gone between import and up: a warning names it and the batch creates one in its place, nothing else written", async () => {
     const [kept, vanishing] = emu.state.createSubAccounts({ alias: "late", balance: 1, modelPricing: pricing("model-a", 1), count: 2 });
