@@ -48,13 +48,22 @@ export const ConnectionSchema = settingsObject(
 /** Where a resource finds its account (see ConnectionSchema). */
 export type ConnectionArgs = z.output<typeof ConnectionSchema>;
 
+/**
+ * The value of the environment variable `name`, or undefined when unset or empty. An own-property lookup: a
+ * name such as `__proto__` or `constructor` would otherwise read the prototype of the environment object.
+ */
+function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value: unknown = Object.getOwnPropertyDescriptor(env, name)?.value;
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
 function pickKey(
   which: "adminKey" | "accountKey",
   envName: string | undefined,
   config: StackConfig,
   env: NodeJS.ProcessEnv,
 ): string | undefined {
-  if (envName) return env[envName] || undefined;
+  if (envName) return envValue(env, envName);
   return readSetting(which, config, env);
 }
 
@@ -66,7 +75,7 @@ function missingKeys(connection: ConnectionArgs | undefined, env: NodeJS.Process
   const out: NonNullable<TransportOptions["missingKeys"]> = {};
   for (const which of ["adminKey", "accountKey"] as const) {
     const envName = connection?.[`${which}Env`];
-    if (envName && !env[envName]) out[which] = `the environment variable ${envName} (named by connection.${which}Env) is not set`;
+    if (envName && envValue(env, envName) === undefined) out[which] = `the environment variable ${envName} (named by connection.${which}Env) is not set`;
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }

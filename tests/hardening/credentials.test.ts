@@ -32,3 +32,32 @@ describe("credentials resolved per operation", () => {
     expect(emu.requests()).toEqual([]);
   });
 });
+
+/** Row 11 of issue 23: a variable name that is also a property of every object reads the variable, not the property. */
+describe("variable names that are prototype properties", () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await emulator({ rateLimits: false });
+    setStackConfig({ baseUrl: emu.baseUrl });
+  });
+  afterAll(async () => emu.close());
+
+  test.each(["__proto__", "constructor", "toString"])("adminKeyEnv %s, unset: the create fails naming the variable and sends nothing", async (name) => {
+    emu.clearRequests();
+    const { inputs, failures } = await apiKey.check({}, { alias: "proto", connection: { adminKeyEnv: name } });
+    expect(failures ?? []).toEqual([]);
+    await expect(apiKey.create(inputs)).rejects.toThrow(`the environment variable ${name} (named by connection.adminKeyEnv) is not set`);
+    expect(emu.requests()).toEqual([]);
+  });
+
+  test("accountKeyEnv constructor, set: its value is the key", async () => {
+    Reflect.set(process.env, "constructor", emu.accountKey);
+    try {
+      const { inputs } = await subAccountBatch.check({}, { alias: "proto", balance: 1, count: 1, connection: { accountKeyEnv: "constructor" } });
+      const { outs } = await subAccountBatch.create(inputs);
+      expect(outs.tokens).toHaveLength(1);
+    } finally {
+      Reflect.deleteProperty(process.env, "constructor");
+    }
+  });
+});
