@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { HOUR_MS } from "./api/assumptions.js";
 import { SETTINGS } from "./client/settings.js";
 import { redact } from "./api/redact.js";
 import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
@@ -121,7 +122,7 @@ async function emulatorOptions(args: string[]): Promise<EmulatorOptions> {
     stateFile: values["state-file"],
     faults,
     seed: integer(values.seed, "seed", 1),
-    clockOffsetMs: hours(values["clock-offset-hours"], "clock-offset-hours", MAX_CLOCK_OFFSET_HOURS) * 3_600_000,
+    clockOffsetMs: hours(values["clock-offset-hours"], "clock-offset-hours", MAX_CLOCK_OFFSET_HOURS) * HOUR_MS,
     log: (line) => process.stderr.write(`${line}\n`),
   };
 }

@@ -32,6 +32,7 @@ export {
   ConnectionError,
   TimeoutError,
   ResponseValidationError,
+  ResponseTooLargeError,
   ConfigurationError,
 } from "./client/errors.js";
 export { LlmAccountsClient } from "./client/client.js";

@@ -87,8 +87,12 @@ export interface RateLimit {
   windowMs: number;
 }
 
+/** Milliseconds in a minute. */
 export const MINUTE_MS = 60_000;
-export const DAY_MS = 24 * 60 * MINUTE_MS;
+/** Milliseconds in an hour. */
+export const HOUR_MS = 60 * MINUTE_MS;
+/** Milliseconds in a day. */
+export const DAY_MS = 24 * HOUR_MS;
 
 /**
  * Per-operation limits (spec 8). Rates of the sub-account group are not shown: we assume the management

@@ -84,6 +84,9 @@ export class ConnectionError extends LlmAccountsError {}
 /** The connect or request timeout passed. */
 export class TimeoutError extends LlmAccountsError {}
 
+/** An answer larger than the transport reads (measured inflated, so a gzip bomb counts at its real size); not retried. */
+export class ResponseTooLargeError extends LlmAccountsError {}
+
 /** A 2xx body that does not match the schema of the operation; names the field. */
 export class ResponseValidationError extends LlmAccountsError {}
 

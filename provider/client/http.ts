@@ -1,6 +1,6 @@
 import got, { RequestError, type Response } from "got";
 import { ZodError, type z } from "zod";
-import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, KEY_PREFIX, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "../api/assumptions.js";
+import { ADMIN_KEY_PREFIX, DEFAULT_RATE_LIMITS, HOUR_MS, KEY_PREFIX, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, MINUTE_MS, RATE_LIMIT_STATUS, type RateLimit } from "../api/assumptions.js";
 import { wirePath } from "../api/casing.js";
 import {
   ApiError,
@@ -8,15 +8,17 @@ import {
   ConnectionError,
   LlmAccountsError,
   RateLimitError,
+  ResponseTooLargeError,
   ResponseValidationError,
   TimeoutError,
 } from "./errors.js";
 import { BudgetCounter, SlidingWindowLimiter } from "./limiter.js";
 import { ShowsOriginOnly } from "./masked.js";
-import { readAtMost, ResponseTooLargeError } from "./responseSize.js";
+import { readAtMost } from "./responseSize.js";
 import { describeOperation, type Call, type Group, type Operation } from "../api/operations.js";
 import { fingerprint, redact } from "../api/redact.js";
-import { classify, retryAfterMs, RetryPolicy, SYSTEM_CLOCK, type Clock, type RetryOptions } from "./retry.js";
+import { SYSTEM_CLOCK, type Clock } from "./clock.js";
+import { classify, retryAfterMs, RetryPolicy, type RetryOptions } from "./retry.js";
 import { ErrorBodySchema } from "../api/schemas/common.js";
 import { missingSetting, noBaseUrl, SETTINGS, validateRateLimitOptions, type RateLimitOptions } from "./settings.js";
 import { USER_AGENT } from "../version.js";
@@ -40,7 +42,7 @@ export interface TransportOptions {
   /** Receives one line per request; lines never contain a key. */
   logger?: (line: string) => void;
   /** The clock retries wait on (tests pass a fake one so that no test sleeps through a real wait). */
-  clock?: Clock;
+  clock?: Pick<Clock, "now" | "sleep">;
 }
 
 /** The one got instance: no retries of its own (the RetryPolicy decides), no redirects, text bodies, our errors. */
@@ -122,7 +124,7 @@ function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
 export class HttpTransport extends ShowsOriginOnly {
   private readonly base: URL;
   private readonly retry: RetryPolicy;
-  private readonly clock: Clock;
+  private readonly clock: Pick<Clock, "now" | "sleep">;
 
   constructor(private readonly options: TransportOptions) {
     super();
@@ -151,7 +153,7 @@ export class HttpTransport extends ShowsOriginOnly {
         const taken = budget.take();
         if (!taken.ok) {
           throw new RateLimitError(
-            `429 client_budget_exhausted: the budget of ${budget.limit.limit} ${op.name} calls per ${Math.round(budget.limit.windowMs / 3_600_000)}h is used up (${describeOperation(op)})`,
+            `429 client_budget_exhausted: the budget of ${budget.limit.limit} ${op.name} calls per ${Math.round(budget.limit.windowMs / HOUR_MS)}h is used up (${describeOperation(op)})`,
             { operation: describeOperation(op), status: 429, code: "client_budget_exhausted" },
             taken.retryAfterMs,
           );

@@ -4,7 +4,8 @@ export * from "./errors.js";
 export * from "../api/schemas/index.js";
 export { OPERATIONS, describeOperation, type Operation, type OperationId, type RetryClass, type Group } from "../api/operations.js";
 export { HttpTransport, parseBaseUrl, type TransportOptions } from "./http.js";
-export { RetryPolicy, DEFAULT_RETRY, SYSTEM_CLOCK, type RetryOptions, type Clock } from "./retry.js";
+export { RetryPolicy, DEFAULT_RETRY, type RetryOptions } from "./retry.js";
+export { SYSTEM_CLOCK, type Clock } from "./clock.js";
 export { LlmAccountsClient, type ClientOptions } from "./client.js";
 export { ApiKeysApi } from "./apiKeys.js";
 export { AccountApi, validateUsageQuery, type UsageQuery } from "./account.js";
@@ -13,4 +14,3 @@ export { resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs } from "./
 export { SETTINGS, readSetting, type Setting, type SettingName, type StackConfig, type RateLimitOptions } from "./settings.js";
 export { maskKey, redact, fingerprint } from "../api/redact.js";
 export { SlidingWindowLimiter } from "./limiter.js";
-export { ResponseTooLargeError } from "./responseSize.js";

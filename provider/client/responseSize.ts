@@ -1,8 +1,5 @@
 import type { CancelableRequest } from "got";
-import { LlmAccountsError, type ErrorDetails } from "./errors.js";
-
-/** An answer larger than the transport reads (measured inflated, so a gzip bomb counts at its real size). */
-export class ResponseTooLargeError extends LlmAccountsError {}
+import { ResponseTooLargeError, type ErrorDetails } from "./errors.js";
 
 /**
  * Awaits a got request, cancelling it as soon as its body, counted after decompression, passes `max` bytes:

@@ -14,18 +14,6 @@ export interface RetryOptions {
 /** The defaults: a dozen 429s (a minute's window), four tries of anything else. */
 export const DEFAULT_RETRY: RetryOptions = { maxRateLimitAttempts: 12, maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 8_000 };
 
-/** Time as the retry policy and the limiter see it; tests pass a fake one. */
-export interface Clock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
-
-/** The wall clock. */
-export const SYSTEM_CLOCK: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
-
 /** Network error codes that prove the request never left this machine (nothing to doubt, safe to retry). */
 const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
 /** Timeouts of these phases end before a byte of the request was written. */

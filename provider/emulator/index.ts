@@ -1,4 +1,4 @@
-import { MINUTE_MS } from "../api/assumptions.js";
+import { HOUR_MS, MINUTE_MS } from "../api/assumptions.js";
 import { AccountKeySchema, AdminKeySchema } from "../api/schemas/index.js";
 import { FaultInjector, type FaultSpec } from "./faults.js";
 import { createHandlers } from "./handlers.js";
@@ -99,7 +99,7 @@ function checkOptions(options: EmulatorOptions): void {
 export const MAX_CLOCK_OFFSET_HOURS = 10 * 365 * 24;
 
 function checkClockOffset(ms: number | undefined): void {
-  if (ms !== undefined && !(Number.isFinite(ms) && Math.abs(ms) <= MAX_CLOCK_OFFSET_HOURS * 3_600_000)) {
+  if (ms !== undefined && !(Number.isFinite(ms) && Math.abs(ms) <= MAX_CLOCK_OFFSET_HOURS * HOUR_MS)) {
     throw new TypeError(`clockOffsetMs must be a number of milliseconds between -${MAX_CLOCK_OFFSET_HOURS} and ${MAX_CLOCK_OFFSET_HOURS} hours`);
   }
 }

@@ -1,4 +1,5 @@
 import { maskKey, redact } from "../api/redact.js";
+import { DAY_MS } from "../api/assumptions.js";
 import { toWire } from "../api/casing.js";
 import { pricingRule, type PricingFields } from "../api/schemas/subAccounts.js";
 import { UNKNOWN } from "../runtime/values.js";
@@ -172,7 +173,7 @@ export function liveKeyLabel(key: string): string {
 /** A live key (the platform's answer to a get) as a subject; its age from `created_at` at `now`. */
 export function keyFromLive(key: string, live: { alias: string; securityConfig: unknown; createdAt: string }, now: number): KeySubject {
   const subject = keyFromProps("", { alias: live.alias, securityConfig: live.securityConfig });
-  return { ...subject, label: liveKeyLabel(key), ageDays: (now - Date.parse(live.createdAt)) / 86_400_000 };
+  return { ...subject, label: liveKeyLabel(key), ageDays: (now - Date.parse(live.createdAt)) / DAY_MS };
 }
 
 /** `ids 3, 4, 5` for a label, at most five of them. */

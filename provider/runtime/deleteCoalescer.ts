@@ -1,5 +1,6 @@
 import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
 import type { ApiKeysApi } from "../client/apiKeys.js";
+import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
 import { BadRequestError, deleteTookEffect, NotFoundError } from "../client/errors.js";
 import { oncePer } from "./oncePer.js";
 import { QuietPeriod } from "./quietPeriod.js";
@@ -20,21 +21,11 @@ export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
  */
 export const COALESCE = { minQuietMs: 250, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
 
-/** Time and timers, injectable so that the schedule can be tested without waiting. */
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(timer: unknown): void;
-}
-
-const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (t) => clearTimeout(t as NodeJS.Timeout),
-};
+/** The parts of the clock a coalescer uses: time, and timers (injectable, so that the schedule is tested without waiting). */
+export type CoalescerClock = Pick<Clock, "now" | "setTimeout" | "clearTimeout">;
 
 /** Settings of a coalescer: the schedule, the switch, and the clock. */
-export type CoalescerOptions = typeof COALESCE & { enabled: boolean; clock?: Clock };
+export type CoalescerOptions = typeof COALESCE & { enabled: boolean; clock?: CoalescerClock };
 
 interface Pending {
   key: string;
@@ -61,13 +52,13 @@ export class DeleteCoalescer {
   private idleSince = 0;
   private lastQuiet = 0;
   private flushQueued = false;
-  private readonly clock: Clock;
+  private readonly clock: CoalescerClock;
 
   constructor(
     private readonly api: ApiKeysApi,
     private readonly options: CoalescerOptions = { ...COALESCE, enabled: process.env[COALESCING_SWITCH] !== "off" },
   ) {
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? SYSTEM_CLOCK;
     this.quiet = new QuietPeriod(options, this.clock);
   }
 

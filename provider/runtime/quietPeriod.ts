@@ -1,3 +1,5 @@
+import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
+
 /** The bounds of a quiet period: `gapFactor` times the longest gap seen, at least `minQuietMs`, at most `maxQuietMs`. */
 export interface QuietSettings {
   minQuietMs: number;
@@ -6,15 +8,7 @@ export interface QuietSettings {
 }
 
 /** Timers, injectable so that a schedule can be tested without waiting. */
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(timer: unknown): void;
-}
-
-const SYSTEM_TIMERS: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
-};
+export type Timers = Pick<Clock, "setTimeout" | "clearTimeout">;
 
 /**
  * Calls that arrive together (the deletes or reads the engine starts one after another), and the wait after the
@@ -30,7 +24,7 @@ export class QuietPeriod {
 
   constructor(
     private readonly settings: QuietSettings,
-    private readonly timers: Timers = SYSTEM_TIMERS,
+    private readonly timers: Timers = SYSTEM_CLOCK,
   ) {}
 
   /** Notes an arrival at `now`. */

@@ -1,9 +1,8 @@
 import { z } from "zod";
+import { DAY_MS, HOUR_MS } from "../api/assumptions.js";
 import { settingsObject } from "../api/schemas/common.js";
 import { containsUnknown, optionalOrNull, same } from "./values.js";
 
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 const EVERY_DAYS = "is not a positive whole number of days";
 const OVERLAP_HOURS = "is not a number of hours >= 0";
 

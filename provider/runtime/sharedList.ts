@@ -1,4 +1,5 @@
 import type { SubAccount } from "../api/schemas/index.js";
+import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
 import { subAccountWrites, type SubAccountFilter, type SubAccountsApi } from "../client/subAccounts.js";
 import { oncePer } from "./oncePer.js";
 import { QuietPeriod } from "./quietPeriod.js";
@@ -50,7 +51,7 @@ export class SharedSubAccountList {
 
   constructor(
     private readonly api: SubAccountsApi,
-    private readonly options: typeof SHARE & { enabled?: boolean; now?: () => number } = SHARE,
+    private readonly options: typeof SHARE & { enabled?: boolean; clock?: Pick<Clock, "now" | "setTimeout" | "clearTimeout"> } = SHARE,
   ) {}
 
   /** Read at call time unless given, as the plugin reads every setting. */
@@ -58,8 +59,12 @@ export class SharedSubAccountList {
     return this.options.enabled ?? process.env[SHARING_SWITCH] !== "off";
   }
 
+  private get clock(): Pick<Clock, "now" | "setTimeout" | "clearTimeout"> {
+    return this.options.clock ?? SYSTEM_CLOCK;
+  }
+
   private now(): number {
-    return (this.options.now ?? Date.now)();
+    return this.clock.now();
   }
 
   /** The kept answer, if it may still serve a read arriving now. */
@@ -77,7 +82,7 @@ export class SharedSubAccountList {
     if (kept) return Promise.resolve(kept);
     const now = this.now();
     return new Promise((resolve, reject) => {
-      const round = (this.next ??= { waiters: [], quiet: new QuietPeriod(this.options) });
+      const round = (this.next ??= { waiters: [], quiet: new QuietPeriod(this.options, this.clock) });
       round.quiet.arrive(now);
       round.waiters.push({ resolve, reject });
       this.schedule(round);

@@ -18,7 +18,7 @@ import {
 const ADMIN = "sk-admin-" + "h".repeat(32);
 
 /** A clock whose sleeps return at once and are recorded: retry timing is asserted, never waited out. */
-function fakeClock(start = Date.UTC(2026, 0, 1)): Clock & { slept: number[] } {
+function fakeClock(start = Date.UTC(2026, 0, 1)): Pick<Clock, "now" | "sleep"> & { slept: number[] } {
   let now = start;
   const slept: number[] = [];
   return {

@@ -2,7 +2,8 @@ import { describe, expect, test } from "@jest/globals";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
-import { LlmAccountsClient, MAX_RESPONSE_BYTES, ResponseTooLargeError } from "../../provider/client/index.js";
+import { LlmAccountsClient, LlmAccountsError, MAX_RESPONSE_BYTES, ResponseTooLargeError } from "../../provider/client/index.js";
+import * as entry from "../../provider/index.js";
 
 const ADMIN = "sk-admin-" + "r".repeat(32);
 const MB = 1024 * 1024;
@@ -58,6 +59,9 @@ describe("maximum response size", () => {
       const err = await client.account.balance().catch((e: Error) => e);
       clearInterval(timer);
       expect(err).toBeInstanceOf(ResponseTooLargeError);
+      // One of the package's errors, exported with the others from its entry point.
+      expect(err).toBeInstanceOf(LlmAccountsError);
+      expect(err).toBeInstanceOf(entry.ResponseTooLargeError);
       expect((err as Error).message).toBe(`the answer is larger than ${MAX_RESPONSE_BYTES} bytes (after decompression) and was not read (POST account/balance)`);
       expect(server.requests()).toBe(1);
       // The cap is 32 MiB; reading the whole answer would take 400 MB and more.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { COALESCE, DeleteCoalescer, type Clock } from "../../provider/runtime/deleteCoalescer.js";
+import { COALESCE, DeleteCoalescer, type CoalescerClock } from "../../provider/runtime/deleteCoalescer.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 
 let emu: Emulator;
@@ -11,7 +11,7 @@ afterAll(async () => emu.close());
 beforeEach(() => emu.clearRequests());
 
 /** A clock that moves only when told to, firing the timers that fall due. */
-class ManualClock implements Clock {
+class ManualClock implements CoalescerClock {
   private t = 0;
   private seq = 0;
   private timers = new Map<number, { at: number; fn: () => void }>();

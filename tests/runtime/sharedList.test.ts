@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
+import { SYSTEM_CLOCK } from "../../provider/client/clock.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { getSubAccounts } from "../../provider/resources/dataSources.js";
 import { SHARE, SHARING_SWITCH, SharedSubAccountList } from "../../provider/runtime/sharedList.js";
@@ -115,7 +116,7 @@ describe("shared sub-account list", () => {
 
   test("an answer serves reads for at most maxAgeMs after its list was sent", async () => {
     let now = 1_000_000;
-    const shared = new SharedSubAccountList(clientOf(emu, { rateLimits: false }).subAccounts, { ...SHARE, enabled: true, now: () => now });
+    const shared = new SharedSubAccountList(clientOf(emu, { rateLimits: false }).subAccounts, { ...SHARE, enabled: true, clock: { ...SYSTEM_CLOCK, now: () => now } });
     await shared.snapshot();
     now += SHARE.maxAgeMs;
     await shared.snapshot();
