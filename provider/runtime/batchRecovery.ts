@@ -30,16 +30,19 @@ export class UnconfirmedCreateError extends LlmAccountsError {
 
 /**
  * The listed sub-accounts that a lost create, recorded in the state as `unconfirmedSince`, may have made:
- * the batch's alias and balance, not known yet, created since then (allowing for the platform's clock).
+ * the batch's alias and balance, not known yet, created since then (allowing for the platform's clock), and
+ * not among the ids that existed before it (`unconfirmedExcept`).
  */
 export function unconfirmedAmong(
-  old: { alias: string; balance: number; unconfirmedSince?: string },
+  old: { alias: string; balance: number; unconfirmedSince?: string; unconfirmedExcept?: number[] },
   listed: readonly SubAccount[],
   known: ReadonlySet<string>,
 ): SubAccount[] {
   if (!old.unconfirmedSince) return [];
   const since = Date.parse(old.unconfirmedSince) - CLOCK_SKEW_MS;
-  return listed.filter((s) => s.alias === old.alias && !known.has(s.token) && Date.parse(s.createdAt) >= since && madeBy(old, s));
+  // What existed before a replacing create (a twin's) was not made by it (replacements.ts).
+  const existed = new Set(old.unconfirmedExcept ?? []);
+  return listed.filter((s) => s.alias === old.alias && !known.has(s.token) && !existed.has(s.id) && Date.parse(s.createdAt) >= since && madeBy(old, s));
 }
 
 /**

@@ -14,6 +14,7 @@ import { adoptedTokens, AdoptTokensSchema, findAdopted, sameTokenSet } from "./a
 import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
 import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
+import { announceReplacement, takeReplacement } from "./replacements.js";
 import { sharedListFor } from "./sharedList.js";
 import { checkInputs, containsUnknown, noKeysIn, same, type CheckFailure } from "./values.js";
 
@@ -58,6 +59,11 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
    * alias, balance and pricing may exist unrecorded. The next read or update adopts them and drops it.
    */
   unconfirmedSince?: string;
+  /**
+   * With `unconfirmedSince`, when that create replaced a batch: the ids of the sub-accounts with this alias that
+   * existed before it (a replaced twin's, which the engine deletes at the end of the deployment): never adopted.
+   */
+  unconfirmedExcept?: number[];
 };
 
 /**
@@ -130,6 +136,13 @@ export async function diff(_id: string, state: SubAccountBatchOutputs, news: Sub
     !sameTokenSet(adoptedTokens(olds), adoptedTokens(news)) ||
     !same(olds.modelPricing, news.modelPricing) ||
     connection.changed;
+  if (replaces.length > 0) {
+    try {
+      announceReplacement(clientFor(news.connection).subAccounts, news.alias);
+    } catch {
+      // No client for these settings: the create cannot run either, and says why.
+    }
+  }
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
@@ -138,9 +151,11 @@ export async function diff(_id: string, state: SubAccountBatchOutputs, news: Sub
  * is known plus `unconfirmedSince`, so that the next read or update finds what the lost create made instead of
  * leaving it orphaned. Any other error is left as it is.
  */
-function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[]): unknown {
+function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[], existedBefore: SubAccount[] = []): unknown {
   if (!(err instanceof UnconfirmedCreateError)) return err;
-  return keptInState(err, id, { ...outputsOf(inputs, current), unconfirmedSince: new Date(err.since).toISOString() });
+  const properties: SubAccountBatchOutputs = { ...outputsOf(inputs, current), unconfirmedSince: new Date(err.since).toISOString() };
+  if (existedBefore.length > 0) properties.unconfirmedExcept = existedBefore.map((s) => s.id);
+  return keptInState(err, id, properties);
 }
 
 /** One batch create of `count` more sub-accounts with the declared alias, balance and pricing (batchRecovery.ts). */
@@ -170,12 +185,15 @@ export async function create(inputs: SubAccountBatchInputs): Promise<{ id: strin
   const adopt = adoptedTokens(inputs);
   const adopted = await align(api, inputs, (await findAdopted(api, adopt, adopt)).map(view));
   let created: SubAccountView[] = [];
+  // A replacement: what has this alias now (the twin's) is not what the create makes (see replacements.ts).
+  const replacing = takeReplacement(api, inputs.alias);
   if (inputs.count > adopted.length) {
+    const existedBefore = replacing ? await api.list({ alias: inputs.alias }) : [];
     try {
-      created = await createMore(api, inputs, inputs.count - adopted.length, new Set(adopt));
+      created = await createMore(api, inputs, inputs.count - adopted.length, new Set([...adopt, ...existedBefore.map((s) => s.token)]));
     } catch (err) {
       const first = [...adopted].sort(byId)[0]?.token;
-      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted);
+      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, existedBefore);
     }
   }
   const outs = outputsOf(inputs, [...adopted, ...created]);

@@ -10,7 +10,49 @@ type Props = Record<string, unknown>;
 export type ResourceType = "ApiKey" | "SubAccountBatch";
 
 // As the engine sees them: the contract with untyped values, which is all an engine knows of what it stores.
-const PROVIDERS: Record<"ApiKey" | "SubAccountBatch", Required<Omit<pulumi.dynamic.ResourceProvider, "configure">>> = { ApiKey: apiKey, SubAccountBatch: subAccountBatch };
+type Provider = Required<Omit<pulumi.dynamic.ResourceProvider, "configure">>;
+const RUNTIME: Record<ResourceType, Provider> = { ApiKey: apiKey, SubAccountBatch: subAccountBatch };
+
+/** Where the engine keeps the provider's text, among the inputs and the outputs of every dynamic resource. */
+const PROVIDER_KEY = "__provider";
+
+/**
+ * The dynamic provider plugin as @pulumi/pulumi's cmd/dynamic-provider is: each call loads the provider from
+ * the properties it gets (the news for check, diff, create and update; the stored outputs for read and
+ * delete), and adds it to the outputs and inputs of a success. The properties of a partial failure are passed
+ * to the engine as the provider made them.
+ */
+function plugin(type: ResourceType): Provider {
+  const load = (props: Props): Provider => {
+    if (typeof props[PROVIDER_KEY] !== "string") throw new Error("code must be a string, not undefined");
+    return RUNTIME[type];
+  };
+  const including = <T extends Props>(result: T | undefined, props: Props): T => Object.assign(result ?? ({} as T), { [PROVIDER_KEY]: props[PROVIDER_KEY] });
+  return {
+    check: async (olds, news) => {
+      const checked = await load(news).check(olds, news);
+      return { ...checked, inputs: { ...checked.inputs, [PROVIDER_KEY]: news[PROVIDER_KEY] } };
+    },
+    diff: (id, olds, news) => load(news).diff(id, olds, news),
+    create: async (props) => {
+      const { id, outs } = await load(props).create(props);
+      return { id, outs: including(outs, props) };
+    },
+    read: async (id, props) => {
+      const read = await load(props).read(id, props);
+      return { id: read.id, props: including(read.props, props), inputs: read.inputs && including(read.inputs, props) };
+    },
+    update: async (id, olds, news) => ({ outs: including((await load(news).update(id, olds, news)).outs, news) }),
+    delete: (id, props) => load(props).delete(id, props),
+  };
+}
+
+const PROVIDERS: Record<ResourceType, Provider> = { ApiKey: plugin("ApiKey"), SubAccountBatch: plugin("SubAccountBatch") };
+
+/** The inputs the program registers: its own, and the provider's text (the shim's, in the package). */
+function registered(d: Declared): Props {
+  return { ...d.props, [PROVIDER_KEY]: `provider of ${d.type}` };
+}
 
 /** One resource as the checkpoint holds it. `pendingDelete`: the replaced twin the engine still has to delete. */
 export interface StateEntry {
@@ -94,6 +136,34 @@ export class Engine {
     return result;
   }
 
+  /**
+   * `pulumi preview --refresh --expect-no-changes`: the reasons it would fail (none when it passes). It works
+   * on a copy of the checkpoint: a preview writes nothing.
+   */
+  async gate(program: Declared[], parallel = 10): Promise<string[]> {
+    const copy = new Engine();
+    for (const [urn, e] of this.state) copy.state.set(urn, structuredClone(e));
+    const result: DeployResult = { errors: [], ids: [], outputs: [], goneOnRefresh: [] };
+    await copy.refresh(limiter(parallel), result);
+    const reasons = [...result.errors.map((e) => `refresh failed: ${e.message}`), ...result.goneOnRefresh.map((urn) => `${urn} is gone`)];
+    const declared = new Set(program.map((d) => urnOf(d.type, d.name)));
+    for (const [urn, e] of copy.state) if (e.pendingDelete || !declared.has(urn)) reasons.push(`${urn} would be deleted`);
+    for (const d of program) {
+      const urn = urnOf(d.type, d.name);
+      const old = copy.state.get(urn);
+      if (!old) {
+        reasons.push(`${urn} would be created`);
+        continue;
+      }
+      const provider = PROVIDERS[d.type];
+      const checked = await provider.check(old.inputs, registered(d));
+      if ((checked.failures ?? []).length > 0) reasons.push(`${urn}: check failed: ${JSON.stringify(checked.failures)}`);
+      const diff = await provider.diff(old.id, old.outputs, checked.inputs);
+      if (diff.changes) reasons.push(`${urn} would be ${(diff.replaces ?? []).length > 0 ? `replaced (${diff.replaces!.join(", ")})` : "updated"}`);
+    }
+    return reasons;
+  }
+
   private async refresh(run: <T>(task: () => Promise<T>) => Promise<T>, result: DeployResult): Promise<void> {
     await Promise.all(
       [...this.state].map(([urn, e]) =>
@@ -121,7 +191,7 @@ export class Engine {
     const provider = PROVIDERS[d.type];
     const old = this.state.get(urn);
     try {
-      const checked = await provider.check(old?.inputs ?? {}, d.props);
+      const checked = await provider.check(old?.inputs ?? {}, registered(d));
       if ((checked.failures ?? []).length > 0) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
       const inputs = checked.inputs;
       if (!old) {

@@ -1,11 +1,12 @@
 import { describe, expect, test } from "@jest/globals";
 import type { FaultSpec } from "../../provider/emulator/index.js";
-import { runHistory, type Program, type Step } from "./history.js";
+import { runHistory, type Plan, type Step } from "./history.js";
 
 // Minimal histories that once broke the invariant of issue 12, kept so that they never do again.
 
-const batch = (name: string, balance: number): Program["batches"][number] => ({ name, alias: name, balance, count: 1, modelPricing: [] });
-const up = (program: Partial<Program>, faults: FaultSpec[] = []): Step => ({
+const batch = (name: string, balance: number): Plan["batches"][number] => ({ name, alias: name, balance, count: 1, modelPricing: [] });
+const key = (name: string): Plan["keys"][number] => ({ name, alias: name, enabled: true, securityConfig: {} });
+const up = (program: Partial<Plan>, faults: FaultSpec[] = []): Step => ({
   kind: "up",
   program: { keys: [], batches: [], ...program },
   refresh: false,
@@ -77,6 +78,43 @@ describe("histories that once broke convergence", () => {
       up({ keys: [key], batches: [batch("b0", 0)] }),
       up({}, [{ kind: "malformed", ops: ["api-key/delete", "sub-account/delete"] }]),
       up({ keys: [key], batches: [batch("b0", 0)] }),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("a lost batch create that replaces does not adopt the sub-account of a twin of the same alias and balance left pending by a failed run", async () => {
+    // Run 2 replaces b0 and fails (a key's create gets a 500), so the engine keeps run 1's batch as a twin to
+    // delete at the end of a later deployment. Run 3 replaces b0 back to run 1's alias and balance; its create
+    // is lost before it reaches the platform, and its recovery lists the alias: the twin's sub-account, made
+    // milliseconds before, has the same alias and balance. Adopted, it was deleted with the twin at the end.
+    const first = { ...batch("b0", 2), alias: "b0-renamed" };
+    const report = await runHistory([
+      up({ batches: [first] }),
+      up({ keys: [key("k0")], batches: [batch("b0", 0)] }, [{ kind: "500", ops: ["api-key/create"], count: 1 }]),
+      up({ batches: [first] }, [{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("the same when the lost create did happen: its recovery and the next read adopt what it made, not the twin's", async () => {
+    const first = { ...batch("b0", 2), alias: "b0-renamed" };
+    const report = await runHistory([
+      up({ batches: [first] }),
+      up({ keys: [key("k0")], batches: [batch("b0", 0)] }, [{ kind: "500", ops: ["api-key/create"], count: 1 }]),
+      up({ batches: [first] }, [{ kind: "drop-after", ops: ["sub-account/create", "sub-account/list"], count: 3 }]),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("a rotation whose old key cannot be deleted keeps the stored provider in its outputs: the next refresh and delete load it", async () => {
+    // The update fails with both keys in its properties, which the engine records as the outputs; the plugin
+    // adds `__provider` to a success's outputs only, and refresh and delete load the provider from the outputs.
+    const rotating = (triggers: string[]) => ({ ...key("k0"), rotation: { triggers } });
+    const report = await runHistory([
+      up({ keys: [rotating(["t1"])] }),
+      up({ keys: [rotating(["t2"])] }, [{ kind: "500", ops: ["api-key/delete"], rate: 1, count: 20 }]),
+      { kind: "up", program: { keys: [rotating(["t2"])], batches: [] }, refresh: true, parallel: 2, faults: [] },
+      up({}),
     ]);
     expect(report.violations).toEqual([]);
   });

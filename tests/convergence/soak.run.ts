@@ -8,6 +8,8 @@ import { historyArb, runHistory, type Step } from "./history.js";
 const runs = Number(process.env.SOAK_RUNS ?? 200);
 const seed = Number(process.env.SOAK_SEED ?? Date.now() % 2 ** 31);
 const figures = { histories: 0, steps: 0, faultsInjected: 0, violations: 0, explainedOrphans: 0 };
+/** Counts by feature over the histories: out-of-band objects, adoptions, releases, rotations, clock moves. */
+const features: Record<string, number> = {};
 
 test(`soak: ${runs} histories, seed ${seed}`, async () => {
   const started = Date.now();
@@ -23,6 +25,7 @@ test(`soak: ${runs} histories, seed ${seed}`, async () => {
           figures.steps += report.steps;
           figures.faultsInjected += report.faultsInjected;
           figures.explainedOrphans += report.explainedOrphans;
+          for (const [name, n] of Object.entries(report.features ?? {})) features[name] = (features[name] ?? 0) + n;
           if (report.violations.length > 0) {
             figures.violations++;
             process.stdout.write(`history ${figures.histories} broke the invariant (shrinking it now):\n${report.violations.join("\n")}\n${JSON.stringify(steps)}\n`);
@@ -49,6 +52,7 @@ test(`soak: ${runs} histories, seed ${seed}`, async () => {
       `faults injected:           ${figures.faultsInjected}`,
       `invariant violations:      ${figures.violations}`,
       `orphans explained by lost create answers: ${figures.explainedOrphans}`,
+      `by feature:                ${JSON.stringify(features)}`,
       `time:                      ${seconds}s`,
       failure ? `minimal failing history:\n${failure}\nits violations:\n${violations.join("\n")}` : "",
     ].join("\n") + "\n",

@@ -1,0 +1,307 @@
+import type { Emulator } from "../../provider/emulator/index.js";
+import type { HistoryReport, Plan, Program, StateView } from "./history.js";
+
+// Objects made out of band (in the web console) and what a run may do to them, to keys in use and to previous
+// keys: the resolution of a planned program's adoption references into real keys and tokens, as a user who
+// copies them from the console would write them, and the checks made around every run (issue 22).
+
+type Json = string;
+
+/** How a key or sub-account looks to the invariant: what a run could change. */
+function lookOfKey(emu: Emulator, key: string): Json | undefined {
+  const k = emu.state.getKey(key);
+  return k && JSON.stringify({ alias: k.alias, enabled: k.enabled, security: k.security_config ?? {} });
+}
+
+function lookOfSub(emu: Emulator, token: string): Json | undefined {
+  const s = emu.state.getSubAccount(token);
+  return s && JSON.stringify({ alias: s.alias, enabled: s.enabled, pricing: s.model_pricing, balance: s.balance });
+}
+
+/** Which resource (URN-like key) holds each key (current or previous) and each token of the state. */
+export function holders(state: StateView): { keys: Map<string, string>; tokens: Map<string, string> } {
+  const keys = new Map<string, string>();
+  const tokens = new Map<string, string>();
+  for (const [urn, e] of state) {
+    if (e.type === "ApiKey") {
+      for (const k of [e.outputs.key, e.outputs.previousKey]) if (typeof k === "string") keys.set(k, urn);
+    } else {
+      for (const t of (e.outputs.tokens as string[] | undefined) ?? []) tokens.set(t, urn);
+    }
+  }
+  return { keys, tokens };
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Issue 21's day-two semantics: once a resource owns what it adopted, a program may drop `adoptKey` or
+ * `adoptTokens` (or write `adoptTokens: []`) and nothing changes; an adopted sub-account deleted in the console
+ * is recreated. Until the runtime has them, programs keep naming what they adopted and leave out the tokens
+ * deleted in the console (the workaround the issue describes), so that the model checks everything else.
+ */
+export const DAY_TWO = { semantics: false };
+
+/**
+ * The out-of-band objects of one history and the rules a run must keep about them, about keys in use and
+ * about previous keys. `before` is called with the state and the platform just before a run, `after` just
+ * after it; a console step calls `consoleDone`.
+ */
+export class Watch {
+  /** Out-of-band keys and tokens, in the order they were made (adoption references index these). */
+  readonly oobKeys: string[] = [];
+  readonly oobTokens: string[] = [];
+  /** Out-of-band objects no resource holds, and how they must look (undefined: gone). */
+  private readonly free = new Map<string, Json | undefined>();
+  /** Out-of-band keys a resource has held: keys are never released, so they never become free again. */
+  private readonly keysHeld = new Set<string>();
+  /** The key each ApiKey adopted when it was created, by logical name, while the state holds it. */
+  private readonly adoptedKeyOf = new Map<string, string>();
+  /** Counts for the soak's figures. */
+  readonly counts = { outOfBand: 0, adoptions: 0, releases: 0, rotations: 0, adoptedGoneInConsole: 0 };
+
+  private snapshot?: {
+    state: Map<string, { type: string; outputs: Record<string, unknown> }>;
+    held: ReturnType<typeof holders>;
+    look: Map<string, Json | undefined>;
+    program: Program;
+    startedAt: number;
+  };
+
+  constructor(private readonly report: HistoryReport) {}
+
+  /** Makes objects in the console: `keys` keys and one group of `subAccounts` sub-accounts, made `ageDays` ago. */
+  makeOutOfBand(emu: Emulator, made: { keys: number; subAccounts: number; balance: number; ageDays: number }, clockOffsetMs: number): void {
+    // Made by a person well before any run: their created_at must not fall in a lost create's 5-second window.
+    emu.setClockOffset(clockOffsetMs - Math.max(1, made.ageDays * 24) * HOUR_MS);
+    try {
+      for (let i = 0; i < made.keys; i++) {
+        const k = emu.state.createKey(`console-k${this.oobKeys.length}`, {});
+        this.oobKeys.push(k.key);
+        this.free.set(k.key, lookOfKey(emu, k.key));
+      }
+      if (made.subAccounts > 0) {
+        const subs = emu.state.createSubAccounts({ alias: `console-s${this.oobTokens.length}`, balance: made.balance, modelPricing: [], count: made.subAccounts });
+        for (const s of subs) {
+          this.oobTokens.push(s.token);
+          this.free.set(s.token, lookOfSub(emu, s.token));
+        }
+      }
+      this.counts.outOfBand += made.keys + made.subAccounts;
+    } finally {
+      emu.setClockOffset(clockOffsetMs);
+    }
+  }
+
+  /** After a console edit: free objects look as the console left them (the console is the user). */
+  consoleDone(emu: Emulator, state: StateView): void {
+    for (const o of this.free.keys()) this.free.set(o, this.look(emu, o));
+    const { tokens } = holders(state);
+    for (const t of this.oobTokens) if (tokens.has(t) && !emu.state.hasSubAccount(t)) this.counts.adoptedGoneInConsole++;
+  }
+
+  private look(emu: Emulator, o: string): Json | undefined {
+    return this.oobKeys.includes(o) ? lookOfKey(emu, o) : lookOfSub(emu, o);
+  }
+
+  /**
+   * The program a user writes from a plan: adoption references become the out-of-band keys and tokens they
+   * name, as far as a correct program may name them. An ApiKey that adopted keeps naming its key or drops it;
+   * one that did not never gains `adoptKey`. A token is adopted by one batch at a time: one held elsewhere is
+   * named only when its holder releases it in the same run (a non-empty `adoptTokens` without it). `count`
+   * covers the batch's adopted set.
+   */
+  resolve(plan: Plan, state: StateView, emu: Emulator): Program {
+    const { keys: heldKeys, tokens: heldTokens } = holders(state);
+    const claimedKeys = new Set<string>();
+    const keys = plan.keys.map(({ adopt, ...k }) => {
+      const decl: Program["keys"][number] = { ...k };
+      const current = state.get(`ApiKey::${k.name}`);
+      if (current) {
+        const adopted = this.adoptedKeyOf.get(k.name);
+        if (adopted !== undefined && (adopt !== undefined || !DAY_TWO.semantics)) decl.adoptKey = adopted;
+      } else if (adopt !== undefined && this.oobKeys.length > 0) {
+        const key = this.oobKeys[adopt % this.oobKeys.length];
+        if (emu.state.hasKey(key) && !heldKeys.has(key) && !this.keysHeld.has(key) && !claimedKeys.has(key)) {
+          decl.adoptKey = key;
+          claimedKeys.add(key);
+        }
+      }
+      return decl;
+    });
+
+    const declared = new Set(plan.batches.map((b) => `SubAccountBatch::${b.name}`));
+    const adoptedSet = (name: string) => {
+      const urn = `SubAccountBatch::${name}`;
+      return new Set(this.oobTokens.filter((t) => heldTokens.get(t) === urn));
+    };
+    const n = this.oobTokens.length;
+    const raw = plan.batches.map((b): string[] | undefined => {
+      if (b.adopt === undefined || (n === 0 && b.adopt.length > 0)) return undefined;
+      return [...new Set(b.adopt.map((i) => this.oobTokens[i % n]))];
+    });
+    const claimed = new Set<string>();
+    // First what each batch may name without anyone's release: its own adopted tokens, and free live ones.
+    const lists = plan.batches.map((b, i) => {
+      const own = adoptedSet(b.name);
+      const list = raw[i]?.filter((t) => own.has(t) || (emu.state.hasSubAccount(t) && !heldTokens.has(t) && !claimed.has(t)));
+      for (const t of list ?? []) claimed.add(t);
+      return list;
+    });
+    // Then tokens that their holder releases in this run (its list is not empty and leaves them out).
+    const releasing = new Map<string, string[] | undefined>(plan.batches.map((b, i) => [`SubAccountBatch::${b.name}`, lists[i]]));
+    plan.batches.forEach((b, i) => {
+      for (const t of raw[i] ?? []) {
+        if (lists[i]!.includes(t) || claimed.has(t) || !emu.state.hasSubAccount(t)) continue;
+        const holder = heldTokens.get(t);
+        const holderList = holder !== undefined && declared.has(holder) ? releasing.get(holder) : undefined;
+        if (holderList && holderList.length > 0 && !holderList.includes(t)) {
+          lists[i]!.push(t);
+          claimed.add(t);
+        }
+      }
+    });
+    const batches = plan.batches.map(({ adopt, ...b }, i) => {
+      const decl: Program["batches"][number] = { ...b };
+      let list = lists[i];
+      if (!DAY_TWO.semantics) {
+        const own = adoptedSet(b.name);
+        if (own.size > 0 && (list === undefined || list.length === 0)) list = [...own];
+        list = list?.filter((t) => !own.has(t) || emu.state.hasSubAccount(t));
+      }
+      if (list !== undefined) decl.adoptTokens = list;
+      // An empty list counts as no list: the batch keeps what it adopted.
+      const keeps = list && list.length > 0 ? list.length : adoptedSet(b.name).size;
+      decl.count = Math.max(b.count, keeps);
+      return decl;
+    });
+    return { keys, batches };
+  }
+
+  /** Just before a run of `program`. */
+  before(emu: Emulator, state: StateView, program: Program): void {
+    const look = new Map<string, Json | undefined>();
+    const held = holders(state);
+    for (const o of [...this.oobKeys, ...this.oobTokens, ...held.keys.keys(), ...held.tokens.keys()]) look.set(o, this.look(emu, o));
+    const copy = new Map([...state].map(([urn, e]) => [urn, { type: e.type, outputs: { ...e.outputs } }]));
+    this.snapshot = { state: copy, held, look, program, startedAt: Date.now() };
+  }
+
+  /** Just after the run: what it did to out-of-band objects, keys in use and previous keys. */
+  after(emu: Emulator, state: StateView, errorFree: boolean): void {
+    const s = this.snapshot;
+    if (!s) return;
+    this.snapshot = undefined;
+    const v = this.report.violations;
+    const now = holders(state);
+    const declared = new Set([...s.program.keys.map((k) => `ApiKey::${k.name}`), ...s.program.batches.map((b) => `SubAccountBatch::${b.name}`)]);
+    const named = new Set<string>([
+      ...s.program.keys.flatMap((k) => (k.adoptKey ? [k.adoptKey] : [])),
+      ...s.program.batches.flatMap((b) => b.adoptTokens ?? []),
+    ]);
+    const existedBefore = (o: string) => s.look.get(o) !== undefined;
+    const exists = (o: string) => this.look(emu, o) !== undefined;
+
+    for (const o of [...this.oobKeys, ...this.oobTokens]) {
+      const isKey = this.oobKeys.includes(o);
+      const holderNow = isKey ? now.keys.get(o) : now.tokens.get(o);
+      const holderBefore = isKey ? s.held.keys.get(o) : s.held.tokens.get(o);
+      const what = isKey ? "an out-of-band key" : "an out-of-band sub-account";
+      if (holderNow !== undefined) {
+        if (holderBefore === undefined) this.counts.adoptions++;
+        if (isKey) this.keysHeld.add(o);
+        this.free.delete(o);
+        // An adopted object is never deleted while it exists (the state would hold a gone object).
+        if (existedBefore(o) && !exists(o)) v.push(`${what} adopted by ${holderNow} was deleted by a run that kept it in the state`);
+        continue;
+      }
+      if (holderBefore !== undefined) {
+        if (!existedBefore(o)) {
+          this.free.set(o, undefined);
+          continue;
+        }
+        if (isKey) {
+          // Keys leave the state only by their resource's removal or a rotation: both delete them.
+          const was = s.state.get(holderBefore);
+          const is = state.get(holderBefore);
+          const rotatedAway = was?.outputs.previousKey === o || (is !== undefined && is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt !== was?.outputs.rotatedAt);
+          if (exists(o)) v.push(`${what} adopted by ${holderBefore} left the state but still exists`);
+          else if (declared.has(holderBefore) && !rotatedAway) v.push(`${what} adopted by ${holderBefore} was deleted without a rotation or the resource's removal`);
+          this.free.set(o, undefined);
+          continue;
+        }
+        const holderDecl = s.program.batches.find((b) => `SubAccountBatch::${b.name}` === holderBefore);
+        const releasedByList = holderDecl?.adoptTokens !== undefined && holderDecl.adoptTokens.length > 0 && !holderDecl.adoptTokens.includes(o);
+        if (!declared.has(holderBefore)) {
+          if (exists(o)) v.push(`${what} adopted by ${holderBefore}, which the program removed, still exists`);
+        } else if (releasedByList) {
+          this.counts.releases++;
+          if (!exists(o)) v.push(`${what} released by ${holderBefore} was deleted`);
+          else if (!named.has(o) && this.look(emu, o) !== s.look.get(o)) v.push(`${what} released by ${holderBefore} was changed: ${this.look(emu, o)}, was ${s.look.get(o)}`);
+        } else {
+          v.push(`${what} adopted by ${holderBefore} left the batch (${exists(o) ? "still exists" : "deleted"}) although the program kept it`);
+        }
+        this.free.set(o, this.look(emu, o));
+        continue;
+      }
+      // Free before the run, free after it.
+      if (named.has(o)) {
+        // A failed adoption may have aligned it; it must not have deleted it.
+        if (existedBefore(o) && !exists(o)) v.push(`${what} named for adoption by a run that failed to adopt it was deleted`);
+        this.free.set(o, this.look(emu, o));
+      } else if (this.look(emu, o) !== this.free.get(o)) {
+        v.push(`${what} that no program adopted was changed: ${this.look(emu, o) ?? "deleted"}, was ${this.free.get(o) ?? "deleted"}`);
+        this.free.set(o, this.look(emu, o));
+      }
+    }
+
+    for (const k of s.program.keys) {
+      const urn = `ApiKey::${k.name}`;
+      const e = state.get(urn);
+      if (e && k.adoptKey !== undefined && !this.adoptedKeyOf.has(k.name) && e.outputs.key === k.adoptKey) this.adoptedKeyOf.set(k.name, k.adoptKey);
+      if (!e) this.adoptedKeyOf.delete(k.name);
+    }
+    for (const name of [...this.adoptedKeyOf.keys()]) if (!state.has(`ApiKey::${name}`)) this.adoptedKeyOf.delete(name);
+
+    this.checkKeysInUse(emu, state, s, errorFree);
+  }
+
+  /** Keys in use are deleted only when the program asks; a previous key lives out its overlap, then goes. */
+  private checkKeysInUse(emu: Emulator, state: StateView, s: NonNullable<Watch["snapshot"]>, errorFree: boolean): void {
+    const v = this.report.violations;
+    const live = (k: unknown) => typeof k === "string" && emu.state.hasKey(k);
+    for (const k of s.program.keys) {
+      const urn = `ApiKey::${k.name}`;
+      const was = s.state.get(urn);
+      const is = state.get(urn);
+      if (!was || !is) continue;
+      const current = was.outputs.key as string;
+      if (is.outputs.key !== current) this.counts.rotations++;
+      if (s.look.get(current) !== undefined) {
+        if ((is.outputs.key === current || is.outputs.previousKey === current) && !live(current)) {
+          v.push(`${urn}: its key in use was deleted by a run that kept it in the state`);
+        } else if (is.outputs.key !== current && is.outputs.previousKey !== current && live(current)) {
+          v.push(`${urn}: the key it rotated away from is neither its previous key nor deleted`);
+        } else if (is.outputs.key !== current && is.outputs.previousKey !== current) {
+          const rotated = is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt !== was.outputs.rotatedAt;
+          if (!rotated) v.push(`${urn}: its key in use was deleted by a replacement the program did not ask for`);
+          else if ((k.rotation?.overlapHours ?? 0) > 0) v.push(`${urn}: its key in use was deleted at a rotation with an overlap of ${k.rotation?.overlapHours} hours`);
+        }
+      }
+      const previous = was.outputs.previousKey;
+      const expiresAt = Date.parse(String(was.outputs.previousKeyExpiresAt ?? ""));
+      if (typeof previous === "string" && s.look.get(previous) !== undefined && !live(previous)) {
+        const displaced = is.outputs.key !== current;
+        if (!displaced && expiresAt > Date.now()) v.push(`${urn}: its previous key was deleted before its overlap ended`);
+      }
+      if (errorFree && typeof is.outputs.previousKey === "string" && Date.parse(String(is.outputs.previousKeyExpiresAt)) <= s.startedAt) {
+        v.push(`${urn}: its previous key outlived the first run after its overlap ended`);
+      }
+    }
+  }
+
+  /** Out-of-band objects no resource holds at the end: the keys among them, for the invariant's count. */
+  freeObjects(): Set<string> {
+    return new Set(this.free.keys());
+  }
+}
