@@ -6,12 +6,14 @@ import { SETTINGS } from "./client/settings.js";
 import { redact } from "./api/redact.js";
 import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
+import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
 
 const USAGE = `Usage: llm-accounts <command> [options]
 
 Commands:
   emulator    Run a local emulator of the account API.
   import      Write a Pulumi program that manages an existing account as it is.
+  audit       Check the live account (sub-accounts, and the API keys of a list) against the policy rules.
 
 Options of "emulator":
   --port N              Port to listen on (default 8787; 0 picks a free port)
@@ -37,7 +39,8 @@ Options of "emulator":
 The first line on stdout is one JSON object: {"baseUrl","adminKey","accountKey"}.
 Logs go to stderr, one line per request. SIGINT or SIGTERM stops the emulator.
 
-${IMPORT_USAGE}`;
+${IMPORT_USAGE}
+${AUDIT_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -165,6 +168,14 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     return runImport(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env });
+  }
+  if (command === "audit") {
+    if (rest.includes("-h") || rest.includes("--help")) {
+      process.stdout.write(USAGE);
+      return;
+    }
+    process.exitCode = await runAudit(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });
+    return;
   }
   throw new UsageError(`unknown command "${command}"`);
 }

@@ -134,7 +134,7 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[]): Promise<
       refused.set(why, [...(refused.get(why) ?? []), s.id]);
       continue;
     }
-    const group = canonical([s.alias, modelPricing]);
+    const group = batchGroupOf(s);
     let batch = open.get(group);
     if (!batch || batch.ids.length === SUB_ACCOUNT_MAX_COUNT) {
       batch = { name: "", alias: s.alias, modelPricing, balance: 0, ids: [], tokens: [] };
@@ -148,6 +148,26 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[]): Promise<
   for (const [why, ids] of refused) leftOut.push(`sub-account ${idList(ids)}: ${why}`);
   uniqueNames(batches.map((b) => slug(b.alias, "sub-accounts"))).forEach((name, i) => (batches[i].name = name));
   return batches;
+}
+
+/** Which batch a sub-account belongs to: sub-accounts of one alias and one pricing are declared together. */
+export function batchGroupOf(s: Pick<SubAccount, "alias" | "modelPricing">): string {
+  return canonical([s.alias, s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }))]);
+}
+
+/**
+ * Sub-accounts grouped as `import` groups them (batchGroupOf), for `llm-accounts audit`: each group in id order,
+ * groups ordered by their oldest member, so that the same account always groups the same way.
+ */
+export function groupSubAccounts<S extends Pick<SubAccount, "id" | "alias" | "modelPricing">>(subAccounts: readonly S[]): S[][] {
+  const groups = new Map<string, S[]>();
+  for (const s of [...subAccounts].sort((a, b) => a.id - b.id)) {
+    const id = batchGroupOf(s);
+    const group = groups.get(id);
+    if (group) group.push(s);
+    else groups.set(id, [s]);
+  }
+  return [...groups.values()];
 }
 
 /**

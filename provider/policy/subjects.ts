@@ -171,7 +171,7 @@ export function liveKeyLabel(key: string): string {
 }
 
 /** A live key (the platform's answer to a get) as a subject; its age from `created_at` at `now`. */
-export function keyFromLive(key: string, live: { alias: string; securityConfig: unknown; createdAt: string }, now: number): KeySubject {
+export function keyFromLive(key: string, live: { alias: string; securityConfig?: unknown; createdAt: string }, now: number): KeySubject {
   const subject = keyFromProps("", { alias: live.alias, securityConfig: live.securityConfig });
   return { ...subject, label: liveKeyLabel(key), ageDays: (now - Date.parse(live.createdAt)) / DAY_MS };
 }

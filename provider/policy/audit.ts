@@ -1,0 +1,193 @@
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { maskKey, redact } from "../api/redact.js";
+import { LlmAccountsClient } from "../client/client.js";
+import { resolveClientOptions } from "../client/config.js";
+import { AuthenticationError, NotFoundError } from "../client/errors.js";
+import { groupSubAccounts, parseKeyList } from "../import/account.js";
+import { LEVELS, parseOptions, PolicyConfigError, RULES, type Finding, type Level, type Rule } from "./rules.js";
+import { batchFromLive, keyFromLive } from "./subjects.js";
+
+/** Help text of `llm-accounts audit`. */
+export const AUDIT_USAGE = `Options of "audit" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
+  --policy-config FILE  Levels and options of the rules: the JSON of pulumi's --policy-pack-config
+  --keys FILE           API keys to audit, one per line (- reads them from stdin); the API cannot list keys
+  --json                One JSON object on stdout instead of the table
+  Exit code: 0 without mandatory findings, 3 with mandatory findings, 1 on errors, 2 on a misused command.
+`;
+
+/** Exit codes of `llm-accounts audit`. */
+export const AUDIT_EXIT = { clean: 0, mandatory: 3 } as const;
+
+/** Where the command reads and writes; the process's own streams unless a test gives others. */
+export interface AuditIo {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  /** The time key ages are measured at. */
+  now?: () => number;
+}
+
+/** A rule with the level and options the policy config gives it. */
+interface Configured {
+  rule: Rule;
+  level: Level;
+  options: Record<string, unknown>;
+}
+
+/** One finding of the audit: what a table row or a JSON entry shows. */
+export interface AuditFinding {
+  object: string;
+  rule: string;
+  level: Exclude<Level, "disabled">;
+  path: string;
+  message: string;
+}
+
+function levelOf(value: unknown, where: string): Level {
+  if (value === "remediate") throw new PolicyConfigError(`${where}: "remediate" cannot apply: no rule of pulumi-llm-accounts remediates`);
+  if (typeof value !== "string" || !(LEVELS as readonly string[]).includes(value)) {
+    throw new PolicyConfigError(`${where}: ${redact(JSON.stringify(value) ?? String(value))} is not an enforcement level (${LEVELS.join(", ")})`);
+  }
+  return value as Level;
+}
+
+/**
+ * The rules as a pack config (`--policy-pack-config`'s JSON) sets them: rule name -> level, or {enforcementLevel,
+ * ...options}; `all` sets every rule's level, a rule's own level wins. Unlike CrossGuard, which ignores a name it
+ * does not know, an unknown rule or option is refused: a typo would otherwise silently check nothing.
+ */
+export function configureRules(config: unknown, source: string): Configured[] {
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
+    throw new PolicyConfigError(`${source}: must be a JSON object of rule name -> level or {enforcementLevel, ...options}`);
+  }
+  const entries = config as Record<string, unknown>;
+  for (const name of Object.keys(entries)) {
+    if (name !== "all" && !RULES.some((r) => r.name === name)) {
+      throw new PolicyConfigError(`${source}: unknown rule ${redact(JSON.stringify(name))} (rules: ${RULES.map((r) => r.name).join(", ")})`);
+    }
+  }
+  const all = entries.all;
+  const base: Level =
+    all === undefined ? "advisory" : levelOf(typeof all === "object" && all !== null ? (all as { enforcementLevel?: unknown }).enforcementLevel : all, `${source}: all`);
+  return RULES.map((rule) => {
+    const given = entries[rule.name];
+    if (given === undefined) return { rule, level: base, options: parseOptions(rule, {}) };
+    if (typeof given === "string") return { rule, level: levelOf(given, `${source}: ${rule.name}`), options: parseOptions(rule, {}) };
+    if (given === null || typeof given !== "object" || Array.isArray(given)) {
+      throw new PolicyConfigError(`${source}: ${rule.name}: must be a level or an object {enforcementLevel, ...options}`);
+    }
+    const { enforcementLevel, ...options } = given as Record<string, unknown>;
+    const level = enforcementLevel === undefined ? base : levelOf(enforcementLevel, `${source}: ${rule.name}.enforcementLevel`);
+    return { rule, level, options: parseOptions(rule, options) };
+  });
+}
+
+function credentialError(err: unknown, which: string): never {
+  if (err instanceof AuthenticationError) throw new PolicyConfigError(`the platform refused the ${which} (401): check it, and the base URL (${err.message})`);
+  throw err;
+}
+
+/**
+ * Reads what the rules look at: one list of every sub-account, one get per API key of the list, all gets
+ * started at once and paced by the client's limiter (the platform's rate limits are never tripped).
+ */
+async function readLive(client: LlmAccountsClient, apiKeys: string[], now: number) {
+  const subAccounts = await client.subAccounts.list().catch((err: unknown) => credentialError(err, "main account key (LLM_ACCOUNTS_ACCOUNT_KEY)"));
+  const keys = await Promise.all(
+    apiKeys.map(async (key, i) => {
+      try {
+        return keyFromLive(key, await client.apiKeys.get(key), now);
+      } catch (err) {
+        if (err instanceof NotFoundError) throw new PolicyConfigError(`API key ${i + 1} of the list (${maskKey(key)}) does not exist on the platform`);
+        return credentialError(err, "admin key (LLM_ACCOUNTS_ADMIN_KEY)");
+      }
+    }),
+  );
+  return { keys, batches: groupSubAccounts(subAccounts).map(batchFromLive), subAccounts: subAccounts.length };
+}
+
+/** Runs the configured rules over the live objects: the same rule code the policy pack runs. */
+export function evaluate(configured: Configured[], live: Awaited<ReturnType<typeof readLive>>): AuditFinding[] {
+  const findings: AuditFinding[] = [];
+  for (const { rule, level, options } of configured) {
+    if (level === "disabled") continue;
+    let found: Finding[];
+    if (rule.scope === "ApiKey") found = live.keys.flatMap((k) => rule.check(k, options));
+    else if (rule.scope === "SubAccountBatch") found = live.batches.flatMap((b) => rule.check(b, options));
+    else found = rule.check({ label: "the account", keys: live.keys, batches: live.batches }, options);
+    for (const f of found) findings.push({ object: redact(f.object), rule: rule.name, level, path: f.path, message: redact(f.message) });
+  }
+  return findings;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_c, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ")).join("\n") + "\n";
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function readText(file: string, flag: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new PolicyConfigError(`--${flag} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+}
+
+/**
+ * `llm-accounts audit`: the package's rules over the live account, objects no program manages included.
+ * Resolves with the exit code: AUDIT_EXIT.mandatory when a mandatory rule found something.
+ */
+export async function runAudit(args: string[], io: AuditIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: { "policy-config": { type: "string" }, keys: { type: "string" }, json: { type: "boolean" } },
+  });
+  const configFile = values["policy-config"];
+  if (!configFile) throw new PolicyConfigError("--policy-config FILE is required: the rules' levels and options (the JSON of --policy-pack-config)");
+  let config: unknown;
+  try {
+    config = JSON.parse(readText(configFile, "policy-config"));
+  } catch (err) {
+    if (err instanceof PolicyConfigError) throw err;
+    throw new PolicyConfigError(`--policy-config ${configFile}: not JSON (${(err as Error).message})`);
+  }
+  const configured = configureRules(config, configFile);
+  const apiKeys =
+    values.keys === undefined ? [] : values.keys === "-" ? parseKeyList(await readAll(io.stdin), "stdin") : parseKeyList(readText(values.keys, "keys"), values.keys);
+
+  const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, io.env));
+  const live = await readLive(client, apiKeys, (io.now ?? Date.now)());
+  const findings = evaluate(configured, live);
+
+  const mandatory = findings.filter((f) => f.level === "mandatory").length;
+  const summary = {
+    apiKeys: live.keys.length,
+    subAccounts: live.subAccounts,
+    groups: live.batches.length,
+    findings: findings.length,
+    mandatory,
+    advisory: findings.length - mandatory,
+    disabled: configured.filter((c) => c.level === "disabled").map((c) => c.rule.name),
+  };
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify({ findings, summary }, null, 2)}\n`);
+  } else {
+    if (findings.length > 0) {
+      io.stdout.write(table([["OBJECT", "RULE", "LEVEL", "MESSAGE"], ...findings.map((f) => [f.object, f.rule, f.level, `${f.path} ${f.message}`])]));
+    }
+    const disabled = summary.disabled.length ? `; disabled: ${summary.disabled.join(", ")}` : "";
+    io.stdout.write(
+      `${summary.findings} finding(s): ${mandatory} mandatory, ${summary.advisory} advisory, over ${summary.apiKeys} API key(s) and ` +
+        `${summary.subAccounts} sub-account(s) in ${summary.groups} group(s)${disabled}.\n`,
+    );
+  }
+  return mandatory > 0 ? AUDIT_EXIT.mandatory : AUDIT_EXIT.clean;
+}
