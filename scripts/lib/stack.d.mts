@@ -2,6 +2,10 @@
 export declare const REPO: string;
 export declare function prepareProgram(source: string, prefix?: string): string;
 export declare function linkNodeModules(dir: string): void;
+/** Environment variable naming a file that gets one JSON line per `pulumi` command run (opt-in timing). */
+export declare const TIMING_ENV: string;
+/** Type-checks a prepared program folder with its own tsconfig.json; rejects with tsc's diagnostics. */
+export declare function typeCheckProgram(dir: string): Promise<void>;
 
 export interface RunResult {
   code: number;
@@ -15,6 +19,8 @@ export interface StackOptions {
   stack?: string;
   account?: { baseUrl: string; adminKey?: string; accountKey?: string };
   env?: Record<string, string>;
+  /** false: run the program transpiled only, for a program type-checked once with typeCheckProgram. */
+  typeCheck?: boolean;
   log?: (line: string) => void;
 }
 

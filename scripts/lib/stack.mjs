@@ -4,7 +4,8 @@
 // often runs in the same process.
 
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { createRequire } from "node:module";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -35,11 +36,77 @@ export function linkNodeModules(dir) {
   symlinkSync(REPO, join(modules, "pulumi-llm-accounts"));
 }
 
+const TSC = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+const TS_MAJOR = createRequire(import.meta.url)("typescript/package.json").version.split(".")[0];
+/**
+ * What TypeScript 6 must be told to accept the `moduleResolution: node` of `pulumi new`'s tsconfig (the
+ * template pins TypeScript 5). ts-node's type-checking mode lets it pass, its transpile-only mode and tsc do not.
+ */
+const TS_DEPRECATIONS = Number(TS_MAJOR) >= 6 ? { ignoreDeprecations: `${TS_MAJOR}.0` } : {};
+
+/**
+ * Type-checks a program folder prepared by prepareProgram (its own tsconfig.json, as ts-node reads it at each
+ * run of the program): resolves when it has no error, else rejects with tsc's diagnostics. A stack created with
+ * `typeCheck: false` then runs the program without checking it again at every command.
+ */
+export function typeCheckProgram(dir) {
+  const flags = Object.entries(TS_DEPRECATIONS).flatMap(([k, v]) => [`--${k}`, v]);
+  return new Promise((resolvePromise, reject) => {
+    execFile(process.execPath, [TSC, "-p", dir, "--noEmit", ...flags], { cwd: dir }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`the program in ${dir} does not type-check:\n${stdout}${stderr}`));
+      else resolvePromise();
+    });
+  });
+}
+
+/** Environment variable naming a file that gets one JSON line per `pulumi` command run (opt-in timing). */
+export const TIMING_ENV = "LLM_ACCOUNTS_PULUMI_TIMING";
+
+/**
+ * Appends one JSON line for a finished command to $LLM_ACCOUNTS_PULUMI_TIMING, if set: the command, its exit
+ * code and milliseconds, and under jest the test file and test that ran it (from the `expect` global), so that
+ * a run's minutes can be summed per file, per test and per command without adding to anyone's output.
+ */
+function recordTiming(args, result, cpuBefore) {
+  const file = process.env[TIMING_ENV];
+  if (!file) return;
+  const cpu = childCpuMs();
+  const state = globalThis.expect?.getState?.() ?? {};
+  const line = {
+    at: new Date().toISOString(),
+    testPath: state.testPath ? state.testPath.slice(REPO.length + 1) : undefined,
+    test: state.currentTestName,
+    command: ["stack", "config"].includes(args[0]) ? args.slice(0, 2).join(" ") : args[0],
+    args,
+    code: result.code,
+    ms: result.ms,
+    // CPU time of the command and every process it started (reaped children of this process, so exact when
+    // one command runs at a time): unlike wall time, the same on a loaded machine as on an idle one.
+    cpuMs: cpu === undefined || cpuBefore === undefined ? undefined : cpu - cpuBefore,
+  };
+  appendFileSync(file, `${JSON.stringify(line)}\n`);
+}
+
+/** User and system CPU milliseconds of this process's reaped children (Linux), when timing is on. */
+function childCpuMs() {
+  if (!process.env[TIMING_ENV]) return undefined;
+  try {
+    // Fields after the command name: cutime and cstime are the 14th and 15th, in clock ticks (100 a second).
+    const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One stack of one program, with its own backend folder and PULUMI_HOME. */
 export class PulumiStack {
   /**
+   * With `typeCheck: false`, the program is transpiled without a type check at each command (ts-node's
+   * transpile-only mode, which costs a fraction of a check): for callers that type-checked it once with
+   * typeCheckProgram. By default it runs as it does for a user, checked at every command.
    * @param {{ dir: string, stack?: string, account?: { baseUrl: string, adminKey?: string, accountKey?: string },
-   *           env?: Record<string, string>, log?: (line: string) => void }} options
+   *           env?: Record<string, string>, typeCheck?: boolean, log?: (line: string) => void }} options
    */
   static async create(options) {
     const cli = await ensurePulumiCli({ log: options.log ?? (() => {}) });
@@ -63,6 +130,9 @@ export class PulumiStack {
       ...(account.baseUrl ? { LLM_ACCOUNTS_BASE_URL: account.baseUrl } : {}),
       ...(account.adminKey ? { LLM_ACCOUNTS_ADMIN_KEY: account.adminKey } : {}),
       ...(account.accountKey ? { LLM_ACCOUNTS_ACCOUNT_KEY: account.accountKey } : {}),
+      ...(options.typeCheck === false
+        ? { PULUMI_NODEJS_TRANSPILE_ONLY: "true", TS_NODE_COMPILER_OPTIONS: JSON.stringify(TS_DEPRECATIONS) }
+        : {}),
       ...options.env,
     };
   }
@@ -73,6 +143,7 @@ export class PulumiStack {
    */
   run(args, { allowFailure = false, env = {}, positional = [] } = {}) {
     const started = Date.now();
+    const cpuBefore = childCpuMs();
     const stackFlag = args[0] === "stack" && args[1] === "init" ? [] : ["--stack", this.stack];
     // Values after "--" so that one such as "-1" is not taken for a flag.
     const full = [...args, "--non-interactive", ...stackFlag, ...(positional.length ? ["--", ...positional] : [])];
@@ -80,6 +151,7 @@ export class PulumiStack {
       execFile(this.cli.pulumi, full, { cwd: this.dir, env: { ...this.env, ...env }, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
         const result = { code, stdout, stderr, ms: Date.now() - started };
+        recordTiming(args, result, cpuBefore);
         if (code !== 0 && !allowFailure) {
           const e = new Error(`pulumi ${args.join(" ")} exited ${code}\n${stdout}\n${stderr}`);
           e.result = result;

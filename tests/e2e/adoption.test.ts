@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
+import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack } from "./support.js";
@@ -94,7 +94,10 @@ describe("an existing account brought under management with llm-accounts import 
     const first = await llmImport(["--keys", "-"], apiKeys.join("\n"), credentials);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain("No --stack was given, so the 3 API key(s) were NOT stored");
-    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV });
+    // The program as generated for this account type-checks; the stack then runs it transpile-only (the later
+    // imports and edits change values, and tests/import checks the generated program's types too).
+    await typeCheckProgram(dir);
+    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
     emu.clearRequests();
     const second = await llmImport(["--keys", "-", "--stack", stack.stack, "--force"], apiKeys.join("\n"), stack.env);
     expect(second.stderr).toBe("");

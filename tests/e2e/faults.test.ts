@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { ensurePulumiCli } from "../../scripts/pulumi-cli.mjs";
-import { PulumiStack, prepareProgram, REPO } from "../../scripts/lib/stack.mjs";
+import { REPO } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { SecretLedger, statuses } from "../faults/support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
 
 // The real Pulumi CLI against an emulator that injects faults: a 429 storm (with and without Retry-After),
 // latency, 5xx on reads, a 5xx on a key create, a lost answer on the sub-account create and on a delete.
@@ -24,24 +23,17 @@ let stack: PulumiStack;
 const outputs: string[] = [];
 
 beforeAll(async () => {
-  await ensurePulumiCli({ log: (m) => process.stderr.write(`[pulumi-cli] ${m}\n`) });
+  await requirePulumiCli();
   emu = await emulator({ rateWindowMs: WINDOW_MS, seed: 7 });
   ledger = new SecretLedger(emu);
-  stack = await PulumiStack.create({
-    dir: prepareProgram(PROGRAM),
-    account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
-    env: { LLM_ACCOUNTS_RATE_WINDOW_MS: String(WINDOW_MS) },
-  });
+  stack = await stackFor(PROGRAM, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: String(WINDOW_MS) } });
   await stack.setConfig("count", COUNT);
   await stack.setConfig("subAccounts", TEAM);
   await stack.setConfig("aliasPrefix", "faulty");
-}, 30 * 60_000);
+}, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  if (stack) {
-    stack.dispose();
-    rmSync(stack.dir, { recursive: true, force: true });
-  }
+  disposeStack(stack);
   await emu?.close();
 });
 
@@ -140,11 +132,7 @@ describe("pulumi up, refresh and destroy under injected faults", () => {
 
 describe("a key created but left not as declared", () => {
   test("status and delete fail for good after a create: the key is recorded as created-but-failed, secret in the state; the re-run disables it", async () => {
-    const half = await PulumiStack.create({
-      dir: prepareProgram(PROGRAM),
-      account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
-      env: { LLM_ACCOUNTS_RATE_WINDOW_MS: String(WINDOW_MS) },
-    });
+    const half = await stackFor(PROGRAM, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: String(WINDOW_MS) } });
     try {
       await half.setConfig("count", 1);
       await half.setConfig("enabled", false);
@@ -176,8 +164,7 @@ describe("a key created but left not as declared", () => {
       ledger.expectAbsent(outputs.join("\n"), "the output of pulumi");
       ledger.expectAbsent(half.backendText(), "the backend's files");
     } finally {
-      half.dispose();
-      rmSync(half.dir, { recursive: true, force: true });
+      disposeStack(half);
     }
   }, 5 * 60_000);
 });

@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { ensurePulumiCli, type PulumiCli } from "../../scripts/pulumi-cli.mjs";
-import { PulumiStack, prepareProgram, type StackOptions } from "../../scripts/lib/stack.mjs";
+import { PulumiStack, prepareProgram, typeCheckProgram, type StackOptions } from "../../scripts/lib/stack.mjs";
 import type { Emulator } from "../../provider/emulator/index.js";
 
 export { PulumiStack, prepareProgram };
@@ -23,12 +23,35 @@ export async function requirePulumiCli(): Promise<PulumiCli> {
   }
 }
 
-/** A stack on a fresh copy of a program folder, talking to the emulator through the standard env vars. */
+/** The type check of each program folder, by source folder: run once per test file, not at every command. */
+const checked = new Map<string, Promise<void>>();
+
+/**
+ * Type-checks a program folder (a prepared copy, whose node_modules resolve like a user's) once per test file,
+ * as ts-node would at every `pulumi up` and `preview`; stacks then run it transpile-only. Call it again after
+ * changing a program's types; edits of values need no new check.
+ */
+export function typeCheckedOnce(source: string, dir: string): Promise<void> {
+  let check = checked.get(source);
+  if (!check) {
+    check = typeCheckProgram(dir);
+    checked.set(source, check);
+  }
+  return check;
+}
+
+/**
+ * A stack on a fresh copy of a program folder, talking to the emulator through the standard env vars. The
+ * program is type-checked once (typeCheckedOnce) and then run transpile-only: checking it again at every
+ * command cost most of each command's time and found nothing the first check did not.
+ */
 export async function stackFor(source: string, emu: Emulator, options: Partial<StackOptions> = {}): Promise<PulumiStack> {
   const dir = prepareProgram(source);
+  await typeCheckedOnce(source, dir);
   return PulumiStack.create({
     dir,
     account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+    typeCheck: false,
     ...options,
   });
 }
