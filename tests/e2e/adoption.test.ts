@@ -94,8 +94,8 @@ describe("an existing account brought under management with llm-accounts import 
     const first = await llmImport(["--keys", "-"], apiKeys.join("\n"), credentials);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain("No --stack was given, so the 3 API key(s) were NOT stored");
-    // The program as generated for this account type-checks; the stack then runs it transpile-only (the later
-    // imports and edits change values, and tests/import checks the generated program's types too).
+    // The program as generated for this account type-checks; the stack then runs it transpile-only, checked
+    // again after each edit that changes more than a value (tests/import checks the generated program's types too).
     await typeCheckProgram(dir);
     stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
     emu.clearRequests();
@@ -176,6 +176,7 @@ describe("an existing account brought under management with llm-accounts import 
     const late = emu.state.listSubAccounts().filter((s) => s.alias === "late").map((s) => s.token);
     await stack.setConfig("adoptTokens-late", JSON.stringify(late), { secret: true });
     editProgram(/adoptTokens: tokensOf\("late", \[[\d, ]+\]\),/, 'adoptTokens: config.requireSecretObject<string[]>("adoptTokens-late"),');
+    await typeCheckProgram(dir);
     expect(writesIn(await upCalls())).toEqual([]);
 
     const other = await emulator();
@@ -199,6 +200,7 @@ describe("an existing account brought under management with llm-accounts import 
     await stack.setConfig("adoptTokens-late", JSON.stringify([kept]), { secret: true });
     editProgram("count: 2,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}],\n  adoptTokens: config", "count: 1,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}],\n  adoptTokens: config");
     editProgram('config.requireSecretObject<string[]>("adoptTokens-late"),\n});', 'config.requireSecretObject<string[]>("adoptTokens-late"),\n}, { retainOnDelete: true });');
+    await typeCheckProgram(dir);
     await upCalls();
     emu.clearRequests();
     await pulumi(stack.destroy());
