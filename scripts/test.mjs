@@ -7,8 +7,12 @@
 //      every core; two at once would only make each slower.
 // All three run even when one fails, so that one CI run reports every failure. With arguments
 // (`npm test -- tests/client --verbose`), one jest run with exactly those arguments.
+// With LLM_ACCOUNTS_PULUMI_TIMING=FILE, every `pulumi` command of the run adds a line to FILE (stack.mjs), and
+// the sums per test file and per command (wall and CPU seconds) are printed at the end.
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
+import { TIMING_ENV } from "./lib/stack.mjs";
+import { summarizeTiming } from "./lib/timing.mjs";
 
 const require = createRequire(import.meta.url);
 const jest = require.resolve("jest/package.json").replace(/package\.json$/, "bin/jest.js");
@@ -22,8 +26,17 @@ function runJest(args) {
   return r.status ?? 1;
 }
 
+/** Prints where the pulumi commands' time went, when timing was asked for. */
+function printTiming() {
+  if (process.env[TIMING_ENV]) console.log(summarizeTiming(process.env[TIMING_ENV]).join("\n"));
+}
+
 const given = process.argv.slice(2);
-if (given.length > 0) process.exit(runJest(given));
+if (given.length > 0) {
+  const code = runJest(given);
+  printTiming();
+  process.exit(code);
+}
 
 const checked = spawnSync(process.execPath, [tsc, "-p", "tsconfig.json", "--noEmit"], { stdio: "inherit" });
 const types = checked.error ? 1 : (checked.status ?? 1);
@@ -32,4 +45,5 @@ const unit = runJest(["--maxWorkers=2", "--testPathIgnorePatterns", "/tests/e2e/
 const unitSeconds = Math.round((Date.now() - started) / 1000);
 const e2e = runJest(["--maxWorkers=1", "tests/e2e/"]);
 console.log(`[test] types: ${types === 0 ? "checked" : "FAILED"}; without e2e: ${unit === 0 ? "passed" : "FAILED"} in ${unitSeconds} s; e2e: ${e2e === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - started) / 1000) - unitSeconds} s`);
+printTiming();
 process.exit(types || unit || e2e);

@@ -67,7 +67,7 @@ export const TIMING_ENV = "LLM_ACCOUNTS_PULUMI_TIMING";
  * code and milliseconds, and under jest the test file and test that ran it (from the `expect` global), so that
  * a run's minutes can be summed per file, per test and per command without adding to anyone's output.
  */
-function recordTiming(args, result, cpuBefore) {
+function recordTiming(cli, args, result, cpuBefore) {
   const file = process.env[TIMING_ENV];
   if (!file) return;
   const cpu = childCpuMs();
@@ -77,6 +77,7 @@ function recordTiming(args, result, cpuBefore) {
     testPath: state.testPath ? state.testPath.slice(REPO.length + 1) : undefined,
     test: state.currentTestName,
     command: ["stack", "config"].includes(args[0]) ? args.slice(0, 2).join(" ") : args[0],
+    toolchain: `Node.js ${process.version}, Pulumi CLI ${cli.version}`,
     args,
     code: result.code,
     ms: result.ms,
@@ -151,7 +152,7 @@ export class PulumiStack {
       execFile(this.cli.pulumi, full, { cwd: this.dir, env: { ...this.env, ...env }, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
         const result = { code, stdout, stderr, ms: Date.now() - started };
-        recordTiming(args, result, cpuBefore);
+        recordTiming(this.cli, args, result, cpuBefore);
         if (code !== 0 && !allowFailure) {
           const e = new Error(`pulumi ${args.join(" ")} exited ${code}\n${stdout}\n${stderr}`);
           e.result = result;
