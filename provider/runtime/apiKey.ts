@@ -186,7 +186,10 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
     const live = await find(client, key);
     if (!live) throw new LlmAccountsError(`adoptKey: the key ${maskKey(key)} does not exist on the platform; nothing was changed`);
     const view = await converge(client, key, viewOf(live), inputs);
-    return { id: fingerprint(key), outs: outputsOf(inputs, key, live.createdAt, view) };
+    const outs = outputsOf(inputs, key, live.createdAt, view);
+    // A key already as old as `rotation.everyDays` rotates in the run that adopts it: one `up` converges.
+    if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(fingerprint(key), outs, inputs) };
+    return { id: fingerprint(key), outs };
   }
 
   const issued = await issueKey(client, inputs, (kept, cause) =>

@@ -118,4 +118,14 @@ describe("histories that once broke convergence", () => {
     ]);
     expect(report.violations).toEqual([]);
   });
+
+  test("a key adopted older than rotation.everyDays rotates in the run that adopts it: the gate passes after one up", async () => {
+    const report = await runHistory([
+      { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
+      // The adopting run fails (its get meets 500s): the final fault-free up adopts, and must also rotate.
+      up({ keys: [{ ...key("k0"), adopt: 0, rotation: { everyDays: 90, overlapHours: 24 } }] }, [{ kind: "500", ops: ["api-key/get"], rate: 1, count: 20 }]),
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ adoptions: 1 });
+  });
 });

@@ -79,6 +79,7 @@ async function play(steps: Step[]): Promise<HistoryReport & { requests: { op: st
   const doubted: string[] = [];
   const consoleDeleted = new Set<string>();
   const createdAs = new Map<string, string>();
+  let plan: Plan = { keys: [], batches: [] };
   let program: Program = { keys: [], batches: [] };
 
   const up = async (refresh: boolean, parallel: number, faults: FaultSpec[]) => {
@@ -105,7 +106,8 @@ async function play(steps: Step[]): Promise<HistoryReport & { requests: { op: st
   try {
     for (const step of steps) {
       if (step.kind === "up") {
-        program = watch.resolve(step.program, state, emu);
+        plan = step.program;
+        program = watch.resolve(plan, state, emu);
         await up(step.refresh, step.parallel, step.faults);
       } else if (step.kind === "edit") {
         consoleEdit(emu, step, consoleDeleted, createdAs, step.outOfBand ? watch.oobKeys : undefined);
@@ -125,8 +127,13 @@ async function play(steps: Step[]): Promise<HistoryReport & { requests: { op: st
     }
     clockOffsetMs = 0;
     emu.setClockOffset(0);
-    let final = await up(true, 10, []);
-    if (final.code !== 0) final = await up(true, 10, []);
+    // The user's program as it can be written now: a key to adopt may have been deleted in the console since.
+    const finalRun = () => {
+      program = watch.resolve(plan, state, emu);
+      return up(true, 10, []);
+    };
+    let final = await finalRun();
+    if (final.code !== 0) final = await finalRun();
     if (final.code !== 0) report.violations.push(`the second fault-free up --refresh failed:\n${final.text.slice(-2000)}`);
     const gate = await stack.preview(["--refresh", "--expect-no-changes"], { allowFailure: true });
     if (gate.code !== 0) report.violations.push(`the gate (preview --refresh --expect-no-changes) failed:\n${(gate.stdout + gate.stderr).slice(-2000)}`);
