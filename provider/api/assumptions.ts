@@ -142,6 +142,14 @@ export const MAX_RETRY_AFTER_MS = 2 * MINUTE_MS;
  */
 export const CLOCK_SKEW_MS = 5_000;
 
+/**
+ * Longest rotation period and longest overlap of `ApiKey.rotation` (the package's own limits, not the spec's):
+ * ten years and one year. Beyond them a date is out of reach (`overlapHours: 1e12` made the expiry of the
+ * previous key an invalid date, found only after the new key was created); within them every date is valid.
+ */
+export const ROTATION_EVERY_DAYS_MAX = 3650;
+export const ROTATION_OVERLAP_HOURS_MAX = 8760;
+
 /*
  * Deprecated sub-account pricing (spec 2.5): `auto_following: true` becomes `pricing_factor: 1`. An entry with
  * only `prompt_price` / `completion_price` is "not converted": we treat it as a request error naming the entry,

@@ -22,11 +22,11 @@ export type SecurityConfigOutput = SecurityConfig;
 
 /** When a key is replaced by a new one: by age, on a change of triggers, with an overlap. */
 export interface RotationArgs {
-  /** Rotate at the first `pulumi up` once the current key (the platform's `created_at`) is this many days old. */
+  /** Rotate at the first `pulumi up` once the current key (the platform's `created_at`) is this many days old (at most 3650). */
   everyDays?: pulumi.Input<number>;
   /** Any JSON values: a change from one value to another rotates at the next `pulumi up` (like keepers). */
   triggers?: pulumi.Input<unknown>;
-  /** How long the previous key stays valid after a rotation; shorter than the period. Default 0 (deleted at once). */
+  /** How long the previous key stays valid after a rotation; shorter than the period, at most 8760. Default 0 (deleted at once). */
   overlapHours?: pulumi.Input<number>;
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DAY_MS, HOUR_MS } from "../api/assumptions.js";
+import { DAY_MS, HOUR_MS, ROTATION_EVERY_DAYS_MAX, ROTATION_OVERLAP_HOURS_MAX } from "../api/assumptions.js";
 import { settingsObject } from "../api/schemas/common.js";
 import { containsUnknown, optionalOrNull, same } from "./values.js";
 
@@ -19,14 +19,26 @@ function isJson(value: unknown): boolean {
 export const RotationSchema = settingsObject(
   {
     /** Rotate once the key is this many days old. */
-    everyDays: optionalOrNull(z.number({ error: EVERY_DAYS }).int(EVERY_DAYS).positive(EVERY_DAYS)),
+    everyDays: optionalOrNull(
+      z
+        .number({ error: EVERY_DAYS })
+        // Number.isInteger, not .int(): .int() also refuses 1e300 (past the safe integers), which the maximum names.
+        .refine(Number.isInteger, EVERY_DAYS)
+        .positive(EVERY_DAYS)
+        .max(ROTATION_EVERY_DAYS_MAX, `is more than ${ROTATION_EVERY_DAYS_MAX} days (ten years), the longest rotation period`),
+    ),
     /** Any JSON value: a change from one declared value to another rotates the key. */
     triggers: z
       .unknown()
       .refine((t) => containsUnknown(t) || isJson(t), { error: "must be JSON values (strings, numbers, booleans, null, arrays, objects)" })
       .optional(),
     /** How long the previous key stays valid after a rotation (0: deleted in the same update). */
-    overlapHours: optionalOrNull(z.number({ error: OVERLAP_HOURS }).nonnegative(OVERLAP_HOURS)),
+    overlapHours: optionalOrNull(
+      z
+        .number({ error: OVERLAP_HOURS })
+        .nonnegative(OVERLAP_HOURS)
+        .max(ROTATION_OVERLAP_HOURS_MAX, `is more than ${ROTATION_OVERLAP_HOURS_MAX} hours (one year), the longest overlap`),
+    ),
   },
   {
     notAnObject: "must be an object { everyDays?, triggers?, overlapHours? }",
@@ -98,10 +110,19 @@ export function previousExpiry(olds: Props, now: number): string | undefined {
   return `previous key expires: overlap ended ${Number.isNaN(at) ? "(unknown)" : new Date(at).toISOString()}`;
 }
 
-/** When the key replaced by a rotation issued at `rotatedAt` is deleted. */
+/** The last instant a JavaScript date can hold. */
+const LAST_DATE_MS = 8.64e15;
+
+/**
+ * When the key replaced by a rotation issued at `rotatedAt` is deleted. It runs after the new key exists, so it
+ * cannot throw: check bounds the overlap, and a time past the last date a Date holds is that last date.
+ */
 export function expiryOf(rotatedAt: string, rotation: Rotation | undefined): string {
-  const base = Date.parse(rotatedAt);
-  return new Date((Number.isNaN(base) ? Date.now() : base) + (rotation?.overlapHours ?? 0) * HOUR_MS).toISOString();
+  const parsed = Date.parse(rotatedAt);
+  const base = Number.isNaN(parsed) ? Date.now() : parsed;
+  const hours = rotation?.overlapHours ?? 0;
+  const at = base + (Number.isFinite(hours) ? hours : 0) * HOUR_MS;
+  return new Date(Math.max(-LAST_DATE_MS, Math.min(LAST_DATE_MS, Number.isNaN(at) ? base : at))).toISOString();
 }
 
 /** The rotation settings' overlap in hours (0 when not declared). */

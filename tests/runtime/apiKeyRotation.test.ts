@@ -47,6 +47,11 @@ describe("check: rotation settings by property path", () => {
     [{ everyDays: 1, overlapHours: 24 }, "rotation.overlapHours", /24 hours is not shorter than the rotation period \(1 days = 24 hours\)/],
     [{ triggers: [Number.NaN] }, "rotation.triggers", /must be JSON values/],
     [{ everyDay: 90 }, "rotation.everyDay", /is not a rotation setting \(everyDays, triggers, overlapHours\)/],
+    // Issue 23 row 4: no date could hold the expiry, found only after the new key was created.
+    [{ overlapHours: 1e12 }, "rotation.overlapHours", /1000000000000 is more than 8760 hours \(one year\), the longest overlap/],
+    [{ triggers: ["a"], overlapHours: 8760.5 }, "rotation.overlapHours", /8760.5 is more than 8760 hours/],
+    [{ everyDays: 1e300 }, "rotation.everyDays", /1e\+300 is more than 3650 days \(ten years\), the longest rotation period/],
+    [{ everyDays: 3651 }, "rotation.everyDays", /3651 is more than 3650 days/],
     [[90], "rotation", /must be an object/],
   ])("%j fails at %s", async (rotation, property, reason) => {
     const { failures } = await apiKey.check({}, { alias: "v", rotation });
@@ -58,7 +63,8 @@ describe("check: rotation settings by property path", () => {
     for (const rotation of [
       { everyDays: 90, overlapHours: 24, triggers: ["INC-1", { n: 2, ok: true, none: null }] },
       { overlapHours: 0.5 },
-      { everyDays: UNKNOWN, overlapHours: 1e6 },
+      { everyDays: UNKNOWN, overlapHours: 8760 },
+      { everyDays: 3650, overlapHours: 8760 },
       { triggers: UNKNOWN },
       UNKNOWN,
     ]) {
@@ -227,6 +233,18 @@ describe("overlap", () => {
 });
 
 describe("failures at each step, and convergence on re-run", () => {
+  // Issue 23 row 4: the expiry was computed after the create and threw RangeError, orphaning the new key on every up.
+  test("an overlap past the last date (settings that skipped check) still records the new key; the expiry is the last date", async () => {
+    const first = await created({ alias: "far", rotation: { triggers: ["a"] } });
+    const inputs = { ...first.inputs, rotation: { triggers: ["b"], overlapHours: 1e12 } };
+    const { outs } = await apiKey.update(first.id, first.outs, inputs);
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create"]);
+    expect(outs.key).not.toBe(first.outs.key);
+    expect(outs.previousKey).toBe(first.outs.key);
+    expect(outs.previousKeyExpiresAt).toBe(new Date(8.64e15).toISOString());
+    expect([emu.state.hasKey(first.outs.key), emu.state.hasKey(outs.key)]).toEqual([true, true]);
+  });
+
   const news = (t: string) => ({ alias: "f", rotation: { triggers: [t] } });
 
   test("the new key cannot be created: nothing changes; the re-run rotates", async () => {
