@@ -1,4 +1,5 @@
 /** Types of stack.mjs, for the TypeScript tests. */
+import type { PulumiCli } from "../pulumi-cli.mjs";
 export declare const REPO: string;
 export declare function prepareProgram(source: string, prefix?: string): string;
 export declare function linkNodeModules(dir: string): void;
@@ -26,6 +27,8 @@ export interface StackOptions {
 
 export declare class PulumiStack {
   static create(options: StackOptions): Promise<PulumiStack>;
+  /** A stack not created yet (`create` runs `pulumi stack init`): for a folder that has no Pulumi.yaml yet. */
+  constructor(options: StackOptions, cli: PulumiCli);
   readonly dir: string;
   readonly stack: string;
   readonly home: string;
