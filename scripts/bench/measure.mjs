@@ -2,7 +2,7 @@
 // emulator in this process and returns plain data. Rendering is in render.mjs, the prose in about.md, the
 // entry point is scripts/bench.mjs.
 
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -10,7 +10,7 @@ import { API_KEY_DELETE_MAX, DEFAULT_RATE_LIMITS, SubAccountListResponseSchema, 
 import { startEmulator } from "../../dist/provider/emulator/index.js";
 import { COALESCING_SWITCH, SHARING_SWITCH, setStackConfig, startFresh, subAccountBatch } from "../../dist/provider/runtime/index.js";
 import { buildRelease, RELEASE_0_1_0 } from "../lib/release.mjs";
-import { PulumiStack, prepareProgram, REPO } from "../lib/stack.mjs";
+import { PulumiStack, linkNodeModules, prepareProgram, REPO } from "../lib/stack.mjs";
 
 const PROGRAM = join(REPO, "tests/e2e/programs/many-keys");
 
@@ -18,12 +18,14 @@ const PROGRAM = join(REPO, "tests/e2e/programs/many-keys");
 export const CREATES_PER_WINDOW = DEFAULT_RATE_LIMITS["api-key/create"][0].limit;
 /** The platform's per-window limit of key delete calls. */
 export const DELETES_PER_WINDOW = DEFAULT_RATE_LIMITS["api-key/delete"][0].limit;
+/** The platform's per-window limit of key reads: what bounds an import and the first `up` of what it wrote. */
+export const GETS_PER_WINDOW = DEFAULT_RATE_LIMITS["api-key/get"][0].limit;
 export { API_KEY_DELETE_MAX as DELETE_MAX };
 
 /** Sizes, windows and rounds of every section: reported with the results. */
 export const SETTINGS = {
   /** Scaled rate-limit windows ("minutes") of each part, on the emulator and the client alike. */
-  windowMs: { calls: 1000, up: 4000, destroy: [1000, 10_000] },
+  windowMs: { calls: 1000, up: 4000, destroy: [1000, 10_000], import: 60_000 },
   /** `pulumi up --parallel` of the up runs: enough that the engine is not what limits the creates. */
   upParallel: 64,
   upSizes: [10, 100, 300],
@@ -40,6 +42,9 @@ export const SETTINGS = {
   parseItems: 10_000,
   checkpointedUpSize: 1000,
   previewSize: 500,
+  /** The account `llm-accounts import` adopts: API keys, and batches of `batchSize` sub-accounts. */
+  importKeys: 1000,
+  importBatches: 200,
   /** Preview runs of each kind, interleaved; the fastest of each is compared (the least disturbed by noise). */
   previewRounds: 5,
 };
@@ -56,6 +61,10 @@ export const TARGETS = {
   keyStateShare: 0.5,
   /** List calls of a refresh of N batches (runtime rows), and of each `pulumi refresh` pass (real CLI). */
   refreshListCalls: 1,
+  /** Peak plugin memory and state per key of 1000 ApiKeys beside the footprint baseline. */
+  footprintRatio: 1.2,
+  /** `llm-accounts import` beside the floor the platform's get rate sets for its keys. */
+  importRatio: 1.2,
 };
 
 /** What every section needs: a log, a scratch folder, cleanups to run at the end, the run's settings. */
@@ -480,3 +489,110 @@ export async function previewOverhead(ctx) {
   return { resources: SETTINGS.previewSize, samples, llmMs: best.llm, trivialMs: best.trivial, ratio: best.llm / best.trivial, apiCalls: calls };
 }
 
+
+// --- 7. llm-accounts import of a large account, and the first pulumi up of what it wrote ------------------------
+
+/** Runs `llm-accounts import` of the built package with the keys on stdin; resolves with its output and time. */
+function runImportCli(args, stdin, env) {
+  const started = Date.now();
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", ...args], { env, cwd: os.tmpdir() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", fail);
+    child.on("close", (code) => (code === 0 ? done({ stdout, stderr, ms: Date.now() - started }) : fail(new Error(`import exited ${code}: ${stderr}`))));
+    child.stdin.end(stdin);
+  });
+}
+
+/**
+ * 7. `llm-accounts import` of `importKeys` API keys and `importBatches` batches of 5 against the emulator with the
+ * platform's own rate limits and window, beside the floor the get rate sets (N keys / 600 a minute); then, one
+ * window later (the import's reads spent the window's budget), the first `pulumi up` of the program it wrote:
+ * its writes (0 expected), calls, time beside the same floor, the plugin's peak memory and the state per key.
+ */
+export async function importScale(ctx) {
+  const n = SETTINGS.importKeys;
+  const windowMs = SETTINGS.windowMs.import;
+  const emu = await emulator(ctx, { rateWindowMs: windowMs });
+  const keys = Array.from({ length: n }, (_, i) => emu.state.createKey(`console-key-${i}`).key);
+  for (let i = 0; i < SETTINGS.importBatches; i++) {
+    emu.state.createSubAccounts({ alias: `team-${i}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: SETTINGS.batchSize });
+  }
+  const dir = mkdtempSync(join(ctx.work, "imported-"));
+  linkNodeModules(dir);
+  writeFileSync(join(dir, "Pulumi.yaml"), "name: imported\nruntime: nodejs\n");
+  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: limitsEnv(windowMs) });
+  ctx.cleanups.push(() => stack.dispose());
+
+  emu.clearRequests();
+  const imported = await runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack], keys.join("\n"), stack.env);
+  const importCalls = countCalls(emu);
+  const import429 = statusesOf(emu)[429] ?? 0;
+  const floorMs = (n / GETS_PER_WINDOW) * windowMs;
+  const configKiB = Number(/adoptKeys \((\d+) KiB/.exec(imported.stdout)?.[1] ?? NaN);
+  ctx.log(`import of ${n} keys and ${SETTINGS.importBatches} batches: ${imported.ms} ms (floor ${floorMs} ms), calls ${JSON.stringify(importCalls)}`);
+
+  await new Promise((r) => setTimeout(r, windowMs));
+  emu.clearRequests();
+  const watch = watchPlugin(dir);
+  const up = await stack.up([], { env: ctx.bigRunEnv });
+  const pluginPeakBytes = watch.stop();
+  const upCalls = countCalls(emu);
+  const up429 = statusesOf(emu)[429] ?? 0;
+  const writes = Object.entries(upCalls).filter(([op]) => !/\/(get|list)$/.test(op)).reduce((a, [, c]) => a + c, 0);
+  const state = stateSize(JSON.parse(await stack.exportState()));
+  const unchanged = (await stack.run(["preview", "--expect-no-changes"], { allowFailure: true })).code === 0;
+  ctx.log(`first up of the imported program: ${up.ms} ms, writes ${writes}, calls ${JSON.stringify(upCalls)}, preview unchanged ${unchanged}`);
+  return {
+    keys: n,
+    batches: SETTINGS.importBatches,
+    subAccounts: SETTINGS.importBatches * SETTINGS.batchSize,
+    windowMs,
+    floorMs,
+    import: { ms: imported.ms, ratio: imported.ms / floorMs, calls: importCalls, answered429: import429, configKiB, progressLines: imported.stderr.split("\n").filter(Boolean).length },
+    firstUp: { ms: up.ms, ratio: up.ms / floorMs, calls: upCalls, answered429: up429, writes, pluginPeakBytes, state, previewUnchanged: unchanged },
+  };
+}
+
+// --- 8. memory and state of 1000 keys beside the footprint baseline --------------------------------------------
+
+/**
+ * 8. `pulumi up` of `destroySize` ApiKey resources and, in the same run, of as many footprint-baseline resources:
+ * trivial dynamic resources whose state holds the same properties (the key secret) and whose stored provider is
+ * a short text like ours, calling nothing. Peak memory of each plugin process and state per resource, side by side.
+ */
+export async function footprint(ctx) {
+  const n = SETTINGS.destroySize;
+  const emu = await emulator(ctx, { rateLimits: false });
+  const out = {};
+  for (const [name, config, type] of [
+    ["apiKey", { count: n }, "pulumi-nodejs:dynamic/llm-accounts:ApiKey"],
+    ["baseline", { count: n, footprint: true }, "pulumi-nodejs:dynamic/trivial:Trivial"],
+  ]) {
+    const stack = await stackOf(ctx, emu, limitsEnv(false), config);
+    const watch = watchPlugin(stack.dir);
+    const up = await stack.up(["--parallel", String(SETTINGS.upParallel)], { env: ctx.bigRunEnv });
+    const pluginPeakBytes = watch.stop();
+    const resources = JSON.parse(await stack.exportState()).deployment.resources.filter((r) => r.type === type);
+    const bytes = (v) => Buffer.byteLength(JSON.stringify(v));
+    out[name] = {
+      resources: resources.length,
+      ms: up.ms,
+      pluginPeakBytes,
+      bytesPerResource: Math.round(resources.reduce((a, r) => a + bytes(r), 0) / resources.length),
+      providerBytes: Buffer.byteLength(resources[0].inputs.__provider),
+      outputNames: Object.keys(resources[0].outputs).sort(),
+    };
+    ctx.log(`footprint, ${name}: ${up.ms} ms, plugin peak ${pluginPeakBytes} B, ${out[name].bytesPerResource} B per resource`);
+    await stack.destroy(["--parallel", String(n)], { env: ctx.bigRunEnv });
+  }
+  return {
+    keys: n,
+    ...out,
+    memoryRatio: out.apiKey.pluginPeakBytes && out.baseline.pluginPeakBytes ? out.apiKey.pluginPeakBytes / out.baseline.pluginPeakBytes : null,
+    stateRatio: out.apiKey.bytesPerResource / out.baseline.bytesPerResource,
+  };
+}

@@ -3,7 +3,7 @@
 
 import { readFileSync } from "node:fs";
 import { SHARE } from "../../dist/provider/runtime/index.js";
-import { DELETE_MAX, DELETES_PER_WINDOW, SETTINGS, TARGETS } from "./measure.mjs";
+import { DELETE_MAX, DELETES_PER_WINDOW, GETS_PER_WINDOW, SETTINGS, TARGETS } from "./measure.mjs";
 
 const fmtMs = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 1000).toFixed(2)} s`);
 const fmtBytes = (b) => (b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MiB` : b >= 1024 ? `${(b / 1024).toFixed(2)} KiB` : `${b} B`);
@@ -62,6 +62,22 @@ export function targetsOf(results, parallelism) {
       `pulumi refresh of ${r.batches} batches: ${TARGETS.refreshListCalls} list call a run, no other call, state unchanged`,
       r.stateUnchanged && calls.every((c) => c <= TARGETS.refreshListCalls) && [...r.samples.on, ...r.samples.off].every((s) => s.otherCalls === 0),
       `${calls.join(", ")} list calls`,
+    );
+  }
+  if (results.footprint) {
+    const f = results.footprint;
+    add(
+      `${f.keys} ApiKeys beside the footprint baseline: plugin peak memory and state per key within ${TARGETS.footprintRatio}x`,
+      f.memoryRatio !== null && f.memoryRatio <= TARGETS.footprintRatio && f.stateRatio <= TARGETS.footprintRatio,
+      `memory ${f.memoryRatio === null ? "not measured" : f.memoryRatio.toFixed(3)}; state ${f.stateRatio.toFixed(3)}`,
+    );
+  }
+  if (results.import) {
+    const r = results.import;
+    add(
+      `llm-accounts import of ${r.keys} keys and ${r.batches} batches within ${TARGETS.importRatio}x of the get-rate floor; its first up writes nothing`,
+      r.import.ratio <= TARGETS.importRatio && r.firstUp.writes === 0 && r.firstUp.previewUnchanged,
+      `import ratio ${r.import.ratio.toFixed(3)}; first up ${r.firstUp.writes} writes`,
     );
   }
   if (results.preview) {
@@ -164,6 +180,38 @@ export function report(results, targets) {
       ]),
     );
   }
+  if (results.footprint) {
+    const f = results.footprint;
+    const row = (label, r) => [label, r.pluginPeakBytes ? fmtBytes(r.pluginPeakBytes) : "not measured", fmtBytes(r.bytesPerResource), `${r.providerBytes} B`, fmtMs(r.ms)];
+    section(
+      `Memory and state of ${f.keys} keys beside the footprint baseline (trivial dynamic resources with the same state, no API; --parallel ${SETTINGS.upParallel})`,
+      table(["resources", "plugin peak memory (VmHWM)", "state per resource", "stored provider", "up"], [
+        row("ApiKey", f.apiKey),
+        row("footprint baseline", f.baseline),
+        ["ratio", f.memoryRatio === null ? "" : f.memoryRatio.toFixed(3), f.stateRatio.toFixed(3), "", ""],
+      ]),
+    );
+  }
+  if (results.import) {
+    const r = results.import;
+    section(
+      `llm-accounts import of ${r.keys} API keys and ${r.batches} batches of ${SETTINGS.batchSize} (emulator with the platform's limits and window, ${fmtMs(r.windowMs)}), then the first pulumi up of what it wrote`,
+      table(["step", "time", `floor (keys / ${GETS_PER_WINDOW} a window)`, "ratio", "API calls", "429s", "writes"], [
+        ["import", fmtMs(r.import.ms), fmtMs(r.floorMs), r.import.ratio.toFixed(3), fmtCalls(r.import.calls), r.import.answered429, 0],
+        ["first pulumi up", fmtMs(r.firstUp.ms), fmtMs(r.floorMs), r.firstUp.ratio.toFixed(3), fmtCalls(r.firstUp.calls), r.firstUp.answered429, r.firstUp.writes],
+      ]),
+    );
+    section(
+      "The imported stack",
+      table(["measure", "value"], [
+        ["stack config the program is given for the keys (adoptKeys, of the 120 KiB allowed)", `${r.import.configKiB} KiB`],
+        ["pulumi preview --expect-no-changes after the first up", r.firstUp.previewUnchanged ? "no change" : "CHANGES"],
+        ["state per ApiKey / per SubAccountBatch", `${fmtBytes(r.firstUp.state.apiKey.bytesPerResource)} / ${fmtBytes(r.firstUp.state.subAccountBatch.bytesPerResource)}`],
+        ["peak memory of the provider plugin (VmHWM) during the first up", r.firstUp.pluginPeakBytes ? fmtBytes(r.firstUp.pluginPeakBytes) : "not measured"],
+        ["progress lines the import wrote on stderr", r.import.progressLines],
+      ]),
+    );
+  }
   section("Targets", table(["target", "result", "met"], targets.map((t) => [t.name, t.detail, yes(t.met)])));
   return out.join("\n");
 }
@@ -185,6 +233,9 @@ export function markdown(results, text, summary) {
     SHARE_MAX_AGE_S: SHARE.maxAgeMs / 1000,
     PREVIEW_SIZE: SETTINGS.previewSize,
     CHECKPOINTED_UP_SIZE: SETTINGS.checkpointedUpSize,
+    IMPORT_KEYS: SETTINGS.importKeys,
+    IMPORT_BATCHES: SETTINGS.importBatches,
+    GETS_PER_WINDOW,
   };
   const about = readFileSync(new URL("./about.md", import.meta.url), "utf8").replace(/\{\{(\w+)\}\}/g, (_, k) => {
     if (!(k in values)) throw new Error(`about.md: no value for {{${k}}}`);

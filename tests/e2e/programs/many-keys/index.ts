@@ -8,6 +8,9 @@
 //                (default 0: none)
 //   trivial      declare the same resources as trivial dynamic resources that call no API (the baseline of
 //                the benchmark's preview overhead)
+//   footprint    declare the keys as trivial dynamic resources whose state holds what an ApiKey's holds (the
+//                same outputs, the key secret) and whose stored provider is a short text like the package's: the
+//                baseline of the benchmark's memory and state per key
 import * as pulumi from "@pulumi/pulumi";
 import type * as Llm from "pulumi-llm-accounts";
 
@@ -18,7 +21,8 @@ const enabled = config.getBoolean("enabled") ?? true;
 const spendLimit = config.getNumber("spendLimit");
 const subAccounts = config.getNumber("subAccounts") ?? 0;
 const batches = config.getNumber("batches") ?? 0;
-const trivial = config.getBoolean("trivial") ?? false;
+const footprint = config.getBoolean("footprint") ?? false;
+const trivial = (config.getBoolean("trivial") ?? false) || footprint;
 
 // Loaded only when used: the trivial variant is the same program without the package at all.
 const llm: typeof Llm | undefined = trivial ? undefined : require("pulumi-llm-accounts");
@@ -36,10 +40,27 @@ class Trivial extends pulumi.dynamic.Resource {
   }
 }
 
+/**
+ * The footprint baseline's provider, stored in the state as text (as the package stores its own, about 300
+ * bytes): create answers what an ApiKey's create answers, with a made-up key, and calls nothing.
+ */
+const FOOTPRINT_PROVIDER =
+  'exports.handler=()=>({create:async i=>{const k="sk-"+require("crypto").randomBytes(24).toString("base64url");' +
+  'return{id:require("crypto").createHash("sha256").update(k).digest("hex").slice(0,24),' +
+  'outs:{...i,securityConfig:i.securityConfig??{},key:k,keyHint:"sk-..."+k.slice(-4),createdAt:new Date().toISOString()}}}});';
+
+class Footprint extends pulumi.CustomResource {
+  constructor(name: string, args: Record<string, unknown>) {
+    const given = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
+    super("pulumi-nodejs:dynamic/trivial:Trivial", name, { ...given, __provider: FOOTPRINT_PROVIDER }, { additionalSecretOutputs: ["key"] });
+  }
+}
+
 const securityConfig = spendLimit === undefined ? undefined : { spendLimit: { monthly: spendLimit } };
 for (let i = 0; i < count; i++) {
   const args = { alias: `${aliasPrefix}-${i}`, enabled, securityConfig };
-  if (trivial) new Trivial(`key-${i}`, args);
+  if (footprint) new Footprint(`key-${i}`, args);
+  else if (trivial) new Trivial(`key-${i}`, args);
   else new llm!.ApiKey(`key-${i}`, args);
 }
 if (subAccounts > 0 && llm) {
