@@ -1,6 +1,7 @@
 import { AccountApi } from "./account.js";
 import { ApiKeysApi } from "./apiKeys.js";
-import { HttpTransport, type TransportOptions } from "./http.js";
+import type { TransportOptions } from "./config.js";
+import { HttpTransport } from "./http.js";
 import { ShowsOriginOnly } from "./masked.js";
 import { SubAccountsApi } from "./subAccounts.js";
 

@@ -1,10 +1,98 @@
 import { z } from "zod";
-import { KEY_PREFIX } from "../api/assumptions.js";
+import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "../api/assumptions.js";
+import type { Group } from "../api/operations.js";
+import { redact } from "../api/redact.js";
 import { settingsObject } from "../api/schemas/common.js";
-import { parseBaseUrl, type TransportOptions } from "./http.js";
-import { noBaseUrl, readSetting, SETTINGS, type StackConfig } from "./settings.js";
+import type { Clock } from "./clock.js";
+import { ConfigurationError } from "./errors.js";
+import type { RetryOptions } from "./retry.js";
+import { missingSetting, noBaseUrl, readSetting, SETTINGS, type RateLimitOptions, type StackConfig } from "./settings.js";
 
 export type { StackConfig } from "./settings.js";
+
+/** What a transport (and so a client) is made with: where, which credentials, and how it behaves. */
+export interface TransportOptions {
+  baseUrl: string;
+  adminKey?: string;
+  accountKey?: string;
+  /** Why a credential is absent, when its source was named (an unset variable): said when an operation needs it. */
+  missingKeys?: { adminKey?: string; accountKey?: string };
+  /** Largest answer read, in bytes after decompression (default MAX_RESPONSE_BYTES, 32 MiB). */
+  maxResponseBytes?: number;
+  /** Connect and whole-request timeouts. */
+  timeouts?: { connectMs?: number; requestMs?: number };
+  retry?: Partial<RetryOptions>;
+  /**
+   * Limits per operation name; `false` turns the client-side limiter off. A number replaces the per-minute
+   * limit of an operation. `windowMs` rescales every per-minute window (for an emulator run with scaled windows).
+   */
+  rateLimits?: RateLimitOptions;
+  /** Receives one line per request; lines never contain a key. */
+  logger?: (line: string) => void;
+  /** The clock retries wait on (tests pass a fake one so that no test sleeps through a real wait). */
+  clock?: Pick<Clock, "now" | "sleep">;
+}
+
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * The text of a URL without its user info (`https://user:pass@host` → `https://host`), for messages. Up to the
+ * last `@`: in a text that is not a URL, a password may hold any character.
+ */
+export function withoutUserInfo(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, "$1");
+}
+
+/** Parses and checks the base URL: https, or http on a loopback host only. */
+export function parseBaseUrl(raw: string | undefined): URL {
+  if (!raw) throw noBaseUrl();
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigurationError(`base URL "${redact(withoutUserInfo(raw))}" is not a URL`);
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
+    throw new ConfigurationError(`base URL must use https (plain http is allowed on a loopback host only): ${url.origin}`);
+  }
+  if (url.username || url.password) throw new ConfigurationError("base URL must not carry credentials");
+  return url;
+}
+
+/**
+ * The credential an operation of `group` is sent with: the admin key for the management group, the main account
+ * key for the sub-account group. A missing or wrong kind of key fails before anything is sent, saying where to
+ * set it (never the key).
+ */
+export function credentialFor(group: Group, options: Pick<TransportOptions, "adminKey" | "accountKey" | "missingKeys">): string {
+  if (group === "management") {
+    const key = options.adminKey;
+    if (!key && options.missingKeys?.adminKey) throw new ConfigurationError(options.missingKeys.adminKey);
+    if (!key) {
+      throw missingSetting("adminKey", "no admin key for the management group", " (--secret)");
+    }
+    if (!key.startsWith(ADMIN_KEY_PREFIX)) {
+      throw new ConfigurationError(
+        `the management group needs an admin key (one that begins with "${ADMIN_KEY_PREFIX}"); the key given is not one: check ${SETTINGS.adminKey.env} / ${SETTINGS.adminKey.config}`,
+      );
+    }
+    return key;
+  }
+  const key = options.accountKey;
+  if (!key && options.missingKeys?.accountKey) throw new ConfigurationError(options.missingKeys.accountKey);
+  if (!key) {
+    throw missingSetting("accountKey", "no main account key for the sub-account group", " (--secret)");
+  }
+  if (key.startsWith(ADMIN_KEY_PREFIX) || !key.startsWith(KEY_PREFIX)) {
+    throw new ConfigurationError(
+      `the sub-account group needs the main account key (${KEY_PREFIX}..., not an admin key); check ${SETTINGS.accountKey.env} / ${SETTINGS.accountKey.config}`,
+    );
+  }
+  return key;
+}
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ENV_NAME_EXPECTED = "must be the name of an environment variable (letters, digits and _)";
@@ -104,3 +192,16 @@ export function resolveClientOptions(
 
 /** The `llm-accounts:` stack config keys the provider reads. */
 export const STACK_CONFIG_KEYS: readonly string[] = Object.values(SETTINGS).map((s) => s.key);
+
+/**
+ * The one reader of the stack config: the `llm-accounts:` settings from a source that answers by full key (the
+ * config the engine gave the provider, or the running program's own), by short name.
+ */
+export function readStackConfig(get: (fullKey: string) => string | undefined): StackConfig {
+  const config: StackConfig = {};
+  for (const s of Object.values(SETTINGS)) {
+    const value = get(s.config);
+    if (value !== undefined) config[s.key] = value;
+  }
+  return config;
+}

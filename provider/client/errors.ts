@@ -37,8 +37,23 @@ export class LlmAccountsError extends Error {
    * their inputs; the client does not). Redacted like the message; returns the same error.
    */
   withAdvice(advice: string): this {
+    return this.rewritten(`${this.message}. ${advice}`);
+  }
+
+  /**
+   * Marks the error as one whose operation may have taken effect although it failed (`mayHaveSucceeded`), and
+   * says so before the operation the message ends with. Returns the same error.
+   */
+  withDoubt(doubt: string): this {
+    const suffix = this.operation ? ` (${this.operation})` : "";
+    const base = suffix && this.message.endsWith(suffix) ? this.message.slice(0, -suffix.length) : this.message;
+    Object.defineProperty(this, "mayHaveSucceeded", { value: true, enumerable: true, configurable: true });
+    return this.rewritten(`${base}; ${doubt}${base === this.message ? "" : suffix}`);
+  }
+
+  private rewritten(text: string): this {
     const before = this.message;
-    const message = redact(`${before}. ${advice}`);
+    const message = redact(text);
     Object.defineProperty(this, "message", { value: message, writable: true, configurable: true, enumerable: false });
     if (this.stack) this.stack = this.stack.replace(before, message);
     return this;

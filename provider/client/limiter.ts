@@ -1,4 +1,7 @@
-import type { RateLimit } from "../api/assumptions.js";
+import { DEFAULT_RATE_LIMITS, MINUTE_MS, type RateLimit } from "../api/assumptions.js";
+import type { Operation } from "../api/operations.js";
+import { fingerprint } from "../api/redact.js";
+import type { RateLimitOptions } from "./settings.js";
 
 /**
  * Keeps a caller under "at most `limit` requests in any `windowMs`", as a server that counts arrivals in a
@@ -74,4 +77,46 @@ export class BudgetCounter {
     this.sent.push(now);
     return { ok: true };
   }
+}
+
+/** The limiters of one operation: sliding windows that wait for a slot, and long-window budgets that refuse. */
+export interface OperationLimiters {
+  windows: SlidingWindowLimiter[];
+  budgets: BudgetCounter[];
+}
+
+/** Limiters shared by every client of the process that uses the same origin, credential and operation. */
+const shared = new Map<string, OperationLimiters>();
+
+/** The limits of an operation under the given options: the defaults of spec 8, replaced or rescaled. */
+function limitsFor(op: Operation, options: RateLimitOptions | undefined): RateLimit[] {
+  if (options === false) return [];
+  const scale = (options?.windowMs ?? MINUTE_MS) / MINUTE_MS;
+  const override = options?.perOperation?.[op.name];
+  const base: RateLimit[] =
+    override === undefined
+      ? (DEFAULT_RATE_LIMITS[op.name] ?? [])
+      : typeof override === "number"
+        ? [{ limit: override, windowMs: MINUTE_MS }, ...(DEFAULT_RATE_LIMITS[op.name] ?? []).slice(1)]
+        : override;
+  return base.map((l) => ({ limit: l.limit, windowMs: l.windowMs * scale }));
+}
+
+/**
+ * The limiters of an operation sent to `origin` with `credential`, shared by every client of the process with
+ * the same ones (the platform counts per credential, whichever client sends).
+ */
+export function limitersFor(op: Operation, origin: string, credential: string, options: RateLimitOptions | undefined): OperationLimiters {
+  const limits = limitsFor(op, options);
+  const id = `${origin}|${fingerprint(credential)}|${op.name}|${JSON.stringify(limits)}`;
+  let entry = shared.get(id);
+  if (!entry) {
+    // Long windows (a day) are budgets that refuse; waiting a day inside a deployment helps nobody.
+    entry = {
+      windows: limits.filter((l) => l.windowMs <= 10 * MINUTE_MS).map((l) => new SlidingWindowLimiter(l)),
+      budgets: limits.filter((l) => l.windowMs > 10 * MINUTE_MS).map((l) => new BudgetCounter(l)),
+    };
+    shared.set(id, entry);
+  }
+  return entry;
 }

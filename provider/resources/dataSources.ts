@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { UsageQuery } from "../client/account.js";
 import type { LlmAccountsClient } from "../client/client.js";
-import type { ConnectionArgs, StackConfig } from "../client/config.js";
+import { readStackConfig, type ConnectionArgs, type StackConfig } from "../client/config.js";
 import { decimalToMicros, microsToDecimal } from "../api/format.js";
 import { fingerprint } from "../api/redact.js";
 import type { Model, SubAccount, UsageRow } from "../api/schemas/index.js";
-import { clientFor, STACK_CONFIG_KEYS, startFresh } from "../runtime/connection.js";
+import { clientFor, startFresh } from "../runtime/connection.js";
 import { sharedListFor } from "../runtime/sharedList.js";
 import { canonical } from "../runtime/values.js";
 
@@ -17,12 +17,7 @@ export interface DataSourceOptions {
 
 /** The stack config of the running program, read raw (no secret-access warnings, no Output). */
 function programConfig(): StackConfig {
-  const out: StackConfig = {};
-  for (const k of STACK_CONFIG_KEYS) {
-    const v = pulumi.runtime.getConfig(`llm-accounts:${k}`);
-    if (v !== undefined) out[k] = v;
-  }
-  return out;
+  return readStackConfig((key) => pulumi.runtime.getConfig(key));
 }
 
 /** Answers so far, per client (one client per account settings, shared with the resources' runtime). */

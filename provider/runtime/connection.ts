@@ -1,14 +1,10 @@
 import { LlmAccountsClient } from "../client/client.js";
-import { ConnectionSchema, resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs, type StackConfig } from "../client/config.js";
-import type { TransportOptions } from "../client/http.js";
+import { ConnectionSchema, readStackConfig, resolveClientOptions, type ConnectionArgs, type StackConfig, type TransportOptions } from "../client/config.js";
 import { fingerprint } from "../api/redact.js";
+import { STACK_CONFIG_SLOT } from "./slot.js";
 import { canonical, neverShown, optionalOrNull, same } from "./values.js";
 
-import { STACK_CONFIG_SLOT } from "./slot.js";
-
 export { STACK_CONFIG_SLOT };
-
-export { STACK_CONFIG_KEYS };
 
 interface ConfigSource {
   get(key: string): string | undefined;
@@ -17,13 +13,7 @@ interface ConfigSource {
 /** The stack config the engine gave `configure` (empty when there was none, as in direct tests). */
 export function stackConfig(): StackConfig {
   const source = (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] as ConfigSource | undefined;
-  const config: StackConfig = {};
-  if (!source) return config;
-  for (const key of STACK_CONFIG_KEYS) {
-    const value = source.get(`llm-accounts:${key}`);
-    if (value !== undefined) config[key] = value;
-  }
-  return config;
+  return source ? readStackConfig((key) => source.get(key)) : {};
 }
 
 /** Sets the stack config as `configure` would (tests; programs that drive the runtime directly). */

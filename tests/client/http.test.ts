@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { describe, expect, test } from "@jest/globals";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
@@ -11,7 +11,6 @@ import {
   SlidingWindowLimiter,
   TimeoutError,
 } from "../../provider/client/index.js";
-import type { Emulator } from "../../provider/emulator/index.js";
 import { PACKAGE } from "../../provider/version.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 
@@ -188,5 +187,37 @@ describe("rate limits", () => {
     await new Promise((r) => setTimeout(r, 120));
     expect(second).toBe(true);
     (await next)();
+  });
+});
+
+describe("may have succeeded: one rule where an error leaves send", () => {
+  test("only a create the platform may have processed says so: a 5xx or an unreadable 2xx, not a 4xx, 429 or a read", async () => {
+    const answers: Record<string, { status: number; body?: string }> = {
+      "/api-key/create": { status: 500, body: '{"error":{"code":"internal_error","message":"boom"}}' },
+      "/api-key/edit": { status: 500, body: '{"error":{"code":"internal_error","message":"boom"}}' },
+      "/api-key/get": { status: 200, body: "not json" },
+      "/api-key/status": { status: 400, body: '{"error":{"code":"invalid_key","message":"no"}}' },
+    };
+    const server = await recorder((path) => answers[path.replace(/\?.*$/, "").replace(/^.*(?=\/api-key\/)/, "")] ?? { status: 200, body: "not json" });
+    try {
+      const client = new LlmAccountsClient({ baseUrl: server.url, adminKey: ADMIN, accountKey: "sk-" + "a".repeat(32), retry: { maxAttempts: 1 } });
+      const create = (await client.apiKeys.create({ alias: "a" }).catch((e: unknown) => e)) as ConnectionError;
+      expect(create.message).toBe("500 internal_error: boom; the key may have been created although no answer came back (POST api-key/create)");
+      expect(create.mayHaveSucceeded).toBe(true);
+      const unread = (await client.subAccounts.create({ alias: "a", balance: 1, count: 1 }).catch((e: unknown) => e)) as ResponseValidationError;
+      expect(unread.message).toBe("the response is not JSON; the sub-accounts may have been created although no answer came back (POST sub-account/create)");
+      expect(unread.mayHaveSucceeded).toBe(true);
+      for (const other of [
+        client.apiKeys.edit({ key: "sk-" + "e".repeat(20), alias: "a" }),
+        client.apiKeys.get("sk-" + "g".repeat(20)),
+        client.apiKeys.setStatus("sk-" + "s".repeat(20), true),
+      ]) {
+        const err = (await other.catch((e: unknown) => e)) as ConnectionError;
+        expect(err.message).not.toContain("may have been created");
+        expect(err.mayHaveSucceeded).toBeUndefined();
+      }
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -135,7 +135,7 @@ describe("TLS handshake failures", () => {
     // A throwaway self-signed certificate, made for this run: nothing secret is kept.
     dir = mkdtempSync(join(tmpdir(), "llm-tls-"));
     execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=127.0.0.1"], { stdio: "ignore" });
-    server = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (req, res) => {
+    server = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (_req, res) => {
       requests += 1;
       res.writeHead(500).end();
     });

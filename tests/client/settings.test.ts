@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { ConfigurationError, LlmAccountsClient, resolveClientOptions } from "../../provider/client/index.js";
+import { ConfigurationError, LlmAccountsClient, resolveClientOptions, SETTINGS } from "../../provider/client/index.js";
+import { readStackConfig } from "../../provider/client/config.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, setStackConfig } from "../../provider/runtime/index.js";
 import { calls, emulator } from "../support/emulator.js";
@@ -68,5 +69,18 @@ describe("a bad setting fails before anything is sent", () => {
     expect(outcome).toBeInstanceOf(ConfigurationError);
     expect((outcome as Error).message).toMatch(/the stack config llm-accounts:rateLimits is invalid: "api-key\/create" must be/);
     expect(calls(emu)).toEqual({});
+  });
+});
+
+describe("readStackConfig", () => {
+  test("reads every llm-accounts: setting by its full key and names it by its short one; other keys are not read", () => {
+    const asked: string[] = [];
+    const config = readStackConfig((key) => {
+      asked.push(key);
+      return { "llm-accounts:baseUrl": "https://api.example.com", "llm-accounts:rateLimits": "off", "aws:region": "x" }[key];
+    });
+    expect(config).toEqual({ baseUrl: "https://api.example.com", rateLimits: "off" });
+    expect(asked.every((k) => k.startsWith("llm-accounts:"))).toBe(true);
+    expect(asked.map((k) => k.slice("llm-accounts:".length)).sort()).toEqual(Object.values(SETTINGS).map((s) => s.key).sort());
   });
 });

@@ -9,10 +9,9 @@ import { failure, only, retryWaits, statuses, useFaultEmulator, type SecretLedge
 
 let emu: Emulator;
 let ledger: SecretLedger;
-let logLines: string[];
 
 // Every test removes what it made: no key is left behind by any fault.
-useFaultEmulator((c) => ({ emu, ledger, logLines } = c), (e) => e.state.listKeys().map((r) => r.alias));
+useFaultEmulator((c) => ({ emu, ledger } = c), (e) => e.state.listKeys().map((r) => r.alias));
 
 type Props = Record<string, unknown>;
 type Created = { id: string; outs: ApiKeyOutputs };

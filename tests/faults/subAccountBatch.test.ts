@@ -9,10 +9,9 @@ import { failure, only, statuses, useFaultEmulator, type SecretLedger } from "./
 
 let emu: Emulator;
 let ledger: SecretLedger;
-let logLines: string[];
 
 // Every test removes what it made: no sub-account is left behind by any fault.
-useFaultEmulator((c) => ({ emu, ledger, logLines } = c), (e) => e.state.listSubAccounts().map((r) => r.alias));
+useFaultEmulator((c) => ({ emu, ledger } = c), (e) => e.state.listSubAccounts().map((r) => r.alias));
 
 type Props = Record<string, unknown>;
 type Batch = { id: string; outs: SubAccountBatchOutputs };
