@@ -3,7 +3,7 @@
 // process): API calls per lifecycle operation beside the minimum, `pulumi up` under the rate limits, destroys of
 // 1000 keys with and without delete coalescing, state size and a checkpointed `up` beside release 0.1.0, refresh
 // of many sub-account batches with and without read sharing (the runtime's reads, and `pulumi refresh`), zod's share of a list parse, and `pulumi preview`
-// beside trivial dynamic resources, and `llm-accounts import` of a large account with the first `up` of what it wrote. Every comparison is measured side by side in the same run. Prints a table,
+// beside trivial dynamic resources and with the policy pack beside without it, and `llm-accounts import` of a large account with the first `up` of what it wrote. Every comparison is measured side by side in the same run. Prints a table,
 // writes bench/results.json and docs/benchmarks.md, and exits non-zero when a target is missed.
 //
 // Options: --only <sections> (comma-separated) runs a part and --smoke runs at toy sizes, for development; the
@@ -27,6 +27,7 @@ const SECTIONS = {
   destroy: (ctx, cli, parallelism) => measure.destroyAndState(ctx, cli, parallelism),
   checkpointedUp: (ctx) => measure.checkpointedUp(ctx),
   preview: (ctx) => measure.previewOverhead(ctx),
+  policy: (ctx) => measure.policyPreview(ctx),
   calls: (ctx) => measure.lifecycleCalls(ctx),
   up: (ctx) => measure.upScaling(ctx),
   footprint: (ctx) => measure.footprint(ctx),
@@ -35,7 +36,7 @@ const SECTIONS = {
 
 const { values: flags } = parseArgs({ options: { only: { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" } } });
 // A run at toy sizes, to try the sections out: its files are never written.
-if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4 });
+if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4 });
 const full = !flags.only && !flags.smoke;
 const only = flags.only ? flags.only.split(",") : Object.keys(SECTIONS);
 for (const s of only) if (!(s in SECTIONS)) throw new Error(`--only: unknown section "${s}" (${Object.keys(SECTIONS).join(", ")})`);

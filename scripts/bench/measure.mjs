@@ -47,6 +47,8 @@ export const SETTINGS = {
   importBatches: 200,
   /** Preview runs of each kind, interleaved; the fastest of each is compared (the least disturbed by noise). */
   previewRounds: 5,
+  /** Preview runs with and without the policy pack, interleaved (each a preview of previewSize keys). */
+  policyRounds: 3,
 };
 
 /** Targets, checked by the summary line. */
@@ -55,6 +57,8 @@ export const TARGETS = {
   /** The provider text stored twice in every resource's state. */
   providerBytes: 512,
   previewRatio: 1.15,
+  /** `pulumi preview --policy-pack examples/policy-pack` beside the same preview without it. */
+  policyRatio: 1.3,
   /** Coalesced destroys beside one key per call, at every window and parallelism. */
   destroyTimeRatio: 1.0,
   /** State per ApiKey as a share of release 0.1.0's, measured in the same run. */
@@ -466,6 +470,50 @@ export async function parseShare(ctx) {
   const total = ms.jsonParse + ms.zod + ms.casing;
   ctx.log(`parse of ${items.length} sub-accounts: JSON ${ms.jsonParse.toFixed(1)} ms, zod ${ms.zod.toFixed(1)} ms, casing ${ms.casing.toFixed(1)} ms`);
   return { items: items.length, bytes: Buffer.byteLength(body), ms, totalMs: total, zodShare: ms.zod / total };
+}
+
+// --- 7. pulumi preview with the policy pack beside without it ---------------------------------------------------
+
+/** The rules' levels and options in the policy row: every rule runs, mandatory; the program's keys break none. */
+const POLICY_CONFIG = {
+  "api-key-spend-limit": { enforcementLevel: "mandatory", maxMonthly: 500 },
+  "api-key-unique-aliases": "mandatory",
+  "account-budget": { enforcementLevel: "mandatory", maxTotalBalance: 1000 },
+  "sub-account-pricing-floor": "mandatory",
+  "sub-account-balance": { enforcementLevel: "mandatory", maxBalance: 100 },
+  "sub-account-models": { enforcementLevel: "mandatory", approvedModels: ["model-a"] },
+  "api-key-ip-allowlist": { enforcementLevel: "mandatory", allowedRanges: ["10.0.0.0/8"] },
+  "api-key-models": { enforcementLevel: "mandatory", approvedModels: ["model-a"] },
+  "api-key-geo": { enforcementLevel: "mandatory", approvedCountries: ["SG"] },
+  "api-key-rotation": { enforcementLevel: "mandatory", maxAgeDays: 90, minOverlapHours: 24 },
+};
+
+/**
+ * 7. `pulumi preview` of `previewSize` ApiKey resources with examples/policy-pack (run by the real engine through
+ * the language host's RunPlugin; the pack type-checked by ts-node at each run, as Pulumi does) beside the same
+ * preview without a pack, interleaved, fastest of each compared.
+ */
+export async function policyPreview(ctx) {
+  const emu = await emulator(ctx, { rateWindowMs: SETTINGS.windowMs.calls });
+  const env = limitsEnv(SETTINGS.windowMs.calls);
+  const stack = await stackOf(ctx, emu, env, { count: SETTINGS.previewSize, restricted: true });
+  const pack = prepareProgram(join(REPO, "examples/policy-pack"), "llm-bench-pack-");
+  ctx.cleanups.push(() => rmSync(pack, { recursive: true, force: true }));
+  const config = join(pack, "bench-config.json");
+  writeFileSync(config, JSON.stringify(POLICY_CONFIG));
+  const withPack = ["--policy-pack", pack, "--policy-pack-config", config];
+  const samples = { pack: [], none: [] };
+  let violations = 0;
+  for (let i = 0; i < SETTINGS.policyRounds; i++) {
+    for (const [name, extra] of [["pack", withPack], ["none", []]]) {
+      const r = await stack.run(["preview", ...extra]);
+      samples[name].push(r.ms);
+      if (name === "pack") violations = (r.stdout.match(/\[(advisory|mandatory)\]/g) ?? []).length;
+      ctx.log(`preview ${SETTINGS.previewSize} keys ${name === "pack" ? "with" : "without"} the policy pack: ${r.ms} ms`);
+    }
+  }
+  const best = { pack: Math.min(...samples.pack), none: Math.min(...samples.none) };
+  return { resources: SETTINGS.previewSize, samples, packMs: best.pack, noneMs: best.none, ratio: best.pack / best.none, violations, apiCalls: sum(countCalls(emu)) };
 }
 
 // --- 6. pulumi preview beside trivial dynamic resources --------------------------------------------------------

@@ -81,6 +81,9 @@ export function targetsOf(results, parallelism) {
   if (results.preview) {
     add(`preview overhead under ${TARGETS.previewRatio}x`, results.preview.ratio < TARGETS.previewRatio, `${results.preview.ratio.toFixed(3)}x`);
   }
+  if (results.policy) {
+    add(`preview with the policy pack at most ${TARGETS.policyRatio}x without it`, results.policy.ratio <= TARGETS.policyRatio, `${results.policy.ratio.toFixed(3)}x`);
+  }
   return t;
 }
 
@@ -175,6 +178,17 @@ export function report(results, targets) {
         ["ApiKey resources", fmtMs(p.llmMs), p.samples.llm.map(fmtMs).join(", "), p.apiCalls],
         ["trivial dynamic resources (no API)", fmtMs(p.trivialMs), p.samples.trivial.map(fmtMs).join(", "), 0],
         ["ratio (the package's overhead)", `${p.ratio.toFixed(3)}x`, "", ""],
+      ]),
+    );
+  }
+  if (results.policy) {
+    const p = results.policy;
+    section(
+      `pulumi preview of ${p.resources} ApiKey resources with examples/policy-pack beside without it (fastest of ${SETTINGS.policyRounds} interleaved runs)`,
+      table(["preview", "time", "runs", "API calls"], [
+        ["with --policy-pack (10 rules)", fmtMs(p.packMs), p.samples.pack.map(fmtMs).join(", "), p.apiCalls],
+        ["without", fmtMs(p.noneMs), p.samples.none.map(fmtMs).join(", "), ""],
+        ["ratio", `${p.ratio.toFixed(3)}x`, `${p.violations} violations reported`, ""],
       ]),
     );
   }

@@ -96,6 +96,14 @@ describe("the example policy pack on the real CLI", () => {
     expect(r.stdout).not.toMatch(/ApiKey "legacy"/);
   }, 300_000);
 
+  test("a bad option is refused by the engine through the rule's configSchema, naming the rule and the option", async () => {
+    const bad = join(scratch, "policy-config.bad.json");
+    writeFileSync(bad, JSON.stringify({ "api-key-spend-limit": { enforcementLevel: "mandatory", maxMonthly: -1 } }));
+    const r = await pulumi(stack.preview(["--policy-pack", pack, "--policy-pack-config", bad], { allowFailure: true }));
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/api-key-spend-limit: maxMonthly: .*0/);
+  }, 300_000);
+
   test("`pulumi up` (with its preview, as CI runs it) is blocked before anything reaches the platform", async () => {
     emu.clearRequests();
     const r = await pulumi(stack.run(["up", "--yes", ...withPack("mandatory")], { allowFailure: true }));

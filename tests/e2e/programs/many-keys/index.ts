@@ -6,6 +6,7 @@
 //   subAccounts  also declare one SubAccountBatch of this many sub-accounts (default 0: none)
 //   batches      also declare this many SubAccountBatch resources of 5 sub-accounts, aliases `<aliasPrefix>-team-<i>`
 //                (default 0: none)
+//   restricted   every key restricted in every way and rotated every 30 days (what the policy pack's rules ask for)
 //   trivial      declare the same resources as trivial dynamic resources that call no API (the baseline of
 //                the benchmark's preview overhead)
 //   footprint    declare the keys as trivial dynamic resources whose state holds what an ApiKey's holds (the
@@ -23,6 +24,7 @@ const subAccounts = config.getNumber("subAccounts") ?? 0;
 const batches = config.getNumber("batches") ?? 0;
 const footprint = config.getBoolean("footprint") ?? false;
 const trivial = (config.getBoolean("trivial") ?? false) || footprint;
+const restricted = config.getBoolean("restricted") ?? false;
 
 // Loaded only when used: the trivial variant is the same program without the package at all.
 const llm: typeof Llm | undefined = trivial ? undefined : require("pulumi-llm-accounts");
@@ -56,9 +58,14 @@ class Footprint extends pulumi.CustomResource {
   }
 }
 
-const securityConfig = spendLimit === undefined ? undefined : { spendLimit: { monthly: spendLimit } };
+const securityConfig = restricted
+  ? { ip: { allow: ["10.1.2.3"] }, spendLimit: { monthly: spendLimit ?? 100 }, geo: { countries: ["SG"] }, models: { mode: "model" as const, items: ["model-a"] } }
+  : spendLimit === undefined
+    ? undefined
+    : { spendLimit: { monthly: spendLimit } };
+const rotation = restricted ? { everyDays: 30, overlapHours: 24 } : undefined;
 for (let i = 0; i < count; i++) {
-  const args = { alias: `${aliasPrefix}-${i}`, enabled, securityConfig };
+  const args = { alias: `${aliasPrefix}-${i}`, enabled, securityConfig, ...(rotation ? { rotation } : {}) };
   if (footprint) new Footprint(`key-${i}`, args);
   else if (trivial) new Trivial(`key-${i}`, args);
   else new llm!.ApiKey(`key-${i}`, args);
