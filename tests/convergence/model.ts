@@ -246,7 +246,18 @@ export class Watch {
       }
       // Free before the run, free after it.
       if (named.has(o)) {
-        // A failed adoption may have aligned it; it must not have deleted it.
+        // A failed adoption may have aligned it; it must not have deleted it. A key adopted when already due
+        // rotates in the same run: the program asked for its deletion (overlap 0) once the new key exists.
+        const adopter = s.program.keys.find((k) => k.adoptKey === o);
+        const after = adopter && state.get(`ApiKey::${adopter.name}`);
+        const rotatedAway = isKey && after !== undefined && after.outputs.adoptKey === o && after.outputs.rotatedAt !== undefined && after.outputs.key !== o;
+        if (rotatedAway && existedBefore(o)) {
+          this.counts.adoptions++;
+          this.keysHeld.add(o);
+          this.free.delete(o);
+          if ((adopter?.rotation?.overlapHours ?? 0) > 0) v.push(`${what} adopted and rotated with an overlap was deleted at once`);
+          continue;
+        }
         if (existedBefore(o) && !exists(o)) v.push(`${what} named for adoption by a run that failed to adopt it was deleted`);
         this.free.set(o, this.look(emu, o));
       } else if (this.look(emu, o) !== this.free.get(o)) {
@@ -258,7 +269,9 @@ export class Watch {
     for (const k of s.program.keys) {
       const urn = `ApiKey::${k.name}`;
       const e = state.get(urn);
-      if (e && k.adoptKey !== undefined && !this.adoptedKeyOf.has(k.name) && e.outputs.key === k.adoptKey) this.adoptedKeyOf.set(k.name, k.adoptKey);
+      if (e && k.adoptKey !== undefined && !this.adoptedKeyOf.has(k.name) && (e.outputs.key === k.adoptKey || e.outputs.adoptKey === k.adoptKey)) {
+        this.adoptedKeyOf.set(k.name, k.adoptKey);
+      }
       if (!e) this.adoptedKeyOf.delete(k.name);
     }
     for (const name of [...this.adoptedKeyOf.keys()]) if (!state.has(`ApiKey::${name}`)) this.adoptedKeyOf.delete(name);
@@ -294,7 +307,9 @@ export class Watch {
         const displaced = is.outputs.key !== current;
         if (!displaced && expiresAt > Date.now()) v.push(`${urn}: its previous key was deleted before its overlap ended`);
       }
-      if (errorFree && typeof is.outputs.previousKey === "string" && Date.parse(String(is.outputs.previousKeyExpiresAt)) <= s.startedAt) {
+      // A previous key this run made expires, by the platform's created_at, at the earliest at the next run.
+      const kept = typeof is.outputs.previousKey === "string" && is.outputs.previousKey === was.outputs.previousKey;
+      if (errorFree && kept && Date.parse(String(is.outputs.previousKeyExpiresAt)) <= s.startedAt) {
         v.push(`${urn}: its previous key outlived the first run after its overlap ended`);
       }
     }
