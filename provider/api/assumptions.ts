@@ -12,6 +12,16 @@ export const KEY_PREFIX = "sk-";
 export const ADMIN_KEY_PREFIX = "sk-admin-";
 
 /**
+ * The characters of a key, as a regular expression class (the spec shows keys of letters and digits only): those
+ * of an OAuth bearer token (RFC 6750), letters, digits and `- . _ ~ + /`, with `=` padding. A key of any other
+ * character is refused where it enters (check, settings, answers), so that redaction, which masks runs of these
+ * characters (api/redact.ts), masks every key whole, and no credential holds a character HTTP cannot send.
+ */
+export const KEY_CHARACTERS = "A-Za-z0-9._~+/=-";
+/** What a failure says of a key with another character. */
+export const KEY_CHARACTERS_EXPECTED = "must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)";
+
+/**
  * The usage summary pages with `has_more` / `next_page`, but the spec does not name the request field for a
  * further page. We send the `next_page` value back, unchanged, in this request field.
  */

@@ -1,11 +1,15 @@
 import { createHash } from "node:crypto";
-import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "./assumptions.js";
+import { ADMIN_KEY_PREFIX, KEY_CHARACTERS, KEY_PREFIX } from "./assumptions.js";
+
+/** Key characters but the full stop, which counts only inside a key (not as the end of the sentence after one). */
+const INNER = KEY_CHARACTERS.replace(".", "");
 
 /**
  * Anything that looks like a key: `sk-` at the start of a word (so not the "sk-" of "task-runner"), admin keys
- * included, followed by at least 6 key characters.
+ * included, followed by key characters (KEY_CHARACTERS: `.`, `/`, `+` and `=` too, so a key holding them is
+ * masked whole).
  */
-const KEY_PATTERN = /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{6,}/g;
+const KEY_PATTERN = new RegExp(`(?<![A-Za-z0-9_-])sk-(?:[${INNER}]|\\.(?=[${INNER}]))+`, "g");
 
 /** Key characters after the prefix below which a match is the prefix itself (`"sk-admin-"`), a word, not a key. */
 const MIN_SECRET_CHARS = 6;

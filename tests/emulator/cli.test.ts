@@ -138,7 +138,7 @@ describe("llm-accounts emulator", () => {
       await writeFile(file, "sk-admin-LineOneLineOneLineOneLineOneLi\nsk-admin-LineTwoLineTwoLineTwoLineTwoLi\n", { mode: 0o600 });
       const twoLines = run(["emulator", "--port", "0", "--admin-key-file", file]);
       expect((await twoLines.exited).code).toBe(2);
-      expect(twoLines.stderr()).toContain(`--admin-key-file ${file}: the admin key must be visible ASCII characters without spaces or line breaks`);
+      expect(twoLines.stderr()).toContain(`--admin-key-file ${file}: the admin key must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)`);
       expect(twoLines.stderr()).not.toContain("LineOneLineOne");
       const spaced = spawn(process.execPath, [CLI, "emulator", "--port", "0"], {
         stdio: ["ignore", "pipe", "pipe"],
@@ -148,7 +148,7 @@ describe("llm-accounts emulator", () => {
       let err = "";
       spaced.stderr!.on("data", (d) => (err += d));
       expect(await new Promise((done) => spaced.on("exit", done))).toBe(2);
-      expect(err).toContain("LLM_ACCOUNTS_ACCOUNT_KEY: the account key must be visible ASCII characters without spaces or line breaks");
+      expect(err).toContain("LLM_ACCOUNTS_ACCOUNT_KEY: the account key must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)");
       expect(err).not.toContain("SpacedSpaced");
     } finally {
       await rm(dir, { recursive: true, force: true });

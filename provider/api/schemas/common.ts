@@ -1,33 +1,40 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { ADMIN_KEY_PREFIX, ALIAS_MAX_LENGTH, IP_ALLOW_ACCEPTS_CIDR, KEY_MAX_LENGTH, KEY_PREFIX, MODEL_NAME_MAX_LENGTH } from "../assumptions.js";
+import {
+  ADMIN_KEY_PREFIX,
+  ALIAS_MAX_LENGTH,
+  IP_ALLOW_ACCEPTS_CIDR,
+  KEY_CHARACTERS,
+  KEY_CHARACTERS_EXPECTED,
+  KEY_MAX_LENGTH,
+  KEY_PREFIX,
+  MODEL_NAME_MAX_LENGTH,
+} from "../assumptions.js";
 
-/** An API key or sub-account token as the wire carries it. Never an admin key. */
-export const KeySchema = z
-  .string()
-  .max(KEY_MAX_LENGTH, `must be at most ${KEY_MAX_LENGTH} characters`)
-  .refine((k) => k.startsWith(KEY_PREFIX) && k.length > KEY_PREFIX.length, {
-    error: `must be a key that begins with "${KEY_PREFIX}"`,
-  })
-  .refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { error: "must not be an admin key" });
+const KEY_TEXT = new RegExp(`^[${KEY_CHARACTERS}]*$`);
 
 /**
- * The text of a credential: what an `Authorization: Bearer` header carries as one token, visible ASCII without
- * spaces. A key file's newline or a pasted non-Latin-1 character is never part of a key; an HTTP client refuses
- * to send it, so it is caught here, where the credential is chosen, and never reaches a request.
+ * Text made of key characters only (KEY_CHARACTERS), at most KEY_MAX_LENGTH of them. A key file's newline or a
+ * pasted non-Latin-1 character is never part of a key (an HTTP client refuses to send it), and a key of other
+ * characters would not be masked whole in a message.
  */
-const CredentialTextSchema = z
+const KeyTextSchema = z
   .string()
   .max(KEY_MAX_LENGTH, `must be at most ${KEY_MAX_LENGTH} characters`)
-  .regex(/^[\x21-\x7e]*$/, "must be visible ASCII characters without spaces or line breaks");
+  .refine((k) => KEY_TEXT.test(k), { error: KEY_CHARACTERS_EXPECTED });
+
+/** An API key or sub-account token as the wire carries it. Never an admin key. */
+export const KeySchema = KeyTextSchema.refine((k) => k.startsWith(KEY_PREFIX) && k.length > KEY_PREFIX.length, {
+  error: `must be a key that begins with "${KEY_PREFIX}"`,
+}).refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { error: "must not be an admin key" });
 
 /** The admin key of the management group (spec 5): `sk-admin-` and more. */
-export const AdminKeySchema = CredentialTextSchema.refine((k) => k.startsWith(ADMIN_KEY_PREFIX) && k.length > ADMIN_KEY_PREFIX.length, {
+export const AdminKeySchema = KeyTextSchema.refine((k) => k.startsWith(ADMIN_KEY_PREFIX) && k.length > ADMIN_KEY_PREFIX.length, {
   error: `must be an admin key that begins with "${ADMIN_KEY_PREFIX}"`,
 });
 
-/** The main account key of the sub-account group (spec 5): `sk-` and more, never an admin key. */
-export const AccountKeySchema = CredentialTextSchema.pipe(KeySchema);
+/** The main account key of the sub-account group (spec 5): a key (`sk-`...), never an admin key. */
+export const AccountKeySchema = KeySchema;
 
 /**
  * An alias: non-empty, without leading or trailing spaces. Refused rather than trimmed: a trimmed alias
