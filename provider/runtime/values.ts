@@ -123,9 +123,12 @@ function definedOnly(record: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined));
 }
 
-/** A value as a failure quotes it: a 1,000,000-character alias is shown by its start and length. */
+/**
+ * A value as a failure quotes it: a 1,000,000-character alias is shown by its start and length. Keys are masked
+ * before the cut, which could otherwise leave the start of a key too short to be recognised as one.
+ */
 function quoted(value: string | number): string {
-  const text = JSON.stringify(value);
+  const text = JSON.stringify(typeof value === "string" ? redact(value) : value);
   return text.length > QUOTED_MAX ? `${text.slice(0, QUOTED_MAX)}..." (${String(value).length} characters)` : text;
 }
 

@@ -59,6 +59,16 @@ describe("keys in plain fields", () => {
     expect(text).toContain("looks like a key");
   });
 
+  test("a key past the quoted part of a long alias shows no part of the key but its masked form", async () => {
+    // The quote is cut at 60 characters; a key starting just before the cut must be masked before it is cut.
+    for (const start of [50, 54, 57, 58, 59]) {
+      const alias = "x".repeat(start) + " " + key;
+      const { failures } = await apiKey.check({}, { alias });
+      const text = JSON.stringify(failures);
+      for (let i = 3; i + 4 <= key.length - 4; i++) expect(text).not.toContain(key.slice(i, i + 4));
+    }
+  });
+
   test("an alias that merely contains sk- or describes a prefix passes", async () => {
     for (const alias of ["task-runner", "disk-cleanup-job", "uses sk-admin- keys"]) {
       expect((await apiKey.check({}, { alias })).failures).toEqual([]);
