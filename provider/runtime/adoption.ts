@@ -5,15 +5,12 @@ import { KeySchema, type SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { neverShown, optionalOrNull, UNKNOWN } from "./values.js";
 
-/** The tokens a batch adopts, from inputs or outputs; none for states written before `adoptTokens` existed. */
+/**
+ * `adoptTokens` of inputs (the tokens declared) or of outputs (the adopted set the state keeps, see nextAdoption);
+ * none for states written before `adoptTokens` existed.
+ */
 export function adoptedTokens(props: Record<string, unknown>): string[] {
   return Array.isArray(props.adoptTokens) ? (props.adoptTokens as string[]) : [];
-}
-
-/** True when two `adoptTokens` values name the same tokens, in whatever order. */
-export function sameTokenSet(a: readonly string[], b: readonly string[]): boolean {
-  const set = new Set(a);
-  return set.size === new Set(b).size && b.every((t) => set.has(t));
 }
 
 const SUB_ACCOUNT_KEY = "must be a sub-account key that begins with sk- (not an admin key)";
@@ -66,4 +63,43 @@ export async function findAdopted(api: SubAccountsApi, adoptTokens: readonly str
     );
   }
   return wanted.map((t) => byToken.get(t)!);
+}
+
+/**
+ * What an update does with a batch's adopted set (the `adoptTokens` its state keeps: every token it adopted and
+ * has not released, gone ones included). A non-empty `adoptTokens` input is the set: tokens not in it before are
+ * `added` (they must exist), tokens left out are `released`. An input removed, or `[]`, leaves the set as it is:
+ * the adoption config matters when objects are taken over, not afterwards.
+ */
+export function nextAdoption(adopted: readonly string[], declared: readonly string[]): { set: string[]; added: string[]; released: string[] } {
+  if (declared.length === 0) return { set: [...adopted], added: [], released: [] };
+  const before = new Set(adopted);
+  const after = new Set(declared);
+  return { set: [...declared], added: declared.filter((t) => !before.has(t)), released: adopted.filter((t) => !after.has(t)) };
+}
+
+/**
+ * The failure of a `count` below the adopted sub-accounts a batch holds, which a lower count never deletes
+ * (only possible once `adoptTokens` is removed: check holds a declared list to `count` itself).
+ */
+export function adoptedCountFailure(count: unknown, held: number): string | undefined {
+  if (typeof count !== "number" || count >= held) return undefined;
+  return (
+    `count: ${count} is below the ${held} sub-accounts this batch adopted and holds, and a lower count never deletes an adopted one: ` +
+    "raise count, or release some by listing in adoptTokens the tokens to keep"
+  );
+}
+
+/**
+ * The failure of an `adoptKey` given after adoption that names another key than those of the resource: its key,
+ * its previous key (both change with rotations) or the key it adopted (what the program still holds after one).
+ * adoptKey takes a key over when the resource is created; it never moves a resource to another key.
+ */
+export function adoptKeyFailure(adoptKey: unknown, held: { key: string; previousKey?: string; adoptKey?: string }): string | undefined {
+  if (typeof adoptKey !== "string" || adoptKey === UNKNOWN) return undefined;
+  if (adoptKey === held.key || adoptKey === held.previousKey || adoptKey === held.adoptKey) return undefined;
+  return (
+    `adoptKey: ${maskKey(adoptKey)} is neither this resource's key, its previous key, nor the key it adopted; ` +
+    "adoptKey takes over a key only when the resource is created: to manage another key, declare another resource"
+  );
 }

@@ -3,7 +3,7 @@ import { fromWire, toWire } from "../api/casing.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
 import { AliasStringSchema, SecurityConfigSchema, type ApiKeyView, type SecurityConfig } from "../api/schemas/index.js";
-import { AdoptKeySchema } from "./adoption.js";
+import { adoptKeyFailure, AdoptKeySchema } from "./adoption.js";
 import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { coalescerFor } from "./deleteCoalescer.js";
@@ -18,7 +18,7 @@ import {
   triggersChanged,
   type RotationState,
 } from "./rotation.js";
-import { checkInputs, noKeysIn, optionalOrNull, UNKNOWN, same, type CheckFailure } from "./values.js";
+import { checkInputs, noKeysIn, optionalOrNull, same, type CheckFailure } from "./values.js";
 
 /** A security config as users write it (camelCase), validated by the wire schema and kept in canonical form. */
 const SecurityConfigInputSchema = z
@@ -84,7 +84,11 @@ function viewOf(answer: { alias: string; enabled: boolean; securityConfig?: Secu
   return { alias: answer.alias, enabled: answer.enabled, securityConfig: answer.securityConfig ?? {} };
 }
 
-function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live?: LiveView): ApiKeyOutputs {
+/**
+ * The outputs of a key. `adoptKey` is the key the resource adopted at its creation, kept from then on whatever the
+ * input says (the program may drop it, or still hold it after a rotation deleted that key).
+ */
+function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live: LiveView | undefined, adoptKey: string | undefined): ApiKeyOutputs {
   const out: ApiKeyOutputs = {
     alias: live?.alias ?? inputs.alias,
     enabled: live?.enabled ?? inputs.enabled,
@@ -93,7 +97,7 @@ function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live?: 
     keyHint: maskKey(key),
     createdAt,
   };
-  if (inputs.adoptKey !== undefined) out.adoptKey = inputs.adoptKey;
+  if (adoptKey !== undefined) out.adoptKey = adoptKey;
   if (inputs.connection !== undefined) out.connection = inputs.connection;
   if (inputs.rotation !== undefined) out.rotation = inputs.rotation;
   return out;
@@ -150,15 +154,15 @@ export async function check(olds: Props, news: Props): Promise<{ inputs: ApiKeyI
 }
 
 /**
- * diff: replacement only for another key or another platform; otherwise an update of what changed. A due
- * rotation (triggers, age) and an expired previous key are updates of the same resource.
+ * diff: replacement only for another platform; otherwise an update of what changed. A due rotation (triggers,
+ * age) and an expired previous key are updates of the same resource. `adoptKey` after creation changes nothing
+ * (removed, or a key the resource holds or adopted); another key fails here, at preview.
  */
 export async function diff(_id: string, state: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
+  const notOurs = adoptKeyFailure(news.adoptKey, olds);
+  if (notOurs !== undefined) throw new LlmAccountsError(notOurs);
   const replaces: string[] = [];
-  const adoptOld = olds.adoptKey;
-  const adoptNew = news.adoptKey;
-  if (adoptNew === UNKNOWN || (adoptOld ?? null) !== (adoptNew ?? null)) replaces.push("adoptKey");
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
 
@@ -186,7 +190,7 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
     const live = await find(client, key);
     if (!live) throw new LlmAccountsError(`adoptKey: the key ${maskKey(key)} does not exist on the platform; nothing was changed`);
     const view = await converge(client, key, viewOf(live), inputs);
-    const outs = outputsOf(inputs, key, live.createdAt, view);
+    const outs = outputsOf(inputs, key, live.createdAt, view, key);
     // A key already as old as `rotation.everyDays` rotates in the run that adopts it: one `up` converges.
     if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(fingerprint(key), outs, inputs) };
     return { id: fingerprint(key), outs };
@@ -196,10 +200,10 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
     keptWithError(
       `the key was created but could not be disabled (${cause.message}); it is kept in the state and the next update disables it`,
       fingerprint(kept.key),
-      outputsOf(inputs, kept.key, kept.createdAt, kept.view),
+      outputsOf(inputs, kept.key, kept.createdAt, kept.view, undefined),
     ),
   );
-  return { id: fingerprint(issued.key), outs: outputsOf(inputs, issued.key, issued.createdAt, issued.view) };
+  return { id: fingerprint(issued.key), outs: outputsOf(inputs, issued.key, issued.createdAt, issued.view, undefined) };
 }
 
 /** A create whose answer was lost: the key may exist, and the API cannot list keys; what the user can do. */
@@ -246,7 +250,7 @@ async function rotate(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Pro
   const deletes = coalescerFor(client.apiKeys);
   if (old.previousKey) await deletes.delete(old.previousKey);
   const withPrevious = (issued: Issued): ApiKeyOutputs => ({
-    ...outputsOf(inputs, issued.key, issued.createdAt, issued.view),
+    ...outputsOf(inputs, issued.key, issued.createdAt, issued.view, old.adoptKey),
     rotatedAt: issued.createdAt,
     previousKey: old.key,
     previousKeyExpiresAt: expiryOf(issued.createdAt, inputs.rotation),
@@ -283,7 +287,7 @@ export async function update(id: string, state: ApiKeyOutputs, inputs: ApiKeyInp
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(id, old, inputs) };
   const client = clientFor(inputs.connection);
   const live = await converge(client, old.key, viewOf(old), inputs);
-  const outs = { ...outputsOf(inputs, old.key, old.createdAt, live), ...rotationStateOf(old) };
+  const outs = { ...outputsOf(inputs, old.key, old.createdAt, live, old.adoptKey), ...rotationStateOf(old) };
   if (!old.previousKey || previousExpiry(old, Date.now()) === undefined) return { outs };
   try {
     await coalescerFor(client.apiKeys).delete(old.previousKey);
@@ -297,29 +301,35 @@ export async function update(id: string, state: ApiKeyOutputs, inputs: ApiKeyInp
 
 /**
  * read (refresh): one get, and one more for a previous key (one deleted elsewhere drops out). Gone on the
- * platform: an empty id. The keys themselves are carried forward. The inputs returned are the platform's
- * values, so that a preview after a refresh shows drift as `old => new`; a due rotation or an expired previous
- * key shows as `rotationDue` in both (nothing is rotated or deleted here).
+ * platform: an empty id. The keys themselves are carried forward. Where the platform drifted from the outputs,
+ * the inputs returned are its values, so that a preview after a refresh shows drift as `old => new`; a due
+ * rotation or an expired previous key shows as `rotationDue` in both (nothing is rotated or deleted here).
+ * Where nothing drifted, no inputs: the engine keeps those check stored, and a gate shows nothing.
  */
 export async function read(id: string, state: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const old = fromState(state);
   const client = clientFor(old.connection);
   const live = await find(client, old.key);
   if (!live) return { id: "", props: {} };
-  const outs: ApiKeyOutputs = { ...outputsOf(old, old.key, live.createdAt, viewOf(live)), ...rotationStateOf(old) };
+  const view = viewOf(live);
+  const outs: ApiKeyOutputs = { ...outputsOf(old, old.key, live.createdAt, view, old.adoptKey), ...rotationStateOf(old) };
   if (old.previousKey && !(await find(client, old.previousKey))) {
     delete outs.previousKey;
     delete outs.previousKeyExpiresAt;
   }
   const due = dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now());
   if (due !== undefined) outs.rotationDue = due;
+  const drifted =
+    view.alias !== old.alias || view.enabled !== old.enabled || !same(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
+  if (!drifted) return { id, props: outs };
+  // Never adoptKey: the engine keeps an input secret only when the one it held was, and the program may no
+  // longer give it. Nothing reads it back from the inputs anyway: the outputs keep it.
   const inputs: ApiKeyInputs = { alias: outs.alias, enabled: outs.enabled, securityConfig: outs.securityConfig };
-  if (old.adoptKey !== undefined) inputs.adoptKey = old.adoptKey;
   if (old.connection !== undefined) inputs.connection = old.connection;
   if (old.rotation !== undefined) inputs.rotation = old.rotation;
   // In the inputs too: the previews that follow compare old inputs with new ones and show `- rotationDue: "..."`.
   if (due !== undefined) inputs.rotationDue = due;
-  return { id, props: { ...outs }, inputs };
+  return { id, props: outs, inputs };
 }
 
 /** delete: the key and a previous one, coalesced with the other key deletes of this process. */

@@ -4,10 +4,14 @@ import type * as pulumi from "@pulumi/pulumi";
 export type Props = Record<string, unknown>;
 
 /**
- * What read answers: the live outputs and the inputs they imply, or an empty id when the resource is gone.
- * (Pulumi's `ReadResult` types `inputs` as outputs; the engine takes them as inputs, so they are typed so here.)
+ * A read that found the resource: its live outputs, and the inputs they imply when the platform drifted from the
+ * outputs. Without `inputs` the engine keeps the inputs it stored, so a refresh that finds nothing changed shows
+ * nothing. (Pulumi's `ReadResult` types `inputs` as outputs; the engine takes them as inputs, so they are typed so.)
  */
-export type ReadOutcome<I, O> = { id: string; props: O; inputs: I } | { id: ""; props: Record<string, never> };
+export type ReadFound<I, O> = { id: string; props: O; inputs?: I };
+
+/** What read answers: the resource found, or an empty id when it is gone. */
+export type ReadOutcome<I, O> = ReadFound<I, O> | { id: ""; props: Record<string, never> };
 
 /**
  * The dynamic provider contract (`pulumi.dynamic.ResourceProvider`) with the runtime's input and output types.

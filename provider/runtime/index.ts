@@ -14,7 +14,7 @@ export { SharedSubAccountList, SHARE, SHARING_SWITCH } from "./sharedList.js";
 export { UNKNOWN } from "./values.js";
 export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
 export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatch.js";
-export type { TypedProvider, ReadOutcome, Props } from "./contract.js";
+export type { TypedProvider, ReadOutcome, ReadFound, Props } from "./contract.js";
 
 /** Where the engine keeps the stored provider text, among the inputs and the outputs of every dynamic resource. */
 const PROVIDER_KEY = "__provider";

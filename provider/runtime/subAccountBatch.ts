@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { toWire } from "../api/casing.js";
-import { deleteTookEffect, NotFoundError } from "../client/errors.js";
+import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint } from "../api/redact.js";
 import {
   convertModelPricing,
@@ -10,7 +10,7 @@ import {
   type SubAccount,
 } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { adoptedTokens, AdoptTokensSchema, findAdopted, sameTokenSet } from "./adoption.js";
+import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, nextAdoption } from "./adoption.js";
 import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
 import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
@@ -94,7 +94,11 @@ function view(s: SubAccount): SubAccountView {
 
 const byId = (a: SubAccountView, b: SubAccountView): number => a.id - b.id;
 
-function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): SubAccountBatchOutputs {
+/**
+ * The outputs of a batch. `adoptTokens` is the adopted set (see nextAdoption), kept whatever the input says later:
+ * an adopted sub-account is owned like a created one, so one deleted elsewhere is recreated to reach `count`.
+ */
+function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[], adopted: readonly string[]): SubAccountBatchOutputs {
   const sorted = [...subAccounts].sort(byId);
   const out: SubAccountBatchOutputs = {
     alias: inputs.alias,
@@ -104,7 +108,7 @@ function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[])
     subAccounts: sorted,
     tokens: sorted.map((s) => s.token),
   };
-  if (inputs.adoptTokens !== undefined) out.adoptTokens = inputs.adoptTokens;
+  if (adopted.length > 0) out.adoptTokens = [...adopted];
   if (inputs.connection !== undefined) out.connection = inputs.connection;
   return out;
 }
@@ -118,12 +122,21 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * diff: balance (which the API cannot change after creation) or another platform: replacement. A batch that
  * adopts is never replaced for its balance or its `adoptTokens`: the replacement's create would adopt the
  * same sub-accounts that the old batch's delete then removes. Its balance applies to sub-accounts it creates.
+ * `adoptTokens` removed or `[]` after adoption changes nothing; a `count` below the adopted sub-accounts held
+ * fails here, at preview.
  */
 export async function diff(_id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
   const replaces: string[] = [];
+  const adopted = adoptedTokens(olds);
   const adoptUnknown = containsUnknown(news.adoptTokens);
-  const adopting = adoptUnknown || adoptedTokens(olds).length > 0 || adoptedTokens(news).length > 0;
+  const next = adoptUnknown ? undefined : nextAdoption(adopted, adoptedTokens(news));
+  if (next) {
+    const keep = new Set(next.set);
+    const tooLow = adoptedCountFailure(news.count, olds.subAccounts.filter((s) => keep.has(s.token)).length);
+    if (tooLow !== undefined) throw new LlmAccountsError(tooLow);
+  }
+  const adopting = adoptUnknown || adopted.length > 0 || adoptedTokens(news).length > 0;
   if (olds.balance !== news.balance && !adopting) replaces.push("balance");
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
@@ -132,8 +145,9 @@ export async function diff(_id: string, state: SubAccountBatchOutputs, news: Sub
     olds.alias !== news.alias ||
     olds.balance !== news.balance ||
     olds.count !== news.count ||
-    adoptUnknown ||
-    !sameTokenSet(adoptedTokens(olds), adoptedTokens(news)) ||
+    next === undefined ||
+    next.added.length > 0 ||
+    next.released.length > 0 ||
     !same(olds.modelPricing, news.modelPricing) ||
     connection.changed;
   if (replaces.length > 0) {
@@ -151,9 +165,16 @@ export async function diff(_id: string, state: SubAccountBatchOutputs, news: Sub
  * is known plus `unconfirmedSince`, so that the next read or update finds what the lost create made instead of
  * leaving it orphaned. Any other error is left as it is.
  */
-function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[], existedBefore: SubAccount[] = []): unknown {
+function keepUnconfirmed(
+  err: unknown,
+  id: string,
+  inputs: SubAccountBatchInputs,
+  current: SubAccountView[],
+  adopted: readonly string[],
+  existedBefore: SubAccount[] = [],
+): unknown {
   if (!(err instanceof UnconfirmedCreateError)) return err;
-  const properties: SubAccountBatchOutputs = { ...outputsOf(inputs, current), unconfirmedSince: new Date(err.since).toISOString() };
+  const properties: SubAccountBatchOutputs = { ...outputsOf(inputs, current, adopted), unconfirmedSince: new Date(err.since).toISOString() };
   if (existedBefore.length > 0) properties.unconfirmedExcept = existedBefore.map((s) => s.id);
   return keptInState(err, id, properties);
 }
@@ -193,29 +214,31 @@ export async function create(inputs: SubAccountBatchInputs): Promise<{ id: strin
       created = await createMore(api, inputs, inputs.count - adopted.length, new Set([...adopt, ...existedBefore.map((s) => s.token)]));
     } catch (err) {
       const first = [...adopted].sort(byId)[0]?.token;
-      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, existedBefore);
+      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, adopt, existedBefore);
     }
   }
-  const outs = outputsOf(inputs, [...adopted, ...created]);
+  const outs = outputsOf(inputs, [...adopted, ...created], adopt);
   return { id: `sab-${fingerprint(outs.tokens[0] ?? inputs.alias)}`, outs };
 }
 
 /**
  * update: count down: one delete of the newest surplus, never of an adopted sub-account; alias or pricing
  * changed: one edit of the sub-accounts kept whose alias or pricing differ; count up: one create of the
- * difference. Tokens added to `adoptTokens` are verified with one list and adopted; tokens removed from it are
- * released: they leave the batch and stay on the platform untouched (another batch may adopt them in the same
- * deployment).
+ * difference (adopted sub-accounts deleted elsewhere included). Tokens added to a non-empty `adoptTokens` are
+ * verified with one list and adopted; tokens taken out of it are released: they leave the batch and stay on the
+ * platform untouched (another batch may adopt them in the same deployment).
  */
 export async function update(id: string, state: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const old = fromState(state);
   const api = clientFor(inputs.connection).subAccounts;
-  const adopt = adoptedTokens(inputs);
-  const keep = new Set(adopt);
-  const released = new Set(adoptedTokens(old).filter((t) => !keep.has(t)));
+  const declared = adoptedTokens(inputs);
+  const adoption = nextAdoption(adoptedTokens(old), declared);
+  const keep = new Set(adoption.set);
+  const released = new Set(adoption.released);
   let current = old.subAccounts.filter((s) => !released.has(s.token));
   const held = new Set(current.map((s) => s.token));
-  const added = await findAdopted(api, adopt, adopt.filter((t) => !held.has(t)));
+  // Only a token never adopted by this batch must exist: one adopted before and gone since is recreated below.
+  const added = await findAdopted(api, declared, adoption.added.filter((t) => !held.has(t)));
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
     const listed = await api.list({ alias: old.alias });
@@ -234,35 +257,41 @@ export async function update(id: string, state: SubAccountBatchOutputs, inputs: 
       const made = await createMore(api, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
       current = [...current, ...made];
     } catch (err) {
-      throw keepUnconfirmed(err, id, inputs, current);
+      throw keepUnconfirmed(err, id, inputs, current, adoption.set);
     }
   }
-  return { outs: outputsOf(inputs, current) };
+  return { outs: outputsOf(inputs, current, adoption.set) };
 }
 
 /**
  * read (refresh): one list call, shared with the other reads of the command (sharedList.ts). Sub-accounts
- * deleted elsewhere drop out; alias and pricing drift show. The inputs returned are the platform's values, so
- * that a preview after a refresh shows drift as `old => new`.
+ * deleted elsewhere drop out (the next update recreates them, adopted ones included); alias and pricing drift
+ * show. Where the platform drifted, the inputs returned are its values, so that a preview after a refresh shows
+ * drift as `old => new`; where nothing drifted, no inputs: the engine keeps those check stored. A batch that
+ * adopted is never reported gone, even with every sub-account deleted: its next update creates `count` anew
+ * (a create would look for the adopted tokens, which are gone).
  */
 export async function read(id: string, state: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const old = fromState(state);
   const api = clientFor(old.connection).subAccounts;
+  const adopted = adoptedTokens(old);
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const { all, byToken } = await sharedListFor(api).snapshot();
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? []);
   const live = [...ours, ...unconfirmedAmong(old, all, new Set(old.tokens))].map(view);
-  if (live.length === 0) return { id: "", props: {} };
+  if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };
   const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, old.modelPricing));
   const inputs: SubAccountBatchInputs = {
     ...old,
     alias: drifted?.alias ?? old.alias,
     modelPricing: drifted?.modelPricing ?? old.modelPricing,
   };
-  const outs = outputsOf(inputs, live);
+  const outs = outputsOf(inputs, live, adopted);
+  if (!drifted && outs.count === old.count) return { id, props: outs };
+  // Never adoptTokens: the engine keeps an input secret only when the one it held was, and the program may no
+  // longer give it. Nothing reads it back from the inputs anyway: the outputs keep the adopted set.
   const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
-  if (old.adoptTokens !== undefined) liveInputs.adoptTokens = old.adoptTokens;
   if (old.connection !== undefined) liveInputs.connection = old.connection;
   return { id, props: outs, inputs: liveInputs };
 }

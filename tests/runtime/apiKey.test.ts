@@ -2,6 +2,7 @@ import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { calls, useRuntimeEmulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+import { found, inputsAfterRefresh } from "../support/readOutcome.js";
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));
@@ -14,7 +15,7 @@ async function checked(news: Props): Promise<ApiKeyInputs> {
   return inputs;
 }
 
-async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; inputs: Props }> {
+async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; inputs: ApiKeyInputs }> {
   const inputs = await checked(news);
   const { id, outs } = await apiKey.create(inputs);
   return { id, outs, inputs };
@@ -93,13 +94,36 @@ describe("ApiKey provider", () => {
     expect(emu.requests().map((r) => r.op)).toEqual(["api-key/edit", "api-key/status"]);
   });
 
-  test("adoptKey changed: replacement; another base URL: replacement", async () => {
+  test("another base URL: replacement; a new adoptKey is never one: the diff (preview) fails naming adoptKey, masked", async () => {
     const { id, outs } = await created({ alias: "r" });
     const other = emu.state.createKey("console").key;
-    expect((await apiKey.diff(id, outs, await checked({ alias: "r", adoptKey: other }))).replaces).toEqual(["adoptKey"]);
+    const err = (await apiKey.diff(id, outs, await checked({ alias: "r", adoptKey: other })).catch((e: Error) => e)) as Error;
+    expect(err.message).toBe(
+      `adoptKey: sk-...${other.slice(-4)} is neither this resource's key, its previous key, nor the key it adopted; ` +
+        "adoptKey takes over a key only when the resource is created: to manage another key, declare another resource",
+    );
+    expectNoSecret(String(err) + err.stack, [other, outs.key]);
     expect((await apiKey.diff(id, outs, await checked({ alias: "r", connection: { baseUrl: "https://other.example.com" } }))).replaces).toEqual([
       "connection",
     ]);
+  });
+
+  test("adoptKey after adoption: removed, or given as the key itself, changes nothing (no diff, no call); the state keeps it", async () => {
+    const console = emu.state.createKey("kept").key;
+    const { id, outs } = await created({ alias: "kept", adoptKey: console });
+    emu.clearRequests();
+    for (const adoptKey of [undefined, console]) {
+      expect(await apiKey.diff(id, outs, await checked({ alias: "kept", adoptKey }))).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
+    }
+    // An update for another reason keeps the adopted key in the state, whatever the input says.
+    const { outs: renamed } = await apiKey.update(id, outs, await checked({ alias: "kept-2" }));
+    expect(renamed.adoptKey).toBe(console);
+    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+  });
+
+  test("a created key given its own value as adoptKey later: no change", async () => {
+    const { id, outs } = await created({ alias: "own" });
+    expect((await apiKey.diff(id, outs, await checked({ alias: "own", adoptKey: outs.key }))).changes).toBe(false);
   });
 
   test("read: one get; drift shows in the outputs; the key is carried forward", async () => {
@@ -116,6 +140,20 @@ describe("ApiKey provider", () => {
     expect(read.inputs).toEqual({ alias: "renamed", enabled: false, securityConfig: { geo: { countries: ["SG"] } } });
     const news = await checked({ alias: "drift" });
     expect((await apiKey.diff(id, read.props, news)).changes).toBe(true);
+  });
+
+  test("read: nothing drifted, no inputs: the engine keeps those check stored (a gate shows nothing)", async () => {
+    const { id, outs, inputs } = await created({ alias: "calm", securityConfig: { spendLimit: { monthly: 4 } } });
+    expect(inputsAfterRefresh(found(await apiKey.read(id, outs)), inputs)).toEqual(inputs);
+  });
+
+  test("read with drift never returns adoptKey among the inputs: the engine would store it in plain text when the program no longer gives it", async () => {
+    const console = emu.state.createKey("adopted-drift").key;
+    const { id, outs } = await created({ alias: "adopted-drift", adoptKey: console });
+    emu.state.disableKey(console);
+    const read = found(await apiKey.read(id, outs));
+    expect(read.inputs).toEqual({ alias: "adopted-drift", enabled: false, securityConfig: {} });
+    expect(read.props.adoptKey).toBe(console);
   });
 
   test("read of a key deleted elsewhere: an empty id", async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../support/emulator.js";
-import { found } from "../support/readOutcome.js";
+import { found, inputsAfterRefresh } from "../support/readOutcome.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -125,6 +125,37 @@ describe("rotation by trigger", () => {
     emu.clearRequests();
     expect((await up(first.id, after, { alias: "console", adoptKey: console, rotation: { triggers: ["y"] } })).changed).toBe(false);
   });
+
+  test("after an adopted key rotated, adoptKey kept (the deleted original), removed, or the current or previous key: no change, no call", async () => {
+    const console = emu.state.createKey("adopted").key;
+    const rotation = (t: string) => ({ overlapHours: 24, triggers: [t] });
+    const first = await created({ alias: "adopted", adoptKey: console, rotation: rotation("x") });
+    const once = await up(first.id, first, { alias: "adopted", adoptKey: console, rotation: rotation("y") });
+    // Rotated again: the original is neither the current key nor the previous one any more.
+    const twice = await up(first.id, once, { alias: "adopted", adoptKey: console, rotation: rotation("z") });
+    expect(twice.outs.previousKey).toBe(once.outs.key);
+    expect(emu.state.hasKey(console)).toBe(false);
+    emu.clearRequests();
+    for (const adoptKey of [console, undefined, twice.outs.key, once.outs.key]) {
+      const after = await up(first.id, twice, { alias: "adopted", adoptKey, rotation: rotation("z") });
+      expect(after.changed).toBe(false);
+      expect(after.outs.adoptKey).toBe(console);
+    }
+    expect(emu.requests()).toHaveLength(0);
+    const stranger = emu.state.createKey("stranger").key;
+    const inputs = await checked({ alias: "adopted", adoptKey: stranger, rotation: rotation("z") }, twice.inputs);
+    await expect(apiKey.diff(first.id, twice.outs, inputs)).rejects.toThrow(/^adoptKey: sk-\.\.\.\w{4} is neither this resource's key, its previous key, nor the key it adopted;/);
+  });
+
+  test("after a rotation by trigger, a refresh that finds nothing drifted keeps the stored inputs: the gate shows no `- rotationDue`", async () => {
+    const first = await created({ alias: "calm", rotation: { triggers: ["a"] } });
+    const after = await up(first.id, first, { alias: "calm", rotation: { triggers: ["b"] } });
+    // What check stored for the rotating update: the reason, shown by its preview.
+    expect(after.inputs.rotationDue).toBe("rotation triggered");
+    const read = found(await apiKey.read(first.id, after.outs));
+    expect(read.props.rotationDue).toBeUndefined();
+    expect(inputsAfterRefresh(read, after.inputs)).toEqual(after.inputs);
+  });
 });
 
 describe("rotation by age (the platform's created_at)", () => {
@@ -141,7 +172,7 @@ describe("rotation by age (the platform's created_at)", () => {
     expect(refreshed.inputs).toEqual({ alias: "old", enabled: true, securityConfig: {}, rotation: { everyDays: 90 }, rotationDue: refreshed.props.rotationDue });
 
     emu.clearRequests();
-    const after = await up(first.id, { outs: refreshed.props, inputs: refreshed.inputs }, { alias: "old", rotation: { everyDays: 90 } });
+    const after = await up(first.id, { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, first.inputs) }, { alias: "old", rotation: { everyDays: 90 } });
     expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
     expect(after.outs.rotationDue).toBeUndefined();
     expect(Date.now() - Date.parse(after.outs.createdAt)).toBeLessThan(DAY);
@@ -354,7 +385,7 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     const refreshed = found(await apiKey.read("legacy-id", old));
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
     expect(refreshed.props).toEqual(old);
-    expect(refreshed.inputs).toEqual(oldInputs);
+    expect(inputsAfterRefresh(refreshed, oldInputs)).toEqual(oldInputs);
 
     const same = await checked({ alias: "legacy", securityConfig: { geo: { countries: ["SG"] } } }, oldInputs);
     expect(same.rotationDue).toBeUndefined();

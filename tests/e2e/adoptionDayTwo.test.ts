@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
+import { emulator } from "../support/emulator.js";
+import { REPO } from "../support/programDir.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack } from "./support.js";
+
+// The day after an adoption (issue 21), as a user lives it with the real CLI: drift made in the web console is
+// named by the gate and repaired by one `up --refresh`; a rotated adopted key and a program that no longer
+// carries the adoption config change nothing. As few pulumi commands as the story needs.
+
+const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
+const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
+/** The exit code of `--expect-no-changes` when there are changes (Pulumi's ExitNoChanges), as the README says. */
+const GATE_FAILED = 7;
+
+let emu: Emulator;
+let ledger: SecretLedger;
+let stack: PulumiStack;
+let dir: string;
+/** The console-made objects: two keys and one team of three sub-accounts. */
+let ciRunner: string;
+let deployBot: string;
+let team: string[];
+/** Everything any command printed, checked for secrets at the end. */
+let printed = "";
+
+const writesIn = (calls: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(calls).filter(([op]) => WRITES.includes(op)));
+const teamTokens = () => emu.state.listSubAccounts().filter((s) => s.alias === "team-a").map((s) => s.token);
+
+function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
+  const started = Date.now();
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => {
+      printed += stdout + stderr;
+      done({ code: code ?? 1, stdout, stderr, ms: Date.now() - started });
+    });
+    child.stdin.end(stdin);
+  });
+}
+
+/** One pulumi command; its output is kept for the secret check and the emulator's calls returned with it. */
+async function pulumi(args: string[], allowFailure = false): Promise<RunResult & { calls: Record<string, number> }> {
+  emu.clearRequests();
+  const r = await stack.run(args, { allowFailure });
+  printed += r.stdout + r.stderr;
+  ledger.record();
+  return { ...r, calls: emu.calls() };
+}
+
+/** The gate as the README writes it. */
+const gate = () => pulumi(["preview", "--refresh", "--expect-no-changes", "--diff"], true);
+const up = (...extra: string[]) => pulumi(["up", "--yes", "--skip-preview", ...extra]);
+
+/** Rewrites the generated program: `edit` gets the text of one declaration (`new llm.X("name", {...});`). */
+function editDeclaration(name: string, edit: (declaration: string) => string): void {
+  const file = join(dir, "index.ts");
+  const text = readFileSync(file, "utf8");
+  const at = text.indexOf(`("${name}", {`);
+  expect(at).toBeGreaterThan(0);
+  const start = text.lastIndexOf("new llm.", at);
+  const end = text.indexOf("\n});", at) + "\n});".length;
+  const changed = edit(text.slice(start, end));
+  expect(changed).not.toBe(text.slice(start, end));
+  writeFileSync(file, text.slice(0, start) + changed + text.slice(end));
+}
+
+/**
+ * The resources of this package a `preview --diff` shows with an operation other than same, as "<op> <name>":
+ * each is a line `~ <type>: (<op>)` followed by its `[urn=...::<name>]`.
+ */
+function changedResources(stdout: string): string[] {
+  const lines = stdout.split("\n");
+  const changed: string[] = [];
+  lines.forEach((line, i) => {
+    const row = /^\s*[~+-]+\s+pulumi-nodejs:dynamic\/llm-accounts:\w+: \(([\w-]+)\)$/.exec(line);
+    const urn = /\[urn=.*::([^:\]]+)\]/.exec(lines.slice(i + 1, i + 3).join("\n"));
+    if (row && urn) changed.push(`${row[1]} ${urn[1]}`);
+  });
+  return changed;
+}
+
+beforeAll(async () => {
+  const cli = await requirePulumiCli();
+  emu = await emulator({ rateWindowMs: 1000 });
+  ciRunner = emu.state.createKey("ci-runner").key;
+  deployBot = emu.state.createKey("deploy-bot", { spend_limit: { monthly: 20 } }).key;
+  team = emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 3 }).map((s) => s.token);
+  ledger = new SecretLedger(emu);
+  dir = mkdtempSync(join(tmpdir(), "llm-day-two-"));
+  linkNodeModules(dir);
+  // No `stack init`: as the README's steps go, the import creates the stack in the empty folder.
+  stack = new PulumiStack({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV }, cli);
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  disposeStack(stack);
+  await emu?.close();
+});
+
+describe("adoption, day two: drift in the console repaired, a rotated adopted key, the adoption config removed", () => {
+  test("import, then the first up makes zero writes", async () => {
+    const imported = await llmImport(["--keys", "-", "--stack", stack.stack], [ciRunner, deployBot].join("\n"), stack.env);
+    expect(imported.code).toBe(0);
+    // The key that rotates later declares triggers from the start: adding them rotates nothing.
+    editDeclaration("deploy-bot", (d) => d.replace("\n});", '\n  rotation: { triggers: ["v1"] },\n});'));
+    const first = await up();
+    expect(writesIn(first.calls)).toEqual({});
+    expect(first.calls).toEqual({ "api-key/get": 2, "sub-account/list": 1 });
+  }, 240_000);
+
+  test("a sub-account deleted and a key disabled in the console: the gate fails with code 7 naming both", async () => {
+    emu.state.deleteSubAccounts([team[1]]);
+    emu.state.disableKey(ciRunner);
+    const drift = await gate();
+    expect(drift.code).toBe(GATE_FAILED);
+    expect(writesIn(drift.calls)).toEqual({});
+    // Each named twice: what the refresh found, and the update that would put it back.
+    expect(changedResources(drift.stdout).sort()).toEqual(["refresh ci-runner", "refresh team-a", "update ci-runner", "update team-a"]);
+  }, 240_000);
+
+  test("one up --refresh repairs both: one status call, one create; the adopted sub-accounts that remain are kept", async () => {
+    const repair = await up("--refresh");
+    expect(writesIn(repair.calls)).toEqual({ "api-key/status": 1, "sub-account/create": 1 });
+    expect(emu.state.getKey(ciRunner)?.enabled).toBe(true);
+    const now = teamTokens();
+    expect(now).toHaveLength(3);
+    expect(now).toEqual(expect.arrayContaining([team[0], team[2]]));
+  }, 240_000);
+
+  test("the gate then passes and shows no change", async () => {
+    const clean = await gate();
+    expect(clean.code).toBe(0);
+    expect(changedResources(clean.stdout)).toEqual([]);
+    expect(writesIn(clean.calls)).toEqual({});
+  }, 240_000);
+
+  test("an adopted key rotates; then the program without adoptKey and adoptTokens: the gate shows nothing, up calls nothing", async () => {
+    editDeclaration("deploy-bot", (d) => d.replace('triggers: ["v1"]', 'triggers: ["v2"]'));
+    const rotated = await up();
+    expect(writesIn(rotated.calls)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(emu.state.hasKey(deployBot)).toBe(false);
+    const current = emu.state.listKeys().filter((k) => k.alias === "deploy-bot");
+    expect(current).toHaveLength(1);
+
+    // The config still holds the original key, which the rotation deleted: the user cleans up the program.
+    for (const name of ["ci-runner", "deploy-bot", "team-a"]) {
+      editDeclaration(name, (d) => d.replace(/\n\s*adopt(Key|Tokens): [^\n]*,/, ""));
+    }
+    const clean = await gate();
+    expect(clean.code).toBe(0);
+    expect(changedResources(clean.stdout)).toEqual([]);
+    const after = await up();
+    expect(after.calls).toEqual({});
+    expect(emu.state.listKeys().filter((k) => k.alias === "deploy-bot")).toEqual(current);
+    expect(emu.state.getKey(ciRunner)?.enabled).toBe(true);
+    expect(teamTokens().sort()).toEqual(
+      emu.state
+        .listSubAccounts()
+        .map((s) => s.token)
+        .sort(),
+    );
+    expect(teamTokens()).toHaveLength(3);
+  }, 240_000);
+
+  test("no key or token in plain text in the state, the backend, the program folder or any output", async () => {
+    const folder = readdirSync(dir)
+      .filter((f) => f !== "node_modules")
+      .map((f) => readFileSync(join(dir, f), "utf8"))
+      .join("\n");
+    ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
+    ledger.expectAbsent(stack.backendText(), "the backend folder");
+    ledger.expectAbsent(folder, "the program folder");
+    ledger.expectAbsent(printed, "the output of import and pulumi");
+  }, 120_000);
+});
