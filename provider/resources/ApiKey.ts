@@ -40,7 +40,8 @@ export interface ApiKeyArgs {
   securityConfig?: pulumi.Input<SecurityConfigArgs>;
   /**
    * Take over a key made elsewhere (the web console) instead of creating one. Always stored as a secret.
-   * Destroying the resource deletes the key: use `retainOnDelete` to keep it.
+   * It matters at creation: removing it later, or keeping it after a rotation deleted that key, changes
+   * nothing; another key fails the preview. Destroying the resource deletes the key: use `retainOnDelete`.
    */
   adoptKey?: pulumi.Input<string>;
   /** Which account: names of environment variables, never key values. */

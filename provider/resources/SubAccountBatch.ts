@@ -32,8 +32,9 @@ export interface SubAccountBatchArgs {
   modelPricing?: pulumi.Input<pulumi.Input<ModelPricingArgs>[]>;
   /**
    * Sub-accounts made elsewhere (their keys) that the batch manages instead of creating them; they count
-   * towards `count` and keep their balances. Always stored as a secret. Destroy deletes them too: use
-   * `retainOnDelete` to keep them. Removing a token from the list releases it (it stays on the platform).
+   * towards `count` and keep their balances. Always stored as a secret. Once adopted they are owned like created
+   * ones (one deleted elsewhere is recreated), and removing the list or `[]` changes nothing; a token taken out of
+   * a non-empty list is released (it stays on the platform). Destroy deletes them too: use `retainOnDelete`.
    */
   adoptTokens?: pulumi.Input<pulumi.Input<string>[]>;
   /** Which account: names of environment variables, never key values. */
