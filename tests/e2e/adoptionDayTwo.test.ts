@@ -76,6 +76,15 @@ function editDeclaration(name: string, edit: (declaration: string) => string): v
 }
 
 /**
+ * The calls the program itself makes each time it runs (a data source in the program, not a resource): the
+ * generated program finds the tokens of the sub-accounts it adopts by id with one list of the account.
+ */
+function programReads(): Record<string, number> {
+  const lists = (readFileSync(join(dir, "index.ts"), "utf8").match(/getSubAccountsOutput\(/g) ?? []).length;
+  return lists > 0 ? { "sub-account/list": lists } : {};
+}
+
+/**
  * The resources of this package a `preview --diff` shows with an operation other than same, as "<op> <name>":
  * each is a line `~ <type>: (<op>)` followed by its `[urn=...::<name>]`.
  */
@@ -116,7 +125,9 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
     editDeclaration("deploy-bot", (d) => d.replace("\n});", '\n  rotation: { triggers: ["v1"] },\n});'));
     const first = await up();
     expect(writesIn(first.calls)).toEqual({});
-    expect(first.calls).toEqual({ "api-key/get": 2, "sub-account/list": 1 });
+    // One get per key and one list for the batch, besides what the program reads itself.
+    const reads = programReads()["sub-account/list"] ?? 0;
+    expect(first.calls).toEqual({ "api-key/get": 2, "sub-account/list": 1 + reads });
   }, 240_000);
 
   test("a sub-account deleted and a key disabled in the console: the gate fails with code 7 naming both", async () => {
@@ -155,13 +166,14 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
 
     // The config still holds the original key, which the rotation deleted: the user cleans up the program.
     for (const name of ["ci-runner", "deploy-bot", "team-a"]) {
-      editDeclaration(name, (d) => d.replace(/\n\s*adopt(Key|Tokens): [^\n]*,/, ""));
+      editDeclaration(name, (d) => d.replace(/\n\s*adopt(Key|Tokens): [^\n]*/, ""));
     }
     const clean = await gate();
     expect(clean.code).toBe(0);
     expect(changedResources(clean.stdout)).toEqual([]);
     const after = await up();
-    expect(after.calls).toEqual({});
+    // No call from any resource: only the program's own read, if it still makes one.
+    expect(after.calls).toEqual(programReads());
     expect(emu.state.listKeys().filter((k) => k.alias === "deploy-bot")).toEqual(current);
     expect(emu.state.getKey(ciRunner)?.enabled).toBe(true);
     expect(teamTokens().sort()).toEqual(
