@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "../api/assumptions.js";
 import type { Group } from "../api/operations.js";
 import { redact } from "../api/redact.js";
-import { settingsObject } from "../api/schemas/common.js";
+import { KeyTextSchema, settingsObject } from "../api/schemas/common.js";
 import type { Clock } from "./clock.js";
 import { ConfigurationError } from "./errors.js";
 import type { RetryOptions } from "./retry.js";
@@ -15,7 +15,7 @@ export interface TransportOptions {
   baseUrl: string;
   adminKey?: string;
   accountKey?: string;
-  /** Why a credential is absent, when its source was named (an unset variable): said when an operation needs it. */
+  /** Why a credential is absent or unusable (an unset variable, a line break): said when an operation needs it. */
   missingKeys?: { adminKey?: string; accountKey?: string };
   /** Largest answer read, in bytes after decompression (default MAX_RESPONSE_BYTES, 32 MiB). */
   maxResponseBytes?: number;
@@ -53,7 +53,8 @@ export function parseBaseUrl(raw: string | undefined): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigurationError(`base URL "${redact(withoutUserInfo(raw))}" is not a URL`);
+    // Not shown: text that is not a URL may be a token or password set in the wrong place.
+    throw new ConfigurationError(`base URL is not a URL (its ${raw.length} characters are not shown); it must be the platform's address, such as https://api.example.com`);
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
     throw new ConfigurationError(`base URL must use https (plain http is allowed on a loopback host only): ${url.origin}`);
@@ -79,7 +80,7 @@ export function credentialFor(group: Group, options: Pick<TransportOptions, "adm
         `the management group needs an admin key (one that begins with "${ADMIN_KEY_PREFIX}"); the key given is not one: check ${SETTINGS.adminKey.env} / ${SETTINGS.adminKey.config}`,
       );
     }
-    return key;
+    return keyText(key, "adminKey");
   }
   const key = options.accountKey;
   if (!key && options.missingKeys?.accountKey) throw new ConfigurationError(options.missingKeys.accountKey);
@@ -91,7 +92,15 @@ export function credentialFor(group: Group, options: Pick<TransportOptions, "adm
       `the sub-account group needs the main account key (${KEY_PREFIX}..., not an admin key); check ${SETTINGS.accountKey.env} / ${SETTINGS.accountKey.config}`,
     );
   }
-  return key;
+  return keyText(key, "accountKey");
+}
+
+/** A key given in code as it is sent, or a ConfigurationError when it holds a character no key has (never sent). */
+function keyText(key: string, which: "adminKey" | "accountKey"): string {
+  const parsed = KeyTextSchema.safeParse(key);
+  if (parsed.success) return key;
+  const what = which === "adminKey" ? "admin key" : "main account key";
+  throw new ConfigurationError(`the ${what} given ${parsed.error.issues[0].message}: check ${SETTINGS[which].env} / ${SETTINGS[which].config}`);
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -145,27 +154,32 @@ function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
+/**
+ * A credential from the variable `connection` names, else from the stack config or the standard variable, with
+ * outer whitespace dropped (a key file written by `echo` ends in a newline; no key holds a space). When it is
+ * unset, or holds a character no key has (KeyTextSchema), `problem` says so naming where it came from, for the
+ * transport to say when (and only when) an operation needs it: a SubAccountBatch never needs the admin key, so
+ * a bad admin key variable must not stop it. A value that cannot be a key is never sent.
+ */
 function pickKey(
   which: "adminKey" | "accountKey",
-  envName: string | undefined,
+  connection: ConnectionArgs | undefined,
   config: StackConfig,
   env: NodeJS.ProcessEnv,
-): string | undefined {
-  if (envName) return envValue(env, envName);
-  return readSetting(which, config, env);
-}
-
-/**
- * Why a key named by `connection` is missing, for the transport to say when (and only when) an operation needs
- * it: a SubAccountBatch never needs the admin key, so an unset admin key variable must not stop it.
- */
-function missingKeys(connection: ConnectionArgs | undefined, env: NodeJS.ProcessEnv): TransportOptions["missingKeys"] {
-  const out: NonNullable<TransportOptions["missingKeys"]> = {};
-  for (const which of ["adminKey", "accountKey"] as const) {
-    const envName = connection?.[`${which}Env`];
-    if (envName && envValue(env, envName) === undefined) out[which] = `the environment variable ${envName} (named by connection.${which}Env) is not set`;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
+): { key?: string; problem?: string } {
+  const envName = connection?.[`${which}Env`];
+  const setting = SETTINGS[which];
+  const source = envName
+    ? `the environment variable ${envName} (named by connection.${which}Env)`
+    : config[setting.key]
+      ? `the stack config ${setting.config}`
+      : setting.env;
+  const raw = envName ? envValue(env, envName) : readSetting(which, config, env);
+  const key = raw?.trim() || undefined;
+  if (key === undefined) return envName ? { problem: `${source} is not set` } : {};
+  const parsed = KeyTextSchema.safeParse(key);
+  if (!parsed.success) return { problem: `${source} does not hold a key: it ${parsed.error.issues[0].message}` };
+  return { key };
 }
 
 /**
@@ -181,11 +195,14 @@ export function resolveClientOptions(
   if (!baseUrl) throw noBaseUrl();
   const windowMs = readSetting("rateWindowMs", config, env);
   const limits = readSetting("rateLimits", config, env);
+  const admin = pickKey("adminKey", connection, config, env);
+  const account = pickKey("accountKey", connection, config, env);
+  const missing = { ...(admin.problem && { adminKey: admin.problem }), ...(account.problem && { accountKey: account.problem }) };
   return {
     baseUrl,
-    adminKey: pickKey("adminKey", connection?.adminKeyEnv, config, env),
-    accountKey: pickKey("accountKey", connection?.accountKeyEnv, config, env),
-    missingKeys: missingKeys(connection, env),
+    adminKey: admin.key,
+    accountKey: account.key,
+    missingKeys: Object.keys(missing).length > 0 ? missing : undefined,
     rateLimits: limits === false ? false : { windowMs, perOperation: limits?.perOperation },
   };
 }

@@ -18,7 +18,7 @@ const KEY_TEXT = new RegExp(`^[${KEY_CHARACTERS}]*$`);
  * pasted non-Latin-1 character is never part of a key (an HTTP client refuses to send it), and a key of other
  * characters would not be masked whole in a message.
  */
-const KeyTextSchema = z
+export const KeyTextSchema = z
   .string()
   .max(KEY_MAX_LENGTH, `must be at most ${KEY_MAX_LENGTH} characters`)
   .refine((k) => KEY_TEXT.test(k), { error: KEY_CHARACTERS_EXPECTED });
