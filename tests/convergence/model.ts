@@ -57,8 +57,8 @@ export class Watch {
   private readonly keysHeld = new Set<string>();
   /** The key each ApiKey adopted when it was created, by logical name, while the state holds it. */
   private readonly adoptedKeyOf = new Map<string, string>();
-  /** Counts for the soak's figures. */
-  readonly counts = { outOfBand: 0, adoptions: 0, releases: 0, rotations: 0, adoptedGoneInConsole: 0 };
+  /** Counts for the soak's figures (a transfer: released by one batch and adopted by another in one run). */
+  readonly counts = { outOfBand: 0, adoptions: 0, releases: 0, transfers: 0, rotations: 0, adoptedGoneInConsole: 0 };
 
   private snapshot?: {
     state: Map<string, { type: string; outputs: Record<string, unknown> }>;
@@ -209,6 +209,8 @@ export class Watch {
       const what = isKey ? "an out-of-band key" : "an out-of-band sub-account";
       if (holderNow !== undefined) {
         if (holderBefore === undefined) this.counts.adoptions++;
+        // Released by one batch and adopted by another in the same run.
+        else if (holderBefore !== holderNow) this.counts.transfers++;
         if (isKey) this.keysHeld.add(o);
         this.free.delete(o);
         // An adopted object is never deleted while it exists (the state would hold a gone object).
