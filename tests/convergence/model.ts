@@ -37,10 +37,10 @@ const HOUR_MS = 3_600_000;
 /**
  * Issue 21's day-two semantics: once a resource owns what it adopted, a program may drop `adoptKey` or
  * `adoptTokens` (or write `adoptTokens: []`) and nothing changes; an adopted sub-account deleted in the console
- * is recreated. Until the runtime has them, programs keep naming what they adopted and leave out the tokens
- * deleted in the console (the workaround the issue describes), so that the model checks everything else.
+ * is recreated. On since they are on main; off, programs keep naming what they adopted and leave out the
+ * tokens deleted in the console (the workaround the issue describes), which a runtime without them needs.
  */
-export const DAY_TWO = { semantics: false };
+export const DAY_TWO = { semantics: true };
 
 /**
  * The out-of-band objects of one history and the rules a run must keep about them, about keys in use and
