@@ -37,6 +37,8 @@ export interface ImportIo {
   env: NodeJS.ProcessEnv;
   /** Where the running package was installed from (tests give one); found from the package's own folder otherwise. */
   source?: InstallSource;
+  /** How often a long read reports on stderr; PROGRESS_EVERY_MS unless a test asks for every key. */
+  progressEveryMs?: number;
 }
 
 /** Pulumi's rule for project names: letters, digits, `-`, `_` and `.`, at most 100. */
@@ -201,13 +203,13 @@ function instructions(account: ImportedAccount, dir: string, stack: string | und
   ].join("\n");
 }
 
-/** Reports a long read on stderr at most every PROGRESS_EVERY_MS, and its end if anything was reported. */
-function progressOn(stderr: NodeJS.WritableStream): (done: number, total: number) => void {
+/** Reports a long read on stderr at most every `everyMs`, and its end if anything was reported. */
+function progressOn(stderr: NodeJS.WritableStream, everyMs: number): (done: number, total: number) => void {
   let last = Date.now();
   let reported = false;
   return (done, total) => {
     const now = Date.now();
-    if (done < total && now - last < PROGRESS_EVERY_MS) return;
+    if (done < total && now - last < everyMs) return;
     if (done === total && !reported) return;
     last = now;
     reported = true;
@@ -241,7 +243,7 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const apiKeys = await readKeys(values.keys, io);
 
   const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, io.env));
-  const account = await readAccount(client, apiKeys, progressOn(io.stderr));
+  const account = await readAccount(client, apiKeys, progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS));
 
   const project = values.project ?? slug(basename(dir), "llm-accounts");
   const keysValue = keysConfigValue(account);

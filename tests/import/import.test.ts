@@ -41,7 +41,7 @@ beforeEach(() => emu.clearRequests());
 /** Runs the command with the emulator's credentials and no pulumi on PATH; returns stdout, or the error. */
 async function run(
   args: string[],
-  options: { stdin?: string; env?: Record<string, string>; source?: InstallSource } = {},
+  options: { stdin?: string; env?: Record<string, string>; source?: InstallSource; progressEveryMs?: number } = {},
 ): Promise<{ out: string; stderr: string; err?: Error }> {
   const stdin = new PassThrough();
   stdin.end(options.stdin ?? "");
@@ -53,7 +53,7 @@ async function run(
   stderr.on("data", (d: Buffer) => (errText += d.toString()));
   const env = { PATH: join(work, "no-such-bin"), LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, ...options.env };
   const source = options.source ?? { kind: "spec", spec: "^0.1.0" };
-  const err = await runImport(args, { stdin, stdout, stderr, env, source }).then(
+  const err = await runImport(args, { stdin, stdout, stderr, env, source, progressEveryMs: options.progressEveryMs }).then(
     () => undefined,
     (e: Error) => e,
   );
@@ -314,7 +314,7 @@ describe("llm-accounts import at scale: 1000 keys", () => {
   test("more keys than a program's config can carry: refused with the number that fits, nothing written", async () => {
     const more = Array.from({ length: 700 }, (_, i) => big.state.createKey(`more-${String(i).padStart(4, "0")}-${"y".repeat(31)}`).key);
     const dir = join(work, "too-many");
-    const { err, stderr } = await run(["--out", dir, "--keys", "-"], { stdin: [...bigKeys, ...more].join("\n"), env: bigEnv });
+    const { err, stderr } = await run(["--out", dir, "--keys", "-"], { stdin: [...bigKeys, ...more].join("\n"), env: bigEnv, progressEveryMs: 0 });
     expect(err?.message).toMatch(/^1700 API keys take 1\d\d KiB of stack config, more than the 120 KiB a program can be given .* import them in parts of at most about 1\d\d\d keys \(--keys\), each into its own folder and stack; nothing was written$/);
     expect(existsSync(dir)).toBe(false);
     expect(stderr).toMatch(/^llm-accounts import: read \d+ of 1700 API key\(s\)$/m);
