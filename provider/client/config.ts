@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "../api/assumptions.js";
 import type { Group } from "../api/operations.js";
-import { redact } from "../api/redact.js";
 import { KeyTextSchema, settingsObject } from "../api/schemas/common.js";
 import type { Clock } from "./clock.js";
 import { ConfigurationError } from "./errors.js";

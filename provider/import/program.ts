@@ -108,8 +108,11 @@ export function renderProgram(account: ImportedAccount, origin: string, at: Date
 
 /** What the user may do with the adoption inputs once the first `pulumi up` has adopted everything. */
 const AFTER_ADOPTION = [
-  "// Keep `adoptKey` and `adoptTokens` after the first `pulumi up`: removing `adoptKey` replaces the key (a new",
-  "// one is created, the adopted one deleted), and removing `adoptTokens` releases the sub-accounts.",
+  "// After the first `pulumi up` the state owns what it adopted, and the adoption config may stay or go: to drop it,",
+  "// delete every `adoptKey:` and `adoptTokens:` line, then the lines that read them (consoleKeys, consoleKey,",
+  `// subAccounts, tokensOf), and run \`pulumi config rm ${KEYS_CONFIG_KEY}\`. Nothing is released, replaced or recreated,`,
+  "// and the program stops reading the account at each run. Never shorten an `adoptTokens` list you keep: a token",
+  "// taken out of it is released.",
 ];
 
 /** Pulumi.yaml of a new project. */

@@ -150,7 +150,7 @@ export class Watch {
     });
     // Then tokens that their holder releases in this run (its list is not empty and leaves them out).
     const releasing = new Map<string, string[] | undefined>(plan.batches.map((b, i) => [`SubAccountBatch::${b.name}`, lists[i]]));
-    plan.batches.forEach((b, i) => {
+    plan.batches.forEach((_, i) => {
       for (const t of raw[i] ?? []) {
         if (lists[i]!.includes(t) || claimed.has(t) || !emu.state.hasSubAccount(t)) continue;
         const holder = heldTokens.get(t);

@@ -76,6 +76,24 @@ function editDeclaration(name: string, edit: (declaration: string) => string): v
 }
 
 /**
+ * Deletes the lines the header names beside the adoption inputs: the reads of the console keys (consoleKeys,
+ * consoleKey) and of the account's sub-accounts (subAccounts, tokensOf), each a block ending at a blank line.
+ */
+function dropAdoptionReaders(): void {
+  const file = join(dir, "index.ts");
+  let text = readFileSync(file, "utf8");
+  for (const first of ["const consoleKeys = ", "const subAccounts = "]) {
+    const at = text.indexOf(first);
+    expect(at).toBeGreaterThan(0);
+    const start = text.lastIndexOf("\n\n", at) + 2;
+    const end = text.indexOf("\n\n", at) + 2;
+    text = text.slice(0, start) + text.slice(end);
+  }
+  expect(text.slice(text.indexOf("import * as pulumi"))).not.toMatch(/consoleKey|tokensOf|getSubAccountsOutput/);
+  writeFileSync(file, text);
+}
+
+/**
  * The calls the program itself makes each time it runs (a data source in the program, not a resource): the
  * generated program finds the tokens of the sub-accounts it adopts by id with one list of the account.
  */
@@ -164,16 +182,21 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
     const current = emu.state.listKeys().filter((k) => k.alias === "deploy-bot");
     expect(current).toHaveLength(1);
 
-    // The config still holds the original key, which the rotation deleted: the user cleans up the program.
+    // The config still holds the original key, which the rotation deleted: the user drops the adoption config as
+    // the generated program's header says, first the adoptKey and adoptTokens lines, then what read them.
     for (const name of ["ci-runner", "deploy-bot", "team-a"]) {
       editDeclaration(name, (d) => d.replace(/\n\s*adopt(Key|Tokens): [^\n]*/, ""));
     }
+    expect(readFileSync(join(dir, "index.ts"), "utf8")).toContain("and run `pulumi config rm adoptKeys`");
+    dropAdoptionReaders();
+    await stack.run(["config", "rm", "adoptKeys"]);
     const clean = await gate();
     expect(clean.code).toBe(0);
     expect(changedResources(clean.stdout)).toEqual([]);
     const after = await up();
-    // No call from any resource: only the program's own read, if it still makes one.
-    expect(after.calls).toEqual(programReads());
+    // No call at all: no resource has anything to do, and the program no longer reads the account.
+    expect(programReads()).toEqual({});
+    expect(after.calls).toEqual({});
     expect(emu.state.listKeys().filter((k) => k.alias === "deploy-bot")).toEqual(current);
     expect(emu.state.getKey(ciRunner)?.enabled).toBe(true);
     expect(teamTokens().sort()).toEqual(
