@@ -5,7 +5,7 @@ import { KeyTextSchema, settingsObject } from "../api/schemas/common.js";
 import type { Clock } from "./clock.js";
 import { ConfigurationError } from "./errors.js";
 import type { RetryOptions } from "./retry.js";
-import { missingSetting, noBaseUrl, readSetting, SETTINGS, type RateLimitOptions, type StackConfig } from "./settings.js";
+import { limitsFromSettings, missingSetting, noBaseUrl, readSetting, SETTINGS, type RateLimitOptions, type StackConfig } from "./settings.js";
 
 export type { StackConfig } from "./settings.js";
 
@@ -202,7 +202,7 @@ export function resolveClientOptions(
     adminKey: admin.key,
     accountKey: account.key,
     missingKeys: Object.keys(missing).length > 0 ? missing : undefined,
-    rateLimits: limits === false ? false : { windowMs, perOperation: limits?.perOperation },
+    rateLimits: limitsFromSettings(windowMs, limits),
   };
 }
 

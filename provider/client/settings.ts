@@ -119,9 +119,23 @@ export function readSetting<N extends SettingName>(
   throw new ConfigurationError(`${where} is invalid: ${at ? `${at} ` : ""}${issue.message}; it must be ${s.expects}`);
 }
 
-/** Checks limits given in code (`TransportOptions.rateLimits`) as the settings are checked. */
+/** Limits made of settings that readSetting has already checked, so that no value is checked twice. */
+const FROM_CHECKED_SETTINGS = new WeakSet<object>();
+
+/** Limits built from the checked `rateWindowMs` and `rateLimits` settings (resolveClientOptions). */
+export function limitsFromSettings(windowMs: number | undefined, limits: RateLimitOptions | undefined): RateLimitOptions {
+  if (limits === false) return false;
+  const options = { windowMs, perOperation: limits?.perOperation };
+  FROM_CHECKED_SETTINGS.add(options);
+  return options;
+}
+
+/**
+ * Checks limits given in code (`TransportOptions.rateLimits`) as the settings are checked; limits built from the
+ * settings were checked where they were read, naming the variable or config key, and pass through.
+ */
 export function validateRateLimitOptions(options: RateLimitOptions | undefined): void {
-  if (!options) return;
+  if (!options || FROM_CHECKED_SETTINGS.has(options)) return;
   const checked = z
     .object({ windowMs: positiveWhole.optional(), perOperation: PerOperationLimitsSchema.optional() })
     .safeParse(options);
