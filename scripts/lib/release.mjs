@@ -2,6 +2,7 @@
 // with the real CLI (the upgrade test, the benchmark's before/after rows). Plain Node.js.
 
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, symlinkSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,15 +12,18 @@ import { REPO } from "./stack.mjs";
 export const RELEASE_0_1_0 = "178f3af";
 
 /**
- * The package as it was at `commit`, built (tsc) into a folder of its own, once per machine: a folder that
- * can stand in for node_modules/pulumi-llm-accounts. Its dependencies resolve to this repository's.
+ * The package as it was at `commit`, built (tsc) into a folder of its own, once per machine and checkout: a
+ * folder that can stand in for node_modules/pulumi-llm-accounts. Its dependencies resolve to this checkout's.
  */
 export function buildRelease(commit = RELEASE_0_1_0) {
   const full = execFileSync("git", ["rev-parse", `${commit}^{commit}`], { cwd: REPO, encoding: "utf8" }).trim();
-  const dir = join(tmpdir(), `pulumi-llm-accounts-${full.slice(0, 12)}`);
+  // One folder per checkout: the two CI lanes run at once, each with its own @pulumi/pulumi, and a folder shared
+  // between them would load one lane's SDK into the other's programs.
+  const checkout = createHash("sha256").update(REPO).digest("hex").slice(0, 8);
+  const dir = join(tmpdir(), `pulumi-llm-accounts-${full.slice(0, 12)}-${checkout}`);
   mkdirSync(dir, { recursive: true });
-  // The build is kept once per machine, but its dependencies must be those of the checkout asking now: the one
-  // that built it may be gone (a temporary clone, the current lane's copy).
+  // The build is kept, but its dependencies must be those of the checkout asking now: the one that built it may
+  // be gone and its folder path reused (a temporary clone, the current lane's copy).
   try {
     unlinkSync(join(dir, "node_modules"));
   } catch {
