@@ -14,6 +14,7 @@ import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, nex
 import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
 import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
+import { hold, notToTake } from "./heldTokens.js";
 import { announceReplacement, takeReplacement } from "./replacements.js";
 import { sharedListFor } from "./sharedList.js";
 import { checkInputs, containsUnknown, noKeysIn, same, type CheckFailure } from "./values.js";
@@ -127,6 +128,11 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  */
 export async function diff(_id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
+  try {
+    hold(clientFor(olds.connection).subAccounts, olds.tokens);
+  } catch {
+    // No client for these settings: nothing can be created or recovered with them either.
+  }
   const replaces: string[] = [];
   const adopted = adoptedTokens(olds);
   const adoptUnknown = containsUnknown(news.adoptTokens);
@@ -181,7 +187,8 @@ function keepUnconfirmed(
 
 /** One batch create of `count` more sub-accounts with the declared alias, balance and pricing (batchRecovery.ts). */
 async function createMore(api: SubAccountsApi, inputs: SubAccountBatchInputs, count: number, known: ReadonlySet<string>): Promise<SubAccountView[]> {
-  const made = await createBatch(api, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, known);
+  const made = await createBatch(api, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, notToTake(api, known));
+  hold(api, made.map((s) => s.token));
   return made.map(view);
 }
 
@@ -205,6 +212,7 @@ export async function create(inputs: SubAccountBatchInputs): Promise<{ id: strin
   const api = clientFor(inputs.connection).subAccounts;
   const adopt = adoptedTokens(inputs);
   const adopted = await align(api, inputs, (await findAdopted(api, adopt, adopt)).map(view));
+  hold(api, adopted.map((s) => s.token));
   let created: SubAccountView[] = [];
   // A replacement: what has this alias now (the twin's) is not what the create makes (see replacements.ts).
   const replacing = takeReplacement(api, inputs.alias);
@@ -242,7 +250,7 @@ export async function update(id: string, state: SubAccountBatchOutputs, inputs: 
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
     const listed = await api.list({ alias: old.alias });
-    current = [...current, ...unconfirmedAmong(old, listed, new Set(current.map((s) => s.token))).map(view)].sort(byId);
+    current = [...current, ...unconfirmedAmong(old, listed, notToTake(api, current.map((s) => s.token))).map(view)].sort(byId);
   }
 
   if (inputs.count < current.length) {
@@ -260,6 +268,7 @@ export async function update(id: string, state: SubAccountBatchOutputs, inputs: 
       throw keepUnconfirmed(err, id, inputs, current, adoption.set);
     }
   }
+  hold(api, current.map((s) => s.token));
   return { outs: outputsOf(inputs, current, adoption.set) };
 }
 
@@ -275,11 +284,13 @@ export async function read(id: string, state: SubAccountBatchOutputs): Promise<R
   const old = fromState(state);
   const api = clientFor(old.connection).subAccounts;
   const adopted = adoptedTokens(old);
+  hold(api, old.tokens);
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const { all, byToken } = await sharedListFor(api).snapshot();
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? []);
-  const live = [...ours, ...unconfirmedAmong(old, all, new Set(old.tokens))].map(view);
+  const live = [...ours, ...unconfirmedAmong(old, all, notToTake(api, old.tokens))].map(view);
+  hold(api, live.map((s) => s.token));
   if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };
   const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, old.modelPricing));
   const inputs: SubAccountBatchInputs = {
@@ -317,7 +328,8 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
 export async function remove(_id: string, old: SubAccountBatchOutputs): Promise<void> {
   const api = clientFor(old.connection).subAccounts;
   const tokens = old.tokens ?? [];
-  // What a lost create may have made goes too: nobody else knows of it.
-  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: old.alias }), new Set(tokens)) : [];
+  // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
+  // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
+  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: old.alias }), notToTake(api, tokens)) : [];
   await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token)]);
 }

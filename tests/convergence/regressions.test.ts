@@ -106,6 +106,19 @@ describe("histories that once broke convergence", () => {
     expect(report.violations).toEqual([]);
   });
 
+  test("the delete of a twin whose create was lost takes nothing from the batch that replaced it back, with the same alias and balance", async () => {
+    // Run 1's create and its recovery list are lost (nothing was made): b0 is kept with `unconfirmedSince`.
+    // Run 2 replaces b0 (new balance) and fails on a key, so that unconfirmed b0 stays as a twin to delete
+    // later. Run 3 replaces b0 back to run 1's alias and balance and deletes the twin: its delete listed the
+    // alias and took the sub-account run 3 had just made (same alias and balance, made after the lost create).
+    const report = await runHistory([
+      up({ batches: [batch("b0", 2)] }, [{ kind: "drop-before", ops: ["sub-account/create", "sub-account/list"] }]),
+      up({ keys: [key("k0")], batches: [batch("b0", 0)] }, [{ kind: "500", ops: ["api-key/create"], count: 1 }]),
+      up({ batches: [batch("b0", 2)] }),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
   test("a rotation whose old key cannot be deleted keeps the stored provider in its outputs: the next refresh and delete load it", async () => {
     // The update fails with both keys in its properties, which the engine records as the outputs; the plugin
     // adds `__provider` to a success's outputs only, and refresh and delete load the provider from the outputs.

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { startFresh, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, useRuntimeEmulator } from "../support/emulator.js";
 
 let emu: Emulator;
@@ -149,5 +149,24 @@ describe("SubAccountBatch provider", () => {
     expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 });
     expect(live("dropped")).toHaveLength(2);
     expect(outs.count).toBe(2);
+  });
+
+  test("the delete of a batch whose create was lost takes nothing another batch of this process holds or made, with the same alias and balance", async () => {
+    // A lost create, unconfirmed since a second ago, that made nothing; then a batch of its alias and balance.
+    const twin = { ...(await checked({ alias: "twin", balance: 5, count: 1, modelPricing: pricing })), subAccounts: [], tokens: [], count: 0 };
+    const unconfirmed: SubAccountBatchOutputs = { ...twin, unconfirmedSince: new Date(Date.now() - 1000).toISOString() };
+    const { outs } = await created({ alias: "twin", balance: 5, count: 1, modelPricing: pricing });
+    await subAccountBatch.delete("sab-twin", unconfirmed);
+    expect(live("twin").map((s) => s.token)).toEqual(outs.tokens);
+    // A later command (a new plugin process) that diffs the batch before it deletes the twin: the same.
+    startFresh();
+    const news = await checked({ alias: "twin", balance: 5, count: 1, modelPricing: pricing });
+    expect((await subAccountBatch.diff("sab-new", outs, news)).changes).toBe(false);
+    await subAccountBatch.delete("sab-twin", unconfirmed);
+    expect(live("twin").map((s) => s.token)).toEqual(outs.tokens);
+    // Nobody holds it: the unconfirmed batch's delete takes it, as what its lost create may have made.
+    startFresh();
+    await subAccountBatch.delete("sab-twin", unconfirmed);
+    expect(live("twin")).toEqual([]);
   });
 });
