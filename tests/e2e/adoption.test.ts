@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport } from "./support.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
@@ -25,21 +23,11 @@ const pricing = (model: string, factor: number) => [{ model, pricing_factor: fac
 const liveTokens = () => emu.state.listSubAccounts().map((s) => s.token).sort();
 const writesIn = (calls: Record<string, number>) => Object.keys(calls).filter((op) => WRITES.includes(op));
 
-/** Runs `llm-accounts import` from the built package, API keys on stdin, in the stack's environment. */
-function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
-  const started = Date.now();
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => {
-      printed += stdout + stderr;
-      done({ code: code ?? 1, stdout, stderr, ms: Date.now() - started });
-    });
-    child.stdin.end(stdin);
-  });
+/** `llm-accounts import` into the program folder; what it prints is kept for the secret check. */
+async function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
+  const r = await runImport(dir, args, stdin, env);
+  printed += r.stdout + r.stderr;
+  return r;
 }
 
 async function pulumi(step: Promise<RunResult>): Promise<RunResult> {

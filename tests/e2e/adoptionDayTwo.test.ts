@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport } from "./support.js";
 
 // The day after an adoption (issue 21), as a user lives it with the real CLI: drift made in the web console is
 // named by the gate and repaired by one `up --refresh`; a rotated adopted key and a program that no longer
@@ -33,20 +31,11 @@ const writesIn = (calls: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.entries(calls).filter(([op]) => WRITES.includes(op)));
 const teamTokens = () => emu.state.listSubAccounts().filter((s) => s.alias === "team-a").map((s) => s.token);
 
-function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
-  const started = Date.now();
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => {
-      printed += stdout + stderr;
-      done({ code: code ?? 1, stdout, stderr, ms: Date.now() - started });
-    });
-    child.stdin.end(stdin);
-  });
+/** `llm-accounts import` into the program folder; what it prints is kept for the secret check. */
+async function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
+  const r = await runImport(dir, args, stdin, env);
+  printed += r.stdout + r.stderr;
+  return r;
 }
 
 /** One pulumi command; its output is kept for the secret check and the emulator's calls returned with it. */

@@ -1,7 +1,11 @@
+import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ensurePulumiCli, type PulumiCli } from "../../scripts/pulumi-cli.mjs";
-import { PulumiStack, prepareProgram, typeCheckProgram, type StackOptions } from "../../scripts/lib/stack.mjs";
+import { PulumiStack, prepareProgram, typeCheckProgram, type RunResult, type StackOptions } from "../../scripts/lib/stack.mjs";
 import type { Emulator } from "../../provider/emulator/index.js";
+import { REPO } from "../support/programDir.js";
 
 export { PulumiStack, prepareProgram };
 export { SecretLedger } from "../support/secrets.js";
@@ -61,4 +65,18 @@ export function disposeStack(stack: PulumiStack | undefined): void {
   if (!stack) return;
   stack.dispose();
   rmSync(stack.dir, { recursive: true, force: true });
+}
+
+/** Runs `llm-accounts import --out <dir>` from the built package as a user would, `stdin` (API keys) on its stdin. */
+export function llmImport(dir: string, args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
+  const started = Date.now();
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => done({ code: code ?? 1, stdout, stderr, ms: Date.now() - started }));
+    child.stdin.end(stdin);
+  });
 }
