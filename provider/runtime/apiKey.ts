@@ -188,7 +188,12 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
   if (inputs.adoptKey) {
     const key = inputs.adoptKey;
     const live = await find(client, key);
-    if (!live) throw new LlmAccountsError(`adoptKey: the key ${maskKey(key)} does not exist on the platform; nothing was changed`);
+    if (!live) {
+      throw new LlmAccountsError(
+        `adoptKey: the key ${maskKey(key)} does not exist on the platform; nothing was changed. ` +
+          "If this resource adopted it before and it was deleted since (a refresh found it gone), remove adoptKey: the next up creates a new key",
+      );
+    }
     const view = await converge(client, key, viewOf(live), inputs);
     const outs = outputsOf(inputs, key, live.createdAt, view, key);
     // A key already as old as `rotation.everyDays` rotates in the run that adopts it: one `up` converges.

@@ -204,6 +204,7 @@ describe("ApiKey provider", () => {
     const missing = "sk-" + "m".repeat(44) + "abcd";
     const err = await created({ alias: "x", adoptKey: missing }).catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/adoptKey: the key sk-\.\.\.abcd does not exist/);
+    expect((err as Error).message).toContain("remove adoptKey: the next up creates a new key");
     expectNoSecret(String(err), [missing]);
   });
 
