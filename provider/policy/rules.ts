@@ -72,6 +72,9 @@ function list(values: readonly string[]): string {
   return values.map(shown).join(", ");
 }
 
+/** "1 batch", "3 batches". */
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
 /** Findings for a list that must be set and, when an approved list is given, only hold approved entries. */
 function restrictedList(
   subject: KeySubject,
@@ -265,10 +268,12 @@ const budget = stackRule({
     }
     if (total <= maxTotalBalance) return [];
     const rounded = Math.round(total * 1e6) / 1e6;
+    const batches = scope.batches.length;
     return [{
       object: scope.label,
-      path: "count x balance",
-      message: `${subAccounts} sub-accounts in ${scope.batches.length} batches hold ${rounded} together, above maxTotalBalance ${maxTotalBalance}`,
+      // Live sub-accounts are summed by their real balances; declared batches by count x balance.
+      path: scope.batches.every((b) => b.members) ? "balance" : "count x balance",
+      message: `of ${plural(subAccounts, "sub-account")} in ${plural(batches, "batch", "batches")} comes to ${rounded}, above maxTotalBalance ${maxTotalBalance}`,
     }];
   },
 });

@@ -91,7 +91,7 @@ describe("the example policy pack on the real CLI", () => {
     expect(r.stdout).toMatch(/\[mandatory\]\s+api-key-spend-limit\s+\(pulumi-nodejs:dynamic\/llm-accounts:ApiKey: ci\)/);
     expect(r.stdout).toContain('ApiKey "ci": securityConfig.spendLimit.monthly 1000 is above maxMonthly 500 (api-key-spend-limit)');
     expect(r.stdout).toMatch(/\[mandatory\]\s+account-budget/);
-    expect(r.stdout).toContain("the stack: count x balance 3 sub-accounts in 1 batches hold 1200 together, above maxTotalBalance 1000 (account-budget)");
+    expect(r.stdout).toContain("the stack: count x balance of 3 sub-accounts in 1 batch comes to 1200, above maxTotalBalance 1000 (account-budget)");
     // The adopted key complies: nothing about it, and its secret input is nowhere.
     expect(r.stdout).not.toMatch(/ApiKey "legacy"/);
   }, 300_000);

@@ -101,7 +101,7 @@ describe("llm-accounts audit", () => {
       [expect.stringMatching(/^sub-accounts "resale"/), "sub-account-models", "advisory", 'modelPricing[1].model "model-x" is not in approvedModels ("model-a", "model-b")'],
       [expect.stringMatching(/^sub-account \d+ \(sk-\.\.\.\w{4}\)$/), "sub-account-balance", "advisory", "balance 500 is above maxBalance 100"],
       [expect.stringMatching(/^sub-account \d+ \(sk-\.\.\.\w{4}\)$/), "sub-account-balance", "advisory", "balance 500 is above maxBalance 100"],
-      ["the account", "account-budget", "mandatory", "count x balance 6 sub-accounts in 3 batches hold 1170 together, above maxTotalBalance 1000"],
+      ["the account", "account-budget", "mandatory", "balance of 6 sub-accounts in 3 batches comes to 1170, above maxTotalBalance 1000"],
       [`API key ${mask(keys.ci)}`, "api-key-unique-aliases", "mandatory", `alias "ci" is also the alias of API key ${mask(keys.twin)}`],
       [`API key ${mask(keys.twin)}`, "api-key-unique-aliases", "mandatory", `alias "ci" is also the alias of API key ${mask(keys.ci)}`],
     ]);

@@ -141,7 +141,7 @@ describe("stack rules see every resource of the package, and only those", () => 
   test("account-budget: count x balance summed over the batches (3 x 100 + 2 x 50 = 400)", () => {
     expect(checkStack("account-budget", resources, { maxTotalBalance: 400 })).toEqual([]);
     expect(checkStack("account-budget", resources, { maxTotalBalance: 399 })).toEqual([
-      { message: "the stack: count x balance 5 sub-accounts in 2 batches hold 400 together, above maxTotalBalance 399 (account-budget)", urn: undefined },
+      { message: "the stack: count x balance of 5 sub-accounts in 2 batches comes to 400, above maxTotalBalance 399 (account-budget)", urn: undefined },
     ]);
   });
 
