@@ -72,7 +72,10 @@ export class ApiKey extends DynamicResource {
   declare readonly previousKeyExpiresAt: pulumi.Output<string | undefined>;
   /** When the current key was issued by a rotation (the platform's `created_at`), else undefined. */
   declare readonly rotatedAt: pulumi.Output<string | undefined>;
-  /** Why the next `pulumi up` rotates or deletes the previous key, as the last refresh or preview saw it. */
+  /**
+   * Why the next `pulumi up` rotates, deletes the previous key, or issues a key for one deleted elsewhere during
+   * the overlap, as the last refresh or preview saw it.
+   */
   declare readonly rotationDue: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: ApiKeyArgs, opts?: pulumi.CustomResourceOptions) {

@@ -8,6 +8,7 @@ import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.j
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { coalescerFor } from "./deleteCoalescer.js";
 import {
+  KEY_DELETED,
   TRIGGERED,
   dueByAge,
   expiryOf,
@@ -155,8 +156,9 @@ export async function check(olds: Props, news: Props): Promise<{ inputs: ApiKeyI
 
 /**
  * diff: replacement only for another platform; otherwise an update of what changed. A due rotation (triggers,
- * age) and an expired previous key are updates of the same resource. `adoptKey` after creation changes nothing
- * (removed, or a key the resource holds or adopted); another key fails here, at preview.
+ * age), an expired previous key and a current key a refresh found deleted are updates of the same resource.
+ * `adoptKey` after creation changes nothing (removed, or a key the resource holds or adopted); another key fails
+ * here, at preview.
  */
 export async function diff(_id: string, state: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
@@ -173,6 +175,7 @@ export async function diff(_id: string, state: ApiKeyOutputs, news: ApiKeyInputs
     !same(olds.securityConfig, news.securityConfig) ||
     connection.changed ||
     !same(olds.rotation ?? null, news.rotation ?? null) ||
+    olds.rotationDue === KEY_DELETED ||
     rotationReason(olds, news, Date.now()) !== undefined ||
     previousExpiry(olds, Date.now()) !== undefined;
   return { changes: changed, replaces, deleteBeforeReplace: false };
@@ -283,12 +286,47 @@ async function rotate(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Pro
 }
 
 /**
- * update: a due rotation issues a new key (see rotate). Otherwise only `enabled` changed: one status call;
- * alias or securityConfig: one edit; both: edit then status; and a previous key whose overlap has passed: one
- * delete, coalesced with the other deletes of the deployment.
+ * A current key a refresh found deleted elsewhere, kept for its previous key (see read): one new key with the
+ * declared configuration (+1 status when disabled). The previous key lives out its overlap as after any
+ * rotation; it is deleted first, coalesced, when its overlap has passed or a rotation is due as well (one
+ * previous key at most, as rotate does). The gone key itself is no previous key: nothing can use it.
+ */
+async function reissue(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
+  const client = clientFor(inputs.connection);
+  const now = Date.now();
+  const rotating = rotationReason(old, inputs, now) !== undefined;
+  const drop = old.previousKey !== undefined && (rotating || previousExpiry(old, now) !== undefined);
+  // Failing here changes nothing: the state still says the key is gone, and the next update retries.
+  if (drop) await coalescerFor(client.apiKeys).delete(old.previousKey!);
+  const kept = rotationStateOf(old);
+  if (drop) {
+    delete kept.previousKey;
+    delete kept.previousKeyExpiresAt;
+  }
+  const outsOf = (issued: Issued): ApiKeyOutputs => ({
+    ...outputsOf(inputs, issued.key, issued.createdAt, issued.view, old.adoptKey),
+    ...kept,
+    ...(rotating ? { rotatedAt: issued.createdAt } : {}),
+  });
+  const issued = await issueKey(client, inputs, (made, cause) =>
+    keptWithError(
+      `the new key was created but could not be disabled (${cause.message}); it is kept in the state and the next update disables it`,
+      id,
+      outsOf(made),
+    ),
+  );
+  return outsOf(issued);
+}
+
+/**
+ * update: a current key a refresh found deleted is issued again (see reissue); a due rotation issues a new key
+ * (see rotate). Otherwise only `enabled` changed: one status call; alias or securityConfig: one edit; both: edit
+ * then status; and a previous key whose overlap has passed: one delete, coalesced with the other deletes of the
+ * deployment.
  */
 export async function update(id: string, state: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
   const old = fromState(state);
+  if (old.rotationDue === KEY_DELETED) return { outs: await reissue(id, old, inputs) };
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(id, old, inputs) };
   const client = clientFor(inputs.connection);
   const live = await converge(client, old.key, viewOf(old), inputs);
@@ -306,7 +344,9 @@ export async function update(id: string, state: ApiKeyOutputs, inputs: ApiKeyInp
 
 /**
  * read (refresh): one get, and one more for a previous key (one deleted elsewhere drops out). Gone on the
- * platform: an empty id. The keys themselves are carried forward. Where the platform drifted from the outputs,
+ * platform: an empty id; but a current key gone while its previous key exists keeps the resource, with
+ * `rotationDue` saying the next update issues a key (dropped, the previous key would be left on the platform in
+ * no state, never deleted). The keys themselves are carried forward. Where the platform drifted from the outputs,
  * the inputs returned are its values, so that a preview after a refresh shows drift as `old => new`; a due
  * rotation or an expired previous key shows as `rotationDue` in both (nothing is rotated or deleted here).
  * Where nothing drifted, no inputs: the engine keeps those check stored, and a gate shows nothing.
@@ -315,14 +355,16 @@ export async function read(id: string, state: ApiKeyOutputs): Promise<ReadOutcom
   const old = fromState(state);
   const client = clientFor(old.connection);
   const live = await find(client, old.key);
-  if (!live) return { id: "", props: {} };
-  const view = viewOf(live);
-  const outs: ApiKeyOutputs = { ...outputsOf(old, old.key, live.createdAt, view, old.adoptKey), ...rotationStateOf(old) };
-  if (old.previousKey && !(await find(client, old.previousKey))) {
+  const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
+  if (!live && !previousLives) return { id: "", props: {} };
+  // A gone key keeps what the state recorded of it: the next update issues another.
+  const view = live ? viewOf(live) : viewOf(old);
+  const outs: ApiKeyOutputs = { ...outputsOf(old, old.key, live?.createdAt ?? old.createdAt, view, old.adoptKey), ...rotationStateOf(old) };
+  if (!previousLives) {
     delete outs.previousKey;
     delete outs.previousKeyExpiresAt;
   }
-  const due = dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now());
+  const due = live ? (dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now())) : KEY_DELETED;
   if (due !== undefined) outs.rotationDue = due;
   const drifted =
     view.alias !== old.alias || view.enabled !== old.enabled || !same(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
@@ -337,9 +379,13 @@ export async function read(id: string, state: ApiKeyOutputs): Promise<ReadOutcom
   return { id, props: outs, inputs };
 }
 
-/** delete: the key and a previous one, coalesced with the other key deletes of this process. */
+/**
+ * delete: the key and a previous one, coalesced with the other key deletes of this process. A key a refresh
+ * found deleted is not sent: a delete naming it would be refused and split to isolate it.
+ */
 export async function remove(_id: string, old: ApiKeyOutputs): Promise<void> {
-  const keys = [old.key, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
+  const current = old.rotationDue === KEY_DELETED ? undefined : old.key;
+  const keys = [current, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
   if (keys.length === 0) return;
   const client = clientFor(old.connection);
   await Promise.all(keys.map((k) => coalescerFor(client.apiKeys).delete(k)));

@@ -68,6 +68,12 @@ export type RotationState = {
 /** The reason a preview shows when the triggers changed. */
 export const TRIGGERED = "rotation triggered";
 
+/**
+ * The reason a refresh records when the current key is gone but the previous key still exists: the resource
+ * stays (dropped, the previous key would be left on the platform in no state) and the next update issues a key.
+ */
+export const KEY_DELETED = "key deleted elsewhere: the next up issues a new one";
+
 type Props = Record<string, unknown>;
 
 function rotationOf(props: Props): Rotation | undefined {

@@ -132,6 +132,30 @@ describe("histories that once broke convergence", () => {
     expect(report.violations).toEqual([]);
   });
 
+  test("a current key deleted in the console during its rotation's overlap: the refresh keeps the previous key, which is not left behind", async () => {
+    // Run 2 rotates k0 with an hour of overlap: run 1's key becomes its previous key. The console then deletes
+    // the current key. The final up --refresh found the current key gone and dropped the resource, previous key
+    // with it: that key stayed on the platform, in no state, never deleted, while the up created a new k0.
+    const rotating = (triggers: string[]) => ({ ...key("k0"), rotation: { triggers, overlapHours: 1 } });
+    const report = await runHistory([
+      up({ keys: [rotating(["t1"])] }),
+      up({ keys: [rotating(["t2"])] }),
+      { kind: "edit", target: 1, action: "delete" },
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
+  test("the same when the program no longer declares the key: the refresh keeps it, and its delete takes the previous key", async () => {
+    const rotating = (triggers: string[]) => ({ ...key("k0"), rotation: { triggers, overlapHours: 1 } });
+    const report = await runHistory([
+      up({ keys: [rotating(["t1"])] }),
+      up({ keys: [rotating(["t2"])] }),
+      { kind: "edit", target: 1, action: "delete" },
+      { kind: "up", program: { keys: [], batches: [] }, refresh: true, parallel: 2, faults: [] },
+    ]);
+    expect(report.violations).toEqual([]);
+  });
+
   test("a key adopted older than rotation.everyDays rotates in the run that adopts it: the gate passes after one up", async () => {
     const report = await runHistory([
       { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },

@@ -263,6 +263,86 @@ describe("overlap", () => {
   });
 });
 
+describe("the current key deleted elsewhere during the overlap", () => {
+  const rotation = (t: string) => ({ overlapHours: 24, triggers: [t] });
+  const KEY_DELETED = "key deleted elsewhere: the next up issues a new one";
+
+  /** A key rotated with an overlap (past already when `expired`), then its current key deleted in the console. */
+  async function currentDeleted(alias: string, expired = false) {
+    const first = await created({ alias, rotation: rotation("a") });
+    if (expired) emu.setClockOffset(-25 * HOUR);
+    const rotated = await up(first.id, first, { alias, rotation: rotation("b") });
+    emu.setClockOffset(0);
+    emu.state.deleteKey(rotated.outs.key);
+    emu.clearRequests();
+    return { first, rotated };
+  }
+
+  test("refresh keeps the resource for its previous key (2 gets); the next up issues a new key (1 create) and the previous key lives out its overlap", async () => {
+    const { first, rotated } = await currentDeleted("cd");
+    const refreshed = found(await apiKey.read(first.id, rotated.outs));
+    expect(calls(emu)).toEqual({ "api-key/get": 2 });
+    expect(refreshed.props).toMatchObject({ previousKey: first.outs.key, previousKeyExpiresAt: rotated.outs.previousKeyExpiresAt, rotationDue: KEY_DELETED });
+    // A preview after the refresh shows why the resource changes; a second refresh finds nothing new.
+    expect(refreshed.inputs?.rotationDue).toBe(KEY_DELETED);
+    expect(found(await apiKey.read(first.id, refreshed.props)).inputs).toBeUndefined();
+
+    emu.clearRequests();
+    const stored = { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, rotated.inputs) };
+    const after = await up(first.id, stored, { alias: "cd", rotation: rotation("b") });
+    expect(calls(emu)).toEqual({ "api-key/create": 1 });
+    expect(emu.state.getKey(after.outs.key)).toMatchObject({ alias: "cd", enabled: true });
+    expect(after.outs).toMatchObject({ previousKey: first.outs.key, previousKeyExpiresAt: rotated.outs.previousKeyExpiresAt, rotatedAt: rotated.outs.rotatedAt });
+    expect(after.outs.rotationDue).toBeUndefined();
+    expect(emu.state.hasKey(first.outs.key)).toBe(true);
+
+    // Converged: no change, and a refresh sees both keys.
+    emu.clearRequests();
+    expect((await up(first.id, after, { alias: "cd", rotation: rotation("b") })).changed).toBe(false);
+    expect(found(await apiKey.read(first.id, after.outs)).props).toMatchObject({ key: after.outs.key, previousKey: first.outs.key });
+    expect(calls(emu)).toEqual({ "api-key/get": 2 });
+  });
+
+  test("past the overlap, the up that issues the new key deletes the previous one (1 create, 1 delete)", async () => {
+    const { first, rotated } = await currentDeleted("cx", true);
+    const refreshed = found(await apiKey.read(first.id, rotated.outs));
+    expect(refreshed.props.rotationDue).toBe(KEY_DELETED);
+    emu.clearRequests();
+    const after = await up(first.id, { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, rotated.inputs) }, { alias: "cx", rotation: rotation("b") });
+    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(emu.state.hasKey(first.outs.key)).toBe(false);
+    expect(emu.state.hasKey(after.outs.key)).toBe(true);
+    expect(after.outs.previousKey).toBeUndefined();
+  });
+
+  test("destroyed after the refresh: the previous key is deleted, the gone key is not sent (1 call)", async () => {
+    const { first, rotated } = await currentDeleted("cy");
+    const refreshed = found(await apiKey.read(first.id, rotated.outs));
+    emu.clearRequests();
+    await apiKey.delete(first.id, refreshed.props);
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+    expect(emu.state.hasKey(first.outs.key)).toBe(false);
+  });
+
+  test("a trigger changed as well: a rotation, so the previous key is deleted first (one previous key at most)", async () => {
+    const { first, rotated } = await currentDeleted("ct");
+    const refreshed = found(await apiKey.read(first.id, rotated.outs));
+    emu.clearRequests();
+    const after = await up(first.id, { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, rotated.inputs) }, { alias: "ct", rotation: rotation("c") });
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/delete", "api-key/create"]);
+    expect(emu.state.hasKey(first.outs.key)).toBe(false);
+    expect(after.outs.previousKey).toBeUndefined();
+    expect(after.outs.rotatedAt).toBe(after.outs.createdAt);
+  });
+
+  test("both keys deleted elsewhere: the resource is gone (2 gets)", async () => {
+    const { first, rotated } = await currentDeleted("cb");
+    emu.state.deleteKey(first.outs.key);
+    expect((await apiKey.read(first.id, rotated.outs)).id).toBe("");
+    expect(calls(emu)).toEqual({ "api-key/get": 2 });
+  });
+});
+
 describe("failures at each step, and convergence on re-run", () => {
   // Issue 23 row 4: the expiry was computed after the create and threw RangeError, orphaning the new key on every up.
   test("an overlap past the last date (settings that skipped check) still records the new key; the expiry is the last date", async () => {
