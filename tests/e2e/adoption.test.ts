@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport, expectNoSecretsAround } from "./support.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
@@ -129,14 +129,7 @@ describe("an existing account brought under management with llm-accounts import 
   }, 300_000);
 
   test("no adopted key or token in plain text in the state, the backend folder, the program folder or any output", async () => {
-    const folder = readdirSync(dir)
-      .filter((f) => f !== "node_modules")
-      .map((f) => readFileSync(join(dir, f), "utf8"))
-      .join("\n");
-    ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
-    ledger.expectAbsent(stack.backendText(), "the backend folder");
-    ledger.expectAbsent(folder, "the program folder");
-    ledger.expectAbsent(printed, "the output of import and pulumi");
+    const folder = await expectNoSecretsAround(ledger, stack, dir, printed);
     expect(folder).toContain("config.requireSecretObject");
   }, 300_000);
 

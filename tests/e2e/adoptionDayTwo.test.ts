@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport, expectNoSecretsAround } from "./support.js";
 
 // The day after an adoption (issue 21), as a user lives it with the real CLI: drift made in the web console is
 // named by the gate and repaired by one `up --refresh`; a rotated adopted key and a program that no longer
@@ -198,13 +198,6 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
   }, 240_000);
 
   test("no key or token in plain text in the state, the backend, the program folder or any output", async () => {
-    const folder = readdirSync(dir)
-      .filter((f) => f !== "node_modules")
-      .map((f) => readFileSync(join(dir, f), "utf8"))
-      .join("\n");
-    ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
-    ledger.expectAbsent(stack.backendText(), "the backend folder");
-    ledger.expectAbsent(folder, "the program folder");
-    ledger.expectAbsent(printed, "the output of import and pulumi");
+    await expectNoSecretsAround(ledger, stack, dir, printed);
   }, 120_000);
 });

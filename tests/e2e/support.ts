@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePulumiCli, type PulumiCli } from "../../scripts/pulumi-cli.mjs";
@@ -8,6 +8,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { REPO } from "../support/programDir.js";
 
 export { PulumiStack, prepareProgram };
+import type { SecretLedger } from "../support/secrets.js";
 export { SecretLedger } from "../support/secrets.js";
 
 /** Time for the first build of the Pulumi CLI on a machine that has none (minutes on 2 cores). */
@@ -79,4 +80,21 @@ export function llmImport(dir: string, args: string[], stdin: string, env: Recor
     child.on("close", (code) => done({ code: code ?? 1, stdout, stderr, ms: Date.now() - started }));
     child.stdin.end(stdin);
   });
+}
+
+/**
+ * Asserts that no secret the ledger knows is in plain text where an adopted stack keeps things: its exported
+ * state, its backend folder, the program folder (node_modules aside) and everything `printed`. Returns the
+ * program folder's text for further checks.
+ */
+export async function expectNoSecretsAround(ledger: SecretLedger, stack: PulumiStack, dir: string, printed: string): Promise<string> {
+  const folder = readdirSync(dir)
+    .filter((f) => f !== "node_modules")
+    .map((f) => readFileSync(join(dir, f), "utf8"))
+    .join("\n");
+  ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
+  ledger.expectAbsent(stack.backendText(), "the backend folder");
+  ledger.expectAbsent(folder, "the program folder");
+  ledger.expectAbsent(printed, "the output of import and pulumi");
+  return folder;
 }
