@@ -98,3 +98,44 @@ export async function expectNoSecretsAround(ledger: SecretLedger, stack: PulumiS
   ledger.expectAbsent(printed, "the output of import and pulumi");
   return folder;
 }
+
+/**
+ * Why a test skips one of the settled checks: required, so that every opt-out says itself in the code
+ * (`{ skip: { refresh: "the program reads the clock, so a refresh moves rotationDue" } }`).
+ */
+export interface SettledOptions {
+  skip?: { preview?: string; refresh?: string };
+  /** Arguments added to both commands (for example `["--parallel", "1"]`). */
+  extra?: string[];
+}
+
+/**
+ * The proof every e2e stack gets after each `up` (issue 30): a second plan is empty (`preview
+ * --expect-no-changes`: a perpetual diff or a planned replacement fails the test by itself) and a refresh changes
+ * nothing (`refresh --expect-no-changes`: the outputs read back from the platform are the outputs the apply
+ * wrote). Opting out of either takes a written reason. Rejects with both commands' output when one finds a change.
+ */
+export async function expectSettled(stack: PulumiStack, options: SettledOptions = {}): Promise<void> {
+  const extra = options.extra ?? [];
+  for (const [step, args] of [
+    ["preview", ["preview", "--diff", "--expect-no-changes", ...extra]],
+    ["refresh", ["refresh", "--yes", "--diff", "--expect-no-changes", ...extra]],
+  ] as const) {
+    const reason = options.skip?.[step];
+    if (reason !== undefined) {
+      if (reason.trim().length < 10) throw new Error(`expectSettled: skipping the ${step} check needs a written reason, not "${reason}"`);
+      continue;
+    }
+    const r = await stack.run([...args], { allowFailure: true });
+    if (r.code !== 0) {
+      throw new Error(`not settled: \`pulumi ${args.join(" ")}\` exited ${r.code} (a perpetual diff, a replacement or drift after apply)\n${r.stdout}\n${r.stderr}`);
+    }
+  }
+}
+
+/** `pulumi up` followed by expectSettled: the step every e2e test takes to apply a program. Returns the up's result. */
+export async function upSettled(stack: PulumiStack, upArgs: string[] = [], options: SettledOptions = {}): Promise<RunResult> {
+  const result = await stack.up(upArgs);
+  await expectSettled(stack, options);
+  return result;
+}
