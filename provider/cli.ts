@@ -7,7 +7,9 @@ import { redact } from "./api/redact.js";
 import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
+import { UsageError } from "./usageError.js";
 
+/** Help without a command: the commands, and how to see each one's options. */
 const USAGE = `Usage: llm-accounts <command> [options]
 
 Commands:
@@ -15,7 +17,10 @@ Commands:
   import      Write a Pulumi program that manages an existing account as it is.
   audit       Check the live account (sub-accounts, and the API keys of a list) against the policy rules.
 
-Options of "emulator":
+Run llm-accounts <command> --help for the options of a command.
+`;
+
+const EMULATOR_USAGE = `Options of "emulator":
   --port N              Port to listen on (default 8787; 0 picks a free port)
   --host H              Address to bind (default 127.0.0.1)
   --admin-key-file F    File holding the admin key of the management group (default: the environment
@@ -38,11 +43,19 @@ Options of "emulator":
 
 The first line on stdout is one JSON object: {"baseUrl","adminKey","accountKey"}.
 Logs go to stderr, one line per request. SIGINT or SIGTERM stops the emulator.
+`;
 
-${IMPORT_USAGE}
-${AUDIT_USAGE}`;
+/** Each command's own help: its usage line and its options, nothing of the other commands. */
+const COMMAND_USAGE: Record<string, string> = {
+  emulator: EMULATOR_USAGE,
+  import: IMPORT_USAGE,
+  audit: AUDIT_USAGE,
+};
 
-class UsageError extends Error {}
+function usageOf(command: string | undefined): string {
+  const own = command === undefined ? undefined : COMMAND_USAGE[command];
+  return own === undefined ? USAGE : `Usage: llm-accounts ${command} [options]\n\n${own}`;
+}
 
 function integer(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -149,40 +162,45 @@ async function runEmulator(args: string[]): Promise<void> {
   process.stderr.write(`emulator listening on ${emulator.baseUrl}\n`);
 }
 
+/**
+ * A reader that closes stdout early (`llm-accounts audit | head`) is no error: the rest of the output is dropped
+ * and the command ends quietly with the exit code it comes to. Any other failure of stdout is one.
+ */
+function dropOutputOnClosedStdout(): void {
+  let closed = false;
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE" || (closed && err.code === "ERR_STREAM_DESTROYED")) {
+      closed = true;
+      return;
+    }
+    process.stderr.write(`llm-accounts: cannot write to stdout (${err.code ?? err.message})\n`);
+    process.exit(1);
+  });
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
     process.stdout.write(USAGE);
     return;
   }
-  if (command === "emulator") {
-    if (rest.includes("-h") || rest.includes("--help")) {
-      process.stdout.write(USAGE);
-      return;
-    }
-    return runEmulator(rest);
-  }
-  if (command === "import") {
-    if (rest.includes("-h") || rest.includes("--help")) {
-      process.stdout.write(USAGE);
-      return;
-    }
-    return runImport(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env });
-  }
-  if (command === "audit") {
-    if (rest.includes("-h") || rest.includes("--help")) {
-      process.stdout.write(USAGE);
-      return;
-    }
-    process.exitCode = await runAudit(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });
+  if (!(command in COMMAND_USAGE)) throw new UsageError(`unknown command "${command}"`);
+  if (rest.includes("-h") || rest.includes("--help")) {
+    process.stdout.write(usageOf(command));
     return;
   }
-  throw new UsageError(`unknown command "${command}"`);
+  if (command === "emulator") return runEmulator(rest);
+  if (command === "import") {
+    return runImport(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env });
+  }
+  process.exitCode = await runAudit(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });
 }
 
+dropOutputOnClosedStdout();
 main(process.argv.slice(2)).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
   const misuse = err instanceof UsageError || String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
-  process.stderr.write(`llm-accounts: ${redact(message)}\n${misuse ? `\n${USAGE}` : ""}`);
+  const command = process.argv[2];
+  process.stderr.write(`llm-accounts: ${redact(message)}\n${misuse ? `\n${usageOf(command !== undefined && command in COMMAND_USAGE ? command : undefined)}` : ""}`);
   process.exit(misuse ? 2 : 1);
 });

@@ -7,13 +7,16 @@ import { AuthenticationError, NotFoundError } from "../client/errors.js";
 import { groupSubAccounts, parseKeyList } from "../import/account.js";
 import { LEVELS, parseOptions, PolicyConfigError, RULES, type Finding, type Level, type Rule } from "./rules.js";
 import { batchFromLive, keyFromLive } from "./subjects.js";
+import { UsageError } from "../usageError.js";
 
 /** Help text of `llm-accounts audit`. */
 export const AUDIT_USAGE = `Options of "audit" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
   --policy-config FILE  Levels and options of the rules: the JSON of pulumi's --policy-pack-config
   --keys FILE           API keys to audit, one per line (- reads them from stdin); the API cannot list keys
   --json                One JSON object on stdout instead of the table
-  Exit code: 0 without mandatory findings, 3 with mandatory findings, 1 on errors, 2 on a misused command.
+  Exit code: 0 without mandatory findings, 3 with mandatory findings, 1 on errors, 2 on a misused command
+  (--policy-config missing included). A stdout closed by its reader (| head) drops the rest of the output
+  quietly, and the code stays the audit's own (0 or 3).
 `;
 
 /** Exit codes of `llm-accounts audit`. */
@@ -53,8 +56,24 @@ function levelOf(value: unknown, where: string): Level {
 }
 
 /**
+ * The level `all` sets (advisory when absent). `all` carries a level only: an option under it is refused, naming
+ * the rules that take it, for CrossGuard reads nothing but the level there and would check nothing of it.
+ */
+function allLevel(all: unknown, source: string): Level {
+  if (all === undefined) return "advisory";
+  if (all === null || typeof all !== "object" || Array.isArray(all)) return levelOf(all, `${source}: all`);
+  const { enforcementLevel, ...options } = all as Record<string, unknown>;
+  for (const option of Object.keys(options)) {
+    const takers = RULES.filter((r) => option in r.options.shape).map((r) => r.name);
+    const where = takers.length ? `; give the option to the rule that takes it (${takers.join(", ")})` : " (no rule takes it)";
+    throw new PolicyConfigError(`${source}: all: unknown option ${redact(JSON.stringify(option))}: \`all\` sets the level of every rule only${where}`);
+  }
+  return enforcementLevel === undefined ? "advisory" : levelOf(enforcementLevel, `${source}: all.enforcementLevel`);
+}
+
+/**
  * The rules as a pack config (`--policy-pack-config`'s JSON) sets them: rule name -> level, or {enforcementLevel,
- * ...options}; `all` sets every rule's level, a rule's own level wins. Unlike CrossGuard, which ignores a name it
+ * ...options}; `all` sets every rule's level (and nothing else), a rule's own level wins. Unlike CrossGuard, which ignores a name it
  * does not know, an unknown rule or option is refused: a typo would otherwise silently check nothing.
  */
 export function configureRules(config: unknown, source: string): Configured[] {
@@ -67,9 +86,7 @@ export function configureRules(config: unknown, source: string): Configured[] {
       throw new PolicyConfigError(`${source}: unknown rule ${redact(JSON.stringify(name))} (rules: ${RULES.map((r) => r.name).join(", ")})`);
     }
   }
-  const all = entries.all;
-  const base: Level =
-    all === undefined ? "advisory" : levelOf(typeof all === "object" && all !== null ? (all as { enforcementLevel?: unknown }).enforcementLevel : all, `${source}: all`);
+  const base = allLevel(entries.all, source);
   return RULES.map((rule) => {
     const given = entries[rule.name];
     if (given === undefined) return { rule, level: base, options: parseOptions(rule, {}) };
@@ -121,6 +138,18 @@ export function evaluate(configured: Configured[], live: Awaited<ReturnType<type
   return findings;
 }
 
+/** How JSON writes the control characters that have a short escape; every other one is written \u00XX. */
+const SHORT_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
+
+/**
+ * A cell as the table prints it: every control character (C0, DEL, C1; line separators and bidi controls too)
+ * escaped as JSON escapes it, so that a value from the platform (a console alias) can neither start a row, nor
+ * drive the terminal, nor reorder what it shows.
+ */
+function cell(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 function table(rows: string[][]): string {
   const widths = rows[0].map((_c, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ")).join("\n") + "\n";
@@ -151,7 +180,7 @@ export async function runAudit(args: string[], io: AuditIo): Promise<number> {
     options: { "policy-config": { type: "string" }, keys: { type: "string" }, json: { type: "boolean" } },
   });
   const configFile = values["policy-config"];
-  if (!configFile) throw new PolicyConfigError("--policy-config FILE is required: the rules' levels and options (the JSON of --policy-pack-config)");
+  if (!configFile) throw new UsageError("--policy-config FILE is required: the rules' levels and options (the JSON of --policy-pack-config)");
   let config: unknown;
   try {
     config = JSON.parse(readText(configFile, "policy-config"));
@@ -181,7 +210,7 @@ export async function runAudit(args: string[], io: AuditIo): Promise<number> {
     io.stdout.write(`${JSON.stringify({ findings, summary }, null, 2)}\n`);
   } else {
     if (findings.length > 0) {
-      io.stdout.write(table([["OBJECT", "RULE", "LEVEL", "MESSAGE"], ...findings.map((f) => [f.object, f.rule, f.level, `${f.path} ${f.message}`])]));
+      io.stdout.write(table([["OBJECT", "RULE", "LEVEL", "MESSAGE"], ...findings.map((f) => [f.object, f.rule, f.level, `${f.path} ${f.message}`].map(cell))]));
     }
     const disabled = summary.disabled.length ? `; disabled: ${summary.disabled.join(", ")}` : "";
     io.stdout.write(

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { showMicros, toMicros } from "../api/money.js";
 import { redact } from "../api/redact.js";
 import { insideRange, parseRange } from "./cidr.js";
 import { known, type BatchSubject, type KeySubject, type May } from "./subjects.js";
@@ -237,12 +238,18 @@ const balance = batchRule({
   options: z.object({ maxBalance: cap("the highest balance of one sub-account").optional() }).strict(),
   check(batch, { maxBalance }) {
     if (maxBalance === undefined) return [];
-    const above = (b: number) => `${b} is above maxBalance ${maxBalance}`;
+    const max = toMicros(maxBalance);
+    const above = (b: bigint) => `${showMicros(b)} is above maxBalance ${maxBalance}`;
     if (batch.members) {
-      return batch.members.filter((m) => m.balance > maxBalance).map((m) => ({ object: m.label, path: "balance", message: above(m.balance) }));
+      return batch.members.flatMap((m) => {
+        const b = toMicros(m.balance);
+        return b > max ? [{ object: m.label, path: "balance", message: above(b) }] : [];
+      });
     }
     const declared = batch.declared?.balance;
-    return declared !== undefined && known(declared) && declared > maxBalance ? [{ object: batch.label, path: "balance", message: above(declared) }] : [];
+    if (declared === undefined || !known(declared) || !Number.isFinite(declared)) return [];
+    const b = toMicros(declared);
+    return b > max ? [{ object: batch.label, path: "balance", message: above(b) }] : [];
   },
 });
 
@@ -253,27 +260,30 @@ const budget = stackRule({
   options: z.object({ maxTotalBalance: cap("the highest total balance of all sub-accounts").optional() }).strict(),
   check(scope, { maxTotalBalance }) {
     if (maxTotalBalance === undefined) return [];
-    // Balances and counts are never negative: the known part of the sum is a lower bound, so it alone can prove
-    // the budget exceeded while other values are not known yet.
-    let total = 0;
+    // Money in the platform's six-place decimals, as whole millionths: exact where floating point is not
+    // (3 x 0.1 is 0.3). Balances and counts are never negative: the known part of the sum is a lower bound, so it
+    // alone can prove the budget exceeded while other values are not known yet.
+    let total = 0n;
     let subAccounts = 0;
     for (const b of scope.batches) {
       if (b.members) {
-        total += b.members.reduce((sum, m) => sum + m.balance, 0);
+        total += b.members.reduce((sum, m) => sum + toMicros(m.balance), 0n);
         subAccounts += b.members.length;
       } else if (b.declared && known(b.declared.balance) && known(b.declared.count)) {
-        total += b.declared.balance * b.declared.count;
-        subAccounts += b.declared.count;
+        const { balance: each, count } = b.declared;
+        // A count or balance the provider's check refuses (fractional, negative, not finite) is its finding, not ours.
+        if (!Number.isSafeInteger(count) || count < 0 || !Number.isFinite(each)) continue;
+        total += toMicros(each) * BigInt(count);
+        subAccounts += count;
       }
     }
-    if (total <= maxTotalBalance) return [];
-    const rounded = Math.round(total * 1e6) / 1e6;
+    if (total <= toMicros(maxTotalBalance)) return [];
     const batches = scope.batches.length;
     return [{
       object: scope.label,
       // Live sub-accounts are summed by their real balances; declared batches by count x balance.
       path: scope.batches.every((b) => b.members) ? "balance" : "count x balance",
-      message: `of ${plural(subAccounts, "sub-account")} in ${plural(batches, "batch", "batches")} comes to ${rounded}, above maxTotalBalance ${maxTotalBalance}`,
+      message: `of ${plural(subAccounts, "sub-account")} in ${plural(batches, "batch", "batches")} comes to ${showMicros(total)}, above maxTotalBalance ${maxTotalBalance}`,
     }];
   },
 });

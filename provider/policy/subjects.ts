@@ -74,7 +74,8 @@ export interface KeySubject {
 /** One sub-account of a live group, named masked. */
 export interface Member {
   label: string;
-  balance: number;
+  /** The platform's six-place decimal string, kept as it came: money is compared in millionths (api/money.ts). */
+  balance: string;
 }
 
 /** A batch of sub-accounts: a SubAccountBatch of a program, or live sub-accounts of one alias and pricing. */
@@ -116,7 +117,7 @@ function strings(v: unknown): May<May<string>[]> | undefined {
 
 /** A resource's name for messages: the class and the name the program gave it. */
 function resourceLabel(kind: "ApiKey" | "SubAccountBatch", name: string): string {
-  return redact(`${kind} "${name}"`);
+  return redact(`${kind} ${JSON.stringify(name)}`);
 }
 
 /** An ApiKey resource's properties (inputs or outputs: both carry the declared fields) as a subject. */
@@ -188,9 +189,10 @@ export function batchFromLive(
 ): BatchSubject {
   const first = members[0];
   return {
-    label: redact(`sub-accounts "${first.alias}" (${idList(members.map((m) => m.id))})`),
+    // The alias quoted as every value of a message is (JSON): a console alias may hold any character.
+    label: redact(`sub-accounts ${JSON.stringify(first.alias)} (${idList(members.map((m) => m.id))})`),
     alias: first.alias,
     pricing: first.modelPricing.map((m) => ({ model: m.model, factor: m.pricingFactor })),
-    members: members.map((m) => ({ label: `sub-account ${m.id} (${maskKey(m.token)})`, balance: Number(m.balance) })),
+    members: members.map((m) => ({ label: `sub-account ${m.id} (${maskKey(m.token)})`, balance: m.balance })),
   };
 }

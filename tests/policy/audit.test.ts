@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -141,6 +141,36 @@ describe("llm-accounts audit", () => {
     expect((await audit([])).err?.message).toMatch(/--policy-config FILE is required/);
     expect(calls(emu)).toEqual({});
   });
+
+  test("an option under `all` is refused, naming the rules that take it: `all` sets levels only", async () => {
+    const { err } = await audit(["--policy-config", writeJson("all.json", { all: { enforcementLevel: "mandatory", maxMonthly: 500 } })]);
+    expect(err?.message).toContain('all: unknown option "maxMonthly": `all` sets the level of every rule only; give the option to the rule that takes it (api-key-spend-limit)');
+    const typo = await audit(["--policy-config", writeJson("all2.json", { all: { enforcementLevel: "advisory", maxMonthy: 1 } })]);
+    expect(typo.err?.message).toContain('all: unknown option "maxMonthy": `all` sets the level of every rule only (no rule takes it)');
+    expect(calls(emu)).toEqual({});
+    const fine = await audit(["--policy-config", writeJson("all3.json", { all: { enforcementLevel: "disabled" } }), "--json"]);
+    expect(fine.code).toBe(0);
+    expect((JSON.parse(fine.out) as { summary: { disabled: string[] } }).summary.disabled).toHaveLength(10);
+  });
+
+  test("console aliases are escaped in the table as every other value is: a newline forges no row, an escape sequence hides nothing", async () => {
+    const forged = 'x"\nAPI key sk-...FAKE  api-key-geo  advisory  forged row';
+    const alias = `evil\n${forged}\u001b[2K\u001b]8;;http://x\u0007\u009b31m`;
+    const made = emu.state.createSubAccounts({ alias, balance: 1, modelPricing: pricing("model-a", 0.5), count: 1 });
+    try {
+      const { out, code } = await audit(["--policy-config", writeJson("esc.json", { all: "disabled", "sub-account-pricing-floor": "advisory" })]);
+      expect(code).toBe(0);
+      // No control character at all but the line ends; one header, one row, one summary.
+      expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+      const rows = out.trimEnd().split("\n");
+      // The header, the group "resale" (priced at 0.8), this group, the summary: nothing forged.
+      expect(rows).toHaveLength(4);
+      expect(rows[2]).toContain(`sub-accounts ${JSON.stringify(alias).replace(/\u009b/g, "\\u009b")} (id ${made[0].id})`);
+      expect(rows[2]).toMatch(/sub-account-pricing-floor\s+advisory\s+modelPricing\[0\]\.pricingFactor 0\.5 for "model-a" is below minFactor 1$/);
+    } finally {
+      for (const s of made) emu.state.deleteSubAccount(s.token);
+    }
+  });
 });
 
 describe("the command line", () => {
@@ -160,6 +190,52 @@ describe("the command line", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^llm-accounts: .*unknown rule "nope"/);
     expect((await runCli(["--policy-config"])).code).toBe(2);
+  });
+
+  test("without --policy-config the command is misused: exit 2, the audit's usage on stderr, no request", async () => {
+    emu.clearRequests();
+    const r = await runCli([]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^llm-accounts: --policy-config FILE is required/);
+    expect(r.stderr).toContain('Options of "audit"');
+    expect(r.stderr).not.toContain('Options of "import"');
+    expect(calls(emu)).toEqual({});
+  });
+
+  test("a stdout closed by its reader (| head) is a quiet end with the audit's own exit code, no stack trace", async () => {
+    const config = writeJson("pipe.json", { "sub-account-pricing-floor": "mandatory", "sub-account-balance": { enforcementLevel: "advisory", maxBalance: 0 } });
+    const env = { PATH: process.env.PATH, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((done) => {
+      const child = spawn(process.execPath, [cli, "audit", "--policy-config", config], { env, stdio: ["ignore", "pipe", "pipe"] });
+      // The reader goes away before the first line: every write of the audit meets a closed pipe (EPIPE).
+      child.stdout.destroy();
+      let err = "";
+      child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      child.on("close", (c) => done({ code: c, stderr: err }));
+    });
+    expect(stderr).toBe("");
+    expect(code).toBe(3);
+  });
+
+  test("per-command help: each command's --help prints its own options only", async () => {
+    const help = (args: string[]) =>
+      new Promise<{ code: number; stdout: string }>((done) => execFile(process.execPath, [cli, ...args], (err, stdout) => done({ code: err ? Number(err.code) : 0, stdout })));
+    const audit = await help(["audit", "--help"]);
+    expect(audit.code).toBe(0);
+    expect(audit.stdout).toMatch(/^Usage: llm-accounts audit \[options\]/);
+    expect(audit.stdout).toContain("--policy-config FILE");
+    expect(audit.stdout).not.toMatch(/Options of "(import|emulator)"|--state-file|--out DIR/);
+    const imp = await help(["import", "-h"]);
+    expect(imp.stdout).toMatch(/^Usage: llm-accounts import \[options\]/);
+    expect(imp.stdout).not.toMatch(/--policy-config|--state-file/);
+    const emulator = await help(["emulator", "--help"]);
+    expect(emulator.stdout).toMatch(/^Usage: llm-accounts emulator \[options\]/);
+    expect(emulator.stdout).not.toMatch(/--policy-config|--out DIR/);
+    // Without a command: the commands, and how to get each one's options.
+    const top = await help(["--help"]);
+    expect(top.stdout).toMatch(/^Usage: llm-accounts <command> \[options\]/);
+    expect(top.stdout).toMatch(/emulator[\s\S]*import[\s\S]*audit/);
+    expect(top.stdout).toContain("llm-accounts <command> --help");
   });
 
   test("neither the audit nor the policy entry point loads @pulumi/policy (nor the policy entry @pulumi/pulumi or got)", () => {

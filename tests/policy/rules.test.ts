@@ -145,6 +145,22 @@ describe("stack rules see every resource of the package, and only those", () => 
     ]);
   });
 
+  test("account-budget: money is summed in the platform's six-place decimals, exactly (3 x 0.1 is 0.3)", () => {
+    const tenths = [{ type: BATCH, name: "t", props: { ...batch, balance: 0.1, count: 3 } }];
+    expect(checkStack("account-budget", tenths, { maxTotalBalance: 0.3 })).toEqual([]);
+    expect(checkStack("account-budget", tenths, { maxTotalBalance: 0.299999 })).toEqual([
+      { message: "the stack: count x balance of 3 sub-accounts in 1 batch comes to 0.3, above maxTotalBalance 0.299999 (account-budget)", urn: undefined },
+    ]);
+    const mixed = [
+      { type: BATCH, name: "a", props: { ...batch, balance: 1.1, count: 1 } },
+      { type: BATCH, name: "b", props: { ...batch, balance: 2.2, count: 1 } },
+    ];
+    expect(checkStack("account-budget", mixed, { maxTotalBalance: 3.3 })).toEqual([]);
+    // The platform keeps six places: a balance past them counts as the platform will hold it.
+    const fine = [{ type: BATCH, name: "f", props: { ...batch, balance: 1.0000004, count: 2 } }];
+    expect(checkStack("account-budget", fine, { maxTotalBalance: 2 })).toEqual([]);
+  });
+
   test("api-key-unique-aliases: each key sharing an alias is reported by its URN; batches may share aliases", () => {
     expect(checkStack("api-key-unique-aliases", resources)).toEqual([
       { message: 'ApiKey "k1": alias "shared" is also the alias of ApiKey "k3" (api-key-unique-aliases)', urn: "urn:k1" },
@@ -263,6 +279,17 @@ describe("live objects, as `llm-accounts audit` reads them", () => {
       { id: 9, token: "sk-token00000000000000000000000", alias: "team", balance: "250.500000", modelPricing: [{ model: "model-a", pricingFactor: 1 }] },
     ]);
     const balanceRule = ruleNamed("sub-account-balance")!;
+    // Live balances are the platform's six-place strings: 1.1 + 2.2 is 3.3 exactly, within a cap of 3.3.
+    const budgetRule = ruleNamed("account-budget")!;
+    const decimals = batchFromLive([
+      { id: 1, token: SECRET, alias: "d", balance: "1.100000", modelPricing: [] },
+      { id: 2, token: "sk-token00000000000000000000000", alias: "d", balance: "2.200000", modelPricing: [] },
+    ]);
+    const scope = { label: "the account", keys: [], batches: [decimals] };
+    expect(budgetRule.scope === "stack" && budgetRule.check(scope, { maxTotalBalance: 3.3 })).toEqual([]);
+    expect(budgetRule.scope === "stack" && budgetRule.check(scope, { maxTotalBalance: 3.299999 })).toEqual([
+      { object: "the account", path: "balance", message: "of 2 sub-accounts in 1 batch comes to 3.3, above maxTotalBalance 3.299999" },
+    ]);
     expect(group.label).toBe('sub-accounts "team" (ids 7, 9)');
     expect(balanceRule.scope === "SubAccountBatch" && balanceRule.check(group, { maxBalance: 100 })).toEqual([
       { object: "sub-account 9 (sk-...0000)", path: "balance", message: "250.5 is above maxBalance 100" },
