@@ -202,10 +202,13 @@ describe("llm-accounts emulator", () => {
 });
 
 describe("llm-accounts --help", () => {
-  it("prints the usage and exits 0", async () => {
+  it("prints the commands and exits 0; `emulator --help` prints the emulator's options", async () => {
     const cli = run(["--help"]);
     expect((await cli.exited).code).toBe(0);
     expect(cli.stdout()).toContain("Usage: llm-accounts");
-    expect(cli.stdout()).toContain("--state-file");
+    expect(cli.stdout()).toContain("llm-accounts <command> --help");
+    const own = run(["emulator", "--help"]);
+    expect((await own.exited).code).toBe(0);
+    expect(own.stdout()).toContain("--state-file");
   });
 });
