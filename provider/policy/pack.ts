@@ -1,6 +1,6 @@
 import type { Policies, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
 import { RESOURCE_TYPES } from "../resources/types.js";
-import { configSchema, findingText, parseOptions, RULES, type Rule } from "./rules.js";
+import { configSchema, findingText, parseOptions, POLICY_DOCS_URL, RULES, type Rule } from "./rules.js";
 import { batchFromProps, keyFromProps, type BatchSubject, type KeySubject } from "./subjects.js";
 
 /**
@@ -18,13 +18,24 @@ function optionsOf(rule: Rule, given: object): Record<string, unknown> {
 }
 const parsedOptions = new Map<Rule, { text: string; options: Record<string, unknown> }>();
 
-function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }): ResourceValidationPolicy {
-  const type = RESOURCE_TYPES[rule.scope];
+/** What every policy of a rule carries: its name, description, metadata for Pulumi's outputs, and configSchema. */
+function metadata(rule: Rule) {
   return {
     name: rule.name,
     description: rule.description,
-    enforcementLevel: "advisory",
+    enforcementLevel: "advisory" as const,
+    severity: rule.severity,
+    remediationSteps: rule.remediation,
+    url: `${POLICY_DOCS_URL}#${rule.name}`,
+    tags: [...rule.tags],
     configSchema: configSchema(rule),
+  };
+}
+
+function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }): ResourceValidationPolicy {
+  const type = RESOURCE_TYPES[rule.scope];
+  return {
+    ...metadata(rule),
     validateResource: (args: ResourceValidationArgs, report: ReportViolation) => {
       // Recognised by type token only: any other resource, whatever its properties, is not this rule's.
       if (args.type !== type) return;
@@ -38,10 +49,7 @@ function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }): R
 
 function stackPolicy(rule: Rule & { scope: "stack" }): StackValidationPolicy {
   return {
-    name: rule.name,
-    description: rule.description,
-    enforcementLevel: "advisory",
-    configSchema: configSchema(rule),
+    ...metadata(rule),
     validateStack: (args: StackValidationArgs, report: ReportViolation) => {
       const options = optionsOf(rule, args.getConfig());
       const keys: KeySubject[] = [];

@@ -32,10 +32,25 @@ export interface Scope {
   batches: BatchSubject[];
 }
 
+/** CrossGuard's severities: how bad a violation is, whatever its enforcement level. */
+export type Severity = "low" | "medium" | "high" | "critical";
+
+/**
+ * The page that documents every rule: each rule has a heading of its own name there, so `${POLICY_DOCS_URL}#<rule>`
+ * is a stable anchor (GitHub's anchor of a heading `api-key-spend-limit` is `#api-key-spend-limit`).
+ */
+export const POLICY_DOCS_URL = "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts/blob/main/docs/policy.md";
+
 type Options = z.ZodObject;
 interface Base<O extends Options> {
   name: string;
   description: string;
+  /** How bad a violation is (CrossGuard's `severity`). */
+  severity: Severity;
+  /** What to change to comply (CrossGuard's `remediationSteps`), as a program's author reads it. */
+  remediation: string;
+  /** Short topics (CrossGuard's `tags`): what the rule protects. */
+  tags: readonly string[];
   /** The rule's options: a strict zod object, from which the pack's configSchema is generated. */
   options: O;
 }
@@ -98,6 +113,9 @@ function restrictedList(
 const ipAllowlist = keyRule({
   name: "api-key-ip-allowlist",
   description: "API keys restrict the IP addresses they can be used from (securityConfig.ip.allow), inside the allowed ranges.",
+  severity: "high",
+  remediation: "Set securityConfig.ip.allow on the key to the addresses or CIDR ranges its clients use, each inside the allowedRanges of the pack config.",
+  tags: ["api-key", "network", "access"],
   scope: "ApiKey",
   options: z
     .object({
@@ -124,6 +142,9 @@ const ipAllowlist = keyRule({
 const spendLimit = keyRule({
   name: "api-key-spend-limit",
   description: "API keys set a monthly spend limit (securityConfig.spendLimit.monthly), at most the cap.",
+  severity: "high",
+  remediation: "Set securityConfig.spendLimit.monthly on the key, at most the maxMonthly of the pack config.",
+  tags: ["api-key", "cost"],
   scope: "ApiKey",
   options: z.object({ maxMonthly: cap("the highest monthly spend limit a key may have").optional() }).strict(),
   check(key, { maxMonthly }) {
@@ -138,6 +159,9 @@ const spendLimit = keyRule({
 const keyModels = keyRule({
   name: "api-key-models",
   description: "API keys list the models they may call (securityConfig.models.items), only approved ones.",
+  severity: "medium",
+  remediation: "Set securityConfig.models.items on the key to the models it needs, each in the approvedModels of the pack config.",
+  tags: ["api-key", "access"],
   scope: "ApiKey",
   options: z.object({ approvedModels: names("the models a key may be allowed to call").optional() }).strict(),
   check(key, { approvedModels }) {
@@ -149,6 +173,9 @@ const keyModels = keyRule({
 const geo = keyRule({
   name: "api-key-geo",
   description: "API keys restrict the countries they can be used from (securityConfig.geo.countries), only approved ones.",
+  severity: "medium",
+  remediation: "Set securityConfig.geo.countries on the key to the countries it is used from, each in the approvedCountries of the pack config.",
+  tags: ["api-key", "network", "access"],
   scope: "ApiKey",
   options: z
     .object({
@@ -167,6 +194,9 @@ const geo = keyRule({
 const rotation = keyRule({
   name: "api-key-rotation",
   description: "API keys rotate by age (rotation.everyDays) at most every maxAgeDays, with at least minOverlapHours of overlap.",
+  severity: "medium",
+  remediation: "Set rotation.everyDays on the key (at most maxAgeDays) and rotation.overlapHours (at least minOverlapHours); on the live account, rotate a key older than maxAgeDays.",
+  tags: ["api-key", "rotation", "credentials"],
   scope: "ApiKey",
   options: z
     .object({
@@ -199,6 +229,9 @@ const rotation = keyRule({
 const pricingFloor = batchRule({
   name: "sub-account-pricing-floor",
   description: "Sub-accounts are never priced below cost: every pricingFactor is at least minFactor (default 1).",
+  severity: "high",
+  remediation: "Raise every modelPricing[].pricingFactor of the batch to at least minFactor (1 sells at cost).",
+  tags: ["sub-account", "cost", "pricing"],
   scope: "SubAccountBatch",
   options: z.object({ minFactor: z.number().positive("must be greater than 0").default(1).describe("the lowest pricingFactor allowed") }).strict(),
   check(batch, { minFactor }) {
@@ -218,6 +251,9 @@ const pricingFloor = batchRule({
 const subAccountModels = batchRule({
   name: "sub-account-models",
   description: "Sub-accounts are priced only for approved models (every modelPricing[].model is in approvedModels).",
+  severity: "medium",
+  remediation: "Price the batch only for models in the approvedModels of the pack config: remove the other modelPricing entries.",
+  tags: ["sub-account", "access", "pricing"],
   scope: "SubAccountBatch",
   options: z.object({ approvedModels: names("the models sub-accounts may be permitted").optional() }).strict(),
   check(batch, { approvedModels }) {
@@ -234,6 +270,9 @@ const subAccountModels = batchRule({
 const balance = batchRule({
   name: "sub-account-balance",
   description: "Each sub-account's balance is at most maxBalance.",
+  severity: "medium",
+  remediation: "Lower the balance of the batch (or of the live sub-account) to at most maxBalance.",
+  tags: ["sub-account", "cost"],
   scope: "SubAccountBatch",
   options: z.object({ maxBalance: cap("the highest balance of one sub-account").optional() }).strict(),
   check(batch, { maxBalance }) {
@@ -256,6 +295,9 @@ const balance = batchRule({
 const budget = stackRule({
   name: "account-budget",
   description: "The balances of all sub-accounts together (count x balance of each batch) are at most maxTotalBalance.",
+  severity: "high",
+  remediation: "Lower the balance or count of the batches until the total balance of all sub-accounts is at most maxTotalBalance.",
+  tags: ["sub-account", "cost", "budget"],
   scope: "stack",
   options: z.object({ maxTotalBalance: cap("the highest total balance of all sub-accounts").optional() }).strict(),
   check(scope, { maxTotalBalance }) {
@@ -291,6 +333,9 @@ const budget = stackRule({
 const uniqueAliases = stackRule({
   name: "api-key-unique-aliases",
   description: "No two API keys share an alias (a key whose create was lost is found again by its alias).",
+  severity: "medium",
+  remediation: "Give each API key an alias of its own: a key whose create was lost is found again by its alias.",
+  tags: ["api-key", "operations"],
   scope: "stack",
   options: z.object({}).strict(),
   check(scope) {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "@jest/globals";
 import type { PolicyResource, ReportViolation, ResourceValidation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
 import { createRequire } from "node:module";
-import { llmAccountsPolicies, RESOURCE_TYPES, RULES } from "../../provider/policy/index.js";
+import { llmAccountsPolicies, POLICY_DOCS_URL, RESOURCE_TYPES, RULES } from "../../provider/policy/index.js";
 import { configSchema, parseOptions, ruleNamed } from "../../provider/policy/rules.js";
 import { batchFromLive, keyFromLive } from "../../provider/policy/subjects.js";
 
@@ -234,6 +234,17 @@ describe("options: the engine validates them with each rule's configSchema; the 
     expect(policy("sub-account-pricing-floor").configSchema!.properties.minFactor).toMatchObject({ type: "number", exclusiveMinimum: 0, default: 1 });
     expect(policy("api-key-ip-allowlist").configSchema!.properties.allowedRanges).toMatchObject({ type: "array", items: { type: "string" } });
     expect(configSchema(ruleNamed("api-key-unique-aliases")!)).toEqual({ properties: {} });
+  });
+
+  test("every policy carries Pulumi's metadata: a severity, remediation steps, tags and a url to its own docs section", () => {
+    for (const p of policies) {
+      expect(["low", "medium", "high", "critical"]).toContain(p.severity);
+      expect(p.remediationSteps).toMatch(/^[A-Z][^\n]+\.$/);
+      expect(p.tags!.length).toBeGreaterThan(0);
+      expect(p.url).toBe(`${POLICY_DOCS_URL}#${p.name}`);
+    }
+    expect(POLICY_DOCS_URL).toMatch(/^https:\/\/github\.com\/[^/]+\/pulumi-llm-accounts\/blob\/main\/docs\/policy\.md$/);
+    expect(policy("api-key-spend-limit")).toMatchObject({ severity: "high", tags: ["api-key", "cost"] });
   });
 
   test("a wrong type, a negative cap, a bad range or an unknown option is an error naming the rule and the option", () => {
