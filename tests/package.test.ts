@@ -6,14 +6,26 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO } from "./support/programDir.js";
 
-test("npm pack ships only what a user needs: built JS, types, README, LICENSE, package.json", async () => {
+/** The ready policy pack: its manifest, its package.json (name, version) and its JavaScript entry point. */
+const READY_PACK = ["policy-pack/PulumiPolicy.yaml", "policy-pack/package.json", "policy-pack/index.js"];
+
+test("npm pack ships only what a user needs: built JS, types, the ready policy pack, README, LICENSE, package.json", async () => {
   const { stdout } = await promisify(execFile)("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: REPO });
   const [pack] = JSON.parse(stdout.slice(stdout.indexOf("["))) as [{ files: { path: string }[] }];
   const paths = pack.files.map((f) => f.path);
   for (const p of paths) {
-    expect(["README.md", "LICENSE", "package.json"].includes(p) || /^dist\/provider\/.+\.(js|d\.ts)$/.test(p)).toBe(true);
+    expect(["README.md", "LICENSE", "package.json", ...READY_PACK].includes(p) || /^dist\/provider\/.+\.(js|d\.ts)$/.test(p)).toBe(true);
   }
   expect(paths).toEqual(expect.arrayContaining(["dist/provider/index.js", "dist/provider/index.d.ts", "dist/provider/runtime/index.js", "dist/provider/cli.js", "README.md", "LICENSE"]));
+  // The ready pack, compiled: run-policy-pack loads it with nothing to type-check; its entry loads built code only.
+  expect(paths).toEqual(expect.arrayContaining([...READY_PACK, "dist/provider/policy/readyPack.js"]));
+  expect(paths.filter((p) => p.startsWith("policy-pack/") && p.endsWith(".ts"))).toEqual([]);
+  const entry = readFileSync(join(REPO, "policy-pack/index.js"), "utf8");
+  expect([...entry.matchAll(/import\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1])).toEqual(["../dist/provider/policy/readyPack.js"]);
+  // The pack's version (what `Policy Packs run:` shows, read by @pulumi/policy from the pack's package.json) is the package's.
+  const manifest = (file: string) => JSON.parse(readFileSync(join(REPO, file), "utf8")) as { version: string; name: string; main: string };
+  expect(manifest("policy-pack/package.json")).toMatchObject({ version: manifest("package.json").version, name: "llm-accounts-policies", main: "index.js" });
+  expect(readFileSync(join(REPO, "policy-pack/PulumiPolicy.yaml"), "utf8")).toMatch(/^name: llm-accounts-policies$[\s\S]*^runtime: nodejs$/m);
   expect(paths.some((p) => p.startsWith("dist/tests"))).toBe(false);
 }, 120_000);
 

@@ -43,6 +43,25 @@ function packConfig(level: "mandatory" | "advisory"): string {
 }
 
 const withPack = (level: "mandatory" | "advisory") => ["--policy-pack", pack, "--policy-pack-config", packConfig(level)];
+/** The ready pack inside the installed package: no folder of the user's own, no TypeScript. */
+const ready = () => join(pack, "node_modules/pulumi-llm-accounts/policy-pack");
+const withReady = (level: "mandatory" | "advisory") => ["--policy-pack", ready(), "--policy-pack-config", packConfig(level)];
+
+/**
+ * The findings of a run as Pulumi prints them: one `[level] rule (type: resource)` heading line (the resource
+ * absent for a stack finding without one), then its message line; as sorted `level rule resource: message` strings.
+ */
+function findings(output: string): string[] {
+  const lines = output.split("\n");
+  const out: string[] = [];
+  lines.forEach((line, i) => {
+    const m = /^\s*\[(mandatory|advisory)\]\s+(\S+)\s*(?:\(([^)]*)\))?/.exec(line);
+    if (!m) return;
+    const message = (lines.slice(i + 1).find((l) => /\(\S+\)\s*$/.test(l.trim())) ?? "").trim();
+    out.push(`${m[1]} ${m[2]} ${m[3] ?? ""}: ${message}`);
+  });
+  return out.sort();
+}
 
 async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
   const r = await step;
@@ -96,6 +115,18 @@ describe("the example policy pack on the real CLI", () => {
     expect(r.stdout).not.toMatch(/ApiKey "legacy"/);
   }, 300_000);
 
+  test("the ready pack inside the package (node_modules/pulumi-llm-accounts/policy-pack) finds what the example pack finds", async () => {
+    const example = await pulumi(stack.preview(withPack("mandatory"), { allowFailure: true }));
+    const r = await pulumi(stack.preview(withReady("mandatory"), { allowFailure: true }));
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toContain('ApiKey "ci": securityConfig.spendLimit.monthly 1000 is above maxMonthly 500 (api-key-spend-limit)');
+    expect(findings(r.stdout)).toEqual(findings(example.stdout));
+    expect(findings(r.stdout).length).toBeGreaterThanOrEqual(2);
+    // The compiled pack of the package: its name and the package's version; nothing for ts-node to check.
+    const version = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
+    expect(r.stdout).toMatch(new RegExp(`Policy Packs run:[\\s\\S]*llm-accounts-policies\\|local\\|\\S+\\s+${version.replace(/\./g, "\\.")}`));
+  }, 300_000);
+
   test("a bad option is refused by the engine through the rule's configSchema, naming the rule and the option", async () => {
     const bad = join(scratch, "policy-config.bad.json");
     writeFileSync(bad, JSON.stringify({ "api-key-spend-limit": { enforcementLevel: "mandatory", maxMonthly: -1 } }));
@@ -119,6 +150,18 @@ describe("the example policy pack on the real CLI", () => {
     expect(emu.state.listKeys().map((k) => k.alias).sort()).toEqual(["ci", "legacy"]);
     expect(emu.state.listSubAccounts()).toHaveLength(3);
     ledger.record();
+  }, 300_000);
+
+  test("`pulumi policy analyze` runs the ready pack on the stored state, without the program: the preview's findings", async () => {
+    emu.clearRequests();
+    // The state of the advisory `up`: monthly 1000, balance 400, both above the mandatory caps.
+    const analyzed = await pulumi(stack.run(["policy", "analyze", ...withReady("mandatory")], { allowFailure: true }));
+    expect(analyzed.code).not.toBe(0);
+    // Stored state only: not one request to the platform, and no credential in its environment needed.
+    expect(emu.requests()).toEqual([]);
+    const preview = await pulumi(stack.preview(withReady("mandatory"), { allowFailure: true }));
+    expect(findings(analyzed.stdout)).toEqual(findings(preview.stdout));
+    expect(findings(analyzed.stdout).join("\n")).toMatch(/api-key-spend-limit[\s\S]*account-budget|account-budget[\s\S]*api-key-spend-limit/);
   }, 300_000);
 
   test("a compliant program passes the mandatory pack with no violation", async () => {
