@@ -8,7 +8,9 @@
 //
 // Options: --only <sections> (comma-separated) runs a part and --smoke runs at toy sizes, for development; the
 // files are written only by a full run, after each section (a run cut short leaves the sections it finished).
-// --with-checkpoints runs the destroys without PULUMI_SKIP_CHECKPOINTS.
+// --with-checkpoints runs the destroys without PULUMI_SKIP_CHECKPOINTS. --only <sections> --update measures those
+// sections and merges them into the existing bench/results.json (each section keeps the date it was measured at,
+// in sectionDates), then writes both files again.
 
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -34,10 +36,12 @@ const SECTIONS = {
   import: (ctx) => measure.importScale(ctx),
 };
 
-const { values: flags } = parseArgs({ options: { only: { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" } } });
+const { values: flags } = parseArgs({ options: { only: { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" } } });
+if (flags.update && (!flags.only || flags.smoke)) throw new Error("--update merges the sections of --only into bench/results.json (not with --smoke)");
 // A run at toy sizes, to try the sections out: its files are never written.
 if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4 });
 const full = !flags.only && !flags.smoke;
+const writes = full || flags.update;
 const only = flags.only ? flags.only.split(",") : Object.keys(SECTIONS);
 for (const s of only) if (!(s in SECTIONS)) throw new Error(`--only: unknown section "${s}" (${Object.keys(SECTIONS).join(", ")})`);
 
@@ -49,8 +53,13 @@ async function main() {
   const parallelism = measure.defaultParallelism(cli);
   const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8"));
   const sdk = JSON.parse(readFileSync(join(REPO, "node_modules/@pulumi/pulumi/package.json"), "utf8"));
+  const resultsFile = join(REPO, "bench/results.json");
+  // With --update: the sections of an earlier full run, to which the sections measured now are merged.
+  const earlier = flags.update ? JSON.parse(readFileSync(resultsFile, "utf8")) : {};
   const results = {
-    date: new Date().toISOString(),
+    ...earlier,
+    sectionDates: { ...earlier.sectionDates },
+    date: earlier.date ?? new Date().toISOString(),
     machine: {
       cpus: os.cpus().length,
       cpuModel: os.cpus()[0]?.model?.trim() ?? "unknown",
@@ -59,21 +68,22 @@ async function main() {
       node: process.version,
     },
     versions: { package: pkg.version, pulumiCli: cli.version, pulumiSdk: sdk.version },
-    settings: { ...measure.SETTINGS, defaultParallel: parallelism, skipCheckpoints: !flags["with-checkpoints"], targets: measure.TARGETS },
+    settings: { ...earlier.settings, ...measure.SETTINGS, defaultParallel: parallelism, skipCheckpoints: !flags["with-checkpoints"], targets: measure.TARGETS },
   };
   const started = Date.now();
   const write = () => {
-    results.benchMs = Date.now() - started;
+    if (!flags.update) results.benchMs = Date.now() - started;
     const targets = targetsOf(results, parallelism);
     results.targets = targets;
     const met = targets.filter((t) => t.met).length;
     const done = only.filter((s) => s in results);
-    const summary = `targets: ${met}/${targets.length} met${done.length < only.length ? ` (partial run: ${done.join(", ")})` : ""}`;
+    const merged = flags.update ? ` (${only.join(", ")} measured again on ${new Date().toISOString().slice(0, 10)} and merged into the run of ${results.date.slice(0, 10)})` : "";
+    const summary = `targets: ${met}/${targets.length} met${done.length < only.length ? ` (partial run: ${done.join(", ")})` : ""}${merged}`;
     const text = report(results, targets);
-    if (full) {
+    if (writes) {
       mkdirSync(join(REPO, "bench"), { recursive: true });
       mkdirSync(join(REPO, "docs"), { recursive: true });
-      writeFileSync(join(REPO, "bench/results.json"), `${JSON.stringify(results, null, 2)}\n`);
+      writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
       writeFileSync(join(REPO, "docs/benchmarks.md"), markdown(results, text, summary));
     }
     return { text, summary, met: met === targets.length };
@@ -81,12 +91,13 @@ async function main() {
   for (const name of only) {
     const t = Date.now();
     results[name] = await SECTIONS[name](ctx, cli, parallelism);
+    results.sectionDates[name] = new Date().toISOString();
     log(`${name}: done in ${Math.round((Date.now() - t) / 1000)} s`);
     write();
   }
   const { text, summary, met } = write();
   process.stdout.write(`${text}\n\n${summary}\n`);
-  if (full) log("wrote bench/results.json and docs/benchmarks.md");
+  if (writes) log("wrote bench/results.json and docs/benchmarks.md");
   return met;
 }
 

@@ -58,7 +58,10 @@ function stackPolicy(rule: Rule & { scope: "stack" }): StackValidationPolicy {
         if (r.type === RESOURCE_TYPES.ApiKey) keys.push(keyFromProps(r.name, r.props, r.urn));
         else if (r.type === RESOURCE_TYPES.SubAccountBatch) batches.push(batchFromProps(r.name, r.props, r.urn));
       }
-      for (const f of rule.check({ label: "the stack", keys, batches }, options)) report(findingText(rule, f), f.urn);
+      // A finding about the whole stack is reported on the stack's own resource, as a preview shows it anyway:
+      // `pulumi policy analyze` of CLI 3.248.0 panics ("Urn is: ''") on a stack violation that names no URN.
+      const stackUrn = args.resources.find((r) => r.type === "pulumi:pulumi:Stack")?.urn;
+      for (const f of rule.check({ label: "the stack", keys, batches }, options)) report(findingText(rule, f), f.urn ?? stackUrn);
     },
   };
 }

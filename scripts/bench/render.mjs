@@ -183,12 +183,19 @@ export function report(results, targets) {
   }
   if (results.policy) {
     const p = results.policy;
+    const small = p.smallResources === undefined ? [] : [
+      [`with --policy-pack, ${p.smallResources} keys`, fmtMs(p.smallPackMs), p.samples.smallPack.map(fmtMs).join(", "), ""],
+      [`without, ${p.smallResources} keys`, fmtMs(p.smallNoneMs), p.samples.smallNone.map(fmtMs).join(", "), ""],
+      ["the pack's fixed start (the small pair's difference)", fmtMs(p.fixedMs), "", ""],
+      ["the pack's cost per resource (the rest of the big pair's difference)", `${p.perResourceMs.toFixed(2)} ms`, "", ""],
+    ];
     section(
-      `pulumi preview of ${p.resources} ApiKey resources with examples/policy-pack beside without it (fastest of ${SETTINGS.policyRounds} interleaved runs)`,
+      `pulumi preview of ${p.resources} ApiKey resources with ${p.pack ?? "examples/policy-pack"} beside without it (fastest of ${SETTINGS.policyRounds} interleaved runs)`,
       table(["preview", "time", "runs", "API calls"], [
         ["with --policy-pack (10 rules)", fmtMs(p.packMs), p.samples.pack.map(fmtMs).join(", "), p.apiCalls],
         ["without", fmtMs(p.noneMs), p.samples.none.map(fmtMs).join(", "), ""],
         ["ratio", `${p.ratio.toFixed(3)}x`, `${p.violations} violations reported`, ""],
+        ...small,
       ]),
     );
   }

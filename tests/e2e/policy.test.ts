@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import type { Emulator } from "../../provider/emulator/index.js";
 import type { RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
+import { RULES } from "../../provider/policy/index.js";
 import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
 
@@ -47,20 +48,19 @@ const withPack = (level: "mandatory" | "advisory") => ["--policy-pack", pack, "-
 const ready = () => join(pack, "node_modules/pulumi-llm-accounts/policy-pack");
 const withReady = (level: "mandatory" | "advisory") => ["--policy-pack", ready(), "--policy-pack-config", packConfig(level)];
 
+/** A finding's heading as Pulumi prints it: `[mandatory] [severity: high]  api-key-spend-limit  (type: name)`. */
+const heading = (level: "mandatory" | "advisory", rule: string, resource = "") =>
+  new RegExp(`\\[${level}\\]\\s+(?:\\[severity: \\w+\\]\\s+)?${rule}${resource ? `\\s+\\(${resource.replace(/[()]/g, "\\$&")}\\)` : ""}`);
+
 /**
- * The findings of a run as Pulumi prints them: one `[level] rule (type: resource)` heading line (the resource
- * absent for a stack finding without one), then its message line; as sorted `level rule resource: message` strings.
+ * The findings of a run: every line Pulumi prints that is one of our messages (object, property path, what is
+ * wrong, and `(rule)` at the end), sorted. The message names the resource and the rule, so equal lists are equal
+ * sets of (resource, rule), whatever the output's layout around them.
  */
 function findings(output: string): string[] {
-  const lines = output.split("\n");
-  const out: string[] = [];
-  lines.forEach((line, i) => {
-    const m = /^\s*\[(mandatory|advisory)\]\s+(\S+)\s*(?:\(([^)]*)\))?/.exec(line);
-    if (!m) return;
-    const message = (lines.slice(i + 1).find((l) => /\(\S+\)\s*$/.test(l.trim())) ?? "").trim();
-    out.push(`${m[1]} ${m[2]} ${m[3] ?? ""}: ${message}`);
-  });
-  return out.sort();
+  const rules = new Set(RULES.map((r) => r.name));
+  const lines = output.split("\n").map((l) => l.trim().replace(/·$/, ""));
+  return [...new Set(lines.filter((l) => rules.has(/\(([a-z-]+)\)$/.exec(l)?.[1] ?? "") && !/^\[/.test(l)))].sort();
 }
 
 async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
@@ -107,9 +107,11 @@ describe("the example policy pack on the real CLI", () => {
   test("a preview that breaks mandatory rules fails, naming each rule, resource and property path", async () => {
     const r = await pulumi(stack.preview(withPack("mandatory"), { allowFailure: true }));
     expect(r.code).not.toBe(0);
-    expect(r.stdout).toMatch(/\[mandatory\]\s+api-key-spend-limit\s+\(pulumi-nodejs:dynamic\/llm-accounts:ApiKey: ci\)/);
+    expect(r.stdout).toMatch(heading("mandatory", "api-key-spend-limit", "pulumi-nodejs:dynamic/llm-accounts:ApiKey: ci"));
+    // The rule's metadata reaches Pulumi's output.
+    expect(r.stdout).toMatch(/\[mandatory\]\s+\[severity: high\]\s+api-key-spend-limit/);
     expect(r.stdout).toContain('ApiKey "ci": securityConfig.spendLimit.monthly 1000 is above maxMonthly 500 (api-key-spend-limit)');
-    expect(r.stdout).toMatch(/\[mandatory\]\s+account-budget/);
+    expect(r.stdout).toMatch(heading("mandatory", "account-budget"));
     expect(r.stdout).toContain("the stack: count x balance of 3 sub-accounts in 1 batch comes to 1200, above maxTotalBalance 1000 (account-budget)");
     // The adopted key complies: nothing about it, and its secret input is nowhere.
     expect(r.stdout).not.toMatch(/ApiKey "legacy"/);
@@ -145,8 +147,8 @@ describe("the example policy pack on the real CLI", () => {
 
   test("advisory rules warn and `up` proceeds; the pack handles adopted keys and tokens", async () => {
     const r = await pulumi(stack.run(["up", "--yes", ...withPack("advisory")]));
-    expect(r.stdout).toMatch(/\[advisory\]\s+api-key-spend-limit/);
-    expect(r.stdout).toMatch(/\[advisory\]\s+account-budget/);
+    expect(r.stdout).toMatch(heading("advisory", "api-key-spend-limit"));
+    expect(r.stdout).toMatch(heading("advisory", "account-budget"));
     expect(emu.state.listKeys().map((k) => k.alias).sort()).toEqual(["ci", "legacy"]);
     expect(emu.state.listSubAccounts()).toHaveLength(3);
     ledger.record();
@@ -159,6 +161,7 @@ describe("the example policy pack on the real CLI", () => {
     expect(analyzed.code).not.toBe(0);
     // Stored state only: not one request to the platform, and no credential in its environment needed.
     expect(emu.requests()).toEqual([]);
+    if (findings(analyzed.stdout).length === 0) throw new Error(`no finding in the output of policy analyze:\n${analyzed.stdout}\n${analyzed.stderr}`);
     const preview = await pulumi(stack.preview(withReady("mandatory"), { allowFailure: true }));
     expect(findings(analyzed.stdout)).toEqual(findings(preview.stdout));
     expect(findings(analyzed.stdout).join("\n")).toMatch(/api-key-spend-limit[\s\S]*account-budget|account-budget[\s\S]*api-key-spend-limit/);

@@ -161,6 +161,15 @@ describe("stack rules see every resource of the package, and only those", () => 
     expect(checkStack("account-budget", fine, { maxTotalBalance: 2 })).toEqual([]);
   });
 
+  test("a finding about the whole stack names the stack's own resource (policy analyze cannot show one without a URN)", () => {
+    const withStack = [...resources, { type: "pulumi:pulumi:Stack", name: "proj-dev", props: {} }];
+    expect(checkStack("account-budget", withStack, { maxTotalBalance: 399 })).toEqual([
+      { message: "the stack: count x balance of 5 sub-accounts in 2 batches comes to 400, above maxTotalBalance 399 (account-budget)", urn: "urn:proj-dev" },
+    ]);
+    // A finding about one resource keeps that resource's URN.
+    expect(checkStack("api-key-unique-aliases", withStack).map((f) => f.urn)).toEqual(["urn:k1", "urn:k3"]);
+  });
+
   test("api-key-unique-aliases: each key sharing an alias is reported by its URN; batches may share aliases", () => {
     expect(checkStack("api-key-unique-aliases", resources)).toEqual([
       { message: 'ApiKey "k1": alias "shared" is also the alias of ApiKey "k3" (api-key-unique-aliases)', urn: "urn:k1" },
