@@ -311,7 +311,8 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
   const subAccounts = account.batches.reduce((n, b) => n + b.count, 0);
   out(`Wrote ${join(dir, "index.ts")}: ${account.keys.length} API key(s), ${subAccounts} sub-account(s) in ${account.batches.length} batch(es).`);
-  if (state) reportReimport(account, state.stack, out);
+  const manages = state !== undefined && state.keys.length + state.batches.length + state.foreign.length > 0;
+  if (manages) reportReimport(account, state.stack, out);
   if (account.leftOut.length > 0) {
     out(`Left out ${account.leftOut.length} object(s) the package's check refuses as they are (also listed in index.ts):`);
     for (const l of account.leftOut.slice(0, LEFT_OUT_SHOWN)) out(`  ${l}`);
@@ -326,7 +327,7 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const next =
     account.drifted.length > 0
       ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview --refresh${stackFlag} and pulumi up --refresh${stackFlag}: the refresh reads first what changed in the console, so the up writes none of it back.`
-      : `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (${state ? "no delete, no replace" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;
+      : `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (${manages ? "no delete, no replace" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;
   if (account.keys.length === 0) return out(next);
   const stored = values.stack ? await storeKeys(keysValue, values.stack, dir, io.env) : false;
   if (stored) {

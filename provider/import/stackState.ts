@@ -111,6 +111,11 @@ const BatchOutputsSchema = z.object({
   connection: z.unknown().optional(),
 });
 
+/** Where a state's outputs fail their schema: property paths and what was expected, never a value. */
+function issuesOf(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join(".") || "outputs"}: expected ${i.code === "invalid_type" ? i.expected : "another value"}`).join("; ");
+}
+
 /** The resource name of a URN (`urn:pulumi:stack::project::type::name`). */
 export function nameOfUrn(urn: string): string {
   return urn.split("::").slice(3).join("::");
@@ -139,7 +144,7 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
     const name = nameOfUrn(r.urn);
     if (r.type === RESOURCE_TYPES.ApiKey) {
       const o = KeyOutputsSchema.safeParse(r.outputs ?? {});
-      if (!o.success) throw new Error(`the state of stack ${stack}: ApiKey ${JSON.stringify(name)} has no key in its outputs`);
+      if (!o.success) throw new Error(`the state of stack ${stack}: ApiKey ${JSON.stringify(name)} has outputs this command cannot read (${issuesOf(o.error)})`);
       state.keys.push({
         name,
         key: o.data.key,
@@ -154,7 +159,7 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
       });
     } else if (r.type === RESOURCE_TYPES.SubAccountBatch) {
       const o = BatchOutputsSchema.safeParse(r.outputs ?? {});
-      if (!o.success) throw new Error(`the state of stack ${stack}: SubAccountBatch ${JSON.stringify(name)} lacks alias, balance or count in its outputs`);
+      if (!o.success) throw new Error(`the state of stack ${stack}: SubAccountBatch ${JSON.stringify(name)} has outputs this command cannot read (${issuesOf(o.error)})`);
       state.batches.push({
         name,
         alias: o.data.alias,
