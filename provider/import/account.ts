@@ -352,7 +352,9 @@ export async function readAccount(
     dropped.push(`ApiKey ${k.name} (${maskKey(k.key)}): not in --keys; the next up DELETES it from the platform`);
     return false;
   });
-  const reads: KeyToRead[] = [...keptKeys.map((held) => ({ key: held.key, held })), ...fresh];
+  // Held objects in name order: a state lists them in the order their last operations finished, which varies.
+  const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const reads: KeyToRead[] = [...[...keptKeys].sort(byName).map((held) => ({ key: held.key, held })), ...fresh];
   const live = await readKeys(client, reads, progress);
 
   const keys: ImportedKey[] = [];
@@ -383,7 +385,7 @@ export async function readAccount(
   const liveByToken = new Map(subAccounts.map((s) => [s.token, s]));
   const batches: ImportedBatch[] = [];
   const claimed = new Set<string>();
-  for (const held of state?.batches ?? []) {
+  for (const held of [...(state?.batches ?? [])].sort(byName)) {
     for (const s of held.subAccounts) claimed.add(s.token);
     if (options.dropUnlisted && !held.subAccounts.some((s) => liveByToken.has(s.token))) {
       dropped.push(`SubAccountBatch ${held.name}: none of the ${held.subAccounts.length} sub-account(s) it holds is on the platform (nothing live is deleted)`);

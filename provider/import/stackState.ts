@@ -61,7 +61,7 @@ export interface StackState {
 }
 
 /** The signature Pulumi marks a secret value with in an exported state. */
-const SECRET_SIG = "4dabf18193072939515e22adc298388d";
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 /** A state's values with every secret revealed (`--show-secrets` leaves them wrapped, their plaintext as JSON). */
 function revealed(value: unknown): unknown {

@@ -110,7 +110,7 @@ describe("llm-accounts import run again on a stack that manages the account (iss
     const before = [liveKeys(), liveTokens()];
 
     const again = await llmImport([]);
-    expect(again.stdout).toContain('Kept 4 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "team-a", "ops".');
+    expect(again.stdout).toContain('Kept 4 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "ops", "team-a".');
     expect(again.stdout).toContain('Added 1 object(s) it does not manage yet: "late".');
     expect(again.stdout).toContain('Changed in the console since the state last read them (declared as they are now): "ci-runner", "team-a".');
     expect(again.stdout).toContain("pulumi up --refresh --stack dev");
@@ -134,7 +134,7 @@ describe("llm-accounts import run again on a stack that manages the account (iss
     const fresh = emu.state.createKey("fresh").key;
     const before = [liveKeys(), liveTokens()];
     const partial = await llmImport(["--keys", "-"], `${deployBot}\n${fresh}\n`);
-    expect(partial.stdout).toContain('Kept 5 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "team-a", "ops", "late".');
+    expect(partial.stdout).toContain('Kept 5 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "late", "ops", "team-a".');
     expect(partial.stdout).toContain('Added 1 object(s) it does not manage yet: "fresh".');
     expect(partial.stdout).toContain("Stored the 3 API key(s)");
     expect(await plannedOps()).toEqual({ fresh: "create" });

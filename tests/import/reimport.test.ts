@@ -153,7 +153,7 @@ describe("the generated program is data-safe (issue 28)", () => {
 });
 
 describe("what a stack's state holds keeps its resource name, in every shape of state", () => {
-  test("keys matched by key (renamed in the console, rotated, unlisted, gone, only in the config), never by alias", async () => {
+  test("keys matched by key (renamed in the console, rotated, unlisted, gone, only in the config), never by alias; held ones in name order", async () => {
     const renamed = emu.state.createKey("ci-runner-renamed").key;
     const unlisted = emu.state.createKey("deploy-bot").key;
     const rotatedTo = emu.state.createKey("rotating").key;
@@ -182,8 +182,8 @@ describe("what a stack's state holds keeps its resource name, in every shape of 
     expect(account.keys.map((k) => [k.name, k.alias, !!k.kept])).toEqual([
       ["ci-runner", "ci-runner-renamed", true],
       ["deploy-bot", "deploy-bot", true],
-      ["rotating", "rotating", true],
       ["gone", "gone", true],
+      ["rotating", "rotating", true],
       ["ci-runner-2", "ci-runner", false],
       ["pending", "pending", false],
       ["legacy", "old-config", false],
@@ -223,9 +223,9 @@ describe("what a stack's state holds keeps its resource name, in every shape of 
     ]);
     const account = await readAccount(client, [], () => {}, state);
     expect(account.batches.map((b) => [b.name, b.alias, b.ids, b.count, b.balance, !!b.kept])).toEqual([
+      ["made", "made", [], 2, 3, true],
       ["team-a", "team-a", [team[0].id, team[1].id], 3, 50, true],
       ["team-a-2", "team-a", [team[2].id, team[3].id], 2, 10, true],
-      ["made", "made", [], 2, 3, true],
       ["team-a-3", "team-a", [newcomer.id], 1, 1, false],
     ]);
     expect(account.drifted).toEqual(["made"]);
@@ -245,7 +245,7 @@ describe("what a stack's state holds keeps its resource name, in every shape of 
 });
 
 /** A secret value as `pulumi stack export --show-secrets` writes it. */
-const secret = (value: unknown) => ({ "4dabf18193072939515e22adc298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(value) });
+const secret = (value: unknown) => ({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(value) });
 
 describe("reading the stack's state and config", () => {
   const key = `sk-${"k".repeat(40)}`;
@@ -281,7 +281,7 @@ describe("reading the stack's state and config", () => {
       { name: "team-a-2", alias: "team-a", balance: 5, count: 1, modelPricing: [{ model: "m", pricing_factor: 2 }], subAccounts: [{ id: 4, token }], adoptTokens: [], options: {} },
     ]);
     expect(state.foreign).toEqual(['random:index/randomPet:RandomPet "pet"']);
-    expect(() => parseStackExport(exported([{ ...resources[2], outputs: { key: { "4dabf18193072939515e22adc298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" } } }]), "dev")).toThrow(
+    expect(() => parseStackExport(exported([{ ...resources[2], outputs: { key: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" } } }]), "dev")).toThrow(
       "the exported state holds a secret without its plaintext",
     );
   });
