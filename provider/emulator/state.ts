@@ -183,6 +183,18 @@ export class EmulatorState {
     return record && structuredClone(record);
   }
 
+  /**
+   * Sets a sub-account's balance as usage leaves it (the platform lets one spend past zero: a negative balance,
+   * which no request can set); returns false when there is no such sub-account.
+   */
+  setSubAccountBalance(token: string, amount: number): boolean {
+    const record = this.subAccounts.get(token);
+    if (!record) return false;
+    record.balance = decimal6(amount);
+    this.changed();
+    return true;
+  }
+
   /** True when a sub-account has this token. */
   hasSubAccount(token: string): boolean {
     return this.subAccounts.has(token);

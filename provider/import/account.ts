@@ -2,10 +2,13 @@ import type { LlmAccountsClient } from "../client/client.js";
 import { AuthenticationError, LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
-import { KeySchema, type ModelPricing, type SecurityConfig, type SubAccount } from "../api/schemas/index.js";
+import { KeySchema, type ApiKeyView, type ModelPricing, type SecurityConfig, type SubAccount } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
 import type { CheckFailure } from "../runtime/values.js";
-import { canonical } from "../runtime/values.js";
+import { canonical, same } from "../runtime/values.js";
+import { normalizeSecurityConfig } from "../runtime/apiKey.js";
+import { normalizeModelPricing } from "../runtime/subAccountBatch.js";
+import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
 
 /** An API key as the generated program declares it; `key` is the secret that goes to the stack config. */
 export interface ImportedKey {
@@ -14,6 +17,13 @@ export interface ImportedKey {
   alias: string;
   enabled: boolean;
   securityConfig: SecurityConfig;
+  /** Set for a key the stack's state holds: its resource name is the state's, and what it declared is kept. */
+  kept?: boolean;
+  /** A key the state holds that the platform no longer has: declared as the state holds it, and not stored. */
+  gone?: boolean;
+  rotation?: unknown;
+  connection?: unknown;
+  options?: StateOptions;
 }
 
 /**
@@ -26,8 +36,15 @@ export interface ImportedBatch {
   modelPricing: ModelPricing[];
   /** The highest live balance: what sub-accounts the batch creates later start with. */
   balance: number;
+  /** Sub-accounts the batch holds (a batch the state holds may hold more than it adopted: those it created). */
+  count: number;
+  /** The sub-accounts it adopts, by id, and their tokens. */
   ids: number[];
   tokens: string[];
+  /** Set for a batch the stack's state holds: its resource name is the state's. */
+  kept?: boolean;
+  connection?: unknown;
+  options?: StateOptions;
 }
 
 /** What an account holds, as the generated program declares it, and what it could not declare (masked). */
@@ -36,6 +53,18 @@ export interface ImportedAccount {
   batches: ImportedBatch[];
   /** One line per object left out: what it is (masked) and why the package's own check refuses it. */
   leftOut: string[];
+  /** With a stack's state: objects the program no longer declares because --drop-unlisted asked (the next up deletes them). */
+  dropped: string[];
+  /** Objects the state holds whose live alias, status, security config or pricing differ from it, by resource name. */
+  drifted: string[];
+  /** What the user should know of an object the state holds that is not declared as it is live (masked). */
+  notes: string[];
+}
+
+/** How a re-import treats what the stack's state holds. */
+export interface ReimportOptions {
+  /** Leave out the API keys the state or config holds that --keys does not list, and batches with nothing live. */
+  dropUnlisted?: boolean;
 }
 
 /** An error of the user's making (credentials, files, keys): shown as is, without the usage text. */
@@ -72,13 +101,16 @@ export function slug(alias: string, fallback: string): string {
   return s === "" ? fallback : s;
 }
 
-/** Names in order, each unique: a repeat gets the first free `-2`, `-3`, ... so that reruns name alike. */
-function uniqueNames(bases: string[]): string[] {
-  const taken = new Set<string>();
+/**
+ * Names in order, each unique and none of `taken` (the names a stack's state holds): a repeat gets the first free
+ * `-2`, `-3`, ... so that reruns name alike.
+ */
+function uniqueNames(bases: string[], taken: Iterable<string> = []): string[] {
+  const used = new Set(taken);
   return bases.map((base) => {
     let name = base;
-    for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
-    taken.add(name);
+    for (let n = 2; used.has(name); n++) name = `${base}-${n}`;
+    used.add(name);
     return name;
   });
 }
@@ -121,14 +153,16 @@ function idList(ids: number[]): string {
  * package's largest `count`. A sub-account the package's check refuses as it is (an alias that is a key, empty,
  * with outer spaces or too long) is left out and named by id: declared otherwise, the first `up` would write.
  */
-async function batchesOf(subAccounts: SubAccount[], leftOut: string[]): Promise<ImportedBatch[]> {
+async function batchesOf(subAccounts: SubAccount[], leftOut: string[], taken: Iterable<string>): Promise<ImportedBatch[]> {
   const batches: ImportedBatch[] = [];
   /** The batch still filling, per alias and pricing. */
   const open = new Map<string, ImportedBatch>();
   const refused = new Map<string, number[]>();
   for (const s of [...subAccounts].sort((a, b) => a.id - b.id)) {
     const modelPricing = s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }));
-    const declared = { alias: s.alias, balance: Number(s.balance), count: 1, modelPricing, adoptTokens: [s.token] };
+    // A live balance may be below 0 (spent past zero); it is no input of the declaration, which adopts the
+    // sub-account as it is: a batch's `balance` only applies to the sub-accounts it creates later.
+    const declared = { alias: s.alias, balance: Math.max(0, Number(s.balance)), count: 1, modelPricing, adoptTokens: [s.token] };
     const why = refusals((await subAccountBatch.check({}, declared)).failures);
     if (why) {
       refused.set(why, [...(refused.get(why) ?? []), s.id]);
@@ -137,16 +171,17 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[]): Promise<
     const group = batchGroupOf(s);
     let batch = open.get(group);
     if (!batch || batch.ids.length === SUB_ACCOUNT_MAX_COUNT) {
-      batch = { name: "", alias: s.alias, modelPricing, balance: 0, ids: [], tokens: [] };
+      batch = { name: "", alias: s.alias, modelPricing, balance: 0, count: 0, ids: [], tokens: [] };
       batches.push(batch);
       open.set(group, batch);
     }
     batch.ids.push(s.id);
     batch.tokens.push(s.token);
+    batch.count = batch.ids.length;
     batch.balance = Math.max(batch.balance, declared.balance);
   }
   for (const [why, ids] of refused) leftOut.push(`sub-account ${idList(ids)}: ${why}`);
-  uniqueNames(batches.map((b) => slug(b.alias, "sub-accounts"))).forEach((name, i) => (batches[i].name = name));
+  uniqueNames(batches.map((b) => slug(b.alias, "sub-accounts")), taken).forEach((name, i) => (batches[i].name = name));
   return batches;
 }
 
@@ -170,41 +205,195 @@ export function groupSubAccounts<S extends Pick<SubAccount, "id" | "alias" | "mo
   return [...groups.values()];
 }
 
-/**
- * Reads the account: one list of every sub-account, one get per API key, `KEY_READS_AT_ONCE` at a time within the
- * client's limiter. Each object is checked as the generated program will declare it, by the package's own check:
- * what it refuses is left out and named, masked. The same account always gives the same program.
- */
-export async function readAccount(client: LlmAccountsClient, apiKeys: string[], progress: Progress = () => {}): Promise<ImportedAccount> {
-  const subAccounts = await client.subAccounts.list().catch((err: unknown) => credentialError(err, "main account key (LLM_ACCOUNTS_ACCOUNT_KEY)"));
-  const leftOut: string[] = [];
-  const batches = await batchesOf(subAccounts, leftOut);
 
+/** A key to read with one get: one the state holds (by its current key), or one to adopt (--keys, or the stack's config). */
+interface KeyToRead {
+  key: string;
+  held?: StateKey;
+  /** Its position in --keys (1-based), for the message of a key that does not exist. */
+  listedAt?: number;
+  /** The resource name the stack's config gave it (adoptKeys, adoptKey-<name>) before an `up` adopted it. */
+  configName?: string;
+}
+
+/** One get per key, `KEY_READS_AT_ONCE` at a time; a key the platform does not have answers undefined. */
+async function readKeys(client: LlmAccountsClient, reads: KeyToRead[], progress: Progress): Promise<(ApiKeyView | undefined)[]> {
   let answered = 0;
-  const live = await pool(
-    apiKeys,
+  return pool(
+    reads,
     KEY_READS_AT_ONCE,
-    async (key, i) => {
+    async (read) => {
       try {
-        return await client.apiKeys.get(key);
+        return await client.apiKeys.get(read.key);
       } catch (err) {
-        if (err instanceof NotFoundError) throw new ImportError(`API key ${i + 1} of the list (${maskKey(key)}) does not exist on the platform`);
+        if (err instanceof NotFoundError) {
+          if (read.listedAt !== undefined) throw new ImportError(`API key ${read.listedAt} of the list (${maskKey(read.key)}) does not exist on the platform`);
+          return undefined;
+        }
         if (err instanceof LlmAccountsError) credentialError(err, "admin key (LLM_ACCOUNTS_ADMIN_KEY)");
         throw err;
       }
     },
-    () => progress(++answered, apiKeys.length),
+    () => progress(++answered, reads.length),
   );
+}
+
+/**
+ * An ApiKey the state holds, declared under its resource name: as the platform has it now when the package's
+ * check accepts that (the state is then behind: `drifted`), else as the state holds it; what it declared
+ * beyond what import reads (rotation, connection, options) kept. Its adoptKey is the key it manages now.
+ */
+async function keptKey(held: StateKey, live: ApiKeyView | undefined, drifted: string[], notes: string[]): Promise<ImportedKey> {
+  const extra = { ...(held.rotation !== undefined ? { rotation: held.rotation } : {}), ...(held.connection !== undefined ? { connection: held.connection } : {}) };
+  const stateView = { alias: held.alias, enabled: held.enabled, securityConfig: normalizeSecurityConfig(held.securityConfig) };
+  const base = { name: held.name, key: held.key, kept: true, ...extra, options: held.options };
+  if (!live) {
+    notes.push(`ApiKey ${held.name} (${maskKey(held.key)}): no longer on the platform; declared as the state holds it (after a refresh, the next up creates a new key in its place: delete its declaration to let it go)`);
+    return { ...base, ...stateView, gone: true };
+  }
+  const { inputs, failures } = await apiKey.check({}, { alias: live.alias, enabled: live.enabled, securityConfig: live.securityConfig, adoptKey: held.key, ...extra });
+  if (failures.length > 0) {
+    notes.push(`ApiKey ${held.name} (${maskKey(held.key)}): declared as the state holds it, since the package's check refuses it as it is (${refusals(failures)}): the next up writes it back`);
+    return { ...base, ...stateView };
+  }
+  const declared = { alias: inputs.alias, enabled: inputs.enabled, securityConfig: inputs.securityConfig };
+  if (!same(declared, stateView)) drifted.push(held.name);
+  return { ...base, ...declared };
+}
+
+/**
+ * A SubAccountBatch the state holds, declared under its resource name with the count, balance and adopted set it
+ * has (a lower count could delete, another balance replace a batch that created its sub-accounts): alias and
+ * pricing as the platform has them when every sub-account it holds agrees and the check accepts them (the state
+ * is then behind: `drifted`), else as the state holds them.
+ */
+async function keptBatch(held: StateBatch, liveByToken: Map<string, SubAccount>, drifted: string[], notes: string[]): Promise<ImportedBatch> {
+  const members = held.subAccounts.flatMap((s) => liveByToken.get(s.token) ?? []);
+  const adopted = held.adoptTokens.flatMap((t) => liveByToken.get(t) ?? []).sort((a, b) => a.id - b.id);
+  const statePricing = normalizeModelPricing(held.modelPricing);
+  const pricingOf = (s: SubAccount) => s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }));
+  const first = members[0];
+  const agree = first !== undefined && members.every((s) => s.alias === first.alias && same(pricingOf(s), pricingOf(first)));
+  const declare = async (alias: string, modelPricing: unknown) =>
+    subAccountBatch.check({}, {
+      alias,
+      balance: held.balance,
+      count: held.count,
+      modelPricing,
+      ...(adopted.length > 0 ? { adoptTokens: adopted.map((s) => s.token) } : {}),
+      ...(held.connection !== undefined ? { connection: held.connection } : {}),
+    });
+  let { inputs, failures } = agree ? await declare(first.alias, pricingOf(first)) : await declare(held.alias, statePricing);
+  if (agree && failures.length > 0) {
+    notes.push(`SubAccountBatch ${held.name}: declared with the alias and pricing the state holds, since the package's check refuses them as they are (${refusals(failures)}): the next up writes them back`);
+    ({ inputs, failures } = await declare(held.alias, statePricing));
+  }
+  if (failures.length > 0) throw new ImportError(`SubAccountBatch ${held.name} of the stack's state cannot be declared as it is (${refusals(failures)}); nothing was written`);
+  if (inputs.alias !== held.alias || !same(inputs.modelPricing, statePricing)) drifted.push(held.name);
+  return {
+    name: held.name,
+    alias: inputs.alias,
+    modelPricing: inputs.modelPricing,
+    balance: held.balance,
+    count: held.count,
+    ids: adopted.map((s) => s.id),
+    tokens: adopted.map((s) => s.token),
+    kept: true,
+    ...(held.connection !== undefined ? { connection: held.connection } : {}),
+    options: held.options,
+  };
+}
+
+/**
+ * Reads the account: one list of every sub-account, one get per API key, `KEY_READS_AT_ONCE` at a time within the
+ * client's limiter. Each object is checked as the generated program will declare it, by the package's own check:
+ * what it refuses is left out and named, masked. The same account always gives the same program.
+ *
+ * With the state of the stack the program is for (a re-import), every object the state holds keeps its resource
+ * name, matched by key and by sub-account token, never by alias: its keys whether --keys lists them or not
+ * (unless `dropUnlisted`), its batches with the sub-accounts they hold. Only objects the state does not hold are
+ * named from their alias, with names the state does not use. Keys the stack's config holds for adoption and no
+ * resource adopted yet are read as if listed, under the name the config gives them.
+ */
+export async function readAccount(
+  client: LlmAccountsClient,
+  apiKeys: string[],
+  progress: Progress = () => {},
+  state?: StackState,
+  options: ReimportOptions = {},
+): Promise<ImportedAccount> {
+  const subAccounts = await client.subAccounts.list().catch((err: unknown) => credentialError(err, "main account key (LLM_ACCOUNTS_ACCOUNT_KEY)"));
+  const leftOut: string[] = [];
+  const dropped: string[] = [];
+  const drifted: string[] = [];
+  const notes: string[] = [];
+
+  // Keys: those the state holds, matched by any key they manage (a rotation changes it), then the others.
+  const heldKeys = state?.keys ?? [];
+  const holder = new Map<string, StateKey>();
+  for (const k of heldKeys) for (const v of [k.key, k.previousKey, k.adoptKey]) if (v) holder.set(v, k);
+  const listed = new Set<StateKey>();
+  const fresh: KeyToRead[] = [];
+  const seen = new Set<string>();
+  apiKeys.forEach((key, i) => {
+    const held = holder.get(key);
+    if (held) listed.add(held);
+    else if (!seen.has(key)) fresh.push({ key, listedAt: i + 1 });
+    seen.add(key);
+  });
+  for (const c of state?.configKeys ?? []) {
+    if (holder.has(c.key) || seen.has(c.key)) continue;
+    seen.add(c.key);
+    if (options.dropUnlisted) leftOut.push(`API key ${maskKey(c.key)} of the stack's config (${c.name}): not in --keys, not adopted (--drop-unlisted)`);
+    else fresh.push({ key: c.key, configName: c.name });
+  }
+  const keptKeys = heldKeys.filter((k) => {
+    if (!options.dropUnlisted || listed.has(k)) return true;
+    dropped.push(`ApiKey ${k.name} (${maskKey(k.key)}): not in --keys; the next up DELETES it from the platform`);
+    return false;
+  });
+  // Held objects in name order: a state lists them in the order their last operations finished, which varies.
+  const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const reads: KeyToRead[] = [...[...keptKeys].sort(byName).map((held) => ({ key: held.key, held })), ...fresh];
+  const live = await readKeys(client, reads, progress);
+
   const keys: ImportedKey[] = [];
-  for (const [i, key] of apiKeys.entries()) {
-    const declared = { alias: live[i].alias, enabled: live[i].enabled, securityConfig: live[i].securityConfig, adoptKey: key };
-    const { inputs, failures } = await apiKey.check({}, declared);
-    if (failures.length > 0) {
-      leftOut.push(`API key ${maskKey(key)}: ${refusals(failures)}`);
+  const added: ImportedKey[] = [];
+  const bases: string[] = [];
+  for (const [i, read] of reads.entries()) {
+    if (read.held) {
+      keys.push(await keptKey(read.held, live[i], drifted, notes));
       continue;
     }
-    keys.push({ name: "", key, alias: inputs.alias, enabled: inputs.enabled, securityConfig: inputs.securityConfig });
+    const view = live[i];
+    if (!view) {
+      leftOut.push(`API key ${maskKey(read.key)} of the stack's config (${read.configName}): no longer on the platform`);
+      continue;
+    }
+    const { inputs, failures } = await apiKey.check({}, { alias: view.alias, enabled: view.enabled, securityConfig: view.securityConfig, adoptKey: read.key });
+    if (failures.length > 0) {
+      leftOut.push(`API key ${maskKey(read.key)}: ${refusals(failures)}`);
+      continue;
+    }
+    added.push({ name: "", key: read.key, alias: inputs.alias, enabled: inputs.enabled, securityConfig: inputs.securityConfig });
+    bases.push(read.configName !== undefined ? slug(read.configName, "api-key") : slug(inputs.alias, "api-key"));
   }
-  uniqueNames(keys.map((k) => slug(k.alias, "api-key"))).forEach((name, i) => (keys[i].name = name));
-  return { keys, batches, leftOut };
+  uniqueNames(bases, heldKeys.map((k) => k.name)).forEach((name, i) => (added[i].name = name));
+  keys.push(...added);
+
+  // Sub-accounts: each batch the state holds keeps those it holds (by token); the others are grouped anew.
+  const liveByToken = new Map(subAccounts.map((s) => [s.token, s]));
+  const batches: ImportedBatch[] = [];
+  const claimed = new Set<string>();
+  for (const held of [...(state?.batches ?? [])].sort(byName)) {
+    for (const s of held.subAccounts) claimed.add(s.token);
+    if (options.dropUnlisted && !held.subAccounts.some((s) => liveByToken.has(s.token))) {
+      dropped.push(`SubAccountBatch ${held.name}: none of the ${held.subAccounts.length} sub-account(s) it holds is on the platform (nothing live is deleted)`);
+      continue;
+    }
+    batches.push(await keptBatch(held, liveByToken, drifted, notes));
+  }
+  const unheld = subAccounts.filter((s) => !claimed.has(s.token));
+  batches.push(...(await batchesOf(unheld, leftOut, (state?.batches ?? []).map((b) => b.name))));
+  return { keys, batches, leftOut, dropped, drifted, notes };
 }

@@ -18,6 +18,7 @@ import {
   TSCONFIG,
 } from "./program.js";
 import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
+import { readStackState, StackStateError } from "./stackState.js";
 
 /** Help text of `llm-accounts import`. */
 export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -26,7 +27,11 @@ export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_
   --stack NAME          Store the API keys in this stack's encrypted config (one secret value, on stdin of
                         pulumi config set --secret); without it, or without a pulumi CLI, the command says what to run
   --project NAME        Project name for a new Pulumi.yaml (default: from the folder name)
-  --force               Overwrite an existing index.ts
+  --force               Overwrite an existing index.ts. Every object the stack's state already holds keeps its
+                        resource name and stays declared, matched by key and sub-account (not alias), keys --keys
+                        does not list included: the next up deletes and replaces nothing
+  --drop-unlisted       With --force: leave out the API keys the stack holds that --keys does not list (the next
+                        up DELETES them from the platform) and batches none of whose sub-accounts is left
 `;
 
 /** Where the command reads and writes; the process's own streams unless a test gives others. */
@@ -217,6 +222,26 @@ function progressOn(stderr: NodeJS.WritableStream, everyMs: number): (done: numb
   };
 }
 
+/** Names, at most LEFT_OUT_SHOWN of them. */
+function names(list: string[]): string {
+  return list.length > LEFT_OUT_SHOWN ? `${list.slice(0, LEFT_OUT_SHOWN).join(", ")} and ${list.length - LEFT_OUT_SHOWN} more` : list.join(", ");
+}
+
+/** What a re-import kept of the stack's state, added, and dropped, on stdout (resource names; keys masked). */
+function reportReimport(account: ImportedAccount, stack: string, out: (line: string) => void): void {
+  const kept = [...account.keys, ...account.batches].filter((o) => o.kept).map((o) => JSON.stringify(o.name));
+  const added = [...account.keys.filter((k) => !k.kept), ...account.batches.filter((b) => !b.kept)].map((o) => JSON.stringify(o.name));
+  out(`Kept ${kept.length} object(s) stack ${stack} manages, under their resource names${kept.length > 0 ? `: ${names(kept)}` : ""}.`);
+  out(`Added ${added.length} object(s) it does not manage yet${added.length > 0 ? `: ${names(added)}` : ""}.`);
+  if (account.drifted.length > 0) out(`Changed in the console since the state last read them (declared as they are now): ${names(account.drifted.map((n) => JSON.stringify(n)))}.`);
+  for (const n of account.notes.slice(0, LEFT_OUT_SHOWN)) out(`  ${n}`);
+  if (account.dropped.length > 0) {
+    out(`Dropped ${account.dropped.length} object(s) the stack manages, as --drop-unlisted asks:`);
+    for (const d of account.dropped.slice(0, LEFT_OUT_SHOWN)) out(`  ${d}`);
+    if (account.dropped.length > LEFT_OUT_SHOWN) out(`  and ${account.dropped.length - LEFT_OUT_SHOWN} more`);
+  }
+}
+
 /** `llm-accounts import`: reads the account, writes the program folder, stores its API keys in the stack config. */
 export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const { values } = parseArgs({
@@ -228,6 +253,7 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
       stack: { type: "string" },
       project: { type: "string" },
       force: { type: "boolean" },
+      "drop-unlisted": { type: "boolean" },
     },
   });
   if (!values.out) throw new ImportError("--out DIR is required: the folder the program is written to");
@@ -241,9 +267,23 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const plan = packagePlan(io.source ?? installSource(runningPackageRoot()), dir);
   const folder = inspectFolder(dir, values.force ?? false, plan.copyFrom ? basename(plan.copyFrom) : undefined);
   const apiKeys = await readKeys(values.keys, io);
+  const dropUnlisted = values["drop-unlisted"] ?? false;
+
+  // What the stack already manages, before anything is read from the platform or written (stackState.ts).
+  const state = await readStackState(dir, values.stack, io.env).catch((err: unknown) => {
+    throw err instanceof StackStateError ? new ImportError(err.message) : err;
+  });
+  if (state && state.foreign.length > 0 && !dropUnlisted) {
+    const shown = state.foreign.slice(0, 5).join(", ");
+    throw new ImportError(
+      `stack ${values.stack ?? "(selected)"} also manages what import cannot declare (${shown}${state.foreign.length > 5 ? ` and ${state.foreign.length - 5} more` : ""}): ` +
+        "a program written over it would make the next up delete them. Import into another folder and stack, or pass --drop-unlisted to drop them; nothing was written",
+    );
+  }
 
   const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, io.env));
-  const account = await readAccount(client, apiKeys, progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS));
+  const account = await readAccount(client, apiKeys, progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS), state, { dropUnlisted });
+  for (const f of state?.foreign ?? []) account.dropped.push(`${f}: not this package's; the next up DELETES it`);
 
   const project = values.project ?? slug(basename(dir), "llm-accounts");
   const keysValue = keysConfigValue(account);
@@ -269,8 +309,10 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   writeFile(join(dir, "index.ts"), renderProgram(account, client.origin, new Date()));
 
   const out = (line: string): void => void io.stdout.write(`${line}\n`);
-  const subAccounts = account.batches.reduce((n, b) => n + b.ids.length, 0);
+  const subAccounts = account.batches.reduce((n, b) => n + b.count, 0);
   out(`Wrote ${join(dir, "index.ts")}: ${account.keys.length} API key(s), ${subAccounts} sub-account(s) in ${account.batches.length} batch(es).`);
+  const manages = state !== undefined && state.keys.length + state.batches.length + state.foreign.length > 0;
+  if (manages) reportReimport(account, state.stack, out);
   if (account.leftOut.length > 0) {
     out(`Left out ${account.leftOut.length} object(s) the package's check refuses as they are (also listed in index.ts):`);
     for (const l of account.leftOut.slice(0, LEFT_OUT_SHOWN)) out(`  ${l}`);
@@ -282,7 +324,10 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   if (plan.note && !keepsOwn) out(plan.note);
 
   const stackFlag = values.stack ? ` --stack ${values.stack}` : "";
-  const next = `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (only creates), and pulumi up${stackFlag}, which makes no write.`;
+  const next =
+    account.drifted.length > 0
+      ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview --refresh${stackFlag} and pulumi up --refresh${stackFlag}: the refresh reads first what changed in the console, so the up writes none of it back.`
+      : `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (${manages ? "no delete, no replace" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;
   if (account.keys.length === 0) return out(next);
   const stored = values.stack ? await storeKeys(keysValue, values.stack, dir, io.env) : false;
   if (stored) {

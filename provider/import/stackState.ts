@@ -1,0 +1,269 @@
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { redact } from "../api/redact.js";
+import { RESOURCE_TYPES } from "../resources/types.js";
+
+/**
+ * What a stack already manages, read from its state (and config) before `import` writes a program over it, so
+ * that every managed object keeps its resource name: the keys and tokens are secrets, read in memory from
+ * `pulumi stack export --show-secrets` and never printed or written anywhere but the stack's encrypted config.
+ */
+
+/** Resource options the state records that a program sets: a re-import writes them again. */
+export interface StateOptions {
+  protect?: boolean;
+  retainOnDelete?: boolean;
+  /** The resource's URN when it has a parent: the program, which declares it at top level, aliases it to that URN. */
+  parentedUrn?: string;
+}
+
+/** An ApiKey the state holds. */
+export interface StateKey {
+  name: string;
+  /** The key the resource manages now (a rotation changes it), its previous key and the key it adopted. */
+  key: string;
+  previousKey?: string;
+  adoptKey?: string;
+  alias: string;
+  enabled: boolean;
+  securityConfig: Record<string, unknown>;
+  /** Declared inputs import never makes itself, written back as they are. */
+  rotation?: unknown;
+  connection?: unknown;
+  options: StateOptions;
+}
+
+/** A SubAccountBatch the state holds. */
+export interface StateBatch {
+  name: string;
+  alias: string;
+  balance: number;
+  count: number;
+  modelPricing: unknown;
+  /** The sub-accounts it holds, by id and token. */
+  subAccounts: { id: number; token: string }[];
+  /** Its adopted set (every token it adopted and has not released). */
+  adoptTokens: string[];
+  connection?: unknown;
+  options: StateOptions;
+}
+
+/** What the stack manages; `foreign` names (type and name) every other resource, which `import` cannot declare. */
+export interface StackState {
+  stack: string;
+  keys: StateKey[];
+  batches: StateBatch[];
+  foreign: string[];
+  /** API keys the stack's config holds for adoption (adoptKeys, and adoptKey-<name> of older programs), by name. */
+  configKeys: { name: string; key: string }[];
+}
+
+/** The signature Pulumi marks a secret value with in an exported state. */
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+
+/** A state's values with every secret revealed (`--show-secrets` leaves them wrapped, their plaintext as JSON). */
+function revealed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(revealed);
+  if (value === null || typeof value !== "object") return value;
+  const o = value as Record<string, unknown>;
+  if (SECRET_SIG in o) {
+    if (typeof o.plaintext !== "string") throw new Error("the exported state holds a secret without its plaintext (was --show-secrets honoured?)");
+    return revealed(JSON.parse(o.plaintext));
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, revealed(v)]));
+}
+
+const ResourceSchema = z.object({
+  urn: z.string(),
+  type: z.string(),
+  id: z.string().optional(),
+  custom: z.boolean().optional(),
+  delete: z.boolean().optional(),
+  parent: z.string().optional(),
+  protect: z.boolean().optional(),
+  retainOnDelete: z.boolean().optional(),
+  outputs: z.record(z.string(), z.unknown()).optional(),
+});
+const ExportSchema = z.object({
+  deployment: z.object({ resources: z.array(ResourceSchema).nullish() }).nullish(),
+});
+
+const KeyOutputsSchema = z.object({
+  key: z.string(),
+  previousKey: z.string().nullish(),
+  adoptKey: z.string().nullish(),
+  alias: z.string(),
+  enabled: z.boolean().nullish(),
+  securityConfig: z.record(z.string(), z.unknown()).nullish(),
+  rotation: z.unknown().optional(),
+  connection: z.unknown().optional(),
+});
+const BatchOutputsSchema = z.object({
+  alias: z.string(),
+  balance: z.number(),
+  count: z.number(),
+  modelPricing: z.unknown().optional(),
+  subAccounts: z.array(z.object({ id: z.number(), token: z.string() }).loose()).nullish(),
+  tokens: z.array(z.string()).nullish(),
+  adoptTokens: z.array(z.string()).nullish(),
+  connection: z.unknown().optional(),
+});
+
+/** Where a state's outputs fail their schema: property paths and what was expected, never a value. */
+function issuesOf(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join(".") || "outputs"}: expected ${i.code === "invalid_type" ? i.expected : "another value"}`).join("; ");
+}
+
+/** The resource name of a URN (`urn:pulumi:stack::project::type::name`). */
+export function nameOfUrn(urn: string): string {
+  return urn.split("::").slice(3).join("::");
+}
+
+/** Types that are not objects of the account and that every stack has: the stack itself, providers. */
+const isBookkeeping = (type: string): boolean => type === "pulumi:pulumi:Stack" || type.startsWith("pulumi:providers:");
+
+function optionsOf(r: z.infer<typeof ResourceSchema>): StateOptions {
+  const options: StateOptions = {};
+  if (r.protect) options.protect = true;
+  if (r.retainOnDelete) options.retainOnDelete = true;
+  // A parent's type shows in the URN's type (`parent$type`); the stack itself is no parent that changes the URN.
+  if (r.urn.split("::")[2]?.includes("$")) options.parentedUrn = r.urn;
+  return options;
+}
+
+/** Reads an exported state (revealed in memory) as what it manages. Exported for tests of every shape of state. */
+export function parseStackExport(text: string, stack: string): Omit<StackState, "configKeys"> {
+  const parsed = ExportSchema.safeParse(revealed(JSON.parse(text)));
+  if (!parsed.success) throw new Error(`the state of stack ${stack} is not a deployment this command can read`);
+  const state: Omit<StackState, "configKeys"> = { stack, keys: [], batches: [], foreign: [] };
+  for (const r of parsed.data.deployment?.resources ?? []) {
+    // A resource the engine still has to delete (a replaced one) is on its way out, not managed.
+    if (r.delete || isBookkeeping(r.type)) continue;
+    const name = nameOfUrn(r.urn);
+    if (r.type === RESOURCE_TYPES.ApiKey) {
+      const o = KeyOutputsSchema.safeParse(r.outputs ?? {});
+      if (!o.success) throw new Error(`the state of stack ${stack}: ApiKey ${JSON.stringify(name)} has outputs this command cannot read (${issuesOf(o.error)})`);
+      state.keys.push({
+        name,
+        key: o.data.key,
+        ...(o.data.previousKey ? { previousKey: o.data.previousKey } : {}),
+        ...(o.data.adoptKey ? { adoptKey: o.data.adoptKey } : {}),
+        alias: o.data.alias,
+        enabled: o.data.enabled ?? true,
+        securityConfig: o.data.securityConfig ?? {},
+        ...(o.data.rotation != null ? { rotation: o.data.rotation } : {}),
+        ...(o.data.connection != null ? { connection: o.data.connection } : {}),
+        options: optionsOf(r),
+      });
+    } else if (r.type === RESOURCE_TYPES.SubAccountBatch) {
+      const o = BatchOutputsSchema.safeParse(r.outputs ?? {});
+      if (!o.success) throw new Error(`the state of stack ${stack}: SubAccountBatch ${JSON.stringify(name)} has outputs this command cannot read (${issuesOf(o.error)})`);
+      state.batches.push({
+        name,
+        alias: o.data.alias,
+        balance: o.data.balance,
+        count: o.data.count,
+        modelPricing: o.data.modelPricing ?? [],
+        subAccounts: (o.data.subAccounts ?? []).map((s) => ({ id: s.id, token: s.token })),
+        adoptTokens: o.data.adoptTokens ?? [],
+        ...(o.data.connection != null ? { connection: o.data.connection } : {}),
+        options: optionsOf(r),
+      });
+    } else {
+      state.foreign.push(`${r.type} ${JSON.stringify(name)}`);
+    }
+  }
+  return state;
+}
+
+/** The API keys of a stack's config, as `pulumi config --show-secrets --json` gives them: adoptKeys, then adoptKey-<name>. */
+export function parseConfigKeys(text: string): { name: string; key: string }[] {
+  const config = JSON.parse(text) as Record<string, { value?: unknown }>;
+  const keys: { name: string; key: string }[] = [];
+  for (const [fullKey, entry] of Object.entries(config)) {
+    const key = fullKey.slice(fullKey.indexOf(":") + 1);
+    if (typeof entry?.value !== "string") continue;
+    if (key === "adoptKeys") {
+      let value: unknown;
+      try {
+        value = JSON.parse(entry.value);
+      } catch {
+        throw new Error(`the stack config's adoptKeys is not a JSON object of resource name to key`);
+      }
+      if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error(`the stack config's adoptKeys is not a JSON object of resource name to key`);
+      for (const [name, k] of Object.entries(value)) if (typeof k === "string") keys.push({ name, key: k });
+    } else if (key.startsWith("adoptKey-")) {
+      keys.push({ name: key.slice("adoptKey-".length), key: entry.value });
+    }
+  }
+  return keys;
+}
+
+/** Runs the Pulumi CLI keeping its stdout in memory (it may hold secrets): null when there is no CLI. */
+function capture(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string } | null> {
+  return new Promise((done, fail) => {
+    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => out.push(d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", (err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? done(null) : fail(err)));
+    child.on("close", (code) => done({ code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr }));
+  });
+}
+
+/** The stack config files of a project folder (`Pulumi.<stack>.yaml`). */
+function stackFiles(dir: string): string[] {
+  return readdirSync(dir).filter((f) => /^Pulumi\..+\.ya?ml$/.test(f));
+}
+
+/** An error of reading the state, for the user: what failed, redacted, and that nothing was written. */
+export class StackStateError extends Error {}
+
+/**
+ * What the stack of a program folder manages: `stack` (--stack), or the folder's selected stack. Undefined when
+ * there is nothing to read: no project in the folder yet, or no such stack (a new one). A project folder with
+ * stacks and no Pulumi CLI to read them fails: a program written without knowing their state could delete.
+ * One `pulumi stack export`, and one `pulumi config` only when the stack's config file holds adoption keys.
+ */
+export async function readStackState(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<StackState | undefined> {
+  if (!existsSync(join(dir, "Pulumi.yaml"))) return undefined;
+  const stackArgs = stack ? ["--stack", stack] : [];
+  const exported = await capture(["stack", "export", "--show-secrets", ...stackArgs], dir, env);
+  if (exported === null) {
+    const files = stackFiles(dir);
+    if (files.length === 0) return undefined;
+    throw new StackStateError(
+      `${dir} has stacks (${files.join(", ")}) and no pulumi CLI is on PATH to read what they manage: ` +
+        "a program written without their state could make the next up delete what they hold; run the import where the Pulumi CLI is; nothing was written",
+    );
+  }
+  if (exported.code !== 0) {
+    // A stack that does not exist yet (or none selected, without --stack) manages nothing.
+    if (/no stack (named|selected)|no current stack|stack .* not found/i.test(exported.stderr)) return undefined;
+    throw new StackStateError(`pulumi stack export${stack ? ` --stack ${stack}` : ""} failed, so what the stack manages cannot be kept: ${redact(exported.stderr.trim())}; nothing was written`);
+  }
+  let state: Omit<StackState, "configKeys">;
+  try {
+    state = parseStackExport(exported.stdout, stack ?? "(selected)");
+  } catch (err) {
+    throw new StackStateError(`${redact((err as Error).message)}; nothing was written`);
+  }
+  return { ...state, configKeys: await readConfigKeys(dir, stack, env) };
+}
+
+/** The adoption keys of the stack's config; one `pulumi config` run, only when its file names such keys. */
+async function readConfigKeys(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<{ name: string; key: string }[]> {
+  const file = stack ? [`Pulumi.${stack.split("/").pop()}.yaml`] : stackFiles(dir);
+  const mentions = file.some((f) => existsSync(join(dir, f)) && /:adoptKeys?[-:]/.test(readFileSync(join(dir, f), "utf8")));
+  if (!mentions) return [];
+  const r = await capture(["config", "--show-secrets", "--json", ...(stack ? ["--stack", stack] : [])], dir, env);
+  if (r === null || r.code !== 0) throw new StackStateError(`pulumi config --show-secrets failed, so the keys the stack's config adopts cannot be kept: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written`);
+  try {
+    return parseConfigKeys(r.stdout);
+  } catch (err) {
+    throw new StackStateError(`${(err as Error).message}; nothing was written`);
+  }
+}

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LlmAccountsClient } from "../../provider/client/client.js";
+import { resolveClientOptions } from "../../provider/client/config.js";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
+import { emulator } from "../support/emulator.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+
+// Issue 28: `llm-accounts import` run again on a stack that already manages the account never writes a program
+// whose up deletes or replaces what the state holds. One stack, a few objects, as few pulumi commands as the
+// story needs: import, up, console renames, import again (no --keys, then a partial --keys, then with the
+// adoption config gone), each followed by a preview that deletes and replaces nothing and an up that writes nothing.
+
+const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
+const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
+
+let emu: Emulator;
+let ledger: SecretLedger;
+let stack: PulumiStack;
+let dir: string;
+let ciRunner: string;
+let deployBot: string;
+/** Everything any command printed, checked for secrets at the end. */
+let printed = "";
+
+const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
+const writesIn = (calls: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(calls).filter(([op]) => WRITES.includes(op)));
+const liveTokens = () => emu.state.listSubAccounts().map((s) => s.token).sort();
+const liveKeys = () => emu.state.listKeys().map((k) => k.key).sort();
+
+async function llmImport(args: string[], stdin = ""): Promise<RunResult> {
+  const r = await runImport(dir, ["--stack", stack.stack, "--force", ...args], stdin, stack.env);
+  printed += r.stdout + r.stderr;
+  ledger.record();
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return r;
+}
+
+async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
+  const r = await step;
+  printed += r.stdout + r.stderr;
+  ledger.record();
+  return r;
+}
+
+/** The operations `pulumi preview --json` plans, by resource name (same-steps left out). */
+async function plannedOps(extra: string[] = []): Promise<Record<string, string>> {
+  const r = await pulumi(stack.run(["preview", "--json", ...extra]));
+  const steps = (JSON.parse(r.stdout) as { steps?: { op: string; urn: string }[] }).steps ?? [];
+  return Object.fromEntries(steps.filter((s) => s.op !== "same" && !s.urn.includes("pulumi:pulumi:Stack")).map((s) => [s.urn.split("::").pop()!, s.op]));
+}
+
+/** `up` (with `extra`), its calls to the platform, then the settled checks. */
+async function upCalls(extra: string[] = []): Promise<Record<string, number>> {
+  emu.clearRequests();
+  await pulumi(stack.up(extra));
+  const calls = emu.calls();
+  await expectSettled(stack);
+  return calls;
+}
+
+/** The console, over the platform's HTTP API: what a user does in the web UI between two imports. */
+function consoleClient(): LlmAccountsClient {
+  return new LlmAccountsClient(resolveClientOptions(undefined, {}, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey }));
+}
+
+beforeAll(async () => {
+  await requirePulumiCli();
+  emu = await emulator({ rateWindowMs: 1000 });
+  ciRunner = emu.state.createKey("ci-runner").key;
+  deployBot = emu.state.createKey("deploy-bot", { ip: { allow: ["10.0.0.0/8"] } }).key;
+  emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: pricing("model-a", 1.2), count: 2 });
+  emu.state.createSubAccounts({ alias: "ops", balance: 5, modelPricing: pricing("model-b", 2), count: 1 });
+  ledger = new SecretLedger(emu);
+  dir = mkdtempSync(join(tmpdir(), "llm-reimport-"));
+  linkNodeModules(dir);
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  disposeStack(stack);
+  await emu?.close();
+});
+
+describe("llm-accounts import run again on a stack that manages the account (issue 28)", () => {
+  test("first import and up: everything adopted, nothing written", async () => {
+    const credentials = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+    const first = await runImport(dir, ["--keys", "-"], `${ciRunner}\n${deployBot}\n`, credentials);
+    printed += first.stdout + first.stderr;
+    expect(first.code).toBe(0);
+    await typeCheckProgram(dir);
+    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
+    // An empty stack: nothing to keep, the keys stored.
+    const stored = await llmImport(["--keys", "-"], `${ciRunner}\n${deployBot}\n`);
+    expect(stored.stdout).not.toContain("Kept");
+    const before = [liveKeys(), liveTokens()];
+    expect(writesIn(await upCalls())).toEqual({});
+    expect([liveKeys(), liveTokens()]).toEqual(before);
+  }, 300_000);
+
+  test("console renames (a key's alias, a team's alias), then import --force without --keys: same resource names, no delete, no replace, up --refresh writes nothing", async () => {
+    const console = consoleClient();
+    await console.apiKeys.edit({ key: ciRunner, alias: "ci-runner-renamed", securityConfig: {} });
+    const team = emu.state.listSubAccounts().filter((s) => s.alias === "team-a");
+    await console.subAccounts.edit({ sks: team.map((s) => s.token), alias: "team-a-renamed", modelPricing: [{ model: "model-a", pricingFactor: 1.2 }] });
+    const [late] = emu.state.createSubAccounts({ alias: "late", balance: 1, modelPricing: pricing("model-a", 1), count: 1 });
+    const before = [liveKeys(), liveTokens()];
+
+    const again = await llmImport([]);
+    expect(again.stdout).toContain('Kept 4 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "ops", "team-a".');
+    expect(again.stdout).toContain('Added 1 object(s) it does not manage yet: "late".');
+    expect(again.stdout).toContain('Changed in the console since the state last read them (declared as they are now): "ci-runner", "team-a".');
+    expect(again.stdout).toContain("pulumi up --refresh --stack dev");
+    expect(again.stdout).toContain("Stored the 2 API key(s)");
+    const program = readFileSync(join(dir, "index.ts"), "utf8");
+    expect(program).toContain('new llm.ApiKey("ci-runner", {\n  alias: "ci-runner-renamed",');
+    expect(program).toContain('new llm.SubAccountBatch("team-a", {\n  alias: "team-a-renamed",');
+    expect(program).toContain(`adoptTokens: tokensOf("late", [${late.id}]),`);
+
+    // Without a refresh the plan updates the renamed objects in place (the state is behind the console) and
+    // adopts the new one; it deletes and replaces nothing.
+    expect(await plannedOps()).toEqual({ "ci-runner": "update", "team-a": "update", late: "create" });
+    const calls = await upCalls(["--refresh"]);
+    expect(writesIn(calls)).toEqual({});
+    expect([liveKeys(), liveTokens()]).toEqual(before);
+    expect(emu.state.getKey(ciRunner)?.alias).toBe("ci-runner-renamed");
+    expect(emu.state.listSubAccounts().filter((s) => s.alias === "team-a-renamed")).toHaveLength(2);
+  }, 300_000);
+
+  test("a partial --keys (one held key and one new): the held key it does not list stays declared and stored; up adopts the new one, writing nothing", async () => {
+    const fresh = emu.state.createKey("fresh").key;
+    const before = [liveKeys(), liveTokens()];
+    const partial = await llmImport(["--keys", "-"], `${deployBot}\n${fresh}\n`);
+    expect(partial.stdout).toContain('Kept 5 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "late", "ops", "team-a".');
+    expect(partial.stdout).toContain('Added 1 object(s) it does not manage yet: "fresh".');
+    expect(partial.stdout).toContain("Stored the 3 API key(s)");
+    expect(await plannedOps()).toEqual({ fresh: "create" });
+    expect(writesIn(await upCalls())).toEqual({});
+    expect([liveKeys(), liveTokens()]).toEqual(before);
+  }, 300_000);
+
+  test("the adoption config removed on day two: the keys live only in the state, and a re-import keeps them managed (stored again, never printed)", async () => {
+    await stack.removeConfig("adoptKeys");
+    const again = await llmImport([]);
+    expect(again.stdout).toContain("Stored the 3 API key(s)");
+    expect(again.stdout).toContain("Added 0 object(s)");
+    // The same program as before the config went: nothing to do at all.
+    await pulumi(stack.preview(["--expect-no-changes"]));
+  }, 300_000);
+
+  test("--drop-unlisted is the one way to leave a held key out: stdout says the next up deletes it, and the plan deletes only it", async () => {
+    const dropping = await llmImport(["--keys", "-", "--drop-unlisted"], `${deployBot}\n`);
+    expect(dropping.stdout).toMatch(/Dropped 2 object\(s\) the stack manages, as --drop-unlisted asks:\n {2}ApiKey ci-runner \(sk-\.\.\.\w{4}\): not in --keys; the next up DELETES it from the platform\n {2}ApiKey fresh/);
+    expect(await plannedOps()).toEqual({ "ci-runner": "delete", fresh: "delete" });
+    // Back to keeping everything: the plan is empty again.
+    await llmImport([]);
+    await pulumi(stack.preview(["--expect-no-changes"]));
+  }, 300_000);
+
+  test("no key or token in plain text in the state, the backend folder, the program folder or any output", async () => {
+    await expectNoSecretsAround(ledger, stack, dir, printed);
+  }, 300_000);
+});
