@@ -7,6 +7,7 @@ import { redact } from "./api/redact.js";
 import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
+import { runSweep, SWEEP_USAGE, SweepUsageError } from "./sweep.js";
 
 const USAGE = `Usage: llm-accounts <command> [options]
 
@@ -14,6 +15,7 @@ Commands:
   emulator    Run a local emulator of the account API.
   import      Write a Pulumi program that manages an existing account as it is.
   audit       Check the live account (sub-accounts, and the API keys of a list) against the policy rules.
+  sweep       Find (and with --yes delete) objects a test run left on an account, by alias prefix.
 
 Options of "emulator":
   --port N              Port to listen on (default 8787; 0 picks a free port)
@@ -40,7 +42,8 @@ The first line on stdout is one JSON object: {"baseUrl","adminKey","accountKey"}
 Logs go to stderr, one line per request. SIGINT or SIGTERM stops the emulator.
 
 ${IMPORT_USAGE}
-${AUDIT_USAGE}`;
+${AUDIT_USAGE}
+${SWEEP_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -177,12 +180,20 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await runAudit(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });
     return;
   }
+  if (command === "sweep") {
+    if (rest.includes("-h") || rest.includes("--help")) {
+      process.stdout.write(USAGE);
+      return;
+    }
+    process.exitCode = await runSweep(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });
+    return;
+  }
   throw new UsageError(`unknown command "${command}"`);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
-  const misuse = err instanceof UsageError || String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
+  const misuse = err instanceof UsageError || err instanceof SweepUsageError || String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
   process.stderr.write(`llm-accounts: ${redact(message)}\n${misuse ? `\n${USAGE}` : ""}`);
   process.exit(misuse ? 2 : 1);
 });
