@@ -8,6 +8,7 @@ import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulato
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
 import { UsageError } from "./usageError.js";
+import { runSweep, SWEEP_USAGE, SweepUsageError } from "./sweep.js";
 
 /** Help without a command: the commands, and how to see each one's options. */
 const USAGE = `Usage: llm-accounts <command> [options]
@@ -16,6 +17,7 @@ Commands:
   emulator    Run a local emulator of the account API.
   import      Write a Pulumi program that manages an existing account as it is.
   audit       Check the live account (sub-accounts, and the API keys of a list) against the policy rules.
+  sweep       Find (and with --yes delete) objects a test run left on an account, by alias prefix.
 
 Run llm-accounts <command> --help for the options of a command.
 `;
@@ -50,6 +52,7 @@ const COMMAND_USAGE: Record<string, string> = {
   emulator: EMULATOR_USAGE,
   import: IMPORT_USAGE,
   audit: AUDIT_USAGE,
+  sweep: SWEEP_USAGE,
 };
 
 function usageOf(command: string | undefined): string {
@@ -193,13 +196,17 @@ async function main(argv: string[]): Promise<void> {
   if (command === "import") {
     return runImport(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env });
   }
+  if (command === "sweep") {
+    process.exitCode = await runSweep(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });
+    return;
+  }
   process.exitCode = await runAudit(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });
 }
 
 dropOutputOnClosedStdout();
 main(process.argv.slice(2)).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
-  const misuse = err instanceof UsageError || String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
+  const misuse = err instanceof UsageError || err instanceof SweepUsageError || String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS");
   const command = process.argv[2];
   process.stderr.write(`llm-accounts: ${redact(message)}\n${misuse ? `\n${usageOf(command !== undefined && command in COMMAND_USAGE ? command : undefined)}` : ""}`);
   process.exit(misuse ? 2 : 1);

@@ -12,6 +12,21 @@ import { REPO } from "./stack.mjs";
 export const RELEASE_0_1_0 = "178f3af";
 
 /**
+ * Every version of this package a user may have written states with (issue 30), oldest first: release 0.1.0,
+ * the one release named in code, and the main of each later round of work. No git tag exists and package.json
+ * still says 0.1.0 at each of them, but each is what the README's install steps (a tarball packed from a clone,
+ * `pulumi-llm-accounts-0.1.0.tgz`) gave a user that day, and each writes a state of its own shape (the serialized
+ * provider of 0.1.0, then the runtime export path, rotation and adoption outputs). Each has a fixture written by
+ * itself (scripts/upgrade-fixtures.mjs) that tests/e2e/upgrade.test.ts runs on today's code.
+ */
+export const RELEASES = [
+  { name: "0.1.0", commit: RELEASE_0_1_0, why: "release 0.1.0 (scripts/lib/release.mjs, README)" },
+  { name: "main-2026-11-22", commit: "645849c", why: "main at the end of the 2026-11-22 round (scale work, shim export path)" },
+  { name: "main-2026-11-23", commit: "4beec5a", why: "main at the end of the 2026-11-23 round (adoption, rotation, policy)" },
+  { name: "main-2026-11-24", commit: "8f35b78", why: "main at the end of the 2026-11-24 round (adoption day two; its provider/ is that of e91003e, which CI passed on a fresh clone)" },
+];
+
+/**
  * The package as it was at `commit`, built (tsc) into a folder of its own, once per machine and checkout: a
  * folder that can stand in for node_modules/pulumi-llm-accounts. Its dependencies resolve to this checkout's.
  */

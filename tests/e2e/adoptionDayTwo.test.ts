@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport, expectNoSecretsAround } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport, expectNoSecretsAround, expectSettled, expectSwept } from "./support.js";
 
 // The day after an adoption (issue 21), as a user lives it with the real CLI: drift made in the web console is
 // named by the gate and repaired by one `up --refresh`; a rotated adopted key and a program that no longer
@@ -49,7 +49,12 @@ async function pulumi(args: string[], allowFailure = false): Promise<RunResult &
 
 /** The gate as the README writes it. */
 const gate = () => pulumi(["preview", "--refresh", "--expect-no-changes", "--diff"], true);
-const up = (...extra: string[]) => pulumi(["up", "--yes", "--skip-preview", ...extra]);
+/** One `pulumi up` (its calls returned), then the settled check (expectSettled), whose reads are not counted. */
+async function up(...extra: string[]): Promise<RunResult & { calls: Record<string, number> }> {
+  const r = await pulumi(["up", "--yes", "--skip-preview", ...extra]);
+  await expectSettled(stack);
+  return r;
+}
 
 /** Rewrites the generated program: `edit` gets the text of one declaration (`new llm.X("name", {...});`). */
 function editDeclaration(name: string, edit: (declaration: string) => string): void {
@@ -120,8 +125,12 @@ beforeAll(async () => {
 }, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  disposeStack(stack);
-  await emu?.close();
+  try {
+    if (emu) await expectSwept(emu, ledger);
+  } finally {
+    disposeStack(stack);
+    await emu?.close();
+  }
 });
 
 describe("adoption, day two: drift in the console repaired, a rotated adopted key, the adoption config removed", () => {
@@ -199,5 +208,12 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
 
   test("no key or token in plain text in the state, the backend, the program folder or any output", async () => {
     await expectNoSecretsAround(ledger, stack, dir, printed);
+  }, 120_000);
+
+  test("destroy deletes what the stack adopted and made, in one delete per type", async () => {
+    const destroyed = await pulumi(["destroy", "--yes", "--skip-preview"]);
+    expect(destroyed.calls).toEqual({ "api-key/delete": 1, "sub-account/delete": 1 });
+    expect(emu.state.listKeys()).toEqual([]);
+    expect(emu.state.listSubAccounts()).toEqual([]);
   }, 120_000);
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
 
 /** Every example program: each folder of examples/ with a Pulumi.yaml. */
 const EXAMPLES = readdirSync(join(REPO, "examples"), { withFileTypes: true })
@@ -19,7 +19,13 @@ beforeAll(async () => {
   emu = await emulator({ rateWindowMs: 1000 });
   ledger = new SecretLedger(emu);
 }, CLI_BUILD_TIMEOUT_MS);
-afterAll(async () => emu?.close());
+afterAll(async () => {
+  try {
+    if (emu) await expectSwept(emu, ledger);
+  } finally {
+    await emu?.close();
+  }
+});
 
 test("there are examples to run", () => {
   expect(EXAMPLES).toEqual(expect.arrayContaining(["quickstart", "sub-accounts", "multi-team", "ci-drift-gate"]));
@@ -46,8 +52,7 @@ describe.each(EXAMPLES)("examples/%s on the real Pulumi CLI", (name) => {
       const secretsShown = [...created.keys.map((k) => k.key), ...created.subs.map((s) => s.token)].filter((s) => revealed.includes(s));
       if (secretsShown.length > 0) expect(shown).toContain("[secret]");
 
-      await stack.preview(["--expect-no-changes"]);
-      await stack.preview(["--refresh", "--expect-no-changes"]);
+      await expectSettled(stack);
 
       ledger.expectAbsent(await stack.exportState(), `examples/${name}: pulumi stack export`);
       ledger.expectAbsent(stack.backendText(), `examples/${name}: the backend folder`);

@@ -4,7 +4,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { REPO } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { SecretLedger, statuses } from "../faults/support.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
 
 // The real Pulumi CLI against an emulator that injects faults: a 429 storm (with and without Retry-After),
 // latency, 5xx on reads, a 5xx on a key create, a lost answer on the sub-account create and on a delete.
@@ -33,8 +33,13 @@ beforeAll(async () => {
 }, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  disposeStack(stack);
-  await emu?.close();
+  try {
+    emu?.setFaults([]);
+    if (emu) await expectSwept(emu, ledger);
+  } finally {
+    disposeStack(stack);
+    await emu?.close();
+  }
 });
 
 /** Runs a pulumi command and keeps its output for the secret check. */
@@ -87,7 +92,8 @@ describe("pulumi up, refresh and destroy under injected faults", () => {
     // Only the key that failed is created; nothing else is touched (429s aside).
     expect(Object.entries(statuses(emu)).filter(([k]) => !k.endsWith(" 429"))).toEqual([["api-key/create 200", 1]]);
     expectDeclaredOnly();
-    await pulumi(() => stack.preview(["--expect-no-changes"]));
+    // Settled under the same weather (429s, latency): the storm is retried, never a change.
+    await expectSettled(stack);
   }, 5 * 60_000);
 
   test("refresh: 5xx on the reads are retried; the stack stays converged", async () => {
@@ -156,6 +162,7 @@ describe("a key created but left not as declared", () => {
       emu.clearRequests();
       await pulumi(() => half.up());
       expect(statuses(emu)).toEqual({ "api-key/status 200": 1 });
+      await expectSettled(half);
       const after = emu.state.listKeys().filter((k) => k.alias === "half-0");
       expect(after.map((k) => k.enabled)).toEqual([false]);
       expect(after[0].key === made[0].key).toBe(true);

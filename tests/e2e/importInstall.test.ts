@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, expectSettled, expectSwept, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
 
 const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
 
@@ -42,9 +42,13 @@ beforeAll(async () => {
 }, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  stack?.dispose();
-  await emu?.close();
-  rmSync(scratch, { recursive: true, force: true });
+  try {
+    if (emu) await expectSwept(emu, ledger);
+  } finally {
+    stack?.dispose();
+    await emu?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
 });
 
 describe("the README's adoption steps, as written, from an empty folder", () => {
@@ -72,9 +76,13 @@ describe("the README's adoption steps, as written, from an empty folder", () => 
     ledger.record();
     expect(Object.keys(emu.calls()).filter((op) => WRITES.includes(op))).toEqual([]);
     expect(emu.calls()["api-key/get"]).toBe(2);
-    await stack.preview(["--expect-no-changes"]);
+    await expectSettled(stack);
     const folder = ["index.ts", "package.json", "Pulumi.yaml", `Pulumi.${stack.stack}.yaml`].map((f) => readFileSync(join(stack.dir, f), "utf8")).join("\n");
     ledger.expectAbsent(folder, "the program folder");
     ledger.expectAbsent(imported.out + up.stdout + up.stderr, "the output of import and pulumi up");
+    // The installed program owns what it adopted: destroy deletes it all (the sweep at the end finds nothing).
+    await stack.destroy();
+    expect(emu.state.listKeys()).toEqual([]);
+    expect(emu.state.listSubAccounts()).toEqual([]);
   }, 900_000);
 });

@@ -9,7 +9,7 @@ import type { RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { RULES } from "../../provider/policy/index.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
 
 /**
  * The README's policy pack path on the real CLI: examples/policy-pack installed as a user installs it (npm, with
@@ -96,12 +96,18 @@ beforeAll(async () => {
   await stack.setConfig("balance", 400);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(() => {
-  ledger?.expectAbsent(printed, "the output of every pulumi command");
-  disposeStack(stack);
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
-  return emu?.close();
-});
+afterAll(async () => {
+  try {
+    ledger?.expectAbsent(printed, "the output of every pulumi command");
+    // The stack owns the adopted key and sub-accounts too: destroyed, nothing may be left for the sweep to find.
+    if (stack) await pulumi(stack.destroy());
+    if (emu) await expectSwept(emu, ledger);
+  } finally {
+    disposeStack(stack);
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+    await emu?.close();
+  }
+}, 300_000);
 
 describe("the example policy pack on the real CLI", () => {
   test("a preview that breaks mandatory rules fails, naming each rule, resource and property path", async () => {
@@ -152,6 +158,8 @@ describe("the example policy pack on the real CLI", () => {
     expect(emu.state.listKeys().map((k) => k.alias).sort()).toEqual(["ci", "legacy"]);
     expect(emu.state.listSubAccounts()).toHaveLength(3);
     ledger.record();
+    // Settled without the pack: the pack checks the program, the settled check proves the provider.
+    await expectSettled(stack);
   }, 300_000);
 
   test("`pulumi policy analyze` runs the ready pack on the stored state, without the program: the preview's findings", async () => {

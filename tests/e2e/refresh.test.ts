@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { calls, emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
 
 // A refresh of many SubAccountBatch resources through the real engine, which hands the provider --parallel reads
 // at a time: one list of the account answers them all (sharedList.ts), and drift made before a command is seen.
@@ -12,6 +12,7 @@ const PROGRAM = join(REPO, "tests/e2e/programs/many-keys");
 
 let emu: Emulator;
 let stack: PulumiStack;
+let ledger: SecretLedger;
 
 beforeAll(async () => {
   await requirePulumiCli();
@@ -21,12 +22,14 @@ beforeAll(async () => {
   await stack.setConfig("count", 0);
   await stack.setConfig("batches", BATCHES);
   await stack.up(["--parallel", "64"]);
+  ledger = new SecretLedger(emu);
 }, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
   try {
     if (stack) await stack.destroy(["--parallel", "64"]);
     expect(emu.state.listSubAccounts()).toEqual([]);
+    await expectSwept(emu, ledger);
   } finally {
     disposeStack(stack);
     await emu?.close();
@@ -37,10 +40,10 @@ describe(`pulumi refresh of ${BATCHES} sub-account batches`, () => {
   test(
     "at the default --parallel: one list call in all, and the state unchanged",
     async () => {
+      // The up of beforeAll, settled: its refresh (--expect-no-changes) is the one this test counts.
       emu.clearRequests();
-      await stack.refresh(["--skip-preview"]);
+      await expectSettled(stack);
       expect(calls(emu)).toEqual({ "sub-account/list": 1 });
-      await stack.run(["preview", "--expect-no-changes"]);
     },
     5 * 60_000,
   );
@@ -60,11 +63,10 @@ describe(`pulumi refresh of ${BATCHES} sub-account batches`, () => {
       const gate = await stack.run(["preview", "--refresh", "--expect-no-changes"], { allowFailure: true });
       expect(gate.code).not.toBe(0);
       expect(calls(emu)).toEqual({ "sub-account/list": 1 });
-      await stack.up(["--refresh"]);
+      await upSettled(stack, ["--refresh"]);
       expect(byAlias("key-team-7")).toHaveLength(5);
       expect(byAlias("renamed-in-console")).toEqual([]);
       expect(byAlias("key-team-8")).toHaveLength(5);
-      await stack.run(["preview", "--refresh", "--expect-no-changes"]);
     },
     5 * 60_000,
   );

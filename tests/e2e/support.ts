@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePulumiCli, type PulumiCli } from "../../scripts/pulumi-cli.mjs";
@@ -61,6 +61,23 @@ export async function stackFor(source: string, emu: Emulator, options: Partial<S
   });
 }
 
+/** The signature key of a secret value in a Pulumi state (`{"4dabf...": "1b47...", "plaintext": "..."}`). */
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+
+/**
+ * A value of `pulumi stack export --show-secrets` with every secret replaced by its value (the export shows each
+ * as an object holding the value's JSON text under `plaintext`).
+ */
+export function revealed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(revealed);
+  if (value && typeof value === "object") {
+    const o = value as Record<string, unknown>;
+    if (SECRET_SIG in o && typeof o.plaintext === "string") return revealed(JSON.parse(o.plaintext));
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, revealed(v)]));
+  }
+  return value;
+}
+
 /** Removes a stack's folders and its program copy. */
 export function disposeStack(stack: PulumiStack | undefined): void {
   if (!stack) return;
@@ -119,7 +136,9 @@ export async function expectSettled(stack: PulumiStack, options: SettledOptions 
   const extra = options.extra ?? [];
   for (const [step, args] of [
     ["preview", ["preview", "--diff", "--expect-no-changes", ...extra]],
-    ["refresh", ["refresh", "--yes", "--diff", "--expect-no-changes", ...extra]],
+    // --skip-preview: `refresh --yes` alone runs a preview of the refresh first, which reads every object twice;
+    // --expect-no-changes checks the refresh itself (it would commit what it found, then fail).
+    ["refresh", ["refresh", "--yes", "--skip-preview", "--diff", "--expect-no-changes", ...extra]],
   ] as const) {
     const reason = options.skip?.[step];
     if (reason !== undefined) {
@@ -138,4 +157,59 @@ export async function upSettled(stack: PulumiStack, upArgs: string[] = [], optio
   const result = await stack.up(upArgs);
   await expectSettled(stack, options);
   return result;
+}
+
+/**
+ * Objects a test leaves on its emulator on purpose, by alias, each with the reason (at least 10 characters):
+ * `{ late: "retainOnDelete keeps the adopted sub-account on the platform by design" }`.
+ */
+export type LeftByDesign = Record<string, string>;
+
+/** What `llm-accounts sweep --json` reports (provider/sweep.ts). */
+interface SweepReport {
+  found: { kind: "api-key" | "sub-account"; alias: string; hint: string; id?: number }[];
+  keysGone: number;
+}
+
+/**
+ * The end of every e2e file (issue 30): runs the built CLI's `llm-accounts sweep --any-alias` as a dry run
+ * against the file's emulator (each file has its own, so anything on it is the file's), with every API key the
+ * ledger saw as its key list (the API cannot list keys), and fails, naming the objects masked, if it found
+ * anything but the objects `left` names by alias with a reason. Objects made in the console by the test and
+ * never adopted count too: name them in `left` or delete them.
+ */
+export async function expectSwept(emu: Emulator, ledger: SecretLedger, left: LeftByDesign = {}): Promise<void> {
+  for (const [alias, reason] of Object.entries(left)) {
+    if (reason.trim().length < 10) throw new Error(`expectSwept: leaving "${alias}" needs a written reason, not "${reason}"`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), "llm-sweep-"));
+  const keyFile = join(dir, "keys.txt");
+  writeFileSync(keyFile, `${ledger.apiKeys().join("\n")}\n`, { mode: 0o600 });
+  const env = {
+    PATH: process.env.PATH ?? "",
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+  };
+  let r: RunResult;
+  try {
+    r = await new Promise<RunResult>((done) => {
+      const started = Date.now();
+      const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "sweep", "--any-alias", "--keys", keyFile, "--json"], { env, cwd: tmpdir() });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => done({ code: code ?? 1, stdout, stderr, ms: Date.now() - started }));
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  ledger.expectAbsent(r.stdout + r.stderr, "the sweep's output");
+  if (r.code !== 0 && r.code !== 3) throw new Error(`llm-accounts sweep exited ${r.code}\n${r.stdout}\n${r.stderr}`);
+  const report = JSON.parse(r.stdout) as SweepReport;
+  const leaked = report.found.filter((o) => !(o.alias in left));
+  if (leaked.length > 0) {
+    throw new Error(`the sweep found ${leaked.length} object(s) the tests left behind:\n${leaked.map((o) => `  ${o.kind} ${o.hint} alias ${JSON.stringify(o.alias)}`).join("\n")}`);
+  }
 }

@@ -4,6 +4,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 /** Every secret an emulator ever held (its credentials, every key and token), deleted ones included. */
 export class SecretLedger {
   private readonly seen = new Set<string>();
+  private readonly keys = new Set<string>();
   constructor(private readonly emu: Emulator) {
     this.record();
   }
@@ -12,9 +13,18 @@ export class SecretLedger {
   record(...extra: (string | undefined)[]): void {
     this.seen.add(this.emu.adminKey);
     this.seen.add(this.emu.accountKey);
-    for (const k of this.emu.state.listKeys()) this.seen.add(k.key);
+    for (const k of this.emu.state.listKeys()) {
+      this.seen.add(k.key);
+      this.keys.add(k.key);
+    }
     for (const s of this.emu.state.listSubAccounts()) this.seen.add(s.token);
     for (const e of extra) if (e) this.seen.add(e);
+  }
+
+  /** Every API key the emulator held when recorded (deleted ones included): what a sweep is given to look at. */
+  apiKeys(): string[] {
+    this.record();
+    return [...this.keys];
   }
 
   all(): string[] {
