@@ -3,9 +3,16 @@ import { ApiKeysApi } from "./apiKeys.js";
 import type { TransportOptions } from "./config.js";
 import { HttpTransport } from "./http.js";
 import { ShowsOriginOnly } from "./masked.js";
-import { SubAccountsApi } from "./subAccounts.js";
+import type { RateLimiters } from "./limiter.js";
+import { SubAccountsApi, type WriteCounter } from "./subAccounts.js";
 
 export type ClientOptions = TransportOptions;
+
+/** What a client may share with other clients: rate limiters, and the count of sub-account writes. */
+export interface ClientSharing {
+  limiters?: RateLimiters;
+  writes?: WriteCounter;
+}
 
 /** A client for the whole account API: one object per API group, over one transport. */
 export class LlmAccountsClient extends ShowsOriginOnly {
@@ -14,12 +21,16 @@ export class LlmAccountsClient extends ShowsOriginOnly {
   readonly subAccounts: SubAccountsApi;
   private readonly http: HttpTransport;
 
-  constructor(options: ClientOptions) {
+  /**
+   * `shared`: what the client shares with others (a runtime session's clients share both): the rate limiters
+   * (PROCESS_LIMITERS when not given) and the counter of sub-account writes (its own when not given).
+   */
+  constructor(options: ClientOptions, shared: ClientSharing = {}) {
     super();
-    this.http = new HttpTransport(options);
+    this.http = new HttpTransport(options, shared.limiters);
     this.apiKeys = new ApiKeysApi(this.http);
     this.account = new AccountApi(this.http);
-    this.subAccounts = new SubAccountsApi(this.http);
+    this.subAccounts = new SubAccountsApi(this.http, shared.writes);
   }
 
   /** The origin the client talks to. */

@@ -12,7 +12,7 @@ import {
   TimeoutError,
 } from "./errors.js";
 import { credentialFor, parseBaseUrl, type TransportOptions } from "./config.js";
-import { limitersFor, type OperationLimiters } from "./limiter.js";
+import { PROCESS_LIMITERS, type OperationLimiters, type RateLimiters } from "./limiter.js";
 import { ShowsOriginOnly } from "./masked.js";
 import { readAtMost } from "./responseSize.js";
 import { describeOperation, type Call, type Operation } from "../api/operations.js";
@@ -59,7 +59,11 @@ export class HttpTransport extends ShowsOriginOnly {
   private readonly retry: RetryPolicy;
   private readonly clock: Pick<Clock, "now" | "sleep">;
 
-  constructor(private readonly options: TransportOptions) {
+  constructor(
+    private readonly options: TransportOptions,
+    /** Where its limiters come from: shared with every transport given the same registry. */
+    private readonly limiters: RateLimiters = PROCESS_LIMITERS,
+  ) {
     super();
     this.base = parseBaseUrl(options.baseUrl);
     validateRateLimitOptions(options.rateLimits);
@@ -77,7 +81,7 @@ export class HttpTransport extends ShowsOriginOnly {
     const { op } = call;
     const credential = credentialFor(op.group, this.options);
     const requestBody = this.validateRequest(call);
-    const limiters = limitersFor(op, this.base.origin, credential, this.options.rateLimits);
+    const limiters = this.limiters.for(op, this.base.origin, credential, this.options.rateLimits);
     // Attempts that failed, and 429s: a 429 was not processed, so it does not use up an attempt of the other kinds.
     let failed = 0;
     let rateLimited = 0;

@@ -85,9 +85,6 @@ export interface OperationLimiters {
   budgets: BudgetCounter[];
 }
 
-/** Limiters shared by every client of the process that uses the same origin, credential and operation. */
-const shared = new Map<string, OperationLimiters>();
-
 /** The limits of an operation under the given options: the defaults of spec 8, replaced or rescaled. */
 function limitsFor(op: Operation, options: RateLimitOptions | undefined): RateLimit[] {
   if (options === false) return [];
@@ -103,20 +100,33 @@ function limitsFor(op: Operation, options: RateLimitOptions | undefined): RateLi
 }
 
 /**
- * The limiters of an operation sent to `origin` with `credential`, shared by every client of the process with
- * the same ones (the platform counts per credential, whichever client sends).
+ * The limiters of a set of clients, by origin, credential, operation and limits: every client given the same
+ * registry waits on the same limiters for the same ones (the platform counts per credential, whichever client
+ * sends). A client made without one uses PROCESS_LIMITERS, as does every runtime session (runtime/session.ts).
  */
-export function limitersFor(op: Operation, origin: string, credential: string, options: RateLimitOptions | undefined): OperationLimiters {
-  const limits = limitsFor(op, options);
-  const id = `${origin}|${fingerprint(credential)}|${op.name}|${JSON.stringify(limits)}`;
-  let entry = shared.get(id);
-  if (!entry) {
-    // Long windows (a day) are budgets that refuse; waiting a day inside a deployment helps nobody.
-    entry = {
-      windows: limits.filter((l) => l.windowMs <= 10 * MINUTE_MS).map((l) => new SlidingWindowLimiter(l)),
-      budgets: limits.filter((l) => l.windowMs > 10 * MINUTE_MS).map((l) => new BudgetCounter(l)),
-    };
-    shared.set(id, entry);
+export class RateLimiters {
+  private readonly shared = new Map<string, OperationLimiters>();
+
+  /** The limiters of an operation sent to `origin` with `credential` under `options`. */
+  for(op: Operation, origin: string, credential: string, options: RateLimitOptions | undefined): OperationLimiters {
+    const limits = limitsFor(op, options);
+    const id = `${origin}|${fingerprint(credential)}|${op.name}|${JSON.stringify(limits)}`;
+    let entry = this.shared.get(id);
+    if (!entry) {
+      // Long windows (a day) are budgets that refuse; waiting a day inside a deployment helps nobody.
+      entry = {
+        windows: limits.filter((l) => l.windowMs <= 10 * MINUTE_MS).map((l) => new SlidingWindowLimiter(l)),
+        budgets: limits.filter((l) => l.windowMs > 10 * MINUTE_MS).map((l) => new BudgetCounter(l)),
+      };
+      this.shared.set(id, entry);
+    }
+    return entry;
   }
-  return entry;
 }
+
+/**
+ * The limiters of the process: those of every client made without its own registry, and of every runtime
+ * session, each new session keeping them. They are what the platform counts, per credential over a window that
+ * does not restart when a session does, so a process never forgets them (as before the session object).
+ */
+export const PROCESS_LIMITERS = new RateLimiters();

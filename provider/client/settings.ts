@@ -119,14 +119,17 @@ export function readSetting<N extends SettingName>(
   throw new ConfigurationError(`${where} is invalid: ${at ? `${at} ` : ""}${issue.message}; it must be ${s.expects}`);
 }
 
-/** Limits made of settings that readSetting has already checked, so that no value is checked twice. */
-const FROM_CHECKED_SETTINGS = new WeakSet<object>();
+/**
+ * Marks limits made of settings that readSetting has already checked, so that no value is checked twice: a
+ * property of the limits object itself (not enumerable, so neither copied nor fingerprinted), not a registry.
+ */
+const FROM_CHECKED_SETTINGS = Symbol("limits from checked settings");
 
 /** Limits built from the checked `rateWindowMs` and `rateLimits` settings (resolveClientOptions). */
 export function limitsFromSettings(windowMs: number | undefined, limits: RateLimitOptions | undefined): RateLimitOptions {
   if (limits === false) return false;
   const options = { windowMs, perOperation: limits?.perOperation };
-  FROM_CHECKED_SETTINGS.add(options);
+  Object.defineProperty(options, FROM_CHECKED_SETTINGS, { value: true });
   return options;
 }
 
@@ -135,7 +138,7 @@ export function limitsFromSettings(windowMs: number | undefined, limits: RateLim
  * settings were checked where they were read, naming the variable or config key, and pass through.
  */
 export function validateRateLimitOptions(options: RateLimitOptions | undefined): void {
-  if (!options || FROM_CHECKED_SETTINGS.has(options)) return;
+  if (!options || (options as { [FROM_CHECKED_SETTINGS]?: true })[FROM_CHECKED_SETTINGS]) return;
   const checked = z
     .object({ windowMs: positiveWhole.optional(), perOperation: PerOperationLimitsSchema.optional() })
     .safeParse(options);

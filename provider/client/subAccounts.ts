@@ -1,5 +1,5 @@
 import { fromWire, toWire } from "../api/casing.js";
-import { ApiGroup } from "./masked.js";
+import { ApiGroup, type Sender } from "./masked.js";
 import { OPERATIONS } from "../api/operations.js";
 import type * as s from "../api/schemas/index.js";
 
@@ -9,28 +9,41 @@ export interface SubAccountFilter {
   sk?: string;
 }
 
-let writes = 0;
-
 /**
- * A number that changes whenever a sub-account write (create, edit, delete) through any client of this process
- * starts or ends: a copy of the list taken while it held one value may be stale once it holds another.
+ * A number that changes whenever a sub-account write (create, edit, delete) through a client that counts on it
+ * starts or ends: a copy of the list taken while it held one value may be stale once it holds another. Every
+ * client of a runtime session counts on the session's counter (runtime/session.ts); a client made alone, on its
+ * own.
  */
-export function subAccountWrites(): number {
-  return writes;
-}
+export class WriteCounter {
+  private n = 0;
 
-/** Runs a write, counted at its start and its end, whatever its outcome (a lost answer may still have written). */
-async function counted<T>(write: () => Promise<T>): Promise<T> {
-  writes++;
-  try {
-    return await write();
-  } finally {
-    writes++;
+  /** The count now. */
+  get value(): number {
+    return this.n;
+  }
+
+  /** Runs a write, counted at its start and its end, whatever its outcome (a lost answer may still have written). */
+  async counted<T>(write: () => Promise<T>): Promise<T> {
+    this.n++;
+    try {
+      return await write();
+    } finally {
+      this.n++;
+    }
   }
 }
 
 /** The sub-account group (spec 4.9 to 4.12), authenticated with the main account key. */
 export class SubAccountsApi extends ApiGroup {
+  constructor(
+    http: Sender,
+    /** Counts this group's writes, for the lists kept from it (runtime/sharedList.ts). */
+    readonly writes: WriteCounter = new WriteCounter(),
+  ) {
+    super(http);
+  }
+
   /**
    * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer below
    * `total`; then the rest page by page, at the size it answered with.
@@ -55,17 +68,17 @@ export class SubAccountsApi extends ApiGroup {
 
   /** Creates `count` sub-accounts in one call; returns them with their new tokens. Never retried blindly. */
   async create(request: s.SubAccountCreateRequest): Promise<s.SubAccount[]> {
-    const res = await counted(() => this.http.send({ op: OPERATIONS.createSubAccounts, body: toWire(request) }));
+    const res = await this.writes.counted(() => this.http.send({ op: OPERATIONS.createSubAccounts, body: toWire(request) }));
     return res.items.map((i) => fromWire(i));
   }
 
   /** Sets alias and model pricing of every listed sub-account. */
   async edit(request: s.SubAccountEditRequest): Promise<void> {
-    await counted(() => this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire(request) }));
+    await this.writes.counted(() => this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire(request) }));
   }
 
   /** Deletes the listed sub-accounts. */
   async delete(sks: readonly string[]): Promise<void> {
-    await counted(() => this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: [...sks] } }));
+    await this.writes.counted(() => this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: [...sks] } }));
   }
 }

@@ -3,20 +3,26 @@ import { RESOURCE_TYPES } from "../resources/types.js";
 import { configSchema, findingText, parseOptions, POLICY_DOCS_URL, RULES, type Rule } from "./rules.js";
 import { batchFromProps, keyFromProps, type BatchSubject, type KeySubject } from "./subjects.js";
 
+/** The options of a rule as the engine configured them (parsed). */
+type OptionsOf = (rule: Rule, given: object) => Record<string, unknown>;
+
 /**
  * Options of a rule as the engine configured them, parsed once per distinct configuration: a preview of many
- * resources calls each policy once per resource with the same configuration.
+ * resources calls each policy once per resource with the same configuration. The memo belongs to the policies
+ * of one llmAccountsPolicies() call, not to the module.
  */
-function optionsOf(rule: Rule, given: object): Record<string, unknown> {
-  const text = JSON.stringify(given);
-  let cached = parsedOptions.get(rule);
-  if (cached?.text !== text) {
-    cached = { text, options: parseOptions(rule, given) };
-    parsedOptions.set(rule, cached);
-  }
-  return cached.options;
+function parsedOnce(): OptionsOf {
+  const parsed = new Map<Rule, { text: string; options: Record<string, unknown> }>();
+  return (rule, given) => {
+    const text = JSON.stringify(given);
+    let cached = parsed.get(rule);
+    if (cached?.text !== text) {
+      cached = { text, options: parseOptions(rule, given) };
+      parsed.set(rule, cached);
+    }
+    return cached.options;
+  };
 }
-const parsedOptions = new Map<Rule, { text: string; options: Record<string, unknown> }>();
 
 /** What every policy of a rule carries: its name, description, metadata for Pulumi's outputs, and configSchema. */
 function metadata(rule: Rule) {
@@ -32,7 +38,7 @@ function metadata(rule: Rule) {
   };
 }
 
-function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }): ResourceValidationPolicy {
+function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }, optionsOf: OptionsOf): ResourceValidationPolicy {
   const type = RESOURCE_TYPES[rule.scope];
   return {
     ...metadata(rule),
@@ -47,7 +53,7 @@ function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }): R
   };
 }
 
-function stackPolicy(rule: Rule & { scope: "stack" }): StackValidationPolicy {
+function stackPolicy(rule: Rule & { scope: "stack" }, optionsOf: OptionsOf): StackValidationPolicy {
   return {
     ...metadata(rule),
     validateStack: (args: StackValidationArgs, report: ReportViolation) => {
@@ -72,5 +78,6 @@ function stackPolicy(rule: Rule & { scope: "stack" }): StackValidationPolicy {
  * objects of @pulumi/policy's shapes: loading this module needs no @pulumi/policy.
  */
 export function llmAccountsPolicies(): Policies {
-  return RULES.map((rule) => (rule.scope === "stack" ? stackPolicy(rule) : resourcePolicy(rule)));
+  const optionsOf = parsedOnce();
+  return RULES.map((rule) => (rule.scope === "stack" ? stackPolicy(rule, optionsOf) : resourcePolicy(rule, optionsOf)));
 }

@@ -5,8 +5,7 @@ import { readStackConfig, type ConnectionArgs, type StackConfig } from "../clien
 import { decimalToMicros, microsToDecimal } from "../api/format.js";
 import { fingerprint } from "../api/redact.js";
 import type { Model, SubAccount, UsageRow } from "../api/schemas/index.js";
-import { clientFor, startFresh } from "../runtime/connection.js";
-import { sharedListFor } from "../runtime/sharedList.js";
+import { currentSession, startFresh, type Session, type SessionClient } from "../runtime/session.js";
 import { canonical } from "../runtime/values.js";
 
 /** Options every data source takes: which account. */
@@ -20,34 +19,27 @@ function programConfig(): StackConfig {
   return readStackConfig((key) => pulumi.runtime.getConfig(key));
 }
 
-/** Answers so far, per client (one client per account settings, shared with the resources' runtime). */
-const results = new WeakMap<LlmAccountsClient, Map<string, Promise<unknown>>>();
-
-/** The engine's resource monitor of the run the answers belong to (undefined outside a Pulumi program). */
-let answeredRun: unknown;
-
 /**
- * Starts afresh when the program runs again in the same process, as an Automation API program run inline does
- * at each `up`: a new run has a new resource monitor. Its clients, and with them the answers and the shared list
- * of the run before, are forgotten, so that a second `up` never shows the first one's balance.
+ * The session of this run of the program. Answers are kept per client of the session (`SessionClient.answers`,
+ * runtime/session.ts), which remembers the run (the engine's resource monitor; undefined outside a Pulumi
+ * program). When the program runs again in the same process, as an Automation API program run inline does at
+ * each `up`, a new run has a new resource monitor: a new session starts, and the clients, answers and shared
+ * list of the run before are forgotten, so that a second `up` never shows the first one's balance.
  */
-function forgetEarlierRuns(): void {
+function sessionOfThisRun(): Session {
   const run = pulumi.runtime.getMonitor();
-  if (run === answeredRun) return;
-  answeredRun = run;
-  startFresh();
+  const session = currentSession();
+  return session.run === run ? session : startFresh({ run });
 }
 
 /** One API call per distinct arguments in a run: later calls share the first one's answer. */
-function once<T>(name: string, args: unknown, connection: ConnectionArgs | undefined, call: (c: LlmAccountsClient) => Promise<T>): Promise<T> {
-  forgetEarlierRuns();
-  const c = clientFor(connection, programConfig());
-  let answers = results.get(c);
-  if (!answers) results.set(c, (answers = new Map()));
+function once<T>(name: string, args: unknown, connection: ConnectionArgs | undefined, call: (c: LlmAccountsClient, own: SessionClient) => Promise<T>): Promise<T> {
+  const own = sessionOfThisRun().client(connection, programConfig());
+  const answers = own.answers;
   const memo = `${name}|${fingerprint(canonical(args ?? null))}`;
   let p = answers.get(memo) as Promise<T> | undefined;
   if (!p) {
-    p = call(c);
+    p = call(own.client, own);
     // A failure is not remembered: a later call may succeed.
     p.catch(() => answers.delete(memo));
     answers.set(memo, p);
@@ -138,7 +130,7 @@ export interface GetSubAccountsResult {
 
 /** Sub-accounts of the main account, by alias or key. The result holds tokens: treat it as secret. */
 export async function getSubAccounts(args: GetSubAccountsArgs = {}, opts: DataSourceOptions = {}): Promise<GetSubAccountsResult> {
-  return { subAccounts: await once("subAccounts", args, opts.connection, (c) => sharedListFor(c.subAccounts).list(args)) };
+  return { subAccounts: await once("subAccounts", args, opts.connection, (_c, own) => own.subAccounts.list(args)) };
 }
 
 /** `getSubAccounts` as a secret Output (the sub-accounts carry their tokens). */

@@ -4,9 +4,8 @@ import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
 import { AliasStringSchema, SecurityConfigSchema, type ApiKeyView, type SecurityConfig } from "../api/schemas/index.js";
 import { adoptKeyFailure, AdoptKeySchema } from "./adoption.js";
-import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
+import { connectionDiff, ConnectionInputSchema } from "./connection.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
-import { coalescerFor } from "./deleteCoalescer.js";
 import {
   KEY_DELETED,
   TRIGGERED,
@@ -19,6 +18,7 @@ import {
   triggersChanged,
   type RotationState,
 } from "./rotation.js";
+import type { Session, SessionClient } from "./session.js";
 import { checkInputs, noKeysIn, optionalOrNull, same, type CheckFailure } from "./values.js";
 
 /** A security config as users write it (camelCase), validated by the wire schema and kept in canonical form. */
@@ -64,7 +64,7 @@ export type ApiKeyOutputs = ApiKeyInputs &
 type LiveView = { alias: string; enabled: boolean; securityConfig: SecurityConfig };
 /** A key the platform just issued, as declared or as close to it as it got. */
 type Issued = { key: string; createdAt: string; view: LiveView };
-type Client = ReturnType<typeof clientFor>;
+type Client = SessionClient["client"];
 
 /** Omitted, null and `{}` all mean "unrestricted": one form, so a program that did not change shows no diff. */
 export function normalizeSecurityConfig(value: unknown): SecurityConfig {
@@ -185,8 +185,8 @@ export async function diff(_id: string, state: ApiKeyOutputs, news: ApiKeyInputs
  * create: one `api-key/create`, plus one `api-key/status` only when the key is declared disabled. With
  * `adoptKey`: one get to verify the key, then only the calls that bring it to the declared configuration.
  */
-export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: ApiKeyOutputs }> {
-  const client = clientFor(inputs.connection);
+export async function create(session: Session, inputs: ApiKeyInputs): Promise<{ id: string; outs: ApiKeyOutputs }> {
+  const client = session.client(inputs.connection).client;
 
   if (inputs.adoptKey) {
     const key = inputs.adoptKey;
@@ -200,7 +200,7 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
     const view = await converge(client, key, viewOf(live), inputs);
     const outs = outputsOf(inputs, key, live.createdAt, view, key);
     // A key already as old as `rotation.everyDays` rotates in the run that adopts it: one `up` converges.
-    if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(fingerprint(key), outs, inputs) };
+    if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(session, fingerprint(key), outs, inputs) };
     return { id: fingerprint(key), outs };
   }
 
@@ -253,9 +253,8 @@ async function issueKey(client: Client, inputs: ApiKeyInputs, kept: (issued: Iss
  * then one new key is issued with the declared configuration; the replaced key becomes `previousKey`, deleted
  * in this update when there is no overlap. The old key itself is left as it is.
  */
-async function rotate(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
-  const client = clientFor(inputs.connection);
-  const deletes = coalescerFor(client.apiKeys);
+async function rotate(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
+  const { client, deletes } = session.client(inputs.connection);
   if (old.previousKey) await deletes.delete(old.previousKey);
   const withPrevious = (issued: Issued): ApiKeyOutputs => ({
     ...outputsOf(inputs, issued.key, issued.createdAt, issued.view, old.adoptKey),
@@ -291,13 +290,14 @@ async function rotate(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Pro
  * rotation; it is deleted first, coalesced, when its overlap has passed or a rotation is due as well (one
  * previous key at most, as rotate does). The gone key itself is no previous key: nothing can use it.
  */
-async function reissue(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
-  const client = clientFor(inputs.connection);
+async function reissue(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
+  const own = session.client(inputs.connection);
+  const client = own.client;
   const now = Date.now();
   const rotating = rotationReason(old, inputs, now) !== undefined;
   const drop = old.previousKey !== undefined && (rotating || previousExpiry(old, now) !== undefined);
   // Failing here changes nothing: the state still says the key is gone, and the next update retries.
-  if (drop) await coalescerFor(client.apiKeys).delete(old.previousKey!);
+  if (drop) await own.deletes.delete(old.previousKey!);
   const kept = rotationStateOf(old);
   if (drop) {
     delete kept.previousKey;
@@ -324,16 +324,16 @@ async function reissue(id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Pr
  * then status; and a previous key whose overlap has passed: one delete, coalesced with the other deletes of the
  * deployment.
  */
-export async function update(id: string, state: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
+export async function update(session: Session, id: string, state: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
   const old = fromState(state);
-  if (old.rotationDue === KEY_DELETED) return { outs: await reissue(id, old, inputs) };
-  if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(id, old, inputs) };
-  const client = clientFor(inputs.connection);
-  const live = await converge(client, old.key, viewOf(old), inputs);
+  if (old.rotationDue === KEY_DELETED) return { outs: await reissue(session, id, old, inputs) };
+  if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(session, id, old, inputs) };
+  const own = session.client(inputs.connection);
+  const live = await converge(own.client, old.key, viewOf(old), inputs);
   const outs = { ...outputsOf(inputs, old.key, old.createdAt, live, old.adoptKey), ...rotationStateOf(old) };
   if (!old.previousKey || previousExpiry(old, Date.now()) === undefined) return { outs };
   try {
-    await coalescerFor(client.apiKeys).delete(old.previousKey);
+    await own.deletes.delete(old.previousKey);
   } catch (err) {
     throw keptWithError(`the previous key ${maskKey(old.previousKey)} could not be deleted (${(err as Error).message}); the next update retries`, id, outs);
   }
@@ -351,9 +351,9 @@ export async function update(id: string, state: ApiKeyOutputs, inputs: ApiKeyInp
  * rotation or an expired previous key shows as `rotationDue` in both (nothing is rotated or deleted here).
  * Where nothing drifted, no inputs: the engine keeps those check stored, and a gate shows nothing.
  */
-export async function read(id: string, state: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
+export async function read(session: Session, id: string, state: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const old = fromState(state);
-  const client = clientFor(old.connection);
+  const client = session.client(old.connection).client;
   const live = await find(client, old.key);
   const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
   if (!live && !previousLives) return { id: "", props: {} };
@@ -383,10 +383,10 @@ export async function read(id: string, state: ApiKeyOutputs): Promise<ReadOutcom
  * delete: the key and a previous one, coalesced with the other key deletes of this process. A key a refresh
  * found deleted is not sent: a delete naming it would be refused and split to isolate it.
  */
-export async function remove(_id: string, old: ApiKeyOutputs): Promise<void> {
+export async function remove(session: Session, _id: string, old: ApiKeyOutputs): Promise<void> {
   const current = old.rotationDue === KEY_DELETED ? undefined : old.key;
   const keys = [current, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
   if (keys.length === 0) return;
-  const client = clientFor(old.connection);
-  await Promise.all(keys.map((k) => coalescerFor(client.apiKeys).delete(k)));
+  const { deletes } = session.client(old.connection);
+  await Promise.all(keys.map((k) => deletes.delete(k)));
 }

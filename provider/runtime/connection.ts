@@ -1,8 +1,6 @@
-import { LlmAccountsClient } from "../client/client.js";
-import { ConnectionSchema, readStackConfig, resolveClientOptions, type ConnectionArgs, type StackConfig, type TransportOptions } from "../client/config.js";
-import { fingerprint } from "../api/redact.js";
+import { ConnectionSchema, readStackConfig, type ConnectionArgs, type StackConfig } from "../client/config.js";
 import { STACK_CONFIG_SLOT } from "./slot.js";
-import { canonical, neverShown, optionalOrNull, same } from "./values.js";
+import { neverShown, optionalOrNull, same } from "./values.js";
 
 export { STACK_CONFIG_SLOT };
 
@@ -16,46 +14,12 @@ export function stackConfig(): StackConfig {
   return source ? readStackConfig((key) => source.get(key)) : {};
 }
 
-/** Sets the stack config as `configure` would (tests; programs that drive the runtime directly). */
+/**
+ * Sets the stack config as `configure` would (programs that drive the runtime directly; tests say it with
+ * `startFresh({ stackConfig })`). Nothing else changes: clients are resolved from the config at each call.
+ */
 export function setStackConfig(values: Record<string, string | undefined>): void {
   (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] = { get: (key: string) => values[key.replace(/^llm-accounts:/, "")] };
-}
-
-const clients = new Map<string, LlmAccountsClient>();
-let overrides: Pick<TransportOptions, "retry" | "clock"> = {};
-
-/**
- * Retry settings and clock for every client made from now on (tests: retries that record their waits instead
- * of sleeping them; programs that drive the runtime directly). Clients made before keep theirs.
- */
-export function setClientOverrides(options: Pick<TransportOptions, "retry" | "clock">): void {
-  overrides = options;
-  startFresh();
-}
-
-/**
- * Forgets every client made so far, and with them what each kept for the rest of the process: the delete
- * coalescer's learned parallelism and the shared list's last answer (sharedList.ts). A plugin process serves one
- * `pulumi` command and starts this way; programs and tests that play several commands in one process call this
- * between them.
- */
-export function startFresh(): void {
-  clients.clear();
-}
-
-/**
- * The client for a connection, resolved now (at call time) from `connection`, the stack config and the
- * environment. Clients are shared by resources with the same settings; rate limiters are shared anyway.
- */
-export function clientFor(connection: ConnectionArgs | undefined, config: StackConfig = stackConfig()): LlmAccountsClient {
-  const options = { ...resolveClientOptions(connection, config), ...overrides };
-  const id = fingerprint(canonical(options));
-  let client = clients.get(id);
-  if (!client) {
-    client = new LlmAccountsClient(options);
-    clients.set(id, client);
-  }
-  return client;
 }
 
 /**

@@ -2,7 +2,6 @@ import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
 import type { ApiKeysApi } from "../client/apiKeys.js";
 import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
 import { BadRequestError, deleteTookEffect, NotFoundError } from "../client/errors.js";
-import { oncePer } from "./oncePer.js";
 import { QuietPeriod } from "./quietPeriod.js";
 
 /** Turns coalescing off (one key per call): the benchmark's baseline. */
@@ -34,7 +33,8 @@ interface Pending {
 }
 
 /**
- * Gathers the deletes of every ApiKey resource in this process into `api-key/delete` calls of up to 1000
+ * Gathers the deletes of every ApiKey resource of one client of a session (`SessionClient.deletes`,
+ * runtime/session.ts; one a process as the plugin runs it) into `api-key/delete` calls of up to 1000
  * keys. The engine runs up to `--parallel` deletes at once; they wait here until all the engine can send
  * are here, or until no more arrive (see COALESCE), and then go out together. A rejected batch (one bad key
  * rejects all) is split to isolate the bad key; a key that no longer exists counts as deleted. Each caller
@@ -149,6 +149,3 @@ export class DeleteCoalescer {
     if (!first.done) throw first.value;
   }
 }
-
-/** The process-wide coalescer of a client's key deletes. */
-export const coalescerFor = oncePer((api: ApiKeysApi) => new DeleteCoalescer(api));

@@ -7,8 +7,10 @@ import type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
 import type { TypedProvider } from "./contract.js";
 import type { SubAccountBatchInputs, SubAccountBatchOutputs } from "./subAccountBatch.js";
 import * as subAccountBatchImpl from "./subAccountBatch.js";
+import { currentSession, type Session } from "./session.js";
 
-export { setStackConfig, setClientOverrides, startFresh, stackConfig, clientFor, STACK_CONFIG_SLOT } from "./connection.js";
+export { setStackConfig, stackConfig, STACK_CONFIG_SLOT } from "./connection.js";
+export { setClientOverrides, startFresh, clientFor, currentSession, Session, SessionClient, type SessionOptions, type ClientOverrides } from "./session.js";
 export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
 export { SharedSubAccountList, SHARE, SHARING_SWITCH } from "./sharedList.js";
 export { UNKNOWN } from "./values.js";
@@ -40,22 +42,27 @@ function keepingProvider<A extends unknown[], R>(method: (...args: A) => Promise
   };
 }
 
+/** A runtime method given the session of the process, made at its first call (session.ts), as its first argument. */
+function inSession<A extends unknown[], R>(method: (session: Session, ...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return (...args) => method(currentSession(), ...args);
+}
+
 /** The ApiKey provider's methods. */
 export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = {
   check: apiKeyImpl.check,
   diff: apiKeyImpl.diff,
-  create: keepingProvider(apiKeyImpl.create, 0),
-  read: apiKeyImpl.read,
-  update: keepingProvider(apiKeyImpl.update, 2),
-  delete: apiKeyImpl.remove,
+  create: keepingProvider(inSession(apiKeyImpl.create), 0),
+  read: inSession(apiKeyImpl.read),
+  update: keepingProvider(inSession(apiKeyImpl.update), 2),
+  delete: inSession(apiKeyImpl.remove),
 };
 
 /** The SubAccountBatch provider's methods. */
 export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = {
   check: subAccountBatchImpl.check,
-  diff: subAccountBatchImpl.diff,
-  create: keepingProvider(subAccountBatchImpl.create, 0),
-  read: subAccountBatchImpl.read,
-  update: keepingProvider(subAccountBatchImpl.update, 2),
-  delete: subAccountBatchImpl.remove,
+  diff: inSession(subAccountBatchImpl.diff),
+  create: keepingProvider(inSession(subAccountBatchImpl.create), 0),
+  read: inSession(subAccountBatchImpl.read),
+  update: keepingProvider(inSession(subAccountBatchImpl.update), 2),
+  delete: inSession(subAccountBatchImpl.remove),
 };

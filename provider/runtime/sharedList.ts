@@ -1,7 +1,6 @@
 import type { SubAccount } from "../api/schemas/index.js";
 import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
-import { subAccountWrites, type SubAccountFilter, type SubAccountsApi } from "../client/subAccounts.js";
-import { oncePer } from "./oncePer.js";
+import type { SubAccountFilter, SubAccountsApi } from "../client/subAccounts.js";
 import { QuietPeriod } from "./quietPeriod.js";
 
 /** Turns read sharing off (one list per read): the benchmark's baseline. */
@@ -12,7 +11,7 @@ export const SHARING_SWITCH = "LLM_ACCOUNTS_READ_SHARING";
  * at once, so a list goes once no read has arrived for `gapFactor` times the longest gap seen between them (at
  * least `minQuietMs`, at most `maxQuietMs`). The engine starts the next reads as these are answered: the answer
  * serves them too, and every read of the run after them, as long as it was sent at most `maxAgeMs` before the read
- * arrived and no sub-account was written by this process since it was sent. So a refresh of N batches makes one
+ * arrived and no sub-account was written by this session since it was sent (its clients share one WriteCounter). So a refresh of N batches makes one
  * list (one more for each `maxAgeMs` it lasts), whatever `--parallel`. A plugin process serves one `pulumi`
  * command and starts with nothing kept: every read sees what changed before the command began, and what the
  * command itself wrote; a console edit made while a refresh runs may show only at the next one, as it may with any
@@ -39,9 +38,10 @@ interface Round {
 }
 
 /**
- * Answers the sub-account reads of one process (SubAccountBatch refreshes, getSubAccounts) from ONE list of the
- * whole account, shared by the reads that arrive together and kept for those that follow (SHARE), so that
- * refreshing N batches costs one list instead of N lists of everything. A failed list fails only the reads that
+ * Answers the sub-account reads of one client of a session (SubAccountBatch refreshes, getSubAccounts; made by
+ * `SessionClient.subAccounts`, runtime/session.ts) from ONE list of the whole account, shared by the reads that
+ * arrive together and kept for those that follow (SHARE), so that refreshing N batches costs one list instead
+ * of N lists of everything. A failed list fails only the reads that
  * waited for it, and is not kept.
  */
 export class SharedSubAccountList {
@@ -70,7 +70,7 @@ export class SharedSubAccountList {
   /** The kept answer, if it may still serve a read arriving now. */
   private fresh(): AccountSnapshot | undefined {
     const k = this.kept;
-    if (k && this.now() - k.sentAt <= this.options.maxAgeMs && subAccountWrites() === k.writes) return k.snapshot;
+    if (k && this.now() - k.sentAt <= this.options.maxAgeMs && this.api.writes.value === k.writes) return k.snapshot;
     this.kept = undefined;
     return undefined;
   }
@@ -104,7 +104,7 @@ export class SharedSubAccountList {
     this.next = undefined;
     this.inFlight = true;
     const sentAt = this.now();
-    const writes = subAccountWrites();
+    const writes = this.api.writes.value;
     try {
       const snapshot = indexed(await this.api.list());
       this.kept = { snapshot, sentAt, writes };
@@ -135,6 +135,3 @@ export class SharedSubAccountList {
 function indexed(all: SubAccount[]): AccountSnapshot {
   return { all, byToken: new Map(all.map((s) => [s.token, s])) };
 }
-
-/** The process-wide shared list of a client's sub-accounts. */
-export const sharedListFor = oncePer((api: SubAccountsApi) => new SharedSubAccountList(api));

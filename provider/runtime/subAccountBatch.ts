@@ -11,12 +11,12 @@ import {
 } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, nextAdoption } from "./adoption.js";
-import { clientFor, connectionDiff, ConnectionInputSchema } from "./connection.js";
+import { connectionDiff, ConnectionInputSchema } from "./connection.js";
 import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake } from "./heldTokens.js";
 import { announceReplacement, takeReplacement } from "./replacements.js";
-import { sharedListFor } from "./sharedList.js";
+import type { Session, SessionClient } from "./session.js";
 import { checkInputs, containsUnknown, noKeysIn, same, type CheckFailure } from "./values.js";
 
 /** Declared pricing as users write it, validated by the request's schema and converted as the platform stores it. */
@@ -126,10 +126,10 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * `adoptTokens` removed or `[]` after adoption changes nothing; a `count` below the adopted sub-accounts held
  * fails here, at preview.
  */
-export async function diff(_id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(session: Session, _id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
   try {
-    hold(clientFor(olds.connection).subAccounts, olds.tokens);
+    hold(session.client(olds.connection).heldTokens, olds.tokens);
   } catch {
     // No client for these settings: nothing can be created or recovered with them either.
   }
@@ -158,7 +158,7 @@ export async function diff(_id: string, state: SubAccountBatchOutputs, news: Sub
     connection.changed;
   if (replaces.length > 0) {
     try {
-      announceReplacement(clientFor(news.connection).subAccounts, news.alias);
+      announceReplacement(session.client(news.connection).replacements, news.alias);
     } catch {
       // No client for these settings: the create cannot run either, and says why.
     }
@@ -186,9 +186,10 @@ function keepUnconfirmed(
 }
 
 /** One batch create of `count` more sub-accounts with the declared alias, balance and pricing (batchRecovery.ts). */
-async function createMore(api: SubAccountsApi, inputs: SubAccountBatchInputs, count: number, known: ReadonlySet<string>): Promise<SubAccountView[]> {
-  const made = await createBatch(api, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, notToTake(api, known));
-  hold(api, made.map((s) => s.token));
+async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number, known: ReadonlySet<string>): Promise<SubAccountView[]> {
+  const api = own.client.subAccounts;
+  const made = await createBatch(api, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, notToTake(own.heldTokens, known));
+  hold(own.heldTokens, made.map((s) => s.token));
   return made.map(view);
 }
 
@@ -208,18 +209,19 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
  * create: one batch create. With `adoptTokens`: one list verifies every token before anything is written,
  * one edit aligns those whose alias or pricing differ, one create makes the rest of `count`.
  */
-export async function create(inputs: SubAccountBatchInputs): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
-  const api = clientFor(inputs.connection).subAccounts;
+export async function create(session: Session, inputs: SubAccountBatchInputs): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
+  const own = session.client(inputs.connection);
+  const api = own.client.subAccounts;
   const adopt = adoptedTokens(inputs);
   const adopted = await align(api, inputs, (await findAdopted(api, adopt, adopt)).map(view));
-  hold(api, adopted.map((s) => s.token));
+  hold(own.heldTokens, adopted.map((s) => s.token));
   let created: SubAccountView[] = [];
   // A replacement: what has this alias now (the twin's) is not what the create makes (see replacements.ts).
-  const replacing = takeReplacement(api, inputs.alias);
+  const replacing = takeReplacement(own.replacements, inputs.alias);
   if (inputs.count > adopted.length) {
     const existedBefore = replacing ? await api.list({ alias: inputs.alias }) : [];
     try {
-      created = await createMore(api, inputs, inputs.count - adopted.length, new Set([...adopt, ...existedBefore.map((s) => s.token)]));
+      created = await createMore(own, inputs, inputs.count - adopted.length, new Set([...adopt, ...existedBefore.map((s) => s.token)]));
     } catch (err) {
       const first = [...adopted].sort(byId)[0]?.token;
       throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, adopt, existedBefore);
@@ -236,9 +238,10 @@ export async function create(inputs: SubAccountBatchInputs): Promise<{ id: strin
  * verified with one list and adopted; tokens taken out of it are released: they leave the batch and stay on the
  * platform untouched (another batch may adopt them in the same deployment).
  */
-export async function update(id: string, state: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
+export async function update(session: Session, id: string, state: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const old = fromState(state);
-  const api = clientFor(inputs.connection).subAccounts;
+  const own = session.client(inputs.connection);
+  const api = own.client.subAccounts;
   const declared = adoptedTokens(inputs);
   const adoption = nextAdoption(adoptedTokens(old), declared);
   const keep = new Set(adoption.set);
@@ -250,7 +253,7 @@ export async function update(id: string, state: SubAccountBatchOutputs, inputs: 
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
     const listed = await api.list({ alias: old.alias });
-    current = [...current, ...unconfirmedAmong(old, listed, notToTake(api, current.map((s) => s.token))).map(view)].sort(byId);
+    current = [...current, ...unconfirmedAmong(old, listed, notToTake(own.heldTokens, current.map((s) => s.token))).map(view)].sort(byId);
   }
 
   if (inputs.count < current.length) {
@@ -262,13 +265,13 @@ export async function update(id: string, state: SubAccountBatchOutputs, inputs: 
   current = await align(api, inputs, current);
   if (inputs.count > current.length) {
     try {
-      const made = await createMore(api, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
+      const made = await createMore(own, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
       current = [...current, ...made];
     } catch (err) {
       throw keepUnconfirmed(err, id, inputs, current, adoption.set);
     }
   }
-  hold(api, current.map((s) => s.token));
+  hold(own.heldTokens, current.map((s) => s.token));
   return { outs: outputsOf(inputs, current, adoption.set) };
 }
 
@@ -280,17 +283,17 @@ export async function update(id: string, state: SubAccountBatchOutputs, inputs: 
  * adopted is never reported gone, even with every sub-account deleted: its next update creates `count` anew
  * (a create would look for the adopted tokens, which are gone).
  */
-export async function read(id: string, state: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
+export async function read(session: Session, id: string, state: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const old = fromState(state);
-  const api = clientFor(old.connection).subAccounts;
+  const own = session.client(old.connection);
   const adopted = adoptedTokens(old);
-  hold(api, old.tokens);
+  hold(own.heldTokens, old.tokens);
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
-  const { all, byToken } = await sharedListFor(api).snapshot();
+  const { all, byToken } = await own.subAccounts.snapshot();
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? []);
-  const live = [...ours, ...unconfirmedAmong(old, all, notToTake(api, old.tokens))].map(view);
-  hold(api, live.map((s) => s.token));
+  const live = [...ours, ...unconfirmedAmong(old, all, notToTake(own.heldTokens, old.tokens))].map(view);
+  hold(own.heldTokens, live.map((s) => s.token));
   if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };
   const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, old.modelPricing));
   const inputs: SubAccountBatchInputs = {
@@ -325,11 +328,12 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
 }
 
 /** delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost). */
-export async function remove(_id: string, old: SubAccountBatchOutputs): Promise<void> {
-  const api = clientFor(old.connection).subAccounts;
+export async function remove(session: Session, _id: string, old: SubAccountBatchOutputs): Promise<void> {
+  const own = session.client(old.connection);
+  const api = own.client.subAccounts;
   const tokens = old.tokens ?? [];
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
-  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: old.alias }), notToTake(api, tokens)) : [];
+  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: old.alias }), notToTake(own.heldTokens, tokens)) : [];
   await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token)]);
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { CLOCK_SKEW_MS } from "../../provider/api/assumptions.js";
 import { toWire } from "../../provider/api/casing.js";
 import { FAULT_KINDS, type Emulator, type FaultSpec } from "../../provider/emulator/index.js";
-import { setStackConfig, startFresh } from "../../provider/runtime/index.js";
+import { startFresh } from "../../provider/runtime/index.js";
 import { COALESCE } from "../../provider/runtime/deleteCoalescer.js";
 import { DEFAULT_RETRY } from "../../provider/client/retry.js";
 import { normalizeSecurityConfig } from "../../provider/runtime/apiKey.js";
@@ -217,7 +217,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   let clockOffsetMs = 0;
   const start = () => emulator({ rateLimits: false, rateWindowMs: 600, stateFile, clockOffsetMs, log: (line) => logLines.push(line) });
   let emu = await start();
-  const connect = (e: Emulator) => setStackConfig({ baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off" });
+  const connect = (e: Emulator) => startFresh({ stackConfig: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off" } });
   connect(emu);
   const ledger = new SecretLedger(emu);
   const engine = new Engine();

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "@jest/globals";
 import type { Emulator, FaultSpec } from "../../provider/emulator/index.js";
-import { setClientOverrides, setStackConfig, startFresh } from "../../provider/runtime/index.js";
+import { startFresh } from "../../provider/runtime/index.js";
 import { emulator } from "../support/emulator.js";
 import { SecretLedger } from "../support/secrets.js";
 
@@ -16,10 +16,12 @@ export const retryWaits: number[] = [];
 export async function faultEmulator(): Promise<{ emu: Emulator; ledger: SecretLedger; logLines: string[] }> {
   const logLines: string[] = [];
   const emu = await emulator({ rateLimits: false, rateWindowMs: 600, log: (line) => logLines.push(line) });
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
   // Retries wait on a clock that records the waits and returns at once: their timing is asserted, not slept.
   retryWaits.splice(0);
-  setClientOverrides({ clock: { now: () => Date.now(), sleep: async (ms) => void retryWaits.push(ms) } });
+  startFresh({
+    stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" },
+    clientOverrides: { clock: { now: () => Date.now(), sleep: async (ms) => void retryWaits.push(ms) } },
+  });
   return { emu, ledger: new SecretLedger(emu), logLines };
 }
 

@@ -3,7 +3,7 @@ import { SYSTEM_CLOCK } from "../../provider/client/clock.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { getSubAccounts } from "../../provider/resources/dataSources.js";
 import { SHARE, SHARING_SWITCH, SharedSubAccountList } from "../../provider/runtime/sharedList.js";
-import { setStackConfig, startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 import { found } from "../support/readOutcome.js";
 
@@ -12,7 +12,7 @@ const saved = { ...process.env };
 beforeAll(async () => {
   emu = await emulator({ rateLimits: false });
   // The client's limiter is not the subject: off, so that making the batches never waits for a window.
-  setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
+  startFresh({ stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" } });
   // The data sources read the same account from the environment, so they get the same client as the runtime.
   Object.assign(process.env, {
     LLM_ACCOUNTS_BASE_URL: emu.baseUrl,

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "@jest/globals";
 import { LlmAccountsClient, type ClientOptions } from "../../provider/client/index.js";
 import { startEmulator, type Emulator, type EmulatorOptions } from "../../provider/emulator/index.js";
-import { setClientOverrides, setStackConfig, startFresh } from "../../provider/runtime/index.js";
+import { startFresh } from "../../provider/runtime/index.js";
 import { SecretLedger } from "./secrets.js";
 
 /** Starts an emulator on 127.0.0.1 (free port) for a test file. */
@@ -17,9 +17,11 @@ export function useRuntimeEmulator(set: (emu: Emulator) => void): void {
   let emu: Emulator;
   beforeAll(async () => {
     emu = await emulator({ rateLimits: false });
-    setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
     // Retries are not the subject here: their waits return at once.
-    setClientOverrides({ clock: { now: () => Date.now(), sleep: async () => undefined } });
+    startFresh({
+      stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" },
+      clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
+    });
     set(emu);
   });
   afterAll(async () => emu.close());

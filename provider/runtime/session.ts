@@ -1,0 +1,151 @@
+/**
+ * The runtime's per-process state, as one object: a Session.
+ *
+ * WHAT A SESSION OWNS
+ *   overrides   retry settings and clock given to every client it makes (tests; programs driving the runtime)
+ *   writes      one WriteCounter (client/subAccounts.ts) that every client it makes counts sub-account writes
+ *               on: a shared list's kept answer is stale once it moved
+ *   limiters    the RateLimiters its clients wait on: PROCESS_LIMITERS (client/limiter.ts), which every session
+ *               keeps. The platform counts per credential over windows that do not restart with a session, and
+ *               clients made alone (import, audit, tests) share them too, as before the session existed
+ *   run         the Pulumi program run (resource monitor) its data sources answered for (dataSources.ts)
+ *   client(connection, config?) -> SessionClient, one per distinct resolved client options, made on first use:
+ *     client        the LlmAccountsClient (with the session's limiters and write counter)
+ *     deletes       its DeleteCoalescer (deleteCoalescer.ts), made on first use
+ *     subAccounts   its SharedSubAccountList (sharedList.ts), made on first use
+ *     heldTokens    Set<string>: sub-account tokens batches hold or made (heldTokens.ts)
+ *     replacements  Map<alias, count>: batch replacements diff announced (replacements.ts)
+ *     answers       Map<string, Promise>: the data sources' answers (dataSources.ts)
+ *
+ * HOW A RUNTIME FUNCTION GETS IT
+ *   The stored provider text of every state (resources/shim.ts) loads `pulumi-llm-accounts/runtime` by package
+ *   name at call time and calls `apiKey.<method>` / `subAccountBatch.<method>` with the engine's arguments;
+ *   those names and that path never change. runtime/index.ts gives each of those methods `currentSession()` as
+ *   the first argument of the implementation (apiKey.ts, subAccountBatch.ts: `create(session, inputs)`), which
+ *   passes it, or the SessionClient it resolved, down. currentSession() makes the session lazily, at the first
+ *   call of the process. The stack config is read from the config slot (STACK_CONFIG_SLOT, which every stored
+ *   shim's `configure` writes) each time a client is resolved, as it always was, so a session never holds a
+ *   config that `configure` replaced.
+ *
+ * HOW IT IS RESET
+ *   startFresh(options?) replaces the current session with a new one: nothing is kept but the limiters, and the
+ *   client overrides unless new ones are given. A plugin process serves one `pulumi` command and starts with a
+ *   new session; tests, the bench and programs that play several commands in one process call startFresh
+ *   between them, and tests set everything through it: `startFresh({ stackConfig, clientOverrides })`.
+ *   setClientOverrides(o) is startFresh({ clientOverrides: o }); setStackConfig only writes the slot.
+ */
+import { fingerprint } from "../api/redact.js";
+import { LlmAccountsClient } from "../client/client.js";
+import { resolveClientOptions, type ConnectionArgs, type StackConfig, type TransportOptions } from "../client/config.js";
+import { PROCESS_LIMITERS, type RateLimiters } from "../client/limiter.js";
+import { WriteCounter } from "../client/subAccounts.js";
+import { setStackConfig, stackConfig } from "./connection.js";
+import { DeleteCoalescer } from "./deleteCoalescer.js";
+import { SharedSubAccountList } from "./sharedList.js";
+import { canonical } from "./values.js";
+
+/** Retry settings and clock for every client a session makes. */
+export type ClientOverrides = Pick<TransportOptions, "retry" | "clock">;
+
+/** One client of a session and what the session keeps beside it for the rest of its life. */
+export class SessionClient {
+  private coalescer: DeleteCoalescer | undefined;
+  private list: SharedSubAccountList | undefined;
+  /** Sub-account tokens batches hold or made, as this session saw them (heldTokens.ts). */
+  readonly heldTokens = new Set<string>();
+  /** Batch replacements diff announced in this session, counted by alias (replacements.ts). */
+  readonly replacements = new Map<string, number>();
+  /** The data sources' answers, by call and arguments (dataSources.ts). */
+  readonly answers = new Map<string, Promise<unknown>>();
+
+  constructor(readonly client: LlmAccountsClient) {}
+
+  /** The coalescer of this client's key deletes (its switch is read when first used, as the plugin reads settings). */
+  get deletes(): DeleteCoalescer {
+    return (this.coalescer ??= new DeleteCoalescer(this.client.apiKeys));
+  }
+
+  /** The shared list that answers this client's sub-account reads. */
+  get subAccounts(): SharedSubAccountList {
+    return (this.list ??= new SharedSubAccountList(this.client.subAccounts));
+  }
+}
+
+/** What a new session starts with (startFresh). */
+export interface SessionOptions {
+  /** Retry settings and clock of every client (default: none, or those of the session before, at startFresh). */
+  clientOverrides?: ClientOverrides;
+  /** The stack config, written to the config slot as `configure` would (tests; programs driving the runtime). */
+  stackConfig?: Record<string, string | undefined>;
+  /** The program run the session's data-source answers belong to. */
+  run?: unknown;
+  /** The rate limiters of its clients (default: PROCESS_LIMITERS). */
+  limiters?: RateLimiters;
+}
+
+/** The runtime's state for one `pulumi` command's worth of calls (see the top of this file). */
+export class Session {
+  readonly overrides: ClientOverrides;
+  readonly limiters: RateLimiters;
+  readonly writes = new WriteCounter();
+  readonly run: unknown;
+  private readonly clients = new Map<string, SessionClient>();
+
+  constructor(options: Omit<SessionOptions, "stackConfig"> = {}) {
+    this.overrides = options.clientOverrides ?? {};
+    this.limiters = options.limiters ?? PROCESS_LIMITERS;
+    this.run = options.run;
+  }
+
+  /**
+   * The client for a connection, resolved now (at call time) from `connection`, the stack config and the
+   * environment, with its companions. Shared by resources with the same settings.
+   */
+  client(connection: ConnectionArgs | undefined, config: StackConfig = stackConfig()): SessionClient {
+    const options = { ...resolveClientOptions(connection, config), ...this.overrides };
+    const id = fingerprint(canonical(options));
+    let entry = this.clients.get(id);
+    if (!entry) {
+      entry = new SessionClient(new LlmAccountsClient(options, { limiters: this.limiters, writes: this.writes }));
+      this.clients.set(id, entry);
+    }
+    return entry;
+  }
+}
+
+/** The session of the process: the only per-process state of the runtime (made by currentSession, replaced by startFresh). */
+let current: Session | undefined;
+
+/** The session of the process, made at its first use. */
+export function currentSession(): Session {
+  return (current ??= new Session());
+}
+
+/**
+ * Starts a new session: every client made so far is forgotten, and with it what each kept (the delete
+ * coalescer's learned parallelism, the shared list's last answer, held tokens, announced replacements, data
+ * source answers, the write count). The limiters stay, and the client overrides unless `options` gives new ones;
+ * `options.stackConfig` is written to the config slot. Returns the new session.
+ */
+export function startFresh(options: SessionOptions = {}): Session {
+  if (options.stackConfig) setStackConfig(options.stackConfig);
+  current = new Session({
+    clientOverrides: options.clientOverrides ?? current?.overrides,
+    limiters: options.limiters ?? current?.limiters,
+    run: options.run,
+  });
+  return current;
+}
+
+/**
+ * Retry settings and clock for every client made from now on (programs that drive the runtime directly):
+ * a new session with them.
+ */
+export function setClientOverrides(overrides: ClientOverrides): void {
+  startFresh({ clientOverrides: overrides });
+}
+
+/** The client of the current session for a connection (tests; programs that drive the runtime directly). */
+export function clientFor(connection: ConnectionArgs | undefined, config: StackConfig = stackConfig()): LlmAccountsClient {
+  return currentSession().client(connection, config).client;
+}
