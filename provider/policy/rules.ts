@@ -301,7 +301,7 @@ const uniqueAliases = stackRule({
   },
 });
 
-/** Every rule, in the order the README's table lists them. */
+/** Every rule, in the order the table of docs/guides/policy.md lists them. */
 export const RULES: readonly Rule[] = [ipAllowlist, spendLimit, keyModels, geo, rotation, pricingFloor, subAccountModels, balance, budget, uniqueAliases];
 
 /** The rule of that name, or undefined. */
