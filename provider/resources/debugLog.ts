@@ -16,10 +16,14 @@ type DebugLog = typeof pulumi.log.debug & { [MASKED]?: true };
  */
 export function maskSdkDebugLog(): void {
   // `pulumi.log` is the SDK's log module object, which its resource code calls as `log.debug(...)`.
-  const log = pulumi.log as unknown as { debug: DebugLog };
-  if (log.debug[MASKED]) return;
+  const log = pulumi.log as unknown as { debug?: DebugLog } | undefined;
+  if (typeof log?.debug !== "function" || log.debug[MASKED]) return;
   const original = log.debug;
-  const masked: DebugLog = (msg, ...rest) => original(msg.includes("sk-") ? redact(msg) : msg, ...rest);
+  const masked: DebugLog = (msg, ...rest) => original(typeof msg === "string" && msg.includes("sk-") ? redact(msg) : msg, ...rest);
   masked[MASKED] = true;
-  log.debug = masked;
+  try {
+    log.debug = masked;
+  } catch {
+    // An SDK whose log module cannot be written to keeps its own function: a program must never fail for this.
+  }
 }
