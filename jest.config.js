@@ -1,4 +1,4 @@
-/** Jest runs the TypeScript tests as ES modules (got is ESM-only); see README "Tests". */
+/** Jest runs the TypeScript tests as ES modules (got is ESM-only); see docs/development.md, "Running the tests". */
 export default {
   testEnvironment: "node",
   extensionsToTreatAsEsm: [".ts"],

@@ -2,7 +2,7 @@
  * Every decision this package makes where the platform's specification says "not shown".
  *
  * Client, emulator, resources and docs all read these values from here, so that a change of mind (or a
- * clarification from the platform) is a one-line edit. README.md, section "What the spec left open", lists
+ * clarification from the platform) is a one-line edit. docs/decisions.md ("What the spec left open") lists
  * the same decisions for users.
  */
 

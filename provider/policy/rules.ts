@@ -39,7 +39,7 @@ export type Severity = "low" | "medium" | "high" | "critical";
  * The page that documents every rule: each rule has a heading of its own name there, so `${POLICY_DOCS_URL}#<rule>`
  * is a stable anchor (GitHub's anchor of a heading `api-key-spend-limit` is `#api-key-spend-limit`).
  */
-export const POLICY_DOCS_URL = "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts/blob/main/docs/policy.md";
+export const POLICY_DOCS_URL = "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts/blob/main/docs/guides/policy.md";
 
 type Options = z.ZodObject;
 interface Base<O extends Options> {
@@ -356,7 +356,7 @@ const uniqueAliases = stackRule({
   },
 });
 
-/** Every rule, in the order the README's table lists them. */
+/** Every rule, in the order the table of docs/guides/policy.md lists them. */
 export const RULES: readonly Rule[] = [ipAllowlist, spendLimit, keyModels, geo, rotation, pricingFloor, subAccountModels, balance, budget, uniqueAliases];
 
 /** The rule of that name, or undefined. */

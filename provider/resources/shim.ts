@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { STACK_CONFIG_SLOT } from "../runtime/slot.js";
+import { maskSdkDebugLog } from "./debugLog.js";
 import { dynamicType } from "./types.js";
 
 /** The runtime's export names (`pulumi-llm-accounts/runtime`) the stored provider text loads: never renamed. */
@@ -30,6 +31,7 @@ export function providerText(name: RuntimeExport): string {
  */
 export class DynamicResource extends pulumi.CustomResource {
   constructor(provider: string, name: string, props: pulumi.Inputs, opts: pulumi.CustomResourceOptions | undefined, module: string, type: string) {
+    maskSdkDebugLog(); // before the registration whose answer the SDK logs
     super(dynamicType(module, type), name, { ...props, __provider: provider }, opts);
   }
 }

@@ -13,7 +13,7 @@ import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, Pul
 
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
-/** The exit code of `--expect-no-changes` when there are changes (Pulumi's ExitNoChanges), as the README says. */
+/** The exit code of `--expect-no-changes` when there are changes (Pulumi's ExitNoChanges), as docs/guides/ci.md says. */
 const GATE_FAILED = 7;
 
 let emu: Emulator;
@@ -47,7 +47,7 @@ async function pulumi(args: string[], allowFailure = false): Promise<RunResult &
   return { ...r, calls: emu.calls() };
 }
 
-/** The gate as the README writes it. */
+/** The gate as docs/guides/ci.md writes it. */
 const gate = () => pulumi(["preview", "--refresh", "--expect-no-changes", "--diff"], true);
 /** One `pulumi up` (its calls returned), then the settled check (expectSettled), whose reads are not counted. */
 async function up(...extra: string[]): Promise<RunResult & { calls: Record<string, number> }> {
@@ -120,7 +120,7 @@ beforeAll(async () => {
   ledger = new SecretLedger(emu);
   dir = mkdtempSync(join(tmpdir(), "llm-day-two-"));
   linkNodeModules(dir);
-  // No `stack init`: as the README's steps go, the import creates the stack in the empty folder.
+  // No `stack init`: as the adoption guide's steps go (docs/guides/adoption.md), the import creates the stack in the empty folder.
   stack = new PulumiStack({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV }, cli);
 }, CLI_BUILD_TIMEOUT_MS);
 

@@ -30,7 +30,7 @@ beforeAll(async () => {
   const cli = await requirePulumiCli();
   emu = await emulator({ rateWindowMs: 1000 });
   scratch = mkdtempSync(join(tmpdir(), "llm-install-"));
-  // The tarball a user makes from a clone (README, Install), in a folder of its own: a new path each run, so
+  // The tarball a user makes from a clone (README.md, "Install"), in a folder of its own: a new path each run, so
   // that npx never answers from a cache of another build.
   const packed = await sh("npm", ["pack", "--ignore-scripts", "--pack-destination", scratch], REPO, process.env);
   expect(packed.code).toBe(0);
@@ -51,7 +51,7 @@ afterAll(async () => {
   }
 });
 
-describe("the README's adoption steps, as written, from an empty folder", () => {
+describe("the adoption guide's steps (docs/guides/adoption.md), as written, from an empty folder", () => {
   test("npx --package <tarball> llm-accounts import, npm install, pulumi up: no write, and the folder installs without the tarball it came from", async () => {
     const keys = [emu.state.createKey("ci-runner").key, emu.state.createKey("ops").key];
     emu.state.createSubAccounts({ alias: "team-a", balance: 5, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: 2 });

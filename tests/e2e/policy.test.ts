@@ -12,7 +12,7 @@ import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
 
 /**
- * The README's policy pack path on the real CLI: examples/policy-pack installed as a user installs it (npm, with
+ * The policy pack path of docs/guides/policy.md on the real CLI: examples/policy-pack installed as a user installs it (npm, with
  * the package from its tarball), run by `pulumi preview/up --policy-pack` through the language host's RunPlugin.
  */
 

@@ -23,7 +23,7 @@ const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/del
 
 /**
  * The fields in which the state of an adopted object may differ from the state of the same object created by
- * the provider (README, "Import-verify"): the adoption inputs, and what the state keeps of them. Any other
+ * the provider (docs/development.md, "How each resource is proven"): the adoption inputs, and what the state keeps of them. Any other
  * difference fails the test.
  */
 const IMPORT_VERIFY_IGNORED: Record<string, string[]> = {
