@@ -1,6 +1,7 @@
 import { describe, expect, test } from "@jest/globals";
 import type { PolicyResource, ReportViolation, ResourceValidation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
 import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 import { llmAccountsPolicies, POLICY_DOCS_URL, RESOURCE_TYPES, RULES } from "../../provider/policy/index.js";
 import { configSchema, parseOptions, ruleNamed } from "../../provider/policy/rules.js";
 import { batchFromLive, keyFromLive } from "../../provider/policy/subjects.js";
@@ -252,7 +253,10 @@ describe("options: the engine validates them with each rule's configSchema; the 
       expect(p.tags!.length).toBeGreaterThan(0);
       expect(p.url).toBe(`${POLICY_DOCS_URL}#${p.name}`);
     }
-    expect(POLICY_DOCS_URL).toMatch(/^https:\/\/github\.com\/[^/]+\/pulumi-llm-accounts\/blob\/main\/docs\/policy\.md$/);
+    expect(POLICY_DOCS_URL).toMatch(/^https:\/\/github\.com\/[^/]+\/pulumi-llm-accounts\/blob\/main\/docs\/guides\/policy\.md$/);
+    // Each url lands: the page has a heading named exactly as the rule.
+    const page = readFileSync(new URL("../../docs/guides/policy.md", import.meta.url), "utf8");
+    for (const p of policies) expect(page).toContain(`\n### ${p.name}\n`);
     expect(policy("api-key-spend-limit")).toMatchObject({ severity: "high", tags: ["api-key", "cost"] });
   });
 
