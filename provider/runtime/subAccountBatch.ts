@@ -10,7 +10,7 @@ import {
   type SubAccount,
 } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, nextAdoption } from "./adoption.js";
+import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, joiningCountFailure, nextAdoption } from "./adoption.js";
 import { connectionDiff, ConnectionInputSchema } from "./connection.js";
 import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
@@ -124,7 +124,7 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * adopts is never replaced for its balance or its `adoptTokens`: the replacement's create would adopt the
  * same sub-accounts that the old batch's delete then removes. Its balance applies to sub-accounts it creates.
  * `adoptTokens` removed or `[]` after adoption changes nothing; a `count` below the adopted sub-accounts held
- * fails here, at preview.
+ * fails here, at preview, and so does a `count` too low for the tokens newly listed to join without a delete.
  */
 export async function diff(session: Session, _id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
@@ -141,6 +141,12 @@ export async function diff(session: Session, _id: string, state: SubAccountBatch
     const keep = new Set(next.set);
     const tooLow = adoptedCountFailure(news.count, olds.subAccounts.filter((s) => keep.has(s.token)).length);
     if (tooLow !== undefined) throw new LlmAccountsError(tooLow);
+    // Tokens the batch does not hold yet join it; the released ones leave it.
+    const holds = new Set(olds.tokens);
+    const released = new Set(next.released);
+    const staying = olds.subAccounts.filter((s) => !released.has(s.token)).length;
+    const joining = joiningCountFailure(news.count, staying, next.added.filter((t) => !holds.has(t)).length);
+    if (joining !== undefined) throw new LlmAccountsError(joining);
   }
   const adopting = adoptUnknown || adopted.length > 0 || adoptedTokens(news).length > 0;
   if (olds.balance !== news.balance && !adopting) replaces.push("balance");
