@@ -1,6 +1,8 @@
 import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup, type Sender } from "./masked.js";
+import { LlmAccountsError } from "./errors.js";
 import { OPERATIONS } from "../api/operations.js";
+import type { z } from "zod";
 import type * as s from "../api/schemas/index.js";
 
 /** Filters of the sub-account list. */
@@ -8,6 +10,12 @@ export interface SubAccountFilter {
   alias?: string;
   sk?: string;
 }
+
+/** How many times a paged list is read when the account changes while its pages are read, before it fails. */
+export const LIST_READS = 3;
+
+/** One sub-account as the list answers it. */
+type WireSubAccount = z.infer<typeof s.SubAccountSchema>;
 
 /**
  * A number that changes whenever a sub-account write (create, edit, delete) through a client that counts on it
@@ -46,18 +54,45 @@ export class SubAccountsApi extends ApiGroup {
 
   /**
    * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer below
-   * `total`; then the rest page by page, at the size it answered with.
+   * `total`; then the rest page by page (by offset), at the size it answered with. A paged read is kept only when
+   * it is consistent: every page gave the same `total`, no item came twice, and the items add up to `total`. A
+   * change between two pages (a console delete shifts the offsets, so a live sub-account would be skipped) makes
+   * it read again, at most LIST_READS times, then fail: a partial list is never answered, as callers take a
+   * sub-account missing from it for gone.
    */
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
+    for (let read = 1; ; read++) {
+      const whole = await this.readWhole(filter);
+      if (whole.items) return whole.items.map((i) => fromWire(i));
+      if (read >= LIST_READS) {
+        throw new LlmAccountsError(
+          `POST sub-account/list: the account changed while its ${whole.pages} pages were read, ${LIST_READS} times in a row ` +
+            "(the platform pages by offset, so a changed list can skip a sub-account): nothing was concluded from a partial list; run the command again",
+          { operation: "POST sub-account/list" },
+        );
+      }
+    }
+  }
+
+  /** One read of every page; `items` only when the read is consistent (see list). */
+  private async readWhole(filter: SubAccountFilter): Promise<{ items?: WireSubAccount[]; pages: number }> {
     const page = (body: { page_size: number; page?: number }) =>
       this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
     const first = await page({ page_size: -1 });
-    const byToken = new Map(first.items.map((i) => [i.token, i]));
+    if (first.items.length >= first.total) return { items: first.items, pages: 1 };
     const size = first.items.length;
-    for (let n = 2; byToken.size < first.total && size > 0 && (n - 1) * size < first.total; n++) {
-      for (const i of (await page({ page: n, page_size: size })).items) byToken.set(i.token, i);
+    if (size === 0) return { pages: 1 };
+    const byToken = new Map(first.items.map((i) => [i.token, i]));
+    const pages = Math.ceil(first.total / size);
+    for (let n = 2; n <= pages; n++) {
+      const next = await page({ page: n, page_size: size });
+      if (next.total !== first.total) return { pages: n };
+      for (const i of next.items) {
+        if (byToken.has(i.token)) return { pages: n };
+        byToken.set(i.token, i);
+      }
     }
-    return [...byToken.values()].map((i) => fromWire(i));
+    return byToken.size === first.total ? { items: [...byToken.values()], pages } : { pages };
   }
 
   /** One page of the list, for callers that want paging themselves. */

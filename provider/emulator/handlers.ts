@@ -47,7 +47,14 @@ function pageOffset(token: string | number | undefined): number {
 }
 
 /** The operations' behaviour over a state; `clock` gives "today" for the usage summary. */
-export function createHandlers(state: EmulatorState, clock: () => number = Date.now, limits: { subAccountListCap?: number } = {}): Handlers {
+/** How the sub-account list answers: a cap on its size, and a test's hook run after each answer is made. */
+export interface ListBehaviour {
+  subAccountListCap?: number;
+  /** Runs after each sub-account list answer is made, before it is sent: a test changes the account here. */
+  afterSubAccountList?: (page: number) => void;
+}
+
+export function createHandlers(state: EmulatorState, clock: () => number = Date.now, limits: ListBehaviour = {}): Handlers {
   const existingKey = (key: string): ApiKeyRecord => {
     const record = state.getKey(key);
     if (!record) throw notFound("key_not_found", `key ${maskKey(key)} does not exist`);
@@ -117,7 +124,9 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
         .filter((s) => (q.alias === undefined || s.alias === q.alias) && (q.sk === undefined || s.token === q.sk));
       const size = Math.min(pageSize === -1 ? Infinity : pageSize, limits.subAccountListCap ?? Infinity);
       const items = size === Infinity ? matching : matching.slice((page - 1) * size, page * size);
-      return { items, total: matching.length, page, pageSize: size === Infinity ? pageSize : size };
+      const answer = { items, total: matching.length, page, pageSize: size === Infinity ? pageSize : size };
+      limits.afterSubAccountList?.(page);
+      return answer;
     },
 
     createSubAccounts: (r) => ({

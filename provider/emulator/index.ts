@@ -1,7 +1,7 @@
 import { HOUR_MS, MINUTE_MS } from "../api/assumptions.js";
 import { AccountKeySchema, AdminKeySchema } from "../api/schemas/index.js";
 import { FaultInjector, type FaultSpec } from "./faults.js";
-import { createHandlers } from "./handlers.js";
+import { createHandlers, type ListBehaviour } from "./handlers.js";
 import { effectiveLimits, RateLimiter, type RateLimitOverrides } from "./limits.js";
 import { credentialClash, StateFile } from "./persistence.js";
 import { newAdminKey, newKey } from "./random.js";
@@ -62,6 +62,11 @@ export interface Emulator {
   clearRequests(): void;
   /** Replaces the injected faults (their counts and the generator start over). */
   setFaults(faults: FaultSpec[]): void;
+  /**
+   * For tests of paging: runs `hook` after each sub-account list answer is made, before it is sent (a console
+   * delete between two pages); `undefined` removes it.
+   */
+  afterSubAccountList(hook: ((page: number) => void) | undefined): void;
   /** Moves the emulator's clock (not the caller's) to `ms` from its base clock: keys issued now get that age. */
   setClockOffset(ms: number): void;
   /** The data, for tests to inspect or change without HTTP. */
@@ -124,9 +129,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     state.changed();
     await state.flush();
   }
+  const listBehaviour: ListBehaviour = { subAccountListCap: options.subAccountListCap };
   const server = new EmulatorServer({
     state,
-    handlers: createHandlers(state, clock, { subAccountListCap: options.subAccountListCap }),
+    handlers: createHandlers(state, clock, listBehaviour),
     limiter: new RateLimiter(effectiveLimits(options.rateLimits, rateWindowMs)),
     faults,
     faultRetryMs: Math.max(1, Math.round(rateWindowMs / 60)),
@@ -147,6 +153,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
     clearRequests: () => server.requests.clear(),
     setFaults: (specs) => faults.set(specs),
+    afterSubAccountList: (hook) => (listBehaviour.afterSubAccountList = hook),
     setClockOffset: (ms) => {
       checkClockOffset(ms);
       offset = ms;

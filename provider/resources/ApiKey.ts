@@ -3,6 +3,7 @@ import type { ConnectionArgs } from "../client/config.js";
 import type { SecurityConfig } from "../api/schemas/apiKeys.js";
 import { maskKey } from "../api/redact.js";
 import { MODULE } from "./types.js";
+import { claimedKey, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /** Restrictions of a key; each part optional, an omitted part restricts nothing. */
@@ -80,12 +81,13 @@ export class ApiKey extends DynamicResource {
 
   constructor(name: string, args: ApiKeyArgs, opts?: pulumi.CustomResourceOptions) {
     const rotating = args.rotation !== undefined;
+    const owner: Owner = {};
     super(
       provider,
       name,
       {
         ...givenInputs({
-          adoptKey: args.adoptKey === undefined ? undefined : pulumi.secret(args.adoptKey),
+          adoptKey: args.adoptKey === undefined ? undefined : claimedKey(owner, name, args.adoptKey),
           connection: args.connection,
           rotation: args.rotation,
         }),

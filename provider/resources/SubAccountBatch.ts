@@ -4,6 +4,7 @@ import type { ConnectionArgs } from "../client/config.js";
 import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../api/schemas/subAccounts.js";
 import { camelFieldNames } from "../runtime/values.js";
 import { MODULE } from "./types.js";
+import { claimedTokens, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /** A permitted model and its price multiplier. The deprecated fields are accepted with a warning. */
@@ -94,6 +95,7 @@ export class SubAccountBatch extends DynamicResource {
   declare readonly modelPricing: pulumi.Output<ModelPricing[]>;
 
   constructor(name: string, args: SubAccountBatchArgs, opts?: pulumi.CustomResourceOptions) {
+    const owner: Owner = {};
     super(
       provider,
       name,
@@ -103,7 +105,7 @@ export class SubAccountBatch extends DynamicResource {
         count: args.count,
         modelPricing: args.modelPricing,
         ...givenInputs({
-          adoptTokens: args.adoptTokens === undefined ? undefined : pulumi.secret(args.adoptTokens),
+          adoptTokens: args.adoptTokens === undefined ? undefined : claimedTokens(owner, name, args.adoptTokens),
           connection: args.connection,
         }),
         subAccounts: undefined,

@@ -91,6 +91,21 @@ export function adoptedCountFailure(count: unknown, held: number): string | unde
 }
 
 /**
+ * The failure of a `count` too low for sub-accounts that join a batch through `adoptTokens` (`joining`, not held
+ * yet) beside the `held` ones it keeps: the update would reach `count` by deleting the newest it created. Adopting
+ * never deletes; a smaller batch is its own change, made by lowering `count` in another `up`.
+ */
+export function joiningCountFailure(count: unknown, held: number, joining: number): string | undefined {
+  const needed = held + joining;
+  if (joining === 0 || typeof count !== "number" || count >= needed) return undefined;
+  return (
+    `count: ${count} is too low to adopt ${joining} more sub-account(s) listed in adoptTokens: with the ${held} this batch holds ` +
+    `that makes ${needed}, and reaching ${count} would delete ${needed - count} it holds. Set count to ${needed}: adopting never ` +
+    "deletes (to have fewer, lower count in another up)"
+  );
+}
+
+/**
  * The failure of an `adoptKey` given after adoption that names another key than those of the resource: its key,
  * its previous key (both change with rotations) or the key it adopted (what the program still holds after one).
  * adoptKey takes a key over when the resource is created; it never moves a resource to another key.

@@ -10,7 +10,7 @@ import {
   type SubAccount,
 } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, nextAdoption } from "./adoption.js";
+import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, joiningCountFailure, nextAdoption } from "./adoption.js";
 import { connectionDiff, ConnectionInputSchema } from "./connection.js";
 import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
@@ -124,7 +124,7 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * adopts is never replaced for its balance or its `adoptTokens`: the replacement's create would adopt the
  * same sub-accounts that the old batch's delete then removes. Its balance applies to sub-accounts it creates.
  * `adoptTokens` removed or `[]` after adoption changes nothing; a `count` below the adopted sub-accounts held
- * fails here, at preview.
+ * fails here, at preview, and so does a `count` too low for the tokens newly listed to join without a delete.
  */
 export async function diff(session: Session, _id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
@@ -141,6 +141,12 @@ export async function diff(session: Session, _id: string, state: SubAccountBatch
     const keep = new Set(next.set);
     const tooLow = adoptedCountFailure(news.count, olds.subAccounts.filter((s) => keep.has(s.token)).length);
     if (tooLow !== undefined) throw new LlmAccountsError(tooLow);
+    // Tokens the batch does not hold yet join it; the released ones leave it.
+    const holds = new Set(olds.tokens);
+    const released = new Set(next.released);
+    const staying = olds.subAccounts.filter((s) => !released.has(s.token)).length;
+    const joining = joiningCountFailure(news.count, staying, next.added.filter((t) => !holds.has(t)).length);
+    if (joining !== undefined) throw new LlmAccountsError(joining);
   }
   const adopting = adoptUnknown || adopted.length > 0 || adoptedTokens(news).length > 0;
   if (olds.balance !== news.balance && !adopting) replaces.push("balance");
@@ -277,7 +283,8 @@ export async function update(session: Session, id: string, state: SubAccountBatc
 
 /**
  * read (refresh): one list call, shared with the other reads of the command (sharedList.ts). Sub-accounts
- * deleted elsewhere drop out (the next update recreates them, adopted ones included); alias and pricing drift
+ * missing from it are confirmed gone first (stillListed: one call per missing one, up to three; one new list
+ * past that; none when nothing is missing). Sub-accounts deleted elsewhere drop out (the next update recreates them, adopted ones included); alias and pricing drift
  * show. Where the platform drifted, the inputs returned are its values, so that a preview after a refresh shows
  * drift as `old => new`; where nothing drifted, no inputs: the engine keeps those check stored. A batch that
  * adopted is never reported gone, even with every sub-account deleted: its next update creates `count` anew
@@ -291,7 +298,8 @@ export async function read(session: Session, id: string, state: SubAccountBatchO
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const { all, byToken } = await own.subAccounts.snapshot();
-  const ours = old.tokens.flatMap((t) => byToken.get(t) ?? []);
+  const alive = await stillListed(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)));
+  const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
   const live = [...ours, ...unconfirmedAmong(old, all, notToTake(own.heldTokens, old.tokens))].map(view);
   hold(own.heldTokens, live.map((s) => s.token));
   if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };
@@ -308,6 +316,25 @@ export async function read(session: Session, id: string, state: SubAccountBatchO
   const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
   if (old.connection !== undefined) liveInputs.connection = old.connection;
   return { id, props: outs, inputs: liveInputs };
+}
+
+/** Past this many sub-accounts that seem gone, one new list of the account confirms them instead of one call each. */
+export const CONFIRM_ONE_BY_ONE = 3;
+
+/**
+ * A sub-account missing from a list is not proof that it is gone (a list read while the account changed may skip
+ * one): before a read drops held sub-accounts, the platform is asked again. Up to CONFIRM_ONE_BY_ONE of them: one
+ * list filtered by token each (`sk`, one call); more: one new list of the account, not the shared one. Nothing
+ * missing: no call. Returns those still there.
+ */
+async function stillListed(api: SubAccountsApi, missing: string[]): Promise<Map<string, SubAccount>> {
+  if (missing.length === 0) return new Map();
+  const wanted = new Set(missing);
+  const found =
+    missing.length <= CONFIRM_ONE_BY_ONE
+      ? (await Promise.all(missing.map((sk) => api.list({ sk })))).flat()
+      : (await api.list()).filter((s) => wanted.has(s.token));
+  return new Map(found.filter((s) => wanted.has(s.token)).map((s) => [s.token, s]));
 }
 
 /**

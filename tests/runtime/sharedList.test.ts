@@ -132,7 +132,8 @@ describe("shared sub-account list", () => {
     emu.state.deleteSubAccounts(gone.outs.tokens);
     emu.state.deleteSubAccounts([partial.outs.tokens[1]]);
     const [k, d, g, p] = await readAll([kept, drifted, gone, partial]);
-    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    // One shared list, and one sk-filtered list per sub-account it misses (3), confirming each gone (issue 28).
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 + 3 });
     expect(k.props).toMatchObject({ alias: "dr-0", count: 2, tokens: kept.outs.tokens });
     expect(d.props).toMatchObject({ alias: "dr-renamed", modelPricing: [{ model: "model-a", pricingFactor: 9 }] });
     expect(found(d).inputs).toMatchObject({ alias: "dr-renamed" });

@@ -13,10 +13,10 @@ export async function emulator(options: EmulatorOptions = {}): Promise<Emulator>
  * One emulator for a file of runtime tests, the runtime pointed at it with both limiters off (call counts are
  * the subject, not rate limits); the request log and faults are reset around each test.
  */
-export function useRuntimeEmulator(set: (emu: Emulator) => void): void {
+export function useRuntimeEmulator(set: (emu: Emulator) => void, options: EmulatorOptions = {}): void {
   let emu: Emulator;
   beforeAll(async () => {
-    emu = await emulator({ rateLimits: false });
+    emu = await emulator({ rateLimits: false, ...options });
     // Retries are not the subject here: their waits return at once.
     startFresh({
       stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" },
@@ -30,7 +30,10 @@ export function useRuntimeEmulator(set: (emu: Emulator) => void): void {
     startFresh();
     emu.clearRequests();
   });
-  afterEach(() => emu.setFaults([]));
+  afterEach(() => {
+    emu.setFaults([]);
+    emu.afterSubAccountList(undefined);
+  });
 }
 
 /** A client for an emulator, with fast retries so that tests do not wait on backoff. */

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { join } from "node:path";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { emulator } from "../support/emulator.js";
+import { REPO } from "../support/programDir.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
+
+// Issue 28 on the real CLI: adoptTokens that grow never delete a sub-account (the preview names count and the
+// value it needs), and one object has one owner (two resources adopting it fail the preview, naming both).
+
+const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
+const PROGRAM = join(REPO, "tests/e2e/programs/ownership");
+const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
+const PRICING = [{ model: "model-a", pricing_factor: 1.2 }];
+
+let emu: Emulator;
+let ledger: SecretLedger;
+let stack: PulumiStack;
+let printed = "";
+
+beforeAll(async () => {
+  await requirePulumiCli();
+  emu = await emulator({ rateWindowMs: 1000 });
+  ledger = new SecretLedger(emu);
+  stack = await stackFor(PROGRAM, emu, { env: WINDOW_ENV });
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  disposeStack(stack);
+  await emu?.close();
+});
+
+const team = () => emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token).sort();
+const writes = () => Object.fromEntries(Object.entries(emu.calls()).filter(([op]) => WRITES.includes(op)));
+const setTokens = (key: string, tokens: string[]) => stack.setConfig(key, JSON.stringify(tokens), { secret: true });
+
+/** A preview that must fail: its output (kept for the secret check). */
+async function failingPreview(): Promise<string> {
+  emu.clearRequests();
+  const r = await stack.preview([], { allowFailure: true });
+  printed += r.stdout + r.stderr;
+  expect(r.code).not.toBe(0);
+  expect(writes()).toEqual({});
+  return r.stdout + r.stderr;
+}
+
+describe("adoptTokens growth and one owner per object, on the real CLI", () => {
+  let a: string;
+  let x: string;
+
+  test("a batch adopts one console sub-account and creates one (count 2)", async () => {
+    [a, x] = emu.state.createSubAccounts({ alias: "team", balance: 40, modelPricing: PRICING, count: 2 }).map((s) => s.token);
+    await setTokens("tokens", [a]);
+    await stack.setConfig("count", 2);
+    emu.clearRequests();
+    printed += (await upSettled(stack)).stdout;
+    expect(writes()).toEqual({ "sub-account/create": 1 });
+    expect(team()).toHaveLength(3);
+  }, 300_000);
+
+  test("a token added with count unchanged: preview and up fail naming count and 3; nothing is deleted", async () => {
+    const before = team();
+    await setTokens("tokens", [a, x]);
+    const out = await failingPreview();
+    expect(out).toContain("count: 2 is too low to adopt 1 more sub-account(s) listed in adoptTokens");
+    expect(out).toContain("Set count to 3");
+    emu.clearRequests();
+    const up = await stack.up([], { allowFailure: true });
+    printed += up.stdout + up.stderr;
+    expect(up.code).not.toBe(0);
+    expect(writes()).toEqual({});
+    expect(team()).toEqual(before);
+  }, 300_000);
+
+  test("count raised to 3: the token joins with no write, and the stack settles", async () => {
+    const before = team();
+    await stack.setConfig("count", 3);
+    emu.clearRequests();
+    printed += (await upSettled(stack)).stdout;
+    expect(writes()).toEqual({});
+    expect(team()).toEqual(before);
+    expect((await stack.outputs()).teamCount).toBe(3);
+  }, 300_000);
+
+  test("a second batch adopting a token the first adopts: the preview fails naming both batches, the token masked", async () => {
+    await setTokens("twinTokens", [x]);
+    const out = await failingPreview();
+    expect(out).toMatch(/adoptTokens\[0\] of SubAccountBatch "team(-twin)?" \(sk-\.\.\.\w{4}\) is also adoptTokens\[\d\] of SubAccountBatch "team(-twin)?"/);
+    expect(out).toContain('SubAccountBatch "team"');
+    expect(out).toContain('SubAccountBatch "team-twin"');
+    expect(out).toContain(`sk-...${x.slice(-4)}`);
+    expect(out).toContain("one sub-account has one owner");
+    await stack.removeConfig("twinTokens");
+  }, 300_000);
+
+  test("two ApiKeys adopting the same key: the preview fails naming both, the key masked", async () => {
+    const key = emu.state.createKey("ci").key;
+    await stack.setConfig("adoptKey", key, { secret: true });
+    const out = await failingPreview();
+    expect(out).toMatch(/the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?"/);
+    expect(out).toContain('"ci"');
+    expect(out).toContain('"ci-copy"');
+    expect(out).toContain("one key has one owner");
+    expect(out).not.toContain("at Object.");
+    await stack.removeConfig("adoptKey");
+    expect(emu.state.hasKey(key)).toBe(true);
+  }, 300_000);
+
+  test("no key or token in plain text in anything printed or the state", async () => {
+    ledger.record();
+    ledger.expectAbsent(printed, "the output of pulumi");
+    ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
+  }, 120_000);
+});
