@@ -172,7 +172,7 @@ export class Watch {
       if (list !== undefined) decl.adoptTokens = list;
       // An empty list counts as no list: the batch keeps what it adopted.
       const keeps = list && list.length > 0 ? list.length : adoptedSet(b.name).size;
-      decl.count = Math.max(b.count, keeps);
+      decl.count = Math.max(b.count, keeps, countForJoining(state.get(`SubAccountBatch::${b.name}`)?.outputs, list));
       return decl;
     });
     return { keys, batches };
@@ -321,4 +321,18 @@ export class Watch {
   freeObjects(): Set<string> {
     return new Set(this.free.keys());
   }
+}
+
+/**
+ * The `count` a user sets when tokens join a batch, as the check's message asks: what the batch holds (its state's
+ * tokens) less what the list releases, plus the tokens it does not hold yet. 0 for a new batch or no list.
+ */
+function countForJoining(outputs: Record<string, unknown> | undefined, list: readonly string[] | undefined): number {
+  if (!outputs || !list || list.length === 0) return 0;
+  const held = (outputs.tokens as string[] | undefined) ?? [];
+  const adopted = (outputs.adoptTokens as string[] | undefined) ?? [];
+  const listed = new Set(list);
+  const holds = new Set(held);
+  const released = adopted.filter((t) => !listed.has(t) && holds.has(t)).length;
+  return held.length - released + list.filter((t) => !holds.has(t)).length;
 }
