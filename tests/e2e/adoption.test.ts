@@ -160,6 +160,14 @@ describe("an existing account brought under management with llm-accounts import 
     expect(writesIn(emu.calls())).toEqual(["sub-account/create"]);
     expect(emu.calls()["sub-account/create"]).toBe(1);
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "late").map((s) => s.token)).toEqual([kept.token, expect.any(String)]);
+    // Repaired: the warning says what to edit, and once that is done it ends, with nothing written.
+    expect(up.stdout + up.stderr).toContain(`delete ${vanishing.id} from tokensOf("late", ...) in index.ts to end this warning`);
+    editProgram(new RegExp(`tokensOf\\("late", \\[(\\d+), ${vanishing.id}\\]\\)`), 'tokensOf("late", [$1])');
+    emu.clearRequests();
+    const after = await pulumi(stack.up());
+    expect(after.stdout + after.stderr).not.toContain("no longer listed");
+    expect(writesIn(emu.calls())).toEqual([]);
+    await expectSettled(stack);
   }, 240_000);
 
   test("a program written by the previous import (adoptTokens-<name> in the stack config) still runs; a token of another account fails before any write", async () => {
