@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { fingerprint, maskKey } from "../api/redact.js";
 
 /** What a program adopts: a key (`adoptKey`) or a sub-account (`adoptTokens`), each with its own owners. */
-type Kind = "key" | "sub-account";
+export type Kind = "key" | "sub-account";
 
 /** One resource that declares adoptions (made in its constructor, before super: `this` is not usable yet). */
 export type Owner = object;
@@ -26,7 +26,7 @@ const claims = new Map<string, Claim>();
  * and the key masked: one object, one owner; two resources adopting it would both manage it, and the
  * destroy or count change of one would delete what the other holds.
  */
-function claim(kind: Kind, key: string, owner: Owner, describe: string): void {
+export function claim(kind: Kind, key: string, owner: Owner, describe: string): void {
   const id = `${kind}:${fingerprint(key)}`;
   const earlier = claims.get(id);
   if (earlier === undefined) {

@@ -1,0 +1,50 @@
+import { describe, expect, test } from "@jest/globals";
+import * as pulumi from "@pulumi/pulumi";
+import { claim, claimedKey, claimedTokens } from "../../provider/resources/ownership.js";
+
+// One object, one owner (issue 28), in the program process: the second resource that adopts a key or a
+// sub-account fails with a RunError naming both resources, the key masked. The claims are read here directly (an
+// output that fails rejects promises of its own that only a program's runtime collects); the e2e suite shows the
+// failed preview on the real CLI where the toolchain prints a program's errors (tests/e2e/adoptionGrowth.test.ts).
+
+const value = (o: pulumi.Output<unknown>) => (o as unknown as { promise(): Promise<unknown> }).promise();
+const key = (c: string) => `sk-${c.repeat(40)}`;
+const failure = (f: () => void): Error | undefined => {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return e as Error;
+  }
+};
+
+describe("one owner per adopted object", () => {
+  test("a second ApiKey adopting the same key fails naming both, masked", async () => {
+    const k = key("a");
+    await expect(value(claimedKey({}, "ci", pulumi.secret(k)))).resolves.toBe(k);
+    const err = failure(() => claim("key", k, {}, 'the adoptKey of ApiKey "ci-copy"'));
+    expect(pulumi.RunError.isInstance(err)).toBe(true);
+    expect(err?.message).toBe(
+      'the adoptKey of ApiKey "ci-copy" (sk-...aaaa) is also the adoptKey of ApiKey "ci": one key has one owner, so only one resource may adopt it: remove it from one of them',
+    );
+    expect(err?.message).not.toContain(k);
+  });
+
+  test("a token in two batches fails naming both and the positions; one batch naming its own token again is left to check", async () => {
+    const a = key("b");
+    const b = key("c");
+    const team = {};
+    await expect(value(claimedTokens(team, "team", [a, b]))).resolves.toEqual([a, b]);
+    await expect(value(claimedTokens(team, "team", [b]))).resolves.toEqual([b]);
+    const err = failure(() => claim("sub-account", b, {}, 'adoptTokens[1] of SubAccountBatch "team-twin"'));
+    expect(err?.message).toBe(
+      'adoptTokens[1] of SubAccountBatch "team-twin" (sk-...cccc) is also adoptTokens[1] of SubAccountBatch "team": one sub-account has one owner, so only one resource may adopt it: remove it from one of them',
+    );
+  });
+
+  test("a key and a sub-account token are different kinds of object: the same text claimed as each is no conflict", async () => {
+    const t = key("e");
+    await expect(value(claimedKey({}, "k", t))).resolves.toBe(t);
+    await expect(value(claimedTokens({}, "batch", [t]))).resolves.toEqual([t]);
+  });
+});
