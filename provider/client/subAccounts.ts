@@ -95,12 +95,6 @@ export class SubAccountsApi extends ApiGroup {
     return byToken.size === first.total ? { items: [...byToken.values()], pages } : { pages };
   }
 
-  /** One page of the list, for callers that want paging themselves. */
-  async listPage(filter: SubAccountFilter & { page: number; pageSize: number }): Promise<{ items: s.SubAccount[]; total: number }> {
-    const res = await this.http.send({ op: OPERATIONS.listSubAccounts, body: toWire(filter) });
-    return { items: res.items.map((i) => fromWire(i)), total: res.total };
-  }
-
   /** Creates `count` sub-accounts in one call; returns them with their new tokens. Never retried blindly. */
   async create(request: s.SubAccountCreateRequest): Promise<s.SubAccount[]> {
     const res = await this.writes.counted(() => this.http.send({ op: OPERATIONS.createSubAccounts, body: toWire(request) }));
