@@ -1,5 +1,5 @@
 import { fromWire, toWire } from "../api/casing.js";
-import { ApiGroup, type Sender } from "./masked.js";
+import { ApiGroup, type Sender } from "./apiGroup.js";
 import { LlmAccountsError } from "./errors.js";
 import { OPERATIONS } from "../api/operations.js";
 import type { z } from "zod";
