@@ -5,7 +5,7 @@ import { maskKey, redact } from "../api/redact.js";
 import { KeySchema, type ApiKeyView, type ModelPricing, type SecurityConfig, type SubAccount } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
 import type { CheckFailure } from "../runtime/check.js";
-import { canonical, same } from "../runtime/check.js";
+import { canonical, same } from "../runtime/canonical.js";
 import { normalizeSecurityConfig } from "../runtime/apiKey.js";
 import { normalizeModelPricing } from "../runtime/subAccountBatch.js";
 import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
