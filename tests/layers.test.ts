@@ -49,3 +49,20 @@ test("provider/ imports only downwards: from its own folder or a lower floor (po
   );
   expect(upward).toEqual([]);
 });
+
+/** What may stand under tests/ beside the tests themselves: their helpers' home, and the programs and models some tests run. */
+const NOT_HELPERS = [
+  /^tests\/e2e\/support\.ts$/, // the e2e step helper (upSettled, expectSettled): the e2e tests' own
+  /^tests\/e2e\/(programs|fixtures)\//, // programs the CLI runs, states written by earlier releases
+  /^tests\/convergence\//, // the generated histories: their model, engine and soak runner
+  /^tests\/typecheck\//, // the program type-checked as a user's
+];
+
+test("test helpers have one home, tests/support: no other module under tests/ but programs and models tests run", () => {
+  const walk = (dir: string): string[] =>
+    readdirSync(join(REPO, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? (e.name === "node_modules" ? [] : walk(`${dir}/${e.name}`)) : [`${dir}/${e.name}`]));
+  const elsewhere = walk("tests").filter(
+    (f) => /\.(ts|mts|mjs|cjs|js)$/.test(f) && !f.endsWith(".test.ts") && !f.startsWith("tests/support/") && !NOT_HELPERS.some((allowed) => allowed.test(f)),
+  );
+  expect(elsewhere).toEqual([]);
+});
