@@ -5,7 +5,7 @@ import { maskKey, redact } from "./api/redact.js";
 import { LlmAccountsClient } from "./client/client.js";
 import { resolveClientOptions } from "./client/config.js";
 import { AuthenticationError, NotFoundError } from "./client/errors.js";
-import { parseKeyList } from "./import/account.js";
+import { parseKeyList } from "./account/keyList.js";
 
 /** Help text of `llm-accounts sweep`. */
 export const SWEEP_USAGE = `Options of "sweep" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):

@@ -251,3 +251,32 @@ describe("links", () => {
     expect(checked).toBeGreaterThan(0);
   });
 });
+
+describe("the layout of docs/development.md", () => {
+  /** Each line of the map that starts a place (`provider/runtime/    what ...`), with the text of its continuation lines. */
+  function layoutEntries(): Map<string, string> {
+    const dev = text.get("docs/development.md")!;
+    const block = /^## Layout\n[\s\S]*?^```text\n([\s\S]*?)^```/m.exec(dev);
+    expect(block).not.toBeNull();
+    const entries = new Map<string, string>();
+    let current: string | undefined;
+    for (const line of block![1].split("\n")) {
+      const start = /^(\S+)\s+(.*)$/.exec(line);
+      if (start) entries.set((current = start[1]), start[2]);
+      else if (current !== undefined && line.trim() !== "") entries.set(current, `${entries.get(current)!} ${line.trim()}`);
+    }
+    return entries;
+  }
+
+  test("names every folder and file of provider/, and each file it names under a folder exists there", () => {
+    const entries = layoutEntries();
+    const places = readdirSync(join(REPO, "provider"), { withFileTypes: true }).map((e) => `provider/${e.name}${e.isDirectory() ? "/" : ""}`);
+    expect(places.filter((p) => !entries.has(p))).toEqual([]);
+    const missing = [...entries].flatMap(([place, says]) => {
+      if (!place.startsWith("provider/")) return [];
+      if (!place.endsWith("/")) return statSync(join(REPO, place), { throwIfNoEntry: false })?.isFile() ? [] : [place];
+      return [...says.matchAll(/\b([\w/]+\.ts)\b/g)].map((m) => `${place}${m[1]}`).filter((f) => !statSync(join(REPO, f), { throwIfNoEntry: false })?.isFile());
+    });
+    expect(missing).toEqual([]);
+  });
+});

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -17,6 +17,10 @@ test("npm pack ships only what a user needs: built JS, types, the ready policy p
     expect(["README.md", "LICENSE", "package.json", ...READY_PACK].includes(p) || /^dist\/provider\/.+\.(js|d\.ts)$/.test(p)).toBe(true);
   }
   expect(paths).toEqual(expect.arrayContaining(["dist/provider/index.js", "dist/provider/index.d.ts", "dist/provider/runtime/index.js", "dist/provider/cli.js", "README.md", "LICENSE"]));
+  // Each built file has its source today: a file renamed or removed in provider/ leaves no old build of it to ship
+  // (npm run build empties dist/provider first).
+  const stale = paths.filter((p) => p.startsWith("dist/provider/") && !existsSync(join(REPO, p.replace(/^dist\//, "").replace(/\.(js|d\.ts)$/, ".ts"))));
+  expect(stale).toEqual([]);
   // The ready pack, compiled: run-policy-pack loads it with nothing to type-check; its entry loads built code only.
   expect(paths).toEqual(expect.arrayContaining([...READY_PACK, "dist/provider/policy/readyPack.js"]));
   expect(paths.filter((p) => p.startsWith("policy-pack/") && p.endsWith(".ts"))).toEqual([]);

@@ -2,7 +2,7 @@ import { DAY_MS, USAGE_HISTORY_DAYS, USAGE_MODELS_PER_DAY_MAX, USAGE_NEXT_PAGE_F
 import { fromWire, toWire } from "../api/casing.js";
 import { LlmAccountsError } from "./errors.js";
 import { addDays, utcDate } from "../api/format.js";
-import { ApiGroup } from "./masked.js";
+import { ApiGroup } from "./apiGroup.js";
 import { OPERATIONS } from "../api/operations.js";
 import * as s from "../api/schemas/index.js";
 

@@ -1,6 +1,6 @@
 import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
 import { fromWire, toWire } from "../api/casing.js";
-import { ApiGroup } from "./masked.js";
+import { ApiGroup } from "./apiGroup.js";
 import { OPERATIONS } from "../api/operations.js";
 import type * as s from "../api/schemas/index.js";
 

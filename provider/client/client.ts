@@ -2,7 +2,7 @@ import { AccountApi } from "./account.js";
 import { ApiKeysApi } from "./apiKeys.js";
 import type { TransportOptions } from "./config.js";
 import { HttpTransport } from "./http.js";
-import { ShowsOriginOnly } from "./masked.js";
+import { ShowsOriginOnly } from "./apiGroup.js";
 import type { RateLimiters } from "./limiter.js";
 import { SubAccountsApi, type WriteCounter } from "./subAccounts.js";
 

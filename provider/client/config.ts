@@ -37,14 +37,6 @@ function isLoopback(hostname: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
-/**
- * The text of a URL without its user info (`https://user:pass@host` → `https://host`), for messages. Up to the
- * last `@`: in a text that is not a URL, a password may hold any character.
- */
-export function withoutUserInfo(raw: string): string {
-  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, "$1");
-}
-
 /** Parses and checks the base URL: https, or http on a loopback host only. */
 export function parseBaseUrl(raw: string | undefined): URL {
   if (!raw) throw noBaseUrl();

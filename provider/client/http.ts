@@ -13,7 +13,7 @@ import {
 } from "./errors.js";
 import { credentialFor, parseBaseUrl, type TransportOptions } from "./config.js";
 import { PROCESS_LIMITERS, type OperationLimiters, type RateLimiters } from "./limiter.js";
-import { ShowsOriginOnly } from "./masked.js";
+import { ShowsOriginOnly } from "./apiGroup.js";
 import { readAtMost } from "./responseSize.js";
 import { describeOperation, type Call, type Operation } from "../api/operations.js";
 import { redact } from "../api/redact.js";

@@ -1,5 +1,5 @@
 import { fromWire, toWire } from "../api/casing.js";
-import { ApiGroup, type Sender } from "./masked.js";
+import { ApiGroup, type Sender } from "./apiGroup.js";
 import { LlmAccountsError } from "./errors.js";
 import { OPERATIONS } from "../api/operations.js";
 import type { z } from "zod";
@@ -93,12 +93,6 @@ export class SubAccountsApi extends ApiGroup {
       }
     }
     return byToken.size === first.total ? { items: [...byToken.values()], pages } : { pages };
-  }
-
-  /** One page of the list, for callers that want paging themselves. */
-  async listPage(filter: SubAccountFilter & { page: number; pageSize: number }): Promise<{ items: s.SubAccount[]; total: number }> {
-    const res = await this.http.send({ op: OPERATIONS.listSubAccounts, body: toWire(filter) });
-    return { items: res.items.map((i) => fromWire(i)), total: res.total };
   }
 
   /** Creates `count` sub-accounts in one call; returns them with their new tokens. Never retried blindly. */

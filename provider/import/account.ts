@@ -2,12 +2,13 @@ import type { LlmAccountsClient } from "../client/client.js";
 import { AuthenticationError, LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
-import { KeySchema, type ApiKeyView, type ModelPricing, type SecurityConfig, type SubAccount } from "../api/schemas/index.js";
+import type { ApiKeyView, ModelPricing, SecurityConfig, SubAccount } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
-import type { CheckFailure } from "../runtime/values.js";
-import { canonical, same } from "../runtime/values.js";
+import type { CheckFailure } from "../runtime/check.js";
+import { same } from "../runtime/canonical.js";
 import { normalizeSecurityConfig } from "../runtime/apiKey.js";
 import { normalizeModelPricing } from "../runtime/subAccountBatch.js";
+import { batchGroupOf } from "../account/batchGroups.js";
 import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
 
 /** An API key as the generated program declares it; `key` is the secret that goes to the stack config. */
@@ -75,25 +76,6 @@ export type Progress = (done: number, total: number) => void;
 
 /** API key reads in flight at once: the client's limiter paces them to the platform's rate (600 a minute). */
 const KEY_READS_AT_ONCE = 32;
-
-/**
- * The API keys of a key file's text: one per line; blank lines and `#` comments skipped, repeats kept once.
- * A line that is not an API key fails naming its line number, masked (it may be a secret of another kind).
- */
-export function parseKeyList(text: string, source: string): string[] {
-  const keys = new Set<string>();
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) return;
-    if (!KeySchema.safeParse(line).success || line.startsWith("sk-admin-")) {
-      // Echo nothing of a line that is not a key: it may be a secret of another kind.
-      const admin = line.startsWith("sk-admin-") ? `: this is an admin key (${maskKey(line)})` : "";
-      throw new ImportError(`${source}, line ${i + 1}: not an API key (sk-...)${admin}`);
-    }
-    keys.add(line);
-  });
-  return [...keys];
-}
 
 /** A readable resource name from an alias: lower case, runs of other characters as one dash. */
 export function slug(alias: string, fallback: string): string {
@@ -184,27 +166,6 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[], taken: It
   uniqueNames(batches.map((b) => slug(b.alias, "sub-accounts")), taken).forEach((name, i) => (batches[i].name = name));
   return batches;
 }
-
-/** Which batch a sub-account belongs to: sub-accounts of one alias and one pricing are declared together. */
-export function batchGroupOf(s: Pick<SubAccount, "alias" | "modelPricing">): string {
-  return canonical([s.alias, s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }))]);
-}
-
-/**
- * Sub-accounts grouped as `import` groups them (batchGroupOf), for `llm-accounts audit`: each group in id order,
- * groups ordered by their oldest member, so that the same account always groups the same way.
- */
-export function groupSubAccounts<S extends Pick<SubAccount, "id" | "alias" | "modelPricing">>(subAccounts: readonly S[]): S[][] {
-  const groups = new Map<string, S[]>();
-  for (const s of [...subAccounts].sort((a, b) => a.id - b.id)) {
-    const id = batchGroupOf(s);
-    const group = groups.get(id);
-    if (group) group.push(s);
-    else groups.set(id, [s]);
-  }
-  return [...groups.values()];
-}
-
 
 /** A key to read with one get: one the state holds (by its current key), or one to adopt (--keys, or the stack's config). */
 interface KeyToRead {

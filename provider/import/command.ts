@@ -6,7 +6,8 @@ import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions } from "../client/config.js";
 import { redact } from "../api/redact.js";
 import { PACKAGE } from "../version.js";
-import { ImportError, parseKeyList, readAccount, slug, type ImportedAccount } from "./account.js";
+import { parseKeyList } from "../account/keyList.js";
+import { ImportError, readAccount, slug, type ImportedAccount } from "./account.js";
 import {
   KEYS_CONFIG_KEY,
   KEYS_CONFIG_MAX_BYTES,

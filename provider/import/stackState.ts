@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { redact } from "../api/redact.js";
-import { RESOURCE_TYPES } from "../resources/types.js";
+import { RESOURCE_TYPES } from "../resources/typeTokens.js";
 
 /**
  * What a stack already manages, read from its state (and config) before `import` writes a program over it, so

@@ -1,5 +1,5 @@
 import type { Policies, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
-import { RESOURCE_TYPES } from "../resources/types.js";
+import { RESOURCE_TYPES } from "../resources/typeTokens.js";
 import { configSchema, findingText, parseOptions, POLICY_DOCS_URL, RULES, type Rule } from "./rules.js";
 import { batchFromProps, keyFromProps, type BatchSubject, type KeySubject } from "./subjects.js";
 

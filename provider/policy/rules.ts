@@ -359,11 +359,6 @@ const uniqueAliases = stackRule({
 /** Every rule, in the order the table of docs/guides/policy.md lists them. */
 export const RULES: readonly Rule[] = [ipAllowlist, spendLimit, keyModels, geo, rotation, pricingFloor, subAccountModels, balance, budget, uniqueAliases];
 
-/** The rule of that name, or undefined. */
-export function ruleNamed(name: string): Rule | undefined {
-  return RULES.find((r) => r.name === name);
-}
-
 /** A finding as one line: object, property path, what is wrong, and the rule. Keys masked, whatever they came from. */
 export function findingText(rule: Rule, f: Finding): string {
   return redact(`${f.object}: ${f.path} ${f.message} (${rule.name})`);

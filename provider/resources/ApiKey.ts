@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
 import type { SecurityConfig } from "../api/schemas/apiKeys.js";
 import { maskKey } from "../api/redact.js";
-import { MODULE } from "./types.js";
+import { MODULE } from "./typeTokens.js";
 import { claimedKey, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 

@@ -2,8 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { toWire } from "../api/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../api/schemas/subAccounts.js";
-import { camelFieldNames } from "../runtime/values.js";
-import { MODULE } from "./types.js";
+import { camelFieldNames } from "../runtime/check.js";
+import { MODULE } from "./typeTokens.js";
 import { claimedTokens, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 

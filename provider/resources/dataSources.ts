@@ -6,7 +6,7 @@ import { decimalToMicros, microsToDecimal } from "../api/format.js";
 import { fingerprint } from "../api/redact.js";
 import type { Model, SubAccount, UsageRow } from "../api/schemas/index.js";
 import { currentSession, startFresh, type Session, type SessionClient } from "../runtime/session.js";
-import { canonical } from "../runtime/values.js";
+import { canonical } from "../runtime/canonical.js";
 
 /** Options every data source takes: which account. */
 export interface DataSourceOptions {

@@ -42,11 +42,6 @@ export function claim(kind: Kind, key: string, owner: Owner, describe: string): 
   throw new pulumi.RunError(message);
 }
 
-/** Forgets every claim: for tests that run several programs in one process. */
-export function forgetClaims(): void {
-  claims.clear();
-}
-
 /** The resource's `adoptKey`, claimed for it when its value is known; what to register instead of the input. */
 export function claimedKey(owner: Owner, name: string, adoptKey: pulumi.Input<string>): pulumi.Output<string> {
   return pulumi.secret(

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { STACK_CONFIG_SLOT } from "../runtime/slot.js";
 import { maskSdkDebugLog } from "./debugLog.js";
-import { dynamicType } from "./types.js";
+import { dynamicType } from "./typeTokens.js";
 
 /** The runtime's export names (`pulumi-llm-accounts/runtime`) the stored provider text loads: never renamed. */
 export type RuntimeExport = "apiKey" | "subAccountBatch";

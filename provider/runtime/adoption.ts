@@ -3,7 +3,7 @@ import { LlmAccountsError } from "../client/errors.js";
 import { maskKey } from "../api/redact.js";
 import { KeySchema, type SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { neverShown, optionalOrNull, UNKNOWN } from "./values.js";
+import { neverShown, optionalOrNull, UNKNOWN } from "./check.js";
 
 /**
  * `adoptTokens` of inputs (the tokens declared) or of outputs (the adopted set the state keeps, see nextAdoption);

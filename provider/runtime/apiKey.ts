@@ -19,7 +19,8 @@ import {
   type RotationState,
 } from "./rotation.js";
 import type { Session, SessionClient } from "./session.js";
-import { checkInputs, noKeysIn, optionalOrNull, same, type CheckFailure } from "./values.js";
+import { same } from "./canonical.js";
+import { checkInputs, noKeysIn, optionalOrNull, type CheckFailure } from "./check.js";
 
 /** A security config as users write it (camelCase), validated by the wire schema and kept in canonical form. */
 const SecurityConfigInputSchema = z

@@ -13,7 +13,7 @@ export { setStackConfig, stackConfig, STACK_CONFIG_SLOT } from "./connection.js"
 export { setClientOverrides, startFresh, clientFor, currentSession, Session, SessionClient, type SessionOptions, type ClientOverrides } from "./session.js";
 export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
 export { SharedSubAccountList, SHARE, SHARING_SWITCH } from "./sharedList.js";
-export { UNKNOWN } from "./values.js";
+export { UNKNOWN } from "./check.js";
 export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
 export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatch.js";
 export type { TypedProvider, ReadOutcome, ReadFound, Props } from "./contract.js";

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { DAY_MS, HOUR_MS, ROTATION_EVERY_DAYS_MAX, ROTATION_OVERLAP_HOURS_MAX } from "../api/assumptions.js";
 import { settingsObject } from "../api/schemas/common.js";
-import { containsUnknown, optionalOrNull, same } from "./values.js";
+import { same } from "./canonical.js";
+import { containsUnknown, optionalOrNull } from "./check.js";
 
 const EVERY_DAYS = "is not a positive whole number of days";
 const OVERLAP_HOURS = "is not a number of hours >= 0";

@@ -42,7 +42,7 @@ import { WriteCounter } from "../client/subAccounts.js";
 import { setStackConfig, stackConfig } from "./connection.js";
 import { DeleteCoalescer } from "./deleteCoalescer.js";
 import { SharedSubAccountList } from "./sharedList.js";
-import { canonical } from "./values.js";
+import { canonical } from "./canonical.js";
 
 /** Retry settings and clock for every client a session makes. */
 export type ClientOverrides = Pick<TransportOptions, "retry" | "clock">;

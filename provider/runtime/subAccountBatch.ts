@@ -17,7 +17,8 @@ import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake } from "./heldTokens.js";
 import { announceReplacement, takeReplacement } from "./replacements.js";
 import type { Session, SessionClient } from "./session.js";
-import { checkInputs, containsUnknown, noKeysIn, same, type CheckFailure } from "./values.js";
+import { same } from "./canonical.js";
+import { checkInputs, containsUnknown, noKeysIn, type CheckFailure } from "./check.js";
 
 /** Declared pricing as users write it, validated by the request's schema and converted as the platform stores it. */
 const ModelPricingInputSchema = z

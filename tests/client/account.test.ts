@@ -4,6 +4,7 @@ import { LlmAccountsError, USAGE_MODEL_FIELD, USAGE_PAGE_SIZE, validateUsageQuer
 import { fingerprint } from "../../provider/api/redact.js";
 import { MODEL_CATALOGUE, usageRows, type Emulator } from "../../provider/emulator/index.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
+import { day } from "../support/days.js";
 
 let emu: Emulator;
 beforeAll(async () => {
@@ -13,11 +14,6 @@ beforeAll(async () => {
   emu.state.createKey("usage-b");
 });
 afterAll(async () => emu.close());
-
-function day(offset: number): string {
-  const now = new Date();
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - offset * 86_400_000).toISOString().slice(0, 10);
-}
 
 describe("account: balance, models, usage", () => {
   test("balance is the decimal string the API gives", async () => {

@@ -65,14 +65,6 @@ describe("sub-accounts", () => {
     }
   });
 
-  test("listPage pages", async () => {
-    const client = clientOf(emu);
-    await client.subAccounts.create({ alias: "paged", balance: 1, count: 5, modelPricing: [] });
-    const page = await client.subAccounts.listPage({ alias: "paged", page: 2, pageSize: 2 });
-    expect(page.total).toBe(5);
-    expect(page.items).toHaveLength(2);
-  });
-
   test("edit sets alias and pricing on every listed sub-account", async () => {
     const client = clientOf(emu);
     const items = await client.subAccounts.create({ alias: "team-c", balance: 5, count: 2, modelPricing: [] });

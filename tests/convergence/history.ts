@@ -10,7 +10,7 @@ import { COALESCE } from "../../provider/runtime/deleteCoalescer.js";
 import { DEFAULT_RETRY } from "../../provider/client/retry.js";
 import { normalizeSecurityConfig } from "../../provider/runtime/apiKey.js";
 import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch.js";
-import { SecretLedger } from "../faults/support.js";
+import { SecretLedger } from "../support/secrets.js";
 import { emulator } from "../support/emulator.js";
 import { Engine, type Declared, type DeployResult, type StateEntry } from "./engine.js";
 import { Watch } from "./model.js";

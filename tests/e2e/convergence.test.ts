@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator, FaultSpec } from "../../provider/emulator/index.js";
-import { SecretLedger } from "../faults/support.js";
+import { SecretLedger } from "../support/secrets.js";
 import { CLOCK_SKEW_MS } from "../../provider/api/assumptions.js";
 import {
   checkInvariant,

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { REPO } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { SecretLedger, statuses } from "../faults/support.js";
+import { statuses } from "../support/faults.js";
+import { SecretLedger } from "../support/secrets.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
 
 // The real Pulumi CLI against an emulator that injects faults: a 429 storm (with and without Retry-After),

@@ -3,7 +3,7 @@ import { USAGE_HISTORY_DAYS, USAGE_MODEL_FIELD, USAGE_NEXT_PAGE_FIELD, USAGE_PAG
 import { fingerprint } from "../../provider/api/redact.js";
 import { ModelsResponseSchema } from "../../provider/api/schemas/index.js";
 import { MODEL_CATALOGUE, startEmulator, USAGE_STATS_DAYS, usageRows, type Emulator } from "../../provider/emulator/index.js";
-import { call, micros, ok } from "./helpers.js";
+import { call, micros, ok } from "../support/emulatorCalls.js";
 
 const TODAY = "2026-06-15";
 let now = Date.parse(`${TODAY}T12:00:00Z`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startEmulator, type Emulator } from "../../provider/emulator/index.js";
-import { call, ok } from "./helpers.js";
+import { call, ok } from "../support/emulatorCalls.js";
 
 let emu: Emulator;
 

@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO } from "../support/programDir.js";
-import { call, ok } from "./helpers.js";
+import { call, ok } from "../support/emulatorCalls.js";
 
 let emu: Emulator | undefined;
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
 import { DEFAULT_RATE_LIMITS } from "../../provider/api/assumptions.js";
 import { effectiveLimits, startEmulator, type Emulator, type EmulatorOptions } from "../../provider/emulator/index.js";
-import { call, sleep } from "./helpers.js";
+import { call, sleep } from "../support/emulatorCalls.js";
 
 let emu: Emulator | undefined;
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { OPERATIONS } from "../../provider/api/operations.js";
 import { startEmulator, type Emulator } from "../../provider/emulator/index.js";
-import { call, ok } from "./helpers.js";
+import { call, ok } from "../support/emulatorCalls.js";
 
 let emu: Emulator;
 

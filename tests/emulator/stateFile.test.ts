@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmulator, type Emulator } from "../../provider/emulator/index.js";
-import { call, ok } from "./helpers.js";
+import { call, ok } from "../support/emulatorCalls.js";
 
 let dir: string;
 let file: string;

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/api/redact.js";
-import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
-import { failure, only, retryWaits, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
+import { apiKey, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { cleanFailure, only, retryWaits, statuses, useFaultEmulator } from "../support/faults.js";
+import type { SecretLedger } from "../support/secrets.js";
+import { checkedInputs } from "../support/check.js";
 
 // The ApiKey provider's methods under each fault the emulator injects. A "re-run" is the same method called
 // again with the state the engine would have: none after a failed create, the old outputs after a failed update.
@@ -16,11 +18,7 @@ useFaultEmulator((c) => ({ emu, ledger } = c), (e) => e.state.listKeys().map((r)
 type Props = Record<string, unknown>;
 type Created = { id: string; outs: ApiKeyOutputs };
 
-async function inputs(news: Props): Promise<ApiKeyInputs> {
-  const { inputs: checked, failures } = await apiKey.check({}, news);
-  expect(failures).toEqual([]);
-  return checked;
-}
+const inputs = (news: Props) => checkedInputs(apiKey, news);
 
 async function create(news: Props): Promise<Created> {
   const created = await apiKey.create(await inputs(news));
@@ -40,12 +38,7 @@ async function remove(...keys: Created[]): Promise<void> {
 }
 
 /** A failure, checked to hold no secret in any form. */
-async function failed(op: () => Promise<unknown>): Promise<Error & Record<string, unknown>> {
-  const err = await failure(op);
-  ledger.record();
-  ledger.expectCleanError(err);
-  return err;
-}
+const failed = (op: () => Promise<unknown>) => cleanFailure(ledger, op);
 
 /** The keys the platform holds with this alias (what a look in the web console would show). */
 function live(alias: string) {

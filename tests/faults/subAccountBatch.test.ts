@@ -1,8 +1,10 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator, FaultKind } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/api/redact.js";
-import { startFresh, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { failure, only, statuses, useFaultEmulator, type SecretLedger } from "./support.js";
+import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { cleanFailure, only, statuses, useFaultEmulator } from "../support/faults.js";
+import type { SecretLedger } from "../support/secrets.js";
+import { checkedInputs } from "../support/check.js";
 
 // The SubAccountBatch provider's methods under each fault the emulator injects. Unlike keys, sub-accounts can be
 // listed by alias: a batch create whose answer was lost is found and adopted rather than made twice.
@@ -17,11 +19,7 @@ type Props = Record<string, unknown>;
 type Batch = { id: string; outs: SubAccountBatchOutputs };
 const pricing = [{ model: "model-a", pricingFactor: 1.5 }];
 
-async function inputs(news: Props): Promise<SubAccountBatchInputs> {
-  const { inputs: checked, failures } = await subAccountBatch.check({}, { balance: 5, modelPricing: pricing, ...news });
-  expect(failures).toEqual([]);
-  return checked;
-}
+const inputs = (news: Props) => checkedInputs(subAccountBatch, { balance: 5, modelPricing: pricing, ...news });
 
 function seen(outs: SubAccountBatchOutputs): SubAccountBatchOutputs {
   ledger.record(...outs.tokens);
@@ -47,12 +45,8 @@ async function read(b: Batch): Promise<Props> {
   return (await subAccountBatch.read(b.id, b.outs)).props;
 }
 
-async function failed(op: () => Promise<unknown>): Promise<Error & Record<string, unknown>> {
-  const err = await failure(op);
-  ledger.record();
-  ledger.expectCleanError(err);
-  return err;
-}
+/** A failure, checked to hold no secret in any form. */
+const failed = (op: () => Promise<unknown>) => cleanFailure(ledger, op);
 
 const n = (s: Record<string, number>, k: string) => s[k] ?? 0;
 

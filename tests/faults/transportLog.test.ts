@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { FAULT_KINDS, type Emulator, type FaultKind } from "../../provider/emulator/index.js";
 import { clientOf } from "../support/emulator.js";
-import { faultEmulator, type SecretLedger } from "./support.js";
+import { faultEmulator } from "../support/faults.js";
+import type { SecretLedger } from "../support/secrets.js";
 
 // The client's request log (the transport's `logger`) under every kind of fault: one line per attempt, with
 // the operation, status or failure, and never a key, a token or a credential.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { ALIAS_MAX_LENGTH, MODEL_LIST_MAX, MODEL_NAME_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT } from "../../provider/api/assumptions.js";
 import { OPERATIONS, type OperationId } from "../../provider/api/operations.js";
 import { MAX_CLOCK_OFFSET_HOURS, type Emulator } from "../../provider/emulator/index.js";
-import { call, ok } from "../emulator/helpers.js";
+import { call, ok } from "../support/emulatorCalls.js";
 import { emulator } from "../support/emulator.js";
 
 let emu: Emulator;

@@ -13,7 +13,7 @@ import { readAccount, type ImportedAccount } from "../../provider/import/account
 import { runImport } from "../../provider/import/command.js";
 import { keysConfigValue, renderProgram } from "../../provider/import/program.js";
 import { parseConfigKeys, parseStackExport, type StackState, type StateBatch, type StateKey } from "../../provider/import/stackState.js";
-import { RESOURCE_TYPES } from "../../provider/resources/types.js";
+import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
 import { subAccountBatch } from "../../provider/runtime/index.js";
 import { emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
 

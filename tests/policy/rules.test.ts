@@ -3,8 +3,13 @@ import type { PolicyResource, ReportViolation, ResourceValidation, ResourceValid
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { llmAccountsPolicies, POLICY_DOCS_URL, RESOURCE_TYPES, RULES } from "../../provider/policy/index.js";
-import { configSchema, parseOptions, ruleNamed } from "../../provider/policy/rules.js";
+import { configSchema, parseOptions } from "../../provider/policy/rules.js";
 import { batchFromLive, keyFromLive } from "../../provider/policy/subjects.js";
+
+/** The rule of that name, or undefined. */
+function ruleNamed(name: string): (typeof RULES)[number] | undefined {
+  return RULES.find((r) => r.name === name);
+}
 
 // @pulumi/policy's own proxy, the way policies receive properties: a read of a value not known yet throws.
 const require = createRequire(import.meta.url);

@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { getBalance, getModels, getSubAccounts, getUsage } from "../../provider/resources/dataSources.js";
 import { calls, emulator } from "../support/emulator.js";
+import { day } from "../support/days.js";
 
 let emu: Emulator;
 const saved = { ...process.env };
@@ -18,10 +19,6 @@ afterAll(async () => {
   await emu.close();
 });
 beforeEach(() => emu.clearRequests());
-
-function day(offset: number): string {
-  return new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
-}
 
 describe("data sources", () => {
   test("getModels filters by category and vendor, and calls the API once however many filters are asked for", async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { subAccountBatch, type SubAccountBatchInputs } from "../../provider/runtime/index.js";
+import { subAccountBatch } from "../../provider/runtime/index.js";
 import { calls, useRuntimeEmulator } from "../support/emulator.js";
+import { checkedInputs } from "../support/check.js";
 
 // Issue 28: adding a token to adoptTokens never deletes a sub-account. The update reaches `count`, so a token that
 // joins with `count` unchanged would push out the newest sub-account the batch created: the diff (preview) fails
@@ -19,11 +20,7 @@ function seed(alias: string, count: number): string[] {
   return made;
 }
 
-async function checked(news: Props): Promise<SubAccountBatchInputs> {
-  const { inputs, failures } = await subAccountBatch.check({}, news);
-  expect(failures).toEqual([]);
-  return inputs;
-}
+const checked = (news: Props) => checkedInputs(subAccountBatch, news);
 
 const live = (alias: string) => emu.state.listSubAccounts().filter((s) => s.alias === alias).map((s) => s.token).sort();
 

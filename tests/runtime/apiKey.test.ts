@@ -3,17 +3,14 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { calls, useRuntimeEmulator, expectNoSecret, secretsOf } from "../support/emulator.js";
 import { found, inputsAfterRefresh } from "../support/readOutcome.js";
+import { checkedInputs } from "../support/check.js";
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));
 
 type Props = Record<string, unknown>;
 
-async function checked(news: Props): Promise<ApiKeyInputs> {
-  const { inputs, failures } = await apiKey.check({}, news);
-  expect(failures).toEqual([]);
-  return inputs;
-}
+const checked = (news: Props) => checkedInputs(apiKey, news);
 
 async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; inputs: ApiKeyInputs }> {
   const inputs = await checked(news);

@@ -3,6 +3,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../support/emulator.js";
 import { found, inputsAfterRefresh } from "../support/readOutcome.js";
+import { checkedInputs } from "../support/check.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -14,11 +15,7 @@ afterEach(() => emu.setClockOffset(0));
 type Props = Record<string, unknown>;
 type Failed = Error & { id?: string; properties?: ApiKeyOutputs; reasons?: string[] };
 
-async function checked(news: Props, olds: Props = {}): Promise<ApiKeyInputs> {
-  const { inputs, failures } = await apiKey.check(olds, news);
-  expect(failures).toEqual([]);
-  return inputs;
-}
+const checked = (news: Props, olds: Props = {}) => checkedInputs(apiKey, news, olds);
 
 /** A key as `pulumi up` leaves it: checked inputs and the create's outputs. */
 async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; inputs: ApiKeyInputs }> {

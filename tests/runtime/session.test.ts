@@ -1,18 +1,15 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { currentSession, startFresh, stackConfig, subAccountBatch, type SubAccountBatchInputs } from "../../provider/runtime/index.js";
+import { currentSession, startFresh, stackConfig, subAccountBatch } from "../../provider/runtime/index.js";
 import { calls, clientOf, useRuntimeEmulator } from "../support/emulator.js";
+import { checkedInputs } from "../support/check.js";
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));
 
 const pricing = [{ model: "model-a", pricingFactor: 1 }];
 
-async function checked(alias: string): Promise<SubAccountBatchInputs> {
-  const { inputs, failures } = await subAccountBatch.check({}, { alias, balance: 1, count: 1, modelPricing: pricing });
-  expect(failures).toEqual([]);
-  return inputs;
-}
+const checked = (alias: string) => checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing });
 
 describe("the runtime's session (runtime/session.ts)", () => {
   test("one session, made at first use and given to every runtime call: its client holds what the calls kept", async () => {

@@ -3,6 +3,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret, useRuntimeEmulator } from "../support/emulator.js";
 import { found, inputsAfterRefresh } from "../support/readOutcome.js";
+import { checkedInputs } from "../support/check.js";
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));
@@ -18,11 +19,7 @@ function seed(alias: string, count: number, modelPricing = wirePricing, balance 
   return made;
 }
 
-async function checked(news: Props, olds: Props = {}): Promise<SubAccountBatchInputs> {
-  const { inputs, failures } = await subAccountBatch.check(olds, news);
-  expect(failures).toEqual([]);
-  return inputs;
-}
+const checked = (news: Props, olds: Props = {}) => checkedInputs(subAccountBatch, news, olds);
 
 async function adopt(news: Props): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const inputs = await checked(news);

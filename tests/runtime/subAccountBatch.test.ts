@@ -1,7 +1,8 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { startFresh, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, useRuntimeEmulator } from "../support/emulator.js";
+import { checkedInputs } from "../support/check.js";
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));
@@ -9,11 +10,7 @@ useRuntimeEmulator((e) => (emu = e));
 type Props = Record<string, unknown>;
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
 
-async function checked(news: Props): Promise<SubAccountBatchInputs> {
-  const { inputs, failures } = await subAccountBatch.check({}, news);
-  expect(failures).toEqual([]);
-  return inputs;
-}
+const checked = (news: Props) => checkedInputs(subAccountBatch, news);
 
 async function created(news: Props): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   return subAccountBatch.create(await checked(news));

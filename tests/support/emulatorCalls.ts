@@ -1,3 +1,4 @@
+// Raw HTTP calls to an emulator, for tests of the emulator itself: one operation as any client would send it.
 import { OPERATIONS, type OperationId } from "../../provider/api/operations.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 
@@ -54,13 +55,6 @@ export async function ok(emu: Emulator, id: OperationId, body?: Record<string, u
   const parsed = OPERATIONS[id].response.safeParse(answer.json);
   if (!parsed.success) throw new Error(`${OPERATIONS[id].name} answered off-schema: ${parsed.error.message}`);
   return answer.json;
-}
-
-/** Counts the request log entries per operation name. */
-export function countByOp(emu: Emulator): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const entry of emu.requests()) counts[entry.op] = (counts[entry.op] ?? 0) + 1;
-  return counts;
 }
 
 export function sleep(ms: number): Promise<void> {

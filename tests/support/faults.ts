@@ -1,10 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "@jest/globals";
 import type { Emulator, FaultSpec } from "../../provider/emulator/index.js";
 import { startFresh } from "../../provider/runtime/index.js";
-import { emulator } from "../support/emulator.js";
-import { SecretLedger } from "../support/secrets.js";
-
-export { SecretLedger };
+import { emulator } from "./emulator.js";
+import { SecretLedger } from "./secrets.js";
 
 /** The waits the runtime's retries asked for since the fault emulator started, in order. */
 export const retryWaits: number[] = [];
@@ -61,6 +59,14 @@ export async function failure(op: () => Promise<unknown>): Promise<Error & Recor
     return err as Error & Record<string, unknown>;
   }
   throw new Error("the operation succeeded, but a failure was expected");
+}
+
+/** Runs an operation and returns its error, checked to hold no secret in any form; fails if it succeeds. */
+export async function cleanFailure(ledger: SecretLedger, op: () => Promise<unknown>): Promise<Error & Record<string, unknown>> {
+  const err = await failure(op);
+  ledger.record();
+  ledger.expectCleanError(err);
+  return err;
 }
 
 /** Count of requests per `op status` in the emulator's log, e.g. `{"api-key/create 429": 3, "api-key/create 200": 1}`. */

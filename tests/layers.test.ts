@@ -1,0 +1,68 @@
+import { expect, test } from "@jest/globals";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { REPO } from "./support/programDir.js";
+
+// The floors of provider/ (docs/development.md, Layout): a file imports from its own folder or from a lower floor,
+// never from a folder of its own floor or above, so that the path a request takes reads top-down and no circle
+// can form between folders.
+const FLOORS: Record<string, number> = {
+  "api": 0,
+  "version.ts": 0,
+  "usageError.ts": 0,
+  "client": 1,
+  "emulator": 1,
+  "runtime": 2,
+  "resources": 3,
+  "account": 3,
+  "import": 4,
+  "policy": 4,
+  "sweep.ts": 4,
+  "index.ts": 4,
+  "cli.ts": 5,
+};
+
+const PROVIDER = join(REPO, "provider");
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+}
+
+/** The folder (or top-level file) of provider/ that a file belongs to. */
+const placeOf = (file: string) => relative(PROVIDER, file).split("/")[0];
+
+/** The relative imports of a file (static, re-exports and dynamic), as files of provider/. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  return [...text.matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => resolve(dirname(file), m[1]).replace(/\.js$/, ".ts"));
+}
+
+test("every folder and top-level file of provider/ has a floor", () => {
+  expect(readdirSync(PROVIDER).filter((name) => !(name in FLOORS))).toEqual([]);
+});
+
+test("provider/ imports only downwards: from its own folder or a lower floor (policy and sweep do not reach into import)", () => {
+  const upward = sources(PROVIDER).flatMap((file) =>
+    importsOf(file)
+      .filter((target) => placeOf(target) !== placeOf(file) && FLOORS[placeOf(target)] >= FLOORS[placeOf(file)])
+      .map((target) => `${relative(REPO, file)} -> ${relative(REPO, target)}`),
+  );
+  expect(upward).toEqual([]);
+});
+
+/** What may stand under tests/ beside the tests themselves: their helpers' home, and the programs and models some tests run. */
+const NOT_HELPERS = [
+  /^tests\/e2e\/support\.ts$/, // the e2e step helper (upSettled, expectSettled): the e2e tests' own
+  /^tests\/e2e\/(programs|fixtures)\//, // programs the CLI runs, states written by earlier releases
+  /^tests\/convergence\//, // the generated histories: their model, engine and soak runner
+  /^tests\/typecheck\//, // the program type-checked as a user's
+];
+
+test("test helpers have one home, tests/support: no other module under tests/ but programs and models tests run", () => {
+  const walk = (dir: string): string[] =>
+    readdirSync(join(REPO, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? (e.name === "node_modules" ? [] : walk(`${dir}/${e.name}`)) : [`${dir}/${e.name}`]));
+  const elsewhere = walk("tests").filter(
+    (f) => /\.(ts|mts|mjs|cjs|js)$/.test(f) && !f.endsWith(".test.ts") && !f.startsWith("tests/support/") && !NOT_HELPERS.some((allowed) => allowed.test(f)),
+  );
+  expect(elsewhere).toEqual([]);
+});
