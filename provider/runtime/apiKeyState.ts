@@ -6,6 +6,7 @@ import { AliasStringSchema, SecurityConfigSchema, type SecurityConfig } from "..
 import { AdoptKeySchema } from "./adoption.js";
 import { ConnectionInputSchema } from "./connection.js";
 import { RotationSchema, type RotationState } from "./rotation.js";
+import { upgradeState, type StoredState, type UpgradeStep } from "./stateVersions.js";
 import { noKeysIn, optionalOrNull } from "./values.js";
 
 /** A security config as users write it (camelCase), validated by the wire schema and kept in canonical form. */
@@ -46,6 +47,8 @@ export type ApiKeyOutputs = ApiKeyInputs &
     key: string;
     keyHint: string;
     createdAt: string;
+    /** The shape version of this state (stateVersions.ts); absent in states written before versions were recorded. */
+    stateVersion?: number;
   };
 
 /** A key's configuration as the platform holds it. */
@@ -58,11 +61,20 @@ export function normalizeSecurityConfig(value: unknown): SecurityConfig {
 }
 
 /**
- * Outputs as any version wrote them, in today's form: a state may lack `enabled` or hold its security config
- * in another spelling or as null. Read once, where old state comes in (diff, update, read).
+ * The upgrade steps of an ApiKey's state (stateVersions.ts): API_KEY_UPGRADES[n] reads a state of version n.
+ * 0 -> 1: a state written before versions were recorded may lack `enabled` (true) and hold its security config
+ * absent, null or in the wire's snake_case spelling.
  */
-export function fromState(old: ApiKeyOutputs): ApiKeyOutputs {
-  return { ...old, enabled: old.enabled ?? true, securityConfig: normalizeSecurityConfig(old.securityConfig) };
+export const API_KEY_UPGRADES: readonly UpgradeStep[] = [
+  (state) => ({ ...state, enabled: state.enabled ?? true, securityConfig: normalizeSecurityConfig(state.securityConfig) }),
+];
+
+/** The version of the state this package writes. */
+export const API_KEY_STATE_VERSION = API_KEY_UPGRADES.length;
+
+/** Outputs as any version wrote them, in today's shape: read once, where old state comes in (diff, update, read). */
+export function fromState(old: ApiKeyOutputs | StoredState): ApiKeyOutputs {
+  return upgradeState(old as StoredState, API_KEY_UPGRADES) as ApiKeyOutputs;
 }
 
 /** A key's configuration as the platform answered it (a key without restrictions may answer null). */
@@ -82,6 +94,7 @@ export function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, 
     key,
     keyHint: maskKey(key),
     createdAt,
+    stateVersion: API_KEY_STATE_VERSION,
   };
   if (adoptKey !== undefined) out.adoptKey = adoptKey;
   if (inputs.connection !== undefined) out.connection = inputs.connection;

@@ -17,6 +17,7 @@ import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake } from "./heldTokens.js";
 import { announceReplacement, takeReplacement } from "./replacements.js";
 import type { Session, SessionClient } from "./session.js";
+import { upgradeState, type StoredState, type UpgradeStep } from "./stateVersions.js";
 import { checkInputs, containsUnknown, noKeysIn, same, type CheckFailure } from "./values.js";
 
 /** Declared pricing as users write it, validated by the request's schema and converted as the platform stores it. */
@@ -65,6 +66,8 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
    * existed before it (a replaced twin's, which the engine deletes at the end of the deployment): never adopted.
    */
   unconfirmedExcept?: number[];
+  /** The shape version of this state (stateVersions.ts); absent in states written before versions were recorded. */
+  stateVersion?: number;
 };
 
 /**
@@ -77,9 +80,21 @@ export function normalizeModelPricing(value: unknown): ModelPricing[] {
   return convertModelPricing(wire).map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
 }
 
-/** Outputs as any version wrote them, in today's form: read once, where old state comes in (diff, update, read). */
-function fromState(old: SubAccountBatchOutputs): SubAccountBatchOutputs {
-  return { ...old, modelPricing: normalizeModelPricing(old.modelPricing), subAccounts: old.subAccounts ?? [], tokens: old.tokens ?? [] };
+/**
+ * The upgrade steps of a SubAccountBatch's state (stateVersions.ts): BATCH_UPGRADES[n] reads a state of version n.
+ * 0 -> 1: a state written before versions were recorded may hold its pricing in the deprecated or wire spelling
+ * (converted as the platform stores it) and lack `subAccounts` and `tokens` (none).
+ */
+export const BATCH_UPGRADES: readonly UpgradeStep[] = [
+  (state) => ({ ...state, modelPricing: normalizeModelPricing(state.modelPricing), subAccounts: state.subAccounts ?? [], tokens: state.tokens ?? [] }),
+];
+
+/** The version of the state this package writes. */
+export const BATCH_STATE_VERSION = BATCH_UPGRADES.length;
+
+/** Outputs as any version wrote them, in today's shape: read once, where old state comes in (diff, update, read). */
+export function fromState(old: SubAccountBatchOutputs | StoredState): SubAccountBatchOutputs {
+  return upgradeState(old as StoredState, BATCH_UPGRADES) as SubAccountBatchOutputs;
 }
 
 function view(s: SubAccount): SubAccountView {
@@ -108,6 +123,7 @@ function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[],
     modelPricing: inputs.modelPricing,
     subAccounts: sorted,
     tokens: sorted.map((s) => s.token),
+    stateVersion: BATCH_STATE_VERSION,
   };
   if (adopted.length > 0) out.adoptTokens = [...adopted];
   if (inputs.connection !== undefined) out.connection = inputs.connection;
