@@ -20,11 +20,16 @@ import type { Session, SessionClient } from "./session.js";
 import { upgradeState, type StoredState, type UpgradeStep } from "./stateVersions.js";
 import { checkInputs, containsUnknown, noKeysIn, same, type CheckFailure } from "./values.js";
 
+/** Wire pricing as the platform stores it, in the outputs' spelling: the one conversion rule of spec 2.5 (convertModelPricing, shared with the emulator). */
+function storedPricing(wire: Parameters<typeof convertModelPricing>[0]): ModelPricing[] {
+  return convertModelPricing(wire).map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
+}
+
 /** Declared pricing as users write it, validated by the request's schema and converted as the platform stores it. */
 const ModelPricingInputSchema = z
   // Omitted or null: no model permitted by the batch itself (an empty list).
   .preprocess((value) => toWire(value ?? []), ModelPricingListSchema)
-  .transform((items) => convertModelPricing(items).map((m): ModelPricing => ({ model: m.model, pricingFactor: m.pricing_factor })));
+  .transform(storedPricing);
 
 const request = SubAccountCreateRequestSchema.shape;
 
@@ -70,14 +75,10 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
   stateVersion?: number;
 };
 
-/**
- * Pricing as any version wrote it in the state, as the platform stores it: the one conversion rule of spec 2.5
- * (`convertModelPricing`, shared with the emulator). Inputs come through check, which converts the same way.
- */
+/** Pricing as any version wrote it in the state, as the platform stores it (storedPricing; check converts inputs the same way). */
 export function normalizeModelPricing(value: unknown): ModelPricing[] {
   if (!Array.isArray(value)) return [];
-  const wire = toWire(value) as Parameters<typeof convertModelPricing>[0];
-  return convertModelPricing(wire).map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
+  return storedPricing(toWire(value) as Parameters<typeof convertModelPricing>[0]);
 }
 
 /**
