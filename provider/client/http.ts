@@ -49,6 +49,16 @@ function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
   };
 }
 
+/** A network failure as our error, with what it tells: whether the request may have been sent, whether to try again. */
+type NetworkFailureOutcome = { error: LlmAccountsError; sent: boolean; transient: boolean };
+/** What one try brought: an answer of any status, or a network failure. */
+type Attempt = { res: Response<string> } | { failure: NetworkFailureOutcome };
+
+/** The details every error of an answer carries: the operation, the API's code and message, the request id. */
+function detailsOf(op: Operation, res: Response<string>) {
+  return { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
+}
+
 /**
  * The only place that talks HTTP: it sends one operation with the credential of its group, within the shared
  * rate limits, retries what is safe to retry, and parses the answer. It never rethrows or logs a raw got error,
@@ -76,7 +86,11 @@ export class HttpTransport extends ShowsOriginOnly {
     return this.base.origin;
   }
 
-  /** Sends one operation, with limiter and retries; returns the response as the operation's schema parsed it. */
+  /**
+   * Sends one operation, with limiter and retries; returns the response as the operation's schema parsed it.
+   * Each try is one `attempt`; what follows a failed try is decided by the rule of its kind (rate limit, server
+   * error, network failure), which gives the wait before the next try or throws the error that ends the call.
+   */
   async send<O extends Operation>(call: Call<O>): Promise<z.output<O["response"]>> {
     const { op } = call;
     const credential = credentialFor(op.group, this.options);
@@ -85,82 +99,86 @@ export class HttpTransport extends ShowsOriginOnly {
     // Attempts that failed, and 429s: a 429 was not processed, so it does not use up an attempt of the other kinds.
     let failed = 0;
     let rateLimited = 0;
-    // Whether the last request sent may have been processed by the platform: what "may have succeeded" needs.
-    let processed = false;
-    try {
-      for (;;) {
-        const attempt = failed + 1;
-        processed = false;
-        this.takeBudgets(op, limiters);
-        const releases = await Promise.all(limiters.windows.map((w) => w.acquire()));
-        const started = Date.now();
-        let outcome: { res: Response<string> } | { error: LlmAccountsError; sent: boolean; transient: boolean };
-        try {
-          outcome = { res: await this.request(op, credential, requestBody) };
-        } catch (err) {
-          if (err instanceof ResponseTooLargeError) {
-            // An answer came: the request was processed; the same request would bring the same answer.
-            processed = true;
-            throw err;
-          }
-          outcome = this.networkError(op, err);
-        } finally {
-          for (const release of releases) release();
-        }
-        const elapsed = Date.now() - started;
-
-        if ("error" in outcome) {
-          processed = outcome.sent;
-          this.log(`${describeOperation(op)} failed after ${elapsed}ms (attempt ${attempt}): ${outcome.error.message}`);
-          const wait = this.retry.afterFailure(op.retry, attempt, outcome);
-          if (wait === undefined) throw outcome.error;
-          failed += 1;
-          await this.clock.sleep(wait);
-          continue;
-        }
-
-        const { res } = outcome;
-        this.log(`${describeOperation(op)} ${res.statusCode} ${elapsed}ms (attempt ${attempt})`);
-        if (res.statusCode >= 200 && res.statusCode < 300) {
-          processed = true;
-          return this.parseResponse(op, res.body);
-        }
-
-        const details = { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
-        if (res.statusCode === RATE_LIMIT_STATUS) {
-          rateLimited += 1;
-          const asked = retryAfterMs(res.headers, this.clock.now());
-          const next = this.retry.afterRateLimit(rateLimited, asked);
-          if ("waitMs" in next) {
-            await this.clock.sleep(next.waitMs);
-            continue;
-          }
-          if (next.giveUp === "too-long" && asked !== undefined) {
-            throw ApiError.fromResponse(429, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
-          }
-          throw ApiError.fromResponse(429, details, { retryAfterMs: asked });
-        }
-        if (res.statusCode >= 300 && res.statusCode < 400) {
-          throw ApiError.fromResponse(res.statusCode, {
-            ...details,
-            code: "redirect_refused",
-            apiMessage: `the server redirected to another address; redirects are not followed so that the credential is never sent elsewhere`,
-          });
-        }
-        if (res.statusCode >= 500) {
-          processed = true;
-          const wait = this.retry.afterFailure(op.retry, attempt, { sent: true, transient: true });
-          if (wait !== undefined) {
-            failed += 1;
-            await this.clock.sleep(wait);
-            continue;
-          }
-        }
-        throw ApiError.fromResponse(res.statusCode, details);
+    for (;;) {
+      const attempt = failed + 1;
+      const outcome = await this.attempt(op, credential, requestBody, limiters, attempt);
+      let waitMs: number;
+      if ("failure" in outcome) {
+        waitMs = this.waitAfterNetworkFailure(op, attempt, outcome.failure);
+        failed += 1;
+      } else if (outcome.res.statusCode >= 200 && outcome.res.statusCode < 300) {
+        return this.parseAnswer(op, outcome.res.body);
+      } else if (outcome.res.statusCode === RATE_LIMIT_STATUS) {
+        rateLimited += 1;
+        waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res);
+      } else {
+        waitMs = this.waitAfterErrorStatus(op, attempt, outcome.res);
+        failed += 1;
       }
-    } catch (err) {
-      throw processed ? mayHaveSucceeded(op, err) : err;
+      await this.clock.sleep(waitMs);
     }
+  }
+
+  /**
+   * One try: the call's long-window budgets, its window limiters held for the request only, and the request.
+   * Returns the answer or the network failure (never a got error); an answer too large to read is thrown, as
+   * the same request would bring the same answer.
+   */
+  private async attempt(op: Operation, credential: string, body: unknown, limiters: OperationLimiters, attempt: number): Promise<Attempt> {
+    this.takeBudgets(op, limiters);
+    const releases = await Promise.all(limiters.windows.map((w) => w.acquire()));
+    const started = Date.now();
+    try {
+      const res = await this.request(op, credential, body);
+      this.log(`${describeOperation(op)} ${res.statusCode} ${Date.now() - started}ms (attempt ${attempt})`);
+      return { res };
+    } catch (err) {
+      // An answer came: the request was processed.
+      if (err instanceof ResponseTooLargeError) throw mayHaveSucceeded(op, err);
+      const failure = this.networkError(op, err);
+      this.log(`${describeOperation(op)} failed after ${Date.now() - started}ms (attempt ${attempt}): ${failure.error.message}`);
+      return { failure };
+    } finally {
+      for (const release of releases) release();
+    }
+  }
+
+  /** After a network failure: the wait before another try, or its error (in doubt when the request was sent). */
+  private waitAfterNetworkFailure(op: Operation, attempt: number, failure: NetworkFailureOutcome): number {
+    const wait = this.retry.afterFailure(op.retry, attempt, failure);
+    if (wait !== undefined) return wait;
+    throw failure.sent ? mayHaveSucceeded(op, failure.error) : failure.error;
+  }
+
+  /** After the `count`th 429 in a row: the wait the server asks for (within the policy's bounds), or the 429. */
+  private waitAfterRateLimit(op: Operation, count: number, res: Response<string>): number {
+    const details = detailsOf(op, res);
+    const asked = retryAfterMs(res.headers, this.clock.now());
+    const next = this.retry.afterRateLimit(count, asked);
+    if ("waitMs" in next) return next.waitMs;
+    if (next.giveUp === "too-long" && asked !== undefined) {
+      throw ApiError.fromResponse(429, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
+    }
+    throw ApiError.fromResponse(429, details, { retryAfterMs: asked });
+  }
+
+  /**
+   * After any other error status: a 5xx (processed, perhaps) is tried again when the operation allows it, else
+   * thrown in doubt; a redirect is refused (the credential is never sent elsewhere); any other status is thrown.
+   */
+  private waitAfterErrorStatus(op: Operation, attempt: number, res: Response<string>): number {
+    const details = detailsOf(op, res);
+    if (res.statusCode >= 300 && res.statusCode < 400) {
+      throw ApiError.fromResponse(res.statusCode, {
+        ...details,
+        code: "redirect_refused",
+        apiMessage: `the server redirected to another address; redirects are not followed so that the credential is never sent elsewhere`,
+      });
+    }
+    if (res.statusCode < 500) throw ApiError.fromResponse(res.statusCode, details);
+    const wait = this.retry.afterFailure(op.retry, attempt, { sent: true, transient: true });
+    if (wait !== undefined) return wait;
+    throw mayHaveSucceeded(op, ApiError.fromResponse(res.statusCode, details));
   }
 
   /** Takes one call from each long-window budget of the operation, or refuses with a 429 of the client's own. */
@@ -211,7 +229,7 @@ export class HttpTransport extends ShowsOriginOnly {
   }
 
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */
-  private networkError(op: Operation, err: unknown): { error: LlmAccountsError; sent: boolean; transient: boolean } {
+  private networkError(op: Operation, err: unknown): NetworkFailureOutcome {
     const operation = describeOperation(op);
     const code = err instanceof RequestError ? err.code : undefined;
     const event = (err as { event?: string }).event;
@@ -225,6 +243,15 @@ export class HttpTransport extends ShowsOriginOnly {
       return { sent, transient, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${tlsFailed} (${operation})`, { operation, code }) };
     }
     return { sent, transient, error: new ConnectionError(`connection to ${this.base.origin} failed: ${code ?? "network error"}${tlsFailed} (${operation})`, { operation, code }) };
+  }
+
+  /** A 2xx answer parsed by the operation's schema; one that cannot be read leaves a create in doubt (it was processed). */
+  private parseAnswer<O extends Operation>(op: O, body: string): z.output<O["response"]> {
+    try {
+      return this.parseResponse(op, body);
+    } catch (err) {
+      throw mayHaveSucceeded(op, err);
+    }
   }
 
   private parseResponse<O extends Operation>(op: O, body: string): z.output<O["response"]> {
@@ -263,7 +290,7 @@ function tooLong(apiMessage: string | undefined, askedMs: number, now: number): 
 /**
  * The one rule for "may have succeeded": a create whose request the platform may have processed (a network
  * failure after it was sent, a 5xx, an answer that could not be read) may have made the key or sub-accounts
- * although it failed. Applied where an error leaves `send`. What to do about it is the runtime's to say.
+ * although it failed. Applied where such an error leaves `send`. What to do about it is the runtime's to say.
  */
 function mayHaveSucceeded(op: Operation, err: unknown): unknown {
   if (op.retry !== "create" || !(err instanceof LlmAccountsError)) return err;

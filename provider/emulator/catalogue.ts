@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import { USAGE_MODEL_FIELD } from "../api/assumptions.js";
 import type { ModelSchema, UsageRowSchema } from "../api/schemas/index.js";
-import { addDays, microsToDecimal } from "./format.js";
+import { formatMicros } from "../api/money.js";
+import { addDays } from "./format.js";
 import { hashString, seededRandom } from "./random.js";
 
 type ModelEntry = z.infer<typeof ModelSchema>;
@@ -90,7 +91,7 @@ function toRow(date: string, modelName: string | undefined, total: DayUsage, wit
   return {
     date,
     ...(modelName === undefined ? {} : { [USAGE_MODEL_FIELD]: modelName }),
-    cost: microsToDecimal(total.costMicros),
+    cost: formatMicros(BigInt(total.costMicros)),
     ...(withStats
       ? {
           usage: {

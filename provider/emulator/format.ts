@@ -1,8 +1,10 @@
-export { addDays, microsToDecimal, utcDate } from "../api/format.js";
+import { formatMicros, toMicros } from "../api/money.js";
+
+export { addDays, utcDate } from "../api/format.js";
 
 /** An amount as the API writes it: a decimal string with six places, never in exponent form. */
 export function decimal6(amount: number): string {
-  return amount.toLocaleString("en-US", { useGrouping: false, minimumFractionDigits: 6, maximumFractionDigits: 6 });
+  return formatMicros(toMicros(amount));
 }
 
 /** An ISO 8601 UTC timestamp with milliseconds and `Z`, as API keys carry it. */

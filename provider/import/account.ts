@@ -5,9 +5,7 @@ import { maskKey, redact } from "../api/redact.js";
 import type { ApiKeyView, ModelPricing, SecurityConfig, SubAccount } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
 import type { CheckFailure } from "../runtime/check.js";
-import { same } from "../runtime/canonical.js";
-import { normalizeSecurityConfig } from "../runtime/apiKey.js";
-import { normalizeModelPricing } from "../runtime/subAccountBatch.js";
+import { canonical, same } from "../runtime/canonical.js";
 import { batchGroupOf } from "../account/batchGroups.js";
 import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
 
@@ -206,7 +204,7 @@ async function readKeys(client: LlmAccountsClient, reads: KeyToRead[], progress:
  */
 async function keptKey(held: StateKey, live: ApiKeyView | undefined, drifted: string[], notes: string[]): Promise<ImportedKey> {
   const extra = { ...(held.rotation !== undefined ? { rotation: held.rotation } : {}), ...(held.connection !== undefined ? { connection: held.connection } : {}) };
-  const stateView = { alias: held.alias, enabled: held.enabled, securityConfig: normalizeSecurityConfig(held.securityConfig) };
+  const stateView = { alias: held.alias, enabled: held.enabled, securityConfig: held.securityConfig };
   const base = { name: held.name, key: held.key, kept: true, ...extra, options: held.options };
   if (!live) {
     notes.push(`ApiKey ${held.name} (${maskKey(held.key)}): no longer on the platform; declared as the state holds it (after a refresh, the next up creates a new key in its place: delete its declaration to let it go)`);
@@ -231,7 +229,7 @@ async function keptKey(held: StateKey, live: ApiKeyView | undefined, drifted: st
 async function keptBatch(held: StateBatch, liveByToken: Map<string, SubAccount>, drifted: string[], notes: string[]): Promise<ImportedBatch> {
   const members = held.subAccounts.flatMap((s) => liveByToken.get(s.token) ?? []);
   const adopted = held.adoptTokens.flatMap((t) => liveByToken.get(t) ?? []).sort((a, b) => a.id - b.id);
-  const statePricing = normalizeModelPricing(held.modelPricing);
+  const statePricing = held.modelPricing;
   const pricingOf = (s: SubAccount) => s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }));
   const first = members[0];
   const agree = first !== undefined && members.every((s) => s.alias === first.alias && same(pricingOf(s), pricingOf(first)));

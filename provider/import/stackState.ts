@@ -3,7 +3,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { redact } from "../api/redact.js";
+import type { ModelPricing, SecurityConfig } from "../api/schemas/index.js";
 import { RESOURCE_TYPES } from "../resources/typeTokens.js";
+import { fromState as keyFromState } from "../runtime/apiKeyState.js";
+import { fromState as batchFromState } from "../runtime/subAccountBatch.js";
 
 /**
  * What a stack already manages, read from its state (and config) before `import` writes a program over it, so
@@ -28,7 +31,7 @@ export interface StateKey {
   adoptKey?: string;
   alias: string;
   enabled: boolean;
-  securityConfig: Record<string, unknown>;
+  securityConfig: SecurityConfig;
   /** Declared inputs import never makes itself, written back as they are. */
   rotation?: unknown;
   connection?: unknown;
@@ -41,7 +44,7 @@ export interface StateBatch {
   alias: string;
   balance: number;
   count: number;
-  modelPricing: unknown;
+  modelPricing: ModelPricing[];
   /** The sub-accounts it holds, by id and token. */
   subAccounts: { id: number; token: string }[];
   /** Its adopted set (every token it adopted and has not released). */
@@ -95,8 +98,8 @@ const KeyOutputsSchema = z.object({
   previousKey: z.string().nullish(),
   adoptKey: z.string().nullish(),
   alias: z.string(),
-  enabled: z.boolean().nullish(),
-  securityConfig: z.record(z.string(), z.unknown()).nullish(),
+  enabled: z.boolean(),
+  securityConfig: z.record(z.string(), z.unknown()),
   rotation: z.unknown().optional(),
   connection: z.unknown().optional(),
 });
@@ -104,8 +107,8 @@ const BatchOutputsSchema = z.object({
   alias: z.string(),
   balance: z.number(),
   count: z.number(),
-  modelPricing: z.unknown().optional(),
-  subAccounts: z.array(z.object({ id: z.number(), token: z.string() }).loose()).nullish(),
+  modelPricing: z.array(z.object({ model: z.string(), pricingFactor: z.number() })),
+  subAccounts: z.array(z.object({ id: z.number(), token: z.string() }).loose()),
   tokens: z.array(z.string()).nullish(),
   adoptTokens: z.array(z.string()).nullish(),
   connection: z.unknown().optional(),
@@ -143,7 +146,8 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
     if (r.delete || isBookkeeping(r.type)) continue;
     const name = nameOfUrn(r.urn);
     if (r.type === RESOURCE_TYPES.ApiKey) {
-      const o = KeyOutputsSchema.safeParse(r.outputs ?? {});
+      // Outputs of any version in today's shape, read once here by the provider's own upgrade chain.
+      const o = KeyOutputsSchema.safeParse(keyFromState(r.outputs ?? {}));
       if (!o.success) throw new Error(`the state of stack ${stack}: ApiKey ${JSON.stringify(name)} has outputs this command cannot read (${issuesOf(o.error)})`);
       state.keys.push({
         name,
@@ -151,22 +155,22 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
         ...(o.data.previousKey ? { previousKey: o.data.previousKey } : {}),
         ...(o.data.adoptKey ? { adoptKey: o.data.adoptKey } : {}),
         alias: o.data.alias,
-        enabled: o.data.enabled ?? true,
-        securityConfig: o.data.securityConfig ?? {},
+        enabled: o.data.enabled,
+        securityConfig: o.data.securityConfig as SecurityConfig,
         ...(o.data.rotation != null ? { rotation: o.data.rotation } : {}),
         ...(o.data.connection != null ? { connection: o.data.connection } : {}),
         options: optionsOf(r),
       });
     } else if (r.type === RESOURCE_TYPES.SubAccountBatch) {
-      const o = BatchOutputsSchema.safeParse(r.outputs ?? {});
+      const o = BatchOutputsSchema.safeParse(batchFromState(r.outputs ?? {}));
       if (!o.success) throw new Error(`the state of stack ${stack}: SubAccountBatch ${JSON.stringify(name)} has outputs this command cannot read (${issuesOf(o.error)})`);
       state.batches.push({
         name,
         alias: o.data.alias,
         balance: o.data.balance,
         count: o.data.count,
-        modelPricing: o.data.modelPricing ?? [],
-        subAccounts: (o.data.subAccounts ?? []).map((s) => ({ id: s.id, token: s.token })),
+        modelPricing: o.data.modelPricing,
+        subAccounts: o.data.subAccounts.map((s) => ({ id: s.id, token: s.token })),
         adoptTokens: o.data.adoptTokens ?? [],
         ...(o.data.connection != null ? { connection: o.data.connection } : {}),
         options: optionsOf(r),

@@ -1,35 +1,35 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
 import type { SecurityConfig } from "../api/schemas/apiKeys.js";
+import type { Rotation } from "../runtime/rotation.js";
 import { maskKey } from "../api/redact.js";
 import { MODULE } from "./typeTokens.js";
 import { claimedKey, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
-/** Restrictions of a key; each part optional, an omitted part restricts nothing. */
-export interface SecurityConfigArgs {
-  /** IP allow-list: IPv4/IPv6 addresses or CIDR ranges. */
-  ip?: pulumi.Input<{ allow: pulumi.Input<pulumi.Input<string>[]> }>;
-  /** Monthly spend limit, 0 or more. */
-  spendLimit?: pulumi.Input<{ monthly: pulumi.Input<number> }>;
-  /** Countries the key may be used from: two-letter upper-case codes. */
-  geo?: pulumi.Input<{ countries: pulumi.Input<pulumi.Input<string>[]> }>;
-  /** Models the key may call (`mode: "model"`, unique model names). */
-  models?: pulumi.Input<{ mode: pulumi.Input<"model">; items: pulumi.Input<pulumi.Input<string>[]> }>;
-}
+/**
+ * A settings value as a program gives it: the value or an Output of it at every level (each field, each array and
+ * each element), so that a setting can come from another resource or from config.
+ */
+type InputsOf<T> = T extends readonly (infer E)[] ? pulumi.Input<InputsOf<E>>[] : T extends object ? { [K in keyof T]: pulumi.Input<InputsOf<Exclude<T[K], undefined>>> } : T;
+
+/**
+ * Restrictions of a key; each part optional, an omitted part restricts nothing: `ip.allow` (IPv4/IPv6 addresses
+ * or CIDR ranges), `spendLimit.monthly` (0 or more), `geo.countries` (two-letter upper-case codes), `models`
+ * (`mode: "model"`, unique model names). The type of SecurityConfigSchema, the schema check validates it by.
+ */
+export type SecurityConfigArgs = InputsOf<SecurityConfig>;
 
 /** Restrictions as the platform holds them: the type of SecurityConfigSchema. */
 export type SecurityConfigOutput = SecurityConfig;
 
-/** When a key is replaced by a new one: by age, on a change of triggers, with an overlap. */
-export interface RotationArgs {
-  /** Rotate at the first `pulumi up` once the current key (the platform's `created_at`) is this many days old (at most 3650). */
-  everyDays?: pulumi.Input<number>;
-  /** Any JSON values: a change from one value to another rotates at the next `pulumi up` (like keepers). */
-  triggers?: pulumi.Input<unknown>;
-  /** How long the previous key stays valid after a rotation; shorter than the period, at most 8760. Default 0 (deleted at once). */
-  overlapHours?: pulumi.Input<number>;
-}
+/**
+ * When a key is replaced by a new one: `everyDays` (rotate at the first `pulumi up` once the current key, by the
+ * platform's `created_at`, is this many days old; at most 3650), `triggers` (any JSON values: a change from one
+ * value to another rotates at the next `pulumi up`, like keepers), `overlapHours` (how long the previous key
+ * stays valid; shorter than the period, at most 8760; default 0, deleted at once). The type of RotationSchema.
+ */
+export type RotationArgs = InputsOf<Rotation>;
 
 /** Inputs of an ApiKey. */
 export interface ApiKeyArgs {

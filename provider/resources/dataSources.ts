@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { UsageQuery } from "../client/account.js";
 import type { LlmAccountsClient } from "../client/client.js";
 import { readStackConfig, type ConnectionArgs, type StackConfig } from "../client/config.js";
-import { decimalToMicros, microsToDecimal } from "../api/format.js";
+import { formatMicros, toMicros } from "../api/money.js";
 import { fingerprint } from "../api/redact.js";
 import type { Model, SubAccount, UsageRow } from "../api/schemas/index.js";
 import { currentSession, startFresh, type Session, type SessionClient } from "../runtime/session.js";
@@ -101,7 +101,7 @@ export interface GetUsageResult {
 
 function sumCost(rows: UsageRow[]): string {
   // Summed in whole millionths, so that six decimal places stay exact.
-  return microsToDecimal(rows.reduce((sum, r) => sum + decimalToMicros(r.cost), 0n));
+  return formatMicros(rows.reduce((sum, r) => sum + toMicros(r.cost), 0n));
 }
 
 /** Daily spend for a date range (account-wide, or one key), validated before any call. */

@@ -1,125 +1,28 @@
-import { z } from "zod";
-import { fromWire, toWire } from "../api/casing.js";
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
-import { AliasStringSchema, SecurityConfigSchema, type ApiKeyView, type SecurityConfig } from "../api/schemas/index.js";
-import { adoptKeyFailure, AdoptKeySchema } from "./adoption.js";
-import { connectionDiff, ConnectionInputSchema } from "./connection.js";
-import { keptInState, type Props, type ReadOutcome } from "./contract.js";
+import type { ApiKeyView } from "../api/schemas/index.js";
+import { adoptKeyFailure } from "./adoption.js";
+import { issueKey, keptWithError, reissue, rotate } from "./apiKeyRotation.js";
 import {
-  KEY_DELETED,
-  TRIGGERED,
-  dueByAge,
-  expiryOf,
-  overlapHoursOf,
-  previousExpiry,
-  rotationReason,
-  RotationSchema,
-  triggersChanged,
-  type RotationState,
-} from "./rotation.js";
+  ApiKeyInputsSchema,
+  fromState,
+  outputsOf,
+  rotationStateOf,
+  viewOf,
+  type ApiKeyInputs,
+  type ApiKeyOutputs,
+  type LiveView,
+} from "./apiKeyState.js";
+import { connectionDiff } from "./connection.js";
+import type { Props, ReadOutcome } from "./contract.js";
+import { KEY_DELETED, TRIGGERED, dueByAge, previousExpiry, rotationReason, triggersChanged } from "./rotation.js";
 import type { Session, SessionClient } from "./session.js";
 import { same } from "./canonical.js";
-import { checkInputs, noKeysIn, optionalOrNull, type CheckFailure } from "./check.js";
+import { checkInputs, type CheckFailure } from "./check.js";
 
-/** A security config as users write it (camelCase), validated by the wire schema and kept in canonical form. */
-const SecurityConfigInputSchema = z
-  // Omitted, null and `{}` all mean "unrestricted": one form, so a program that did not change shows no diff.
-  .preprocess(
-    (value) => value ?? {},
-    z.custom<object>((value) => value !== null && typeof value === "object" && !Array.isArray(value), {
-      error: "must be an object { ip?, spendLimit?, geo?, models? }",
-    }),
-  )
-  .transform((value) => toWire(value))
-  .pipe(SecurityConfigSchema)
-  .transform((wire) => fromWire(wire) as SecurityConfig);
+export { ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";
 
-/** What an ApiKey takes, as check validates it: one schema, defaults filled, security config in canonical form. */
-export const ApiKeyInputsSchema = z
-  .object({
-    alias: AliasStringSchema,
-    enabled: optionalOrNull(z.boolean({ error: "must be true or false" })).transform((enabled) => enabled ?? true),
-    securityConfig: SecurityConfigInputSchema,
-    adoptKey: AdoptKeySchema,
-    connection: ConnectionInputSchema,
-    rotation: optionalOrNull(RotationSchema),
-  })
-  .superRefine(noKeysIn(["alias", "securityConfig"]), { when: () => true });
-
-/** Inputs of an ApiKey after check. */
-export type ApiKeyInputs = z.output<typeof ApiKeyInputsSchema> & {
-  /** Not declared by users: set by check (a changed trigger) and read (due by age, previous key expired). */
-  rotationDue?: string;
-};
-
-/** What the state holds: every input echoed (so diff compares like with like) and what the platform adds. */
-export type ApiKeyOutputs = ApiKeyInputs &
-  RotationState & {
-    /** The key itself: a secret output, carried forward because the platform never returns it again. */
-    key: string;
-    keyHint: string;
-    createdAt: string;
-  };
-
-type LiveView = { alias: string; enabled: boolean; securityConfig: SecurityConfig };
-/** A key the platform just issued, as declared or as close to it as it got. */
-type Issued = { key: string; createdAt: string; view: LiveView };
 type Client = SessionClient["client"];
-
-/** Omitted, null and `{}` all mean "unrestricted": one form, so a program that did not change shows no diff. */
-export function normalizeSecurityConfig(value: unknown): SecurityConfig {
-  if (value === undefined || value === null) return {};
-  return fromWire(toWire(value as SecurityConfig)) as SecurityConfig;
-}
-
-/**
- * Outputs as any version wrote them, in today's form: a state may lack `enabled` or hold its security config
- * in another spelling or as null. Read once, where old state comes in (diff, update, read).
- */
-function fromState(old: ApiKeyOutputs): ApiKeyOutputs {
-  return { ...old, enabled: old.enabled ?? true, securityConfig: normalizeSecurityConfig(old.securityConfig) };
-}
-
-/** A key's configuration as the platform answered it (a key without restrictions may answer null). */
-function viewOf(answer: { alias: string; enabled: boolean; securityConfig?: SecurityConfig | null }): LiveView {
-  return { alias: answer.alias, enabled: answer.enabled, securityConfig: answer.securityConfig ?? {} };
-}
-
-/**
- * The outputs of a key. `adoptKey` is the key the resource adopted at its creation, kept from then on whatever the
- * input says (the program may drop it, or still hold it after a rotation deleted that key).
- */
-function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live: LiveView | undefined, adoptKey: string | undefined): ApiKeyOutputs {
-  const out: ApiKeyOutputs = {
-    alias: live?.alias ?? inputs.alias,
-    enabled: live?.enabled ?? inputs.enabled,
-    securityConfig: live ? live.securityConfig : inputs.securityConfig,
-    key,
-    keyHint: maskKey(key),
-    createdAt,
-  };
-  if (adoptKey !== undefined) out.adoptKey = adoptKey;
-  if (inputs.connection !== undefined) out.connection = inputs.connection;
-  if (inputs.rotation !== undefined) out.rotation = inputs.rotation;
-  return out;
-}
-
-/** The rotation state carried from one set of outputs to the next (a key not rotated yet has none). */
-function rotationStateOf(old: RotationState): RotationState {
-  const out: RotationState = {};
-  if (old.rotatedAt !== undefined) out.rotatedAt = old.rotatedAt;
-  if (old.previousKey !== undefined) {
-    out.previousKey = old.previousKey;
-    if (old.previousKeyExpiresAt !== undefined) out.previousKeyExpiresAt = old.previousKeyExpiresAt;
-  }
-  return out;
-}
-
-/** An error the engine records as "changed, but failed", keeping `properties` as the new outputs (contract.ts). */
-function keptWithError(message: string, id: string, properties: ApiKeyOutputs): LlmAccountsError {
-  return keptInState(new LlmAccountsError(message), id, properties);
-}
 
 /** The platform's view of a key with one get, or undefined when the key does not exist. */
 async function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
@@ -213,110 +116,6 @@ export async function create(session: Session, inputs: ApiKeyInputs): Promise<{ 
     ),
   );
   return { id: fingerprint(issued.key), outs: outputsOf(inputs, issued.key, issued.createdAt, issued.view, undefined) };
-}
-
-/** A create whose answer was lost: the key may exist, and the API cannot list keys; what the user can do. */
-function adviseLostKey(err: unknown, alias: string): unknown {
-  if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) return err;
-  return err.withAdvice(
-    `The API cannot list keys: look in the web console for a key with alias ${JSON.stringify(alias)} created just now, and delete it or adopt it with \`adoptKey\``,
-  );
-}
-
-/**
- * One `api-key/create` with the declared alias and security config, plus one `api-key/status` only when the
- * key is declared disabled. A key that cannot be disabled is deleted again, so that state and platform agree
- * and a re-run starts clean; only if that fails too is it kept, through the error `kept` builds.
- */
-async function issueKey(client: Client, inputs: ApiKeyInputs, kept: (issued: Issued, cause: Error) => Error): Promise<Issued> {
-  const created = await client.apiKeys.create({ alias: inputs.alias, securityConfig: inputs.securityConfig }).catch((err: unknown) => {
-    throw adviseLostKey(err, inputs.alias);
-  });
-  const issued: Issued = { key: created.key, createdAt: created.createdAt, view: viewOf(created) };
-  if (issued.view.enabled === inputs.enabled) return issued;
-  try {
-    issued.view.enabled = await client.apiKeys.setStatus(created.key, inputs.enabled);
-    return issued;
-  } catch (err) {
-    try {
-      await client.apiKeys.delete([created.key]);
-    } catch {
-      throw kept(issued, err as Error);
-    }
-    throw new LlmAccountsError(
-      `the key was created but could not be disabled, so it was deleted again; nothing is left behind, re-run to retry: ${(err as Error).message}`,
-    );
-  }
-}
-
-/**
- * A rotation: a key from an earlier rotation still in its overlap is deleted first (one previous key at most),
- * then one new key is issued with the declared configuration; the replaced key becomes `previousKey`, deleted
- * in this update when there is no overlap. The old key itself is left as it is.
- */
-async function rotate(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
-  const { client, deletes } = session.client(inputs.connection);
-  if (old.previousKey) await deletes.delete(old.previousKey);
-  const withPrevious = (issued: Issued): ApiKeyOutputs => ({
-    ...outputsOf(inputs, issued.key, issued.createdAt, issued.view, old.adoptKey),
-    rotatedAt: issued.createdAt,
-    previousKey: old.key,
-    previousKeyExpiresAt: expiryOf(issued.createdAt, inputs.rotation),
-  });
-  const issued = await issueKey(client, inputs, (kept, cause) =>
-    keptWithError(
-      `the new key was created but could not be disabled (${cause.message}); both keys are kept in the state and the next update disables it`,
-      id,
-      withPrevious(kept),
-    ),
-  );
-  const outs = withPrevious(issued);
-  if (overlapHoursOf(inputs) > 0) return outs;
-  try {
-    await deletes.delete(old.key);
-  } catch (err) {
-    throw keptWithError(
-      `the key was rotated, but the previous key ${maskKey(old.key)} could not be deleted (${(err as Error).message}); both keys are kept in the state and the next update deletes it`,
-      id,
-      outs,
-    );
-  }
-  const { previousKey: _gone, previousKeyExpiresAt: _at, ...rest } = outs;
-  return rest;
-}
-
-/**
- * A current key a refresh found deleted elsewhere, kept for its previous key (see read): one new key with the
- * declared configuration (+1 status when disabled). The previous key lives out its overlap as after any
- * rotation; it is deleted first, coalesced, when its overlap has passed or a rotation is due as well (one
- * previous key at most, as rotate does). The gone key itself is no previous key: nothing can use it.
- */
-async function reissue(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
-  const own = session.client(inputs.connection);
-  const client = own.client;
-  const now = Date.now();
-  const rotating = rotationReason(old, inputs, now) !== undefined;
-  const drop = old.previousKey !== undefined && (rotating || previousExpiry(old, now) !== undefined);
-  // Failing here changes nothing: the state still says the key is gone, and the next update retries.
-  if (drop) await own.deletes.delete(old.previousKey!);
-  const kept = rotationStateOf(old);
-  if (drop) {
-    delete kept.previousKey;
-    delete kept.previousKeyExpiresAt;
-  }
-  const outsOf = (issued: Issued): ApiKeyOutputs => ({
-    ...outputsOf(inputs, issued.key, issued.createdAt, issued.view, old.adoptKey),
-    ...kept,
-    ...(rotating ? { rotatedAt: issued.createdAt } : {}),
-  });
-  const issued = await issueKey(client, inputs, (made, cause) =>
-    keptWithError(
-      `the new key was created but could not be disabled (${cause.message}); it is kept in the state and the next update disables it`,
-      id,
-      outsOf(made),
-    ),
-  );
-  return outsOf(issued);
 }
 
 /**

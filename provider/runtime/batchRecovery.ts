@@ -1,6 +1,7 @@
 import { CLOCK_SKEW_MS } from "../api/assumptions.js";
 import type { SubAccount, SubAccountCreateRequest } from "../api/schemas/index.js";
 import { LlmAccountsError } from "../client/errors.js";
+import { toMicros } from "../api/money.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 
 /**
@@ -8,7 +9,8 @@ import type { SubAccountsApi } from "../client/subAccounts.js";
  * nothing can change afterwards and which tells a replaced twin apart. Pricing can be edited in the console.
  */
 function madeBy(request: { balance: number }, s: SubAccount): boolean {
-  return Number(s.balance) === request.balance;
+  // In millionths, as the platform keeps it: `1.1 + 2.2` is stored as "3.300000", which Number() reads as 3.3.
+  return toMicros(s.balance) === toMicros(request.balance);
 }
 
 /** What to do about sub-accounts a lost create may have made: the runtime looks again at the next run. */

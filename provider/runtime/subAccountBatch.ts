@@ -17,14 +17,20 @@ import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake } from "./heldTokens.js";
 import { announceReplacement, takeReplacement } from "./replacements.js";
 import type { Session, SessionClient } from "./session.js";
+import { upgradeState, type StoredState, type UpgradeStep } from "./stateVersions.js";
 import { same } from "./canonical.js";
 import { checkInputs, containsUnknown, noKeysIn, type CheckFailure } from "./check.js";
+
+/** Wire pricing as the platform stores it, in the outputs' spelling: the one conversion rule of spec 2.5 (convertModelPricing, shared with the emulator). */
+function storedPricing(wire: Parameters<typeof convertModelPricing>[0]): ModelPricing[] {
+  return convertModelPricing(wire).map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
+}
 
 /** Declared pricing as users write it, validated by the request's schema and converted as the platform stores it. */
 const ModelPricingInputSchema = z
   // Omitted or null: no model permitted by the batch itself (an empty list).
   .preprocess((value) => toWire(value ?? []), ModelPricingListSchema)
-  .transform((items) => convertModelPricing(items).map((m): ModelPricing => ({ model: m.model, pricingFactor: m.pricing_factor })));
+  .transform(storedPricing);
 
 const request = SubAccountCreateRequestSchema.shape;
 
@@ -66,21 +72,31 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
    * existed before it (a replaced twin's, which the engine deletes at the end of the deployment): never adopted.
    */
   unconfirmedExcept?: number[];
+  /** The shape version of this state (stateVersions.ts); absent in states written before versions were recorded. */
+  stateVersion?: number;
 };
 
-/**
- * Pricing as any version wrote it in the state, as the platform stores it: the one conversion rule of spec 2.5
- * (`convertModelPricing`, shared with the emulator). Inputs come through check, which converts the same way.
- */
+/** Pricing as any version wrote it in the state, as the platform stores it (storedPricing; check converts inputs the same way). */
 export function normalizeModelPricing(value: unknown): ModelPricing[] {
   if (!Array.isArray(value)) return [];
-  const wire = toWire(value) as Parameters<typeof convertModelPricing>[0];
-  return convertModelPricing(wire).map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
+  return storedPricing(toWire(value) as Parameters<typeof convertModelPricing>[0]);
 }
 
-/** Outputs as any version wrote them, in today's form: read once, where old state comes in (diff, update, read). */
-function fromState(old: SubAccountBatchOutputs): SubAccountBatchOutputs {
-  return { ...old, modelPricing: normalizeModelPricing(old.modelPricing), subAccounts: old.subAccounts ?? [], tokens: old.tokens ?? [] };
+/**
+ * The upgrade steps of a SubAccountBatch's state (stateVersions.ts): BATCH_UPGRADES[n] reads a state of version n.
+ * 0 -> 1: a state written before versions were recorded may hold its pricing in the deprecated or wire spelling
+ * (converted as the platform stores it) and lack `subAccounts` and `tokens` (none).
+ */
+export const BATCH_UPGRADES: readonly UpgradeStep[] = [
+  (state) => ({ ...state, modelPricing: normalizeModelPricing(state.modelPricing), subAccounts: state.subAccounts ?? [], tokens: state.tokens ?? [] }),
+];
+
+/** The version of the state this package writes. */
+export const BATCH_STATE_VERSION = BATCH_UPGRADES.length;
+
+/** Outputs as any version wrote them, in today's shape: read once, where old state comes in (diff, update, read). */
+export function fromState(old: SubAccountBatchOutputs | StoredState): SubAccountBatchOutputs {
+  return upgradeState(old as StoredState, BATCH_UPGRADES) as SubAccountBatchOutputs;
 }
 
 function view(s: SubAccount): SubAccountView {
@@ -109,6 +125,7 @@ function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[],
     modelPricing: inputs.modelPricing,
     subAccounts: sorted,
     tokens: sorted.map((s) => s.token),
+    stateVersion: BATCH_STATE_VERSION,
   };
   if (adopted.length > 0) out.adoptTokens = [...adopted];
   if (inputs.connection !== undefined) out.connection = inputs.connection;

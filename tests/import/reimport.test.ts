@@ -278,7 +278,8 @@ describe("reading the stack's state and config", () => {
     const state = parseStackExport(exported(resources), "dev");
     expect(state.keys).toEqual([{ name: "ci", key, adoptKey: key, alias: "ci", enabled: false, securityConfig: {}, options: { protect: true, parentedUrn: resources[2].urn } }]);
     expect(state.batches).toEqual([
-      { name: "team-a-2", alias: "team-a", balance: 5, count: 1, modelPricing: [{ model: "m", pricing_factor: 2 }], subAccounts: [{ id: 4, token }], adoptTokens: [], options: {} },
+      // Read through the provider's upgrade chain: the pricing of an older state in today's spelling.
+      { name: "team-a-2", alias: "team-a", balance: 5, count: 1, modelPricing: [{ model: "m", pricingFactor: 2 }], subAccounts: [{ id: 4, token }], adoptTokens: [], options: {} },
     ]);
     expect(state.foreign).toEqual(['random:index/randomPet:RandomPet "pet"']);
     expect(() => parseStackExport(exported([{ ...resources[2], outputs: { key: { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" } } }]), "dev")).toThrow(

@@ -48,7 +48,9 @@ describe("ApiKey provider", () => {
 
   test("a state as an earlier version may have written it (no enabled, security config null or wire-spelled) is read once: no diff, no call", async () => {
     const securityConfig = { spendLimit: { monthly: 5 } };
-    const { id, outs } = await created({ alias: "older", securityConfig });
+    const { id, outs: current } = await created({ alias: "older", securityConfig });
+    // Earlier versions recorded no state version: that is what tells their shape apart (stateVersions.ts).
+    const { stateVersion: _v, ...outs } = current;
     const news = await checked({ alias: "older", securityConfig });
     for (const written of [{ securityConfig: { spend_limit: { monthly: 5 } } }, { enabled: undefined }]) {
       const old = { ...outs, ...written } as ApiKeyOutputs;
@@ -58,7 +60,7 @@ describe("ApiKey provider", () => {
       expect(emu.requests()).toHaveLength(0);
     }
     const bare = await created({ alias: "older-bare" });
-    const old = { ...bare.outs, securityConfig: null } as unknown as ApiKeyOutputs;
+    const old = { ...bare.outs, stateVersion: undefined, securityConfig: null } as unknown as ApiKeyOutputs;
     expect(await apiKey.diff(bare.id, old, await checked({ alias: "older-bare" }))).toMatchObject({ changes: false });
     expect((await apiKey.read(bare.id, old)).props).toMatchObject({ securityConfig: {} });
   });

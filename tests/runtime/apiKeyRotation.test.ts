@@ -461,7 +461,8 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     emu.clearRequests();
     const refreshed = found(await apiKey.read("legacy-id", old));
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
-    expect(refreshed.props).toEqual(old);
+    // The refresh records the state's shape version (stateVersions.ts): the one field 0.1.0 did not write.
+    expect(refreshed.props).toEqual({ ...old, stateVersion: 1 });
     expect(inputsAfterRefresh(refreshed, oldInputs)).toEqual(oldInputs);
 
     const same = await checked({ alias: "legacy", securityConfig: { geo: { countries: ["SG"] } } }, oldInputs);
@@ -472,7 +473,7 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     const renamed = await checked({ alias: "legacy2", securityConfig: { geo: { countries: ["SG"] } } }, oldInputs);
     const { outs } = await apiKey.update("legacy-id", old, renamed);
     expect(calls(emu)).toEqual({ "api-key/edit": 1 });
-    expect(outs).toEqual({ ...old, alias: "legacy2" });
+    expect(outs).toEqual({ ...old, alias: "legacy2", stateVersion: 1 });
 
     emu.clearRequests();
     await apiKey.delete("legacy-id", old);
