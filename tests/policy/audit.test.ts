@@ -255,7 +255,9 @@ describe("the command line", () => {
         if (seen.has(file)) return;
         seen.add(file);
         const text = readFileSync(file, "utf8");
-        for (const [, spec] of text.matchAll(/(?:^|\n)\s*(?:import|export)[^;'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+        // A static import or export, or a dynamic import (the transport loads got at its first request).
+        for (const [, staticSpec, dynamicSpec] of text.matchAll(/(?:^|\n)\s*(?:import|export)[^;'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+          const spec = staticSpec ?? dynamicSpec;
           if (spec.startsWith(".")) visit(resolve(dirname(file), spec));
           else out.add(spec);
         }
