@@ -1,4 +1,4 @@
-import got, { RequestError, type Response } from "got";
+import type { Got, RequestError, Response } from "got";
 import { ZodError, type z } from "zod";
 import { HOUR_MS, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, RATE_LIMIT_STATUS } from "../api/assumptions.js";
 import { wirePath } from "../api/casing.js";
@@ -23,14 +23,28 @@ import { ErrorBodySchema } from "../api/schemas/common.js";
 import { validateRateLimitOptions } from "./settings.js";
 import { USER_AGENT } from "../version.js";
 
-/** The one got instance: no retries of its own (the RetryPolicy decides), no redirects, text bodies, our errors. */
-const http = got.extend({
-  responseType: "text",
-  throwHttpErrors: false,
-  followRedirect: false,
-  retry: { limit: 0 },
-  headers: { accept: "application/json", "user-agent": USER_AGENT },
-});
+/** got, once loaded, and its one instance: no retries of its own (the RetryPolicy decides), no redirects, text bodies. */
+let loaded: { http: Got; RequestError: typeof RequestError } | undefined;
+
+/**
+ * got is loaded at the first request, not with this module: a program imports the package (and with it the
+ * client, for its data sources and exports) but sends nothing itself, nor does a preview's plugin (check and
+ * diff call no API). got and its dependencies cost a process about 14 MiB and a few hundred milliseconds.
+ */
+async function loadGot(): Promise<NonNullable<typeof loaded>> {
+  if (loaded) return loaded;
+  const got = await import("got");
+  return (loaded ??= {
+    RequestError: got.RequestError,
+    http: got.default.extend({
+      responseType: "text",
+      throwHttpErrors: false,
+      followRedirect: false,
+      retry: { limit: 0 },
+      headers: { accept: "application/json", "user-agent": USER_AGENT },
+    }),
+  });
+}
 
 /** The API's code and message from an error body: the shape of spec 7, else a bare `{code, message}`. */
 function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
@@ -213,6 +227,7 @@ export class HttpTransport extends ShowsOriginOnly {
     if (query) {
       for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     }
+    const { http } = await loadGot();
     const pending = http(url, {
       method: op.method,
       body: op.method === "GET" ? undefined : JSON.stringify(body),
@@ -231,11 +246,14 @@ export class HttpTransport extends ShowsOriginOnly {
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */
   private networkError(op: Operation, err: unknown): NetworkFailureOutcome {
     const operation = describeOperation(op);
-    const code = err instanceof RequestError ? err.code : undefined;
+    // A got failure comes from a request, so got is loaded by then.
+    const RequestError = loaded?.RequestError;
+    const gotError = RequestError !== undefined && err instanceof RequestError ? err : undefined;
+    const code = gotError?.code;
     const event = (err as { event?: string }).event;
-    const isTimeout = err instanceof RequestError && err.name === "TimeoutError";
+    const isTimeout = gotError?.name === "TimeoutError";
     // TLS sends no request byte before the handshake completes: an https request without `secureConnect` was not sent.
-    const timings = err instanceof RequestError ? err.timings : undefined;
+    const timings = gotError?.timings;
     const handshakeIncomplete = this.base.protocol === "https:" && timings !== undefined && timings.secureConnect === undefined;
     const { sent, transient, tls } = classify({ code, timeoutEvent: isTimeout ? (event ?? "request") : undefined, handshakeIncomplete });
     const tlsFailed = tls ? "; the TLS handshake failed, so nothing was sent" : "";

@@ -6,7 +6,7 @@ import { resolveClientOptions } from "../client/config.js";
 import { groupSubAccounts } from "../account/batchGroups.js";
 import { parseKeyList } from "../account/keyList.js";
 import { AuthenticationError, NotFoundError } from "../client/errors.js";
-import { LEVELS, parseOptions, PolicyConfigError, RULES, type Finding, type Level, type Rule } from "./rules.js";
+import { LEVELS, parseOptions, PolicyConfigError, RULES, ruleUrl, type Finding, type Level, type Rule, type Severity } from "./rules.js";
 import { batchFromLive, keyFromLive } from "./subjects.js";
 import { UsageError } from "../usageError.js";
 
@@ -44,8 +44,12 @@ export interface AuditFinding {
   object: string;
   rule: string;
   level: Exclude<Level, "disabled">;
+  /** The rule's severity, as the pack reports it to Pulumi. */
+  severity: Severity;
   path: string;
   message: string;
+  /** Where the rule is documented, as the pack reports it to Pulumi. */
+  url: string;
 }
 
 function levelOf(value: unknown, where: string): Level {
@@ -134,7 +138,7 @@ export function evaluate(configured: Configured[], live: Awaited<ReturnType<type
     if (rule.scope === "ApiKey") found = live.keys.flatMap((k) => rule.check(k, options));
     else if (rule.scope === "SubAccountBatch") found = live.batches.flatMap((b) => rule.check(b, options));
     else found = rule.check({ label: "the account", keys: live.keys, batches: live.batches }, options);
-    for (const f of found) findings.push({ object: redact(f.object), rule: rule.name, level, path: f.path, message: redact(f.message) });
+    for (const f of found) findings.push({ object: redact(f.object), rule: rule.name, level, severity: rule.severity, path: f.path, message: redact(f.message), url: ruleUrl(rule) });
   }
   return findings;
 }

@@ -1,6 +1,6 @@
 import type { Policies, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
 import { RESOURCE_TYPES } from "../resources/typeTokens.js";
-import { configSchema, findingText, parseOptions, POLICY_DOCS_URL, RULES, type Rule } from "./rules.js";
+import { configSchema, findingText, parseOptions, RULES, ruleUrl, type Rule } from "./rules.js";
 import { batchFromProps, keyFromProps, type BatchSubject, type KeySubject } from "./subjects.js";
 
 /** The options of a rule as the engine configured them (parsed). */
@@ -32,7 +32,7 @@ function metadata(rule: Rule) {
     enforcementLevel: "advisory" as const,
     severity: rule.severity,
     remediationSteps: rule.remediation,
-    url: `${POLICY_DOCS_URL}#${rule.name}`,
+    url: ruleUrl(rule),
     tags: [...rule.tags],
     configSchema: configSchema(rule),
   };

@@ -41,6 +41,11 @@ export type Severity = "low" | "medium" | "high" | "critical";
  */
 export const POLICY_DOCS_URL = "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts/blob/main/docs/guides/policy.md";
 
+/** Where a rule is documented: the pack's `url` and each audit finding's. */
+export function ruleUrl(rule: { name: string }): string {
+  return `${POLICY_DOCS_URL}#${rule.name}`;
+}
+
 type Options = z.ZodObject;
 interface Base<O extends Options> {
   name: string;

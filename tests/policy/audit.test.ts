@@ -118,7 +118,15 @@ describe("llm-accounts audit", () => {
     expect(old.code).toBe(0);
     const { findings } = JSON.parse(old.out) as { findings: AuditFinding[] };
     expect(findings).toEqual([
-      { object: `API key sk-...${keys.ci.slice(-4)}`, rule: "api-key-rotation", level: "advisory", path: "createdAt", message: "the key is 100 days old, older than maxAgeDays 90" },
+      {
+        object: `API key sk-...${keys.ci.slice(-4)}`,
+        rule: "api-key-rotation",
+        level: "advisory",
+        severity: "medium",
+        path: "createdAt",
+        message: "the key is 100 days old, older than maxAgeDays 90",
+        url: "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts/blob/main/docs/guides/policy.md#api-key-rotation",
+      },
     ]);
   });
 
@@ -247,7 +255,9 @@ describe("the command line", () => {
         if (seen.has(file)) return;
         seen.add(file);
         const text = readFileSync(file, "utf8");
-        for (const [, spec] of text.matchAll(/(?:^|\n)\s*(?:import|export)[^;'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+        // A static import or export, or a dynamic import (the transport loads got at its first request).
+        for (const [, staticSpec, dynamicSpec] of text.matchAll(/(?:^|\n)\s*(?:import|export)[^;'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+          const spec = staticSpec ?? dynamicSpec;
           if (spec.startsWith(".")) visit(resolve(dirname(file), spec));
           else out.add(spec);
         }
