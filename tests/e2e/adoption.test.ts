@@ -128,10 +128,10 @@ describe("an existing account brought under management with llm-accounts import 
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "team-b-renamed")).toHaveLength(2);
   }, 300_000);
 
-  test("one batch's count raised: exactly one create, the adopted ones untouched", async () => {
+  test("one batch's count raised: exactly one create (and its edit), the adopted ones untouched", async () => {
     const before = liveTokens();
     editProgram("count: 2,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}", "count: 3,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}");
-    expect(await upCalls()).toEqual({ "sub-account/create": 1, "sub-account/list": 1 });
+    expect(await upCalls()).toEqual({ "sub-account/create": 1, "sub-account/edit": 1, "sub-account/list": 1 });
     expect(liveTokens()).toEqual(expect.arrayContaining(before));
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "ops")).toHaveLength(3);
   }, 300_000);
@@ -157,7 +157,7 @@ describe("an existing account brought under management with llm-accounts import 
     const up = await pulumi(stack.up());
     await expectSettled(stack);
     expect(up.stdout + up.stderr).toContain(`late: sub-account ${vanishing.id} no longer listed; the batch creates one in place of each to reach count`);
-    expect(writesIn(emu.calls())).toEqual(["sub-account/create"]);
+    expect(writesIn(emu.calls()).sort()).toEqual(["sub-account/create", "sub-account/edit"]);
     expect(emu.calls()["sub-account/create"]).toBe(1);
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "late").map((s) => s.token)).toEqual([kept.token, expect.any(String)]);
     // Repaired: the warning says what to edit, and once that is done it ends, with nothing written.

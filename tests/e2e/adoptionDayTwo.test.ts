@@ -158,7 +158,7 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
 
   test("one up --refresh repairs both: one status call, one create; the adopted sub-accounts that remain are kept", async () => {
     const repair = await up("--refresh");
-    expect(writesIn(repair.calls)).toEqual({ "api-key/status": 1, "sub-account/create": 1 });
+    expect(writesIn(repair.calls)).toEqual({ "api-key/status": 1, "sub-account/create": 1, "sub-account/edit": 1 });
     expect(emu.state.getKey(ciRunner)?.enabled).toBe(true);
     const now = teamTokens();
     expect(now).toHaveLength(3);
