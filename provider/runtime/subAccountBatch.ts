@@ -147,6 +147,7 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * same sub-accounts that the old batch's delete then removes. Its balance applies to sub-accounts it creates.
  * `adoptTokens` removed or `[]` after adoption changes nothing; a `count` below the adopted sub-accounts held
  * fails here, at preview, and so does a `count` too low for the tokens newly listed to join without a delete.
+ * A held sub-account whose alias or pricing differs from the declared ones is a change (update's edit aligns it).
  */
 export async function diff(session: Session, _id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
@@ -174,8 +175,13 @@ export async function diff(session: Session, _id: string, state: SubAccountBatch
   if (olds.balance !== news.balance && !adopting) replaces.push("balance");
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
+  // Each sub-account held, not only the batch's alias and pricing: a batch may hold some that differ (one left under
+  // its create's marked alias by an edit that failed, one renamed in the console) while the alias and pricing its
+  // outputs give (one value for the batch, which a refresh takes from one sub-account) match the declared ones.
+  const stray = olds.subAccounts.some((s) => s.alias !== news.alias || !same(normalizeModelPricing(s.modelPricing), news.modelPricing));
   const changed =
     replaces.length > 0 ||
+    stray ||
     olds.alias !== news.alias ||
     olds.balance !== news.balance ||
     olds.count !== news.count ||

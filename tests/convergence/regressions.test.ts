@@ -177,4 +177,15 @@ describe("histories that once broke convergence", () => {
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ lostSubAccountCreates: 1 });
   });
+
+  test("a count raised whose edit fails after the create: the refresh that follows does not hide the sub-account left under its marked alias", async () => {
+    // Seed 20261123, history 1973 of the two-stack soak, shrunk (one stack is enough). The raise creates one
+    // sub-account under its marked alias, then the edit that sets the declared alias meets 500s: the failure's
+    // outputs keep the marked alias as the batch's. The final up --refresh read the batch, found the older
+    // sub-account with the declared alias differ from that and reported it as the batch's alias, so the diff saw
+    // nothing to change and the new sub-account stayed under its marked alias, gate passing.
+    const grow = { ...batch("b7", 0), count: 2 };
+    const report = await runHistory([up({ batches: [batch("b7", 0)] }), up({ batches: [grow] }, [{ kind: "500", ops: ["sub-account/edit"], rate: 1 }])]);
+    expect(report.violations).toEqual([]);
+  });
 });

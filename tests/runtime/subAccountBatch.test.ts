@@ -87,6 +87,18 @@ describe("SubAccountBatch provider", () => {
     expect((await subAccountBatch.diff(id, outs, news)).changes).toBe(false);
   });
 
+  test("diff: a sub-account whose alias or pricing differs from the declared ones is a change, even when the batch's alias and pricing match", async () => {
+    // A refresh gives the batch one alias, taken from one sub-account: after an edit that failed past a create, the
+    // outputs named the marked alias, the refresh the declared one of the older sub-account, and the sub-account
+    // still under its marked alias went unseen (two-stack soak, seed 20261123, history 1973).
+    const { id, outs } = await created({ alias: "mixed", balance: 5, count: 2, modelPricing: pricing });
+    const news = await checked({ alias: "mixed", balance: 5, count: 2, modelPricing: pricing });
+    expect((await subAccountBatch.diff(id, outs, news)).changes).toBe(false);
+    const stray = (alias: string, modelPricing = pricing) => ({ ...outs, subAccounts: [outs.subAccounts[0], { ...outs.subAccounts[1], alias, modelPricing }] });
+    expect((await subAccountBatch.diff(id, stray("mixed~0123456789ab"), news)).changes).toBe(true);
+    expect((await subAccountBatch.diff(id, stray("mixed", [{ model: "model-a", pricingFactor: 2 }]), news)).changes).toBe(true);
+  });
+
   test("read: one list call, and one more confirming the one it misses; a sub-account deleted elsewhere drops out and the next update recreates it", async () => {
     const { id, outs } = await created({ alias: "oob", balance: 5, count: 3, modelPricing: pricing });
     emu.state.deleteSubAccounts([outs.tokens[1]]);
