@@ -90,6 +90,7 @@ describe("a stack through its life with the real Pulumi CLI", () => {
 
   test("sub-account count 2 -> 4 -> 1: one create and its edit, then one delete", async () => {
     await stack.setConfig("count", 4);
+    // The create of the difference and the edit that sets the declared alias on what it made (CREATE_MARKER).
     expect(await upCalls()).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
     expect(liveTeam()).toHaveLength(4);
     await stack.setConfig("count", 1);
