@@ -72,8 +72,8 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
    */
   unconfirmedAlias?: string;
   /**
-   * Written by 0.1.x before `unconfirmedAlias`, with `unconfirmedSince`, when that create replaced a batch: the
-   * ids of the sub-accounts with this alias that existed before it (a replaced twin's): never adopted.
+   * Written by earlier versions (before `unconfirmedAlias`), with `unconfirmedSince`, when that create replaced a
+   * batch: the ids of the sub-accounts with this alias that existed before it (a replaced twin's): never adopted.
    */
   unconfirmedExcept?: number[];
   /** The shape version of this state (stateVersions.ts); absent in states written before versions were recorded. */
