@@ -1,18 +1,23 @@
-// `npm run soak -- --runs N --seed S`: N generated histories of program changes, faults, console edits and
-// emulator restarts (tests/convergence), each checked against the invariant of issues 12 and 22. A violation
-// stops the soak and shrinks to a minimal history; with --keep-going it is printed and the soak goes on.
+// `npm run soak -- --runs N --seed S [--stacks N]`: N generated histories of program changes, faults, console
+// edits and emulator restarts (tests/convergence), each checked against the invariant of issues 12, 22 and 28.
+// With --stacks N (default 1), every `up` is a round of N stacks on one account at once. A violation stops the
+// soak and shrinks to a minimal history; with --keep-going it is printed and the soak goes on.
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
-const { values } = parseArgs({ options: { runs: { type: "string", default: "200" }, seed: { type: "string" }, "keep-going": { type: "boolean", default: false } } });
-for (const [name, value] of Object.entries({ runs: values.runs, seed: values.seed })) {
+const { values } = parseArgs({ options: { runs: { type: "string", default: "200" }, seed: { type: "string" }, "keep-going": { type: "boolean", default: false }, stacks: { type: "string", default: "1" } } });
+for (const [name, value] of Object.entries({ runs: values.runs, seed: values.seed, stacks: values.stacks })) {
   if (value !== undefined && !/^\d+$/.test(value)) {
     console.error(`--${name} must be a whole number, got "${value}"`);
     process.exit(2);
   }
+}
+if (Number(values.stacks) < 1) {
+  console.error(`--stacks must be 1 or more, got "${values.stacks}"`);
+  process.exit(2);
 }
 const seed = values.seed ?? String(Date.now() % 2 ** 31);
 const result = spawnSync(
@@ -21,7 +26,7 @@ const result = spawnSync(
   {
     cwd: repo,
     stdio: "inherit",
-    env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --experimental-vm-modules`, SOAK_RUNS: values.runs, SOAK_SEED: seed, SOAK_KEEP_GOING: values["keep-going"] ? "1" : "0" },
+    env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --experimental-vm-modules`, SOAK_RUNS: values.runs, SOAK_SEED: seed, SOAK_STACKS: values.stacks, SOAK_KEEP_GOING: values["keep-going"] ? "1" : "0" },
   },
 );
 process.exit(result.status ?? 1);

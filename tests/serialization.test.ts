@@ -79,7 +79,16 @@ describe("the serialized provider", () => {
     );
     expect(out.create.outs.count).toBe(2);
     expect(out.update.outs.count).toBe(3);
-    expect(emu.requests().map((r) => r.op)).toEqual(["sub-account/create", "sub-account/list", "sub-account/create", "sub-account/delete"]);
+    // Each create (the batch's, then the raise's) is followed by the edit that gives its sub-accounts the declared
+    // alias in place of the create's marked one (provider/api/assumptions.ts, CREATE_MARKER).
+    expect(emu.requests().map((r) => r.op)).toEqual([
+      "sub-account/create",
+      "sub-account/edit",
+      "sub-account/list",
+      "sub-account/create",
+      "sub-account/edit",
+      "sub-account/delete",
+    ]);
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "ser-team")).toHaveLength(0);
   });
 

@@ -147,8 +147,23 @@ export const RATE_LIMIT_STATUS = 429;
 export const MAX_RETRY_AFTER_MS = 2 * MINUTE_MS;
 
 /**
+ * What marks the sub-accounts of one batch create until the edit that follows it gives them the declared alias:
+ * the create sends `<alias>~<12 hex digits>` (the alias cut to fit 128 characters), random per create. The spec
+ * gives a create no request id and a sub-account no field of ours but its alias and pricing, and a lost create's
+ * recovery must find what THIS create made: by alias, balance and time it may take what another stack (another
+ * plugin process, on the same account) created with the same alias and balance at the same moment, and delete
+ * it later. Costs one sub-account edit per create that has nothing else to edit (an update that also renames or
+ * reprices makes the one edit it made before); in exchange a lost create's recovery needs no clock and no list
+ * before a replacing create. Chosen over refusing to adopt what cannot be told apart: a process cannot tell
+ * another stack's sub-accounts from its own create's, so it would refuse every time and leave every lost
+ * create's sub-accounts to the user.
+ */
+export const CREATE_MARKER = "~";
+
+/**
  * How far the platform's clock may be behind ours when a lost batch create is looked for by `created_at`:
  * sub-accounts created up to this long before the request count as its own (the spec shows no clock guarantee).
+ * Used only for states written before CREATE_MARKER, whose lost creates carry no marked alias.
  */
 export const CLOCK_SKEW_MS = 5_000;
 

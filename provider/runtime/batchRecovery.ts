@@ -1,12 +1,27 @@
-import { CLOCK_SKEW_MS } from "../api/assumptions.js";
+import { randomBytes } from "node:crypto";
+import { ALIAS_MAX_LENGTH, CLOCK_SKEW_MS, CREATE_MARKER } from "../api/assumptions.js";
 import type { SubAccount, SubAccountCreateRequest } from "../api/schemas/index.js";
 import { LlmAccountsError } from "../client/errors.js";
 import { toMicros } from "../api/money.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 
 /**
- * True when a listed sub-account (found by alias) can be what a create request made: its balance, which
- * nothing can change afterwards and which tells a replaced twin apart. Pricing can be edited in the console.
+ * The alias one create gives its sub-accounts: the declared alias with a marker no other create carries
+ * (CREATE_MARKER, then random hex), cut to fit ALIAS_MAX_LENGTH. The platform keeps it until the edit that
+ * follows the create sets the declared alias, so what a lost create made is found by this alias alone, whatever
+ * another stack, process or earlier run created with the same alias and balance at the same time.
+ */
+export function markedAlias(alias: string, nonce: string = randomBytes(6).toString("hex")): string {
+  const suffix = `${CREATE_MARKER}${nonce}`;
+  let cut = Math.min(alias.length, ALIAS_MAX_LENGTH - suffix.length);
+  // Never half of a surrogate pair.
+  if (cut > 0 && cut < alias.length && /[\uD800-\uDBFF]/.test(alias[cut - 1])) cut--;
+  return `${alias.slice(0, cut)}${suffix}`;
+}
+
+/**
+ * For states written before the marker: true when a listed sub-account (found by alias) can be what a create
+ * request made, by its balance, which nothing can change afterwards.
  */
 function madeBy(request: { balance: number }, s: SubAccount): boolean {
   // In millionths, as the platform keeps it: `1.1 + 2.2` is stored as "3.300000", which Number() reads as 3.3.
@@ -18,79 +33,86 @@ function lostSubAccountsAdvice(alias: string): string {
   return `List sub-accounts with alias ${JSON.stringify(alias)} (getSubAccounts({ alias })) to see them; the next run looks for them again and adopts what this create made`;
 }
 
-/** A create whose answer was lost and whose recovery list failed too: sub-accounts may exist unrecorded. */
+/**
+ * A create whose answer was lost and whose recovery could not tell what it made: sub-accounts may exist
+ * unrecorded, with the alias `marked` (that create's own, see markedAlias).
+ */
 export class UnconfirmedCreateError extends LlmAccountsError {
   constructor(
     message: string,
     operation: string | undefined,
     /** When the create was sent (our clock). */
     readonly since: number,
+    /** The alias the create gave its sub-accounts: only it carries it. */
+    readonly marked: string,
   ) {
     super(message, { operation, mayHaveSucceeded: true });
   }
 }
 
 /**
- * The listed sub-accounts that a lost create, recorded in the state as `unconfirmedSince`, may have made:
- * the batch's alias and balance, not known yet, created since then (allowing for the platform's clock), and
- * not among the ids that existed before it (`unconfirmedExcept`).
+ * The sub-accounts a lost create recorded as `unconfirmedAlias` made: those that still carry its marked alias
+ * (no other create carries it). States written before the marker have `unconfirmedSince` only: for them, as
+ * then, the listed sub-accounts of the batch's alias and balance created since (allowing for the platform's
+ * clock), not among the ids that existed before it (`unconfirmedExcept`) nor `known` (heldTokens.ts).
  */
 export function unconfirmedAmong(
-  old: { alias: string; balance: number; unconfirmedSince?: string; unconfirmedExcept?: number[] },
+  old: { alias: string; balance: number; unconfirmedAlias?: string; unconfirmedSince?: string; unconfirmedExcept?: number[] },
   listed: readonly SubAccount[],
   known: ReadonlySet<string>,
 ): SubAccount[] {
+  if (old.unconfirmedAlias) return listed.filter((s) => s.alias === old.unconfirmedAlias && !known.has(s.token));
   if (!old.unconfirmedSince) return [];
   const since = Date.parse(old.unconfirmedSince) - CLOCK_SKEW_MS;
-  // What existed before a replacing create (a twin's) was not made by it (replacements.ts).
   const existed = new Set(old.unconfirmedExcept ?? []);
-  return listed.filter((s) => s.alias === old.alias && !known.has(s.token) && !existed.has(s.id) && Date.parse(s.createdAt) >= since && madeBy(old, s));
+  return listed.filter(
+    (s) => s.alias === old.alias && !known.has(s.token) && !existed.has(s.id) && Date.parse(s.createdAt) >= since && madeBy(old, s),
+  );
+}
+
+/** The alias to list for what a batch's lost create made: its marked alias, or (states before the marker) its own. */
+export function unconfirmedListAlias(old: { alias: string; unconfirmedAlias?: string }): string {
+  return old.unconfirmedAlias ?? old.alias;
 }
 
 /**
- * One batch create. If the answer is lost (the create may have happened), the sub-accounts are found by
- * alias and adopted instead of being created twice: the sub-account group can list, unlike API keys. When
- * that cannot be known either, an UnconfirmedCreateError says since when they may exist.
+ * One batch create, its sub-accounts under a marked alias (markedAlias) that the caller then replaces with the
+ * declared one in the edit that aligns the batch. If the answer is lost (the create may have happened), one
+ * list of the marked alias finds what it made, which is adopted instead of being created twice: nothing else
+ * carries that alias, so nothing another stack or an earlier run made is taken. When that list fails too, an
+ * UnconfirmedCreateError names the marked alias, which the state keeps for the next run.
  */
-export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest, known: ReadonlySet<string>): Promise<SubAccount[]> {
+export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest): Promise<SubAccount[]> {
   const startedAt = Date.now();
+  const marked = { ...request, alias: markedAlias(request.alias) };
+  const unconfirmed = (message: string, operation: string | undefined) =>
+    new UnconfirmedCreateError(message, operation, startedAt, marked.alias).withAdvice(lostSubAccountsAdvice(marked.alias));
   try {
-    return await api.create(request);
+    return await api.create(marked);
   } catch (err) {
     if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
-    let listed: SubAccount[];
+    let found: SubAccount[];
     try {
-      listed = await api.list({ alias: request.alias });
+      found = (await api.list({ alias: marked.alias })).filter((s) => s.alias === marked.alias).sort((a, b) => a.id - b.id);
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
-      throw new UnconfirmedCreateError(
-        `${err.message}; looking for sub-accounts with alias "${request.alias}" failed too: ${(listErr as Error).message}`,
-        err.operation,
-        startedAt,
-      ).withAdvice(lostSubAccountsAdvice(request.alias));
+      throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);
     }
-    // Same alias is not enough: a replaced twin (another balance) may carry it too.
-    const found = listed
-      .filter((s) => !known.has(s.token) && Date.parse(s.createdAt) >= startedAt - CLOCK_SKEW_MS && madeBy(request, s))
-      .sort((a, b) => a.id - b.id);
     if (found.length === request.count) return found;
     if (found.length === 0) {
       // Nothing was created: the request did not take effect, so sending it again cannot make a duplicate.
       try {
-        return await api.create(request);
+        return await api.create(marked);
       } catch (again) {
         // Its answer may be lost too: then the next run looks again.
-        if (again instanceof LlmAccountsError && again.mayHaveSucceeded) {
-          throw new UnconfirmedCreateError(again.message, again.operation, startedAt).withAdvice(lostSubAccountsAdvice(request.alias));
-        }
+        if (again instanceof LlmAccountsError && again.mayHaveSucceeded) throw unconfirmed(again.message, again.operation);
         throw again;
       }
     }
-    throw new UnconfirmedCreateError(
-      `the sub-account create may have partly happened: ${found.length} of ${request.count} new sub-accounts with alias "${request.alias}" were found; ` +
+    throw unconfirmed(
+      `the sub-account create may have partly happened: ${found.length} of ${request.count} new sub-accounts with alias "${marked.alias}" were found; ` +
         `re-run: the next run adopts them and creates the rest`,
       err.operation,
-      startedAt,
     );
   }
 }

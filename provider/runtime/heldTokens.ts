@@ -1,6 +1,8 @@
 /**
  * Sub-account tokens that batches hold or made, as this session saw them: the outputs diff and read get, what
- * create and update return, what a create's answer named. A lost create's recovery never takes one of them: a
+ * create and update return, what a create's answer named. Needed only for a batch that an earlier version kept as
+ * unconfirmed (`unconfirmedSince` without `unconfirmedAlias`: its lost create carried no marked alias, see
+ * batchRecovery.ts), whose recovery goes by alias, balance and time and never takes one of them: a
  * batch create made by another request (the batch that replaced a twin left pending, made after that twin's
  * lost create) has the same alias and balance and is newer, and only this process knows whose it is. The engine
  * deletes last, after every declared resource's diff, create and update in the same plugin process, so the

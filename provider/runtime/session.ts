@@ -14,7 +14,6 @@
  *     deletes       its DeleteCoalescer (deleteCoalescer.ts), made on first use
  *     subAccounts   its SharedSubAccountList (sharedList.ts), made on first use
  *     heldTokens    Set<string>: sub-account tokens batches hold or made (heldTokens.ts)
- *     replacements  Map<alias, count>: batch replacements diff announced (replacements.ts)
  *     answers       Map<string, Promise>: the data sources' answers (dataSources.ts)
  *
  * HOW A RUNTIME FUNCTION GETS IT
@@ -53,8 +52,6 @@ export class SessionClient {
   private list: SharedSubAccountList | undefined;
   /** Sub-account tokens batches hold or made, as this session saw them (heldTokens.ts). */
   readonly heldTokens = new Set<string>();
-  /** Batch replacements diff announced in this session, counted by alias (replacements.ts). */
-  readonly replacements = new Map<string, number>();
   /** The data sources' answers, by call and arguments (dataSources.ts). */
   readonly answers = new Map<string, Promise<unknown>>();
 
@@ -123,8 +120,8 @@ export function currentSession(): Session {
 
 /**
  * Starts a new session: every client made so far is forgotten, and with it what each kept (the delete
- * coalescer's learned parallelism, the shared list's last answer, held tokens, announced replacements, data
- * source answers, the write count). The limiters stay, and the client overrides unless `options` gives new ones;
+ * coalescer's learned parallelism, the shared list's last answer, held tokens, data source answers, the write
+ * count). The limiters stay, and the client overrides unless `options` gives new ones;
  * `options.stackConfig` is written to the config slot. Returns the new session.
  */
 export function startFresh(options: SessionOptions = {}): Session {

@@ -12,10 +12,9 @@ import {
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, joiningCountFailure, nextAdoption } from "./adoption.js";
 import { connectionDiff, ConnectionInputSchema } from "./connection.js";
-import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
+import { createBatch, unconfirmedAmong, unconfirmedListAlias, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake } from "./heldTokens.js";
-import { announceReplacement, takeReplacement } from "./replacements.js";
 import type { Session, SessionClient } from "./session.js";
 import { upgradeState, type StoredState, type UpgradeStep } from "./stateVersions.js";
 import { same } from "./canonical.js";
@@ -63,13 +62,18 @@ export type SubAccountBatchOutputs = SubAccountBatchInputs & {
   subAccounts: SubAccountView[];
   tokens: string[];
   /**
-   * Set only by a create whose answer and recovery list were both lost: since when sub-accounts with this
-   * alias, balance and pricing may exist unrecorded. The next read or update adopts them and drops it.
+   * Set only by a create whose answer was lost and whose recovery could not tell what it made: since when
+   * sub-accounts it made may exist unrecorded. The next read, update or delete adopts (or deletes) them and drops it.
    */
   unconfirmedSince?: string;
   /**
-   * With `unconfirmedSince`, when that create replaced a batch: the ids of the sub-accounts with this alias that
-   * existed before it (a replaced twin's, which the engine deletes at the end of the deployment): never adopted.
+   * With `unconfirmedSince`: the alias that create gave its sub-accounts, marked as its own (batchRecovery.ts,
+   * markedAlias): the next read, update or delete takes exactly the sub-accounts that carry it.
+   */
+  unconfirmedAlias?: string;
+  /**
+   * Written by earlier versions (before `unconfirmedAlias`), with `unconfirmedSince`, when that create replaced a
+   * batch: the ids of the sub-accounts with this alias that existed before it (a replaced twin's): never adopted.
    */
   unconfirmedExcept?: number[];
   /** The shape version of this state (stateVersions.ts); absent in states written before versions were recorded. */
@@ -143,6 +147,7 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * same sub-accounts that the old batch's delete then removes. Its balance applies to sub-accounts it creates.
  * `adoptTokens` removed or `[]` after adoption changes nothing; a `count` below the adopted sub-accounts held
  * fails here, at preview, and so does a `count` too low for the tokens newly listed to join without a delete.
+ * A held sub-account whose alias or pricing differs from the declared ones is a change (update's edit aligns it).
  */
 export async function diff(session: Session, _id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const olds = fromState(state);
@@ -170,8 +175,13 @@ export async function diff(session: Session, _id: string, state: SubAccountBatch
   if (olds.balance !== news.balance && !adopting) replaces.push("balance");
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
+  // Each sub-account held, not only the batch's alias and pricing: a batch may hold some that differ (one left under
+  // its create's marked alias by an edit that failed, one renamed in the console) while the alias and pricing its
+  // outputs give (one value for the batch, which a refresh takes from one sub-account) match the declared ones.
+  const stray = olds.subAccounts.some((s) => s.alias !== news.alias || !same(normalizeModelPricing(s.modelPricing), news.modelPricing));
   const changed =
     replaces.length > 0 ||
+    stray ||
     olds.alias !== news.alias ||
     olds.balance !== news.balance ||
     olds.count !== news.count ||
@@ -180,41 +190,63 @@ export async function diff(session: Session, _id: string, state: SubAccountBatch
     next.released.length > 0 ||
     !same(olds.modelPricing, news.modelPricing) ||
     connection.changed;
-  if (replaces.length > 0) {
-    try {
-      announceReplacement(session.client(news.connection).replacements, news.alias);
-    } catch {
-      // No client for these settings: the create cannot run either, and says why.
-    }
-  }
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
 /**
- * The error the engine records as created-but-failed, for a lost create (batchRecovery.ts): the state keeps what
- * is known plus `unconfirmedSince`, so that the next read or update finds what the lost create made instead of
- * leaving it orphaned. Any other error is left as it is.
+ * Outputs for a failure the engine records with properties: the sub-accounts as they are, and, when one of them
+ * does not have the declared alias or pricing yet (made under a marked alias, or not aligned yet), the alias and
+ * pricing it has, so that the next `up` sees the difference and its update aligns them.
  */
-function keepUnconfirmed(
-  err: unknown,
-  id: string,
-  inputs: SubAccountBatchInputs,
-  current: SubAccountView[],
-  adopted: readonly string[],
-  existedBefore: SubAccount[] = [],
-): unknown {
+function outputsAsFound(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[], adopted: readonly string[]): SubAccountBatchOutputs {
+  const differs = subAccounts.find((s) => s.alias !== inputs.alias || !same(s.modelPricing, inputs.modelPricing));
+  return outputsOf(differs ? { ...inputs, alias: differs.alias, modelPricing: differs.modelPricing } : inputs, subAccounts, adopted);
+}
+
+/**
+ * The error the engine records as created-but-failed, for a lost create (batchRecovery.ts): the state keeps what
+ * is known plus `unconfirmedSince` and the create's marked alias, so that the next read, update or delete finds
+ * what the lost create made instead of leaving it orphaned. Any other error is left as it is.
+ */
+function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[], adopted: readonly string[]): unknown {
   if (!(err instanceof UnconfirmedCreateError)) return err;
-  const properties: SubAccountBatchOutputs = { ...outputsOf(inputs, current, adopted), unconfirmedSince: new Date(err.since).toISOString() };
-  if (existedBefore.length > 0) properties.unconfirmedExcept = existedBefore.map((s) => s.id);
+  const properties: SubAccountBatchOutputs = {
+    ...outputsAsFound(inputs, current, adopted),
+    unconfirmedSince: new Date(err.since).toISOString(),
+    unconfirmedAlias: err.marked,
+  };
   return keptInState(err, id, properties);
 }
 
-/** One batch create of `count` more sub-accounts with the declared alias, balance and pricing (batchRecovery.ts). */
-async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number, known: ReadonlySet<string>): Promise<SubAccountView[]> {
-  const api = own.client.subAccounts;
-  const made = await createBatch(api, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, notToTake(own.heldTokens, known));
+/**
+ * One batch create of `count` more sub-accounts with the declared balance and pricing, under the create's marked
+ * alias (batchRecovery.ts): the caller's `align` gives them the declared alias.
+ */
+async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number): Promise<SubAccountView[]> {
+  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count });
   hold(own.heldTokens, made.map((s) => s.token));
   return made.map(view);
+}
+
+/**
+ * `align`, after sub-accounts were created: if it fails, they exist (under their marked alias) and the state must
+ * hold them, so the error is recorded with them (the next update aligns them); with nothing created, it is left
+ * as it is.
+ */
+async function alignMade(
+  api: SubAccountsApi,
+  inputs: SubAccountBatchInputs,
+  subAccounts: SubAccountView[],
+  made: number,
+  id: string,
+  adopted: readonly string[],
+): Promise<SubAccountView[]> {
+  try {
+    return await align(api, inputs, subAccounts);
+  } catch (err) {
+    if (made === 0 || !(err instanceof Error)) throw err;
+    throw keptInState(err, id, outputsAsFound(inputs, subAccounts, adopted));
+  }
 }
 
 /**
@@ -230,35 +262,36 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
 }
 
 /**
- * create: one batch create. With `adoptTokens`: one list verifies every token before anything is written,
- * one edit aligns those whose alias or pricing differ, one create makes the rest of `count`.
+ * create: one batch create, under a marked alias (batchRecovery.ts), then one edit that gives the sub-accounts the
+ * declared alias. With `adoptTokens`: one list verifies every token before anything is written, one create makes
+ * the rest of `count`, and the one edit also aligns the adopted sub-accounts whose alias or pricing differ.
  */
 export async function create(session: Session, inputs: SubAccountBatchInputs): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const own = session.client(inputs.connection);
   const api = own.client.subAccounts;
   const adopt = adoptedTokens(inputs);
-  const adopted = await align(api, inputs, (await findAdopted(api, adopt, adopt)).map(view));
+  const adopted = (await findAdopted(api, adopt, adopt)).map(view);
   hold(own.heldTokens, adopted.map((s) => s.token));
+  const first = [...adopted].sort(byId)[0]?.token;
   let created: SubAccountView[] = [];
-  // A replacement: what has this alias now (the twin's) is not what the create makes (see replacements.ts).
-  const replacing = takeReplacement(own.replacements, inputs.alias);
   if (inputs.count > adopted.length) {
-    const existedBefore = replacing ? await api.list({ alias: inputs.alias }) : [];
     try {
-      created = await createMore(own, inputs, inputs.count - adopted.length, new Set([...adopt, ...existedBefore.map((s) => s.token)]));
+      created = await createMore(own, inputs, inputs.count - adopted.length);
     } catch (err) {
-      const first = [...adopted].sort(byId)[0]?.token;
-      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, adopt, existedBefore);
+      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, adopt);
     }
   }
-  const outs = outputsOf(inputs, [...adopted, ...created], adopt);
-  return { id: `sab-${fingerprint(outs.tokens[0] ?? inputs.alias)}`, outs };
+  const all = [...adopted, ...created].sort(byId);
+  const id = `sab-${fingerprint(all[0]?.token ?? inputs.alias)}`;
+  const outs = outputsOf(inputs, await alignMade(api, inputs, all, created.length, id, adopt), adopt);
+  return { id, outs };
 }
 
 /**
- * update: count down: one delete of the newest surplus, never of an adopted sub-account; alias or pricing
- * changed: one edit of the sub-accounts kept whose alias or pricing differ; count up: one create of the
- * difference (adopted sub-accounts deleted elsewhere included). Tokens added to a non-empty `adoptTokens` are
+ * update: count down: one delete of the newest surplus, never of an adopted sub-account; count up: one create of
+ * the difference (adopted sub-accounts deleted elsewhere included) under a marked alias; then one edit of the
+ * sub-accounts whose alias or pricing differ from the declared ones (those just created among them), none when
+ * all match. Tokens added to a non-empty `adoptTokens` are
  * verified with one list and adopted; tokens taken out of it are released: they leave the batch and stay on the
  * platform untouched (another batch may adopt them in the same deployment).
  */
@@ -276,7 +309,7 @@ export async function update(session: Session, id: string, state: SubAccountBatc
   const added = await findAdopted(api, declared, adoption.added.filter((t) => !held.has(t)));
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
-    const listed = await api.list({ alias: old.alias });
+    const listed = await api.list({ alias: unconfirmedListAlias(old) });
     current = [...current, ...unconfirmedAmong(old, listed, notToTake(own.heldTokens, current.map((s) => s.token))).map(view)].sort(byId);
   }
 
@@ -286,15 +319,18 @@ export async function update(session: Session, id: string, state: SubAccountBatc
     await deleteTokens(api, [...surplus]);
     current = current.filter((s) => !surplus.has(s.token));
   }
-  current = await align(api, inputs, current);
+  let made = 0;
   if (inputs.count > current.length) {
     try {
-      const made = await createMore(own, inputs, inputs.count - current.length, new Set([...current.map((s) => s.token), ...released]));
-      current = [...current, ...made];
+      const more = await createMore(own, inputs, inputs.count - current.length);
+      made = more.length;
+      current = [...current, ...more];
     } catch (err) {
       throw keepUnconfirmed(err, id, inputs, current, adoption.set);
     }
   }
+  // One edit: what was created (under its marked alias) and what differs from the declared alias or pricing.
+  current = await alignMade(api, inputs, current, made, id, adoption.set);
   hold(own.heldTokens, current.map((s) => s.token));
   return { outs: outputsOf(inputs, current, adoption.set) };
 }
@@ -379,6 +415,6 @@ export async function remove(session: Session, _id: string, old: SubAccountBatch
   const tokens = old.tokens ?? [];
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
-  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: old.alias }), notToTake(own.heldTokens, tokens)) : [];
+  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: unconfirmedListAlias(old) }), notToTake(own.heldTokens, tokens)) : [];
   await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token)]);
 }

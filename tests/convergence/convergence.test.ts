@@ -3,8 +3,9 @@ import fc from "fast-check";
 import { historyArb, runHistory } from "./history.js";
 
 // Issue 12: generated histories of program changes, faults, console edits and restarts; after fault-free
-// `up --refresh` runs the platform holds exactly what is declared. A fixed seed and a bounded size here;
-// `npm run soak -- --runs N --seed S` runs many more.
+// `up --refresh` runs the platform holds exactly what is declared; with two stacks on one account (issue 28),
+// neither takes nor deletes what the other holds. A fixed seed and a bounded size here;
+// `npm run soak -- --runs N --seed S [--stacks N]` runs many more.
 
 const SEED = 20261122;
 
@@ -16,6 +17,16 @@ describe("randomized convergence", () => {
         expect(report.violations).toEqual([]);
       }),
       { seed: SEED, numRuns: 20, endOnFailure: false },
+    );
+  }, 120_000);
+
+  test("two stacks on one account, each round at once, the same aliases and balances, lost answers and console edits (fixed seed)", async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb({ maxKeys: 10, maxBatches: 6, maxSteps: 4, stacks: 2 }), async (steps) => {
+        const report = await runHistory(steps);
+        expect(report.violations).toEqual([]);
+      }),
+      { seed: SEED, numRuns: 5, endOnFailure: false },
     );
   }, 120_000);
 });

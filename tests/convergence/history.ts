@@ -2,7 +2,6 @@ import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLOCK_SKEW_MS } from "../../provider/api/assumptions.js";
 import { toWire } from "../../provider/api/casing.js";
 import { FAULT_KINDS, type Emulator, type FaultSpec } from "../../provider/emulator/index.js";
 import { startFresh } from "../../provider/runtime/index.js";
@@ -13,7 +12,8 @@ import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch.js
 import { SecretLedger } from "../support/secrets.js";
 import { emulator } from "../support/emulator.js";
 import { Engine, type Declared, type DeployResult, type StateEntry } from "./engine.js";
-import { Watch } from "./model.js";
+import { holders, Watch } from "./model.js";
+import { configPerStack, inStack, StackProxy } from "./stacks.js";
 
 // Generated histories of program changes, platform faults, console edits and emulator restarts, and the
 // invariant of issue 12 checked after fault-free `up --refresh` runs.
@@ -49,9 +49,23 @@ export interface Plan {
   batches: (Omit<Program["batches"][number], "adoptTokens"> & { adopt?: number[] })[];
 }
 
-/** One step of a history. `outOfBand` edits pick among the objects made in the console. */
+/**
+ * Another stack's `up` in the same round as stack 0's, on the same account: its own program, or (no `program`)
+ * stack 0's, as one program deployed to two environments at once. Other stacks adopt nothing.
+ */
+export interface StackRun {
+  program?: Plan;
+  refresh: boolean;
+  parallel: number;
+}
+
+/**
+ * One step of a history. `outOfBand` edits pick among the objects made in the console. An `up` with `others`
+ * runs, at the same time as stack 0's, the `up` of each other stack that has a run in it (null: that stack sits
+ * this round out), all under the round's faults.
+ */
 export type Step =
-  | { kind: "up"; program: Plan; refresh: boolean; parallel: number; faults: FaultSpec[] }
+  | { kind: "up"; program: Plan; refresh: boolean; parallel: number; faults: FaultSpec[]; others?: (StackRun | null)[] }
   | { kind: "edit"; target: number; action: "alias" | "disable" | "delete" | "security"; outOfBand?: boolean }
   | { kind: "editSubAccount"; target: number; action: "alias" | "pricing" | "delete"; outOfBand?: boolean }
   | { kind: "console"; keys: number; subAccounts: number; balance: number; ageDays: number }
@@ -139,15 +153,37 @@ const consoleArb: fc.Arbitrary<Extract<Step, { kind: "console" }>> = fc.record({
   ageDays: fc.constantFrom(0, 100),
 });
 
-/** Histories of 1-`maxSteps` steps (one more when they begin with objects made in the console). */
-export function historyArb(sizes: { maxKeys: number; maxBatches: number; maxSteps: number }): fc.Arbitrary<Step[]> {
-  const up = fc.record({
+/**
+ * The runs of the other stacks in a round: each sits out one round in four; half of the runs deploy stack 0's
+ * program (the same aliases and balances, at the same moment), the others a program of their own from the same
+ * pool of names (so that aliases and balances still meet), with fewer keys.
+ */
+function othersArb(stacks: number, sizes: { maxKeys: number; maxBatches: number }): fc.Arbitrary<(StackRun | null)[]> {
+  const run: fc.Arbitrary<StackRun> = fc.record(
+    {
+      program: fc.oneof(fc.constant(undefined), programArb(Math.ceil(sizes.maxKeys / 3), sizes.maxBatches)),
+      refresh: fc.boolean(),
+      parallel: fc.integer({ min: 1, max: 16 }),
+    },
+    { requiredKeys: ["refresh", "parallel"] },
+  );
+  return fc.array(fc.option(run, { nil: null, freq: 4 }), { minLength: stacks - 1, maxLength: stacks - 1 });
+}
+
+/**
+ * Histories of 1-`maxSteps` steps (one more when they begin with objects made in the console). With `stacks`
+ * above 1, every `up` is a round of that many stacks on the one account (`others`).
+ */
+export function historyArb(sizes: { maxKeys: number; maxBatches: number; maxSteps: number; stacks?: number }): fc.Arbitrary<Step[]> {
+  const single = {
     kind: fc.constant("up" as const),
     program: programArb(sizes.maxKeys, sizes.maxBatches),
     refresh: fc.boolean(),
     parallel: fc.integer({ min: 1, max: 16 }),
     faults: fc.oneof({ weight: 1, arbitrary: fc.constant<FaultSpec[]>([]) }, { weight: 3, arbitrary: faultsArb }),
-  });
+  };
+  const stacks = sizes.stacks ?? 1;
+  const up: fc.Arbitrary<Extract<Step, { kind: "up" }>> = stacks > 1 ? fc.record({ ...single, others: othersArb(stacks, sizes) }) : fc.record(single);
   const step: fc.Arbitrary<Step> = fc.oneof(
     { weight: 6, arbitrary: up },
     {
@@ -192,24 +228,32 @@ export function declared(program: Program): Declared[] {
   ];
 }
 
-/** Operations whose lost answers a run may meet while the emulator's clock is moved (see `clockSafe`). */
-const KEY_OPS = OPS.filter((op) => op.startsWith("api-key/"));
-
-/**
- * The faults of a run while the emulator's clock is moved: none that loses a sub-account create's answer. Its
- * recovery looks for sub-accounts made at most 5 s before the request by our clock (`CLOCK_SKEW_MS`, the
- * platform's clock is assumed that close to ours); a clock moved by months breaks that assumption, which is
- * not what the model tests. Keys, whose age is what the move is for, get every fault.
- */
-export function clockSafe(faults: FaultSpec[]): FaultSpec[] {
-  return faults.flatMap((f) => {
-    if (f.kind === "429" || f.kind === "latency") return [f];
-    const ops = (f.ops ?? OPS).filter((op) => op !== "sub-account/create");
-    return ops.length > 0 ? [{ ...f, ops: f.ops ? ops : [...KEY_OPS, ...ops.filter((op) => !KEY_OPS.includes(op))] }] : [];
-  });
+/** One stack of a history: its checkpoint, its program, and (with several stacks) its own way to the platform. */
+interface Stack {
+  engine: Engine;
+  program: Program;
+  /** Objects deleted in the console since this stack's last refresh: its state may still hold them. */
+  consoleDeleted: Set<string>;
+  proxy?: StackProxy;
+  settings: Record<string, string | undefined>;
 }
 
-/** Plays a history on a fresh emulator, then fault-free `up --refresh` (at most two), and checks the invariant. */
+/** A program as a stack other than stack 0 writes it: no adoption (the console's objects are stack 0's to adopt). */
+function withoutAdoption(plan: Plan): Program {
+  return { keys: plan.keys.map(({ adopt: _a, ...k }) => k), batches: plan.batches.map(({ adopt: _a, ...b }) => b) };
+}
+
+/** How many stacks a history plays: 1, or one more than the other stacks its rounds name. */
+export function stacksOf(steps: Step[]): number {
+  return 1 + Math.max(0, ...steps.map((s) => (s.kind === "up" ? (s.others?.length ?? 0) : 0)));
+}
+
+/**
+ * Plays a history on a fresh emulator, then fault-free `up --refresh` (at most two), and checks the invariant.
+ * A history whose rounds name other stacks plays them on the same account, each stack its own plugin process
+ * (stacks.ts); then the invariant also holds across stacks: no object is held by two stacks, no stack deletes
+ * what another holds, and every object on the platform is some stack's, the console's, or an error's.
+ */
 export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   const dir = mkdtempSync(join(tmpdir(), "llm-convergence-"));
   const stateFile = join(dir, "emulator.json");
@@ -217,52 +261,101 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   let clockOffsetMs = 0;
   const start = () => emulator({ rateLimits: false, rateWindowMs: 600, stateFile, clockOffsetMs, log: (line) => logLines.push(line) });
   let emu = await start();
-  const connect = (e: Emulator) => startFresh({ stackConfig: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off" } });
+  const count = stacksOf(steps);
+  const stacks: Stack[] = [];
+  for (let i = 0; i < count; i++) {
+    const proxy = count > 1 ? await StackProxy.start(Number(new URL(emu.baseUrl).port)) : undefined;
+    const settings = { baseUrl: proxy?.baseUrl ?? emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" };
+    stacks.push({ engine: new Engine(), program: { keys: [], batches: [] }, consoleDeleted: new Set(), proxy, settings });
+  }
+  const connect = (e: Emulator) => {
+    if (count === 1) return void startFresh({ stackConfig: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off" } });
+    for (const s of stacks) s.proxy!.target = Number(new URL(e.baseUrl).port);
+    configPerStack(() => stacks[0].settings);
+  };
   connect(emu);
   const ledger = new SecretLedger(emu);
-  const engine = new Engine();
   const report: HistoryReport = { steps: steps.length, faultsInjected: 0, explainedOrphans: 0, violations: [] };
   const watch = new Watch(report);
   const errors: Error[] = [];
-  /** Objects deleted in the console since the last refresh: the state may still hold them. */
-  const consoleDeleted = new Set<string>();
   /** Keys and sub-accounts renamed in the console, with the alias they were created with (what a "may exist" error named). */
   const createdAs = new Map<string, string>();
   let plan: Plan = { keys: [], batches: [] };
-  let program: Program = { keys: [], batches: [] };
   let clockMoves = 0;
+  const multi = { rounds: 0, sharedBatches: 0, lostSubAccountCreates: 0 };
+  const label = (i: number) => (count > 1 ? `stack ${i}: ` : "");
 
-  const countFaults = () => (report.faultsInjected += emu.requests().filter((r) => r.fault).length);
-  const deploy = async (refresh: boolean, parallel: number, faults: FaultSpec[]): Promise<DeployResult> => {
-    emu.setFaults(clockOffsetMs < -CLOCK_SKEW_MS ? clockSafe(faults) : faults);
+  const countFaults = () => {
+    const faulted = emu.requests().filter((r) => r.fault);
+    report.faultsInjected += faulted.length;
+    multi.lostSubAccountCreates += faulted.filter((r) => r.op === "sub-account/create" && r.fault !== "429" && r.fault !== "latency").length;
+  };
+  /** One round: the `up` of each stack in `runs`, all at once, under one fault mix. */
+  const round = async (runs: { stack: number; refresh: boolean; parallel: number }[], faults: FaultSpec[]): Promise<DeployResult[]> => {
+    // Every fault, the emulator's clock moved or not: a lost sub-account create is found by its marked alias,
+    // with no assumption about the platform's clock.
+    emu.setFaults(faults);
     emu.clearRequests();
     // Each deployment is a `pulumi` command: a new plugin process, which keeps nothing from the one before.
     startFresh();
-    watch.before(emu, engine.state, program);
-    const result = await engine.up(declared(program), { refresh, parallel });
+    watch.before(emu, stacks[0].engine.state, stacks[0].program);
+    const heldBefore = stacks.map((s) => holders(s.engine.state));
+    for (const s of stacks) s.proxy?.takeDeleted();
+    if (runs.length > 1) {
+      multi.rounds++;
+      const declaredBy = new Map<string, number>();
+      for (const r of runs) for (const b of stacks[r.stack].program.batches) declaredBy.set(`${b.alias}/${b.balance}`, (declaredBy.get(`${b.alias}/${b.balance}`) ?? 0) + 1);
+      multi.sharedBatches += [...declaredBy.values()].filter((n) => n > 1).length;
+    }
+    const results = await Promise.all(
+      runs.map(({ stack, refresh, parallel }) => {
+        const s = stacks[stack];
+        const up = () => s.engine.up(declared(s.program), { refresh, parallel });
+        return count > 1 ? inStack(s.settings, up) : up();
+      }),
+    );
     emu.setFaults([]);
     countFaults();
-    errors.push(...result.errors);
-    recordSecrets(ledger, engine);
-    expectClean(ledger, result, report);
-    watch.after(emu, engine.state, result.errors.length === 0);
-    if (refresh && result.errors.length === 0) consoleDeleted.clear();
-    if (result.errors.length === 0) stateObjectsExist(emu, engine.state, consoleDeleted, report, "after a run without errors");
-    return result;
+    for (const s of stacks) recordSecrets(ledger, s.engine);
+    runs.forEach(({ stack, refresh }, i) => {
+      const s = stacks[stack];
+      const result = results[i];
+      errors.push(...result.errors);
+      expectClean(ledger, result, report);
+      if (stack === 0) watch.after(emu, s.engine.state, result.errors.length === 0);
+      if (refresh && result.errors.length === 0) s.consoleDeleted.clear();
+      if (result.errors.length === 0) stateObjectsExist(emu, s.engine.state, s.consoleDeleted, report, `${label(stack)}after a run without errors`);
+    });
+    if (count > 1) acrossStacks(stacks, heldBefore, report);
+    return results;
+  };
+  const consoleDeleted = () => {
+    const deleted = new Set<string>();
+    return { deleted, done: () => stacks.forEach((s) => deleted.forEach((o) => s.consoleDeleted.add(o))) };
   };
 
   try {
     for (const step of steps) {
       if (step.kind === "up") {
         plan = step.program;
-        program = watch.resolve(plan, engine.state, emu);
-        await deploy(step.refresh, step.parallel, step.faults);
+        stacks[0].program = watch.resolve(plan, stacks[0].engine.state, emu);
+        const runs = [{ stack: 0, refresh: step.refresh, parallel: step.parallel }];
+        (step.others ?? []).forEach((other, i) => {
+          if (!other) return;
+          stacks[i + 1].program = withoutAdoption(other.program ?? plan);
+          runs.push({ stack: i + 1, refresh: other.refresh, parallel: other.parallel });
+        });
+        await round(runs, step.faults);
       } else if (step.kind === "edit") {
-        consoleEdit(emu, step, consoleDeleted, createdAs, step.outOfBand ? watch.oobKeys : undefined);
-        watch.consoleDone(emu, engine.state);
+        const c = consoleDeleted();
+        consoleEdit(emu, step, c.deleted, createdAs, step.outOfBand ? watch.oobKeys : undefined);
+        c.done();
+        watch.consoleDone(emu, stacks[0].engine.state);
       } else if (step.kind === "editSubAccount") {
-        consoleEditSubAccount(emu, step, consoleDeleted, createdAs, step.outOfBand ? watch.oobTokens : undefined);
-        watch.consoleDone(emu, engine.state);
+        const c = consoleDeleted();
+        consoleEditSubAccount(emu, step, c.deleted, createdAs, step.outOfBand ? watch.oobTokens : undefined);
+        c.done();
+        watch.consoleDone(emu, stacks[0].engine.state);
       } else if (step.kind === "console") {
         watch.makeOutOfBand(emu, step, clockOffsetMs);
       } else if (step.kind === "clock") {
@@ -279,29 +372,62 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
     // The platform's clock is back to the real time before the final runs and the gate.
     clockOffsetMs = 0;
     emu.setClockOffset(0);
-    // The user's program as it can be written now: a key to adopt may have been deleted in the console since.
-    const finalRun = () => {
-      program = watch.resolve(plan, engine.state, emu);
-      return deploy(true, 10, []);
+    // The users' programs as they can be written now: a key to adopt may have been deleted in the console since.
+    const finalRound = (which: number[]) => {
+      stacks[0].program = watch.resolve(plan, stacks[0].engine.state, emu);
+      return round(which.map((stack) => ({ stack, refresh: true, parallel: 10 })), []);
     };
-    let final = await finalRun();
-    if (final.errors.length > 0) final = await finalRun();
-    if (final.errors.length > 0) {
-      report.violations.push(`the second fault-free up --refresh failed: ${final.errors.map((e) => e.message).join(" | ")}`);
+    const all = stacks.map((_, i) => i);
+    const first = await finalRound(all);
+    const again = all.filter((i) => first[i].errors.length > 0);
+    // Stack 0 plays every round (its Watch is checked around each): it runs again beside a stack that must.
+    const second = again.length > 0 ? await finalRound(again.includes(0) ? again : [0, ...again]) : [];
+    for (const i of again) {
+      const result = second[(again.includes(0) ? again : [0, ...again]).indexOf(i)];
+      if (result.errors.length > 0) report.violations.push(`${label(i)}the second fault-free up --refresh failed: ${result.errors.map((e) => e.message).join(" | ")}`);
     }
     startFresh();
-    const gate = await engine.gate(declared(program));
-    if (gate.length > 0) report.violations.push(`the gate (preview --refresh --expect-no-changes) fails: ${gate.join("; ")}`);
-    checkInvariant(emu, engine.state, program, doubtedAliases(errors), createdAs, report, watch.freeObjects());
+    for (const [i, s] of stacks.entries()) {
+      const gate = await (count > 1 ? inStack(s.settings, () => s.engine.gate(declared(s.program))) : s.engine.gate(declared(s.program)));
+      if (gate.length > 0) report.violations.push(`${label(i)}the gate (preview --refresh --expect-no-changes) fails: ${gate.join("; ")}`);
+    }
+    checkInvariant(emu, stacks.map((s) => ({ state: s.engine.state, program: s.program })), doubtedAliases(errors), createdAs, report, watch.freeObjects());
     ledger.expectAbsent(logLines.join("\n"), "the emulator's log");
   } catch (err) {
     report.violations.push(`unexpected: ${(err as Error).stack ?? (err as Error).message}`);
   } finally {
     await emu.close();
+    for (const s of stacks) await s.proxy?.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  report.features = { ...watch.counts, clockMoves };
+  report.features = { ...watch.counts, clockMoves, ...(count > 1 ? multi : {}) };
   return report;
+}
+
+/**
+ * After a round of several stacks: no key or sub-account is held by two stacks (a lost create's recovery that
+ * took another stack's), and no stack deleted a sub-account that another stack held before the round or holds
+ * after it.
+ */
+function acrossStacks(stacks: Stack[], heldBefore: ReturnType<typeof holders>[], report: HistoryReport): void {
+  const now = stacks.map((s) => holders(s.engine.state));
+  const owner = new Map<string, number>();
+  now.forEach((held, i) => {
+    for (const o of [...held.keys.keys(), ...held.tokens.keys()]) {
+      const other = owner.get(o);
+      if (other !== undefined && other !== i) report.violations.push(`stack ${other} and stack ${i} both hold one ${held.keys.has(o) ? "key" : "sub-account"}`);
+      owner.set(o, i);
+    }
+  });
+  stacks.forEach((s, r) => {
+    for (const t of s.proxy?.takeDeleted() ?? []) {
+      now.forEach((held, i) => {
+        if (i !== r && (held.tokens.has(t) || heldBefore[i].tokens.has(t))) {
+          report.violations.push(`stack ${r} deleted a sub-account that stack ${i} holds (${held.tokens.get(t) ?? heldBefore[i].tokens.get(t)})`);
+        }
+      });
+    }
+  });
 }
 
 function recordSecrets(ledger: SecretLedger, engine: Engine): void {
@@ -389,30 +515,24 @@ export const DOUBT = /(?:a key with alias|[Ll]ist sub-accounts with alias) "([^"
  */
 export function checkInvariant(
   emu: Emulator,
-  state: StateView,
-  program: Program,
+  stacks: { state: StateView; program: Program }[],
   doubted: string[],
   createdAs: Map<string, string>,
   report: HistoryReport,
   free: ReadonlySet<string> = new Set(),
 ): void {
   const v = report.violations;
-  const urns = [...state.keys()].sort();
-  const expected = declared(program).map((d) => `${d.type}::${d.name}`).sort();
-  if (JSON.stringify(urns) !== JSON.stringify(expected)) v.push(`the state holds ${urns.join(",")} but the program declares ${expected.join(",")}`);
-  stateObjectsExist(emu, state, new Set(), report, "after the final refresh");
-
   const liveKeys = emu.state.listKeys();
+  const liveSubs = emu.state.listSubAccounts();
   const stateKeys = new Set<string>();
-  for (const k of program.keys) {
-    const e = state.get(`ApiKey::${k.name}`);
-    const live = e && liveKeys.find((r) => r.key === e.outputs.key);
-    if (typeof e?.outputs.previousKey === "string") stateKeys.add(e.outputs.previousKey);
-    if (!live) continue;
-    stateKeys.add(live.key);
-    const want = { alias: k.alias, enabled: k.enabled, security_config: toWire(normalizeSecurityConfig(k.securityConfig)) };
-    const got = { alias: live.alias, enabled: live.enabled, security_config: live.security_config ?? {} };
-    if (JSON.stringify(got) !== JSON.stringify(want)) v.push(`key ${k.name} is ${JSON.stringify(got)}, declared ${JSON.stringify(want)}`);
+  const stateTokens = new Set<string>();
+  for (const [i, { state, program }] of stacks.entries()) {
+    const label = stacks.length > 1 ? `stack ${i}: ` : "";
+    const urns = [...state.keys()].sort();
+    const expected = declared(program).map((d) => `${d.type}::${d.name}`).sort();
+    if (JSON.stringify(urns) !== JSON.stringify(expected)) v.push(`${label}the state holds ${urns.join(",")} but the program declares ${expected.join(",")}`);
+    stateObjectsExist(emu, state, new Set(), report, `${label}after the final refresh`);
+    declaredAsLive(emu, state, program, liveKeys, liveSubs, stateKeys, stateTokens, report, label);
   }
   const doubts = new Map<string, number>();
   for (const alias of doubted) doubts.set(alias, (doubts.get(alias) ?? 0) + 1);
@@ -426,26 +546,48 @@ export function checkInvariant(
       v.push(`orphan key with alias "${orphan.alias}" that no "may exist" error named`);
     }
   }
-
-  const liveSubs = emu.state.listSubAccounts();
-  const stateTokens = new Set<string>();
-  for (const b of program.batches) {
-    const e = state.get(`SubAccountBatch::${b.name}`);
-    const tokens = (e?.outputs.tokens as string[] | undefined) ?? [];
-    const live = liveSubs.filter((s) => tokens.includes(s.token));
-    for (const s of live) stateTokens.add(s.token);
-    if (live.length !== b.count) v.push(`batch ${b.name} has ${live.length} sub-accounts, declared ${b.count}`);
-    const pricing = toWire(normalizeModelPricing(b.modelPricing));
-    for (const s of live) {
-      if (s.alias !== b.alias || JSON.stringify(s.model_pricing) !== JSON.stringify(pricing)) {
-        v.push(`batch ${b.name}: a sub-account is ${JSON.stringify({ alias: s.alias, pricing: s.model_pricing })}, declared ${JSON.stringify({ alias: b.alias, pricing })}`);
-      }
-    }
-  }
   for (const orphan of liveSubs.filter((s) => !stateTokens.has(s.token) && !free.has(s.token))) {
     // Renamed in the console before a run could adopt it: out of the package's reach, as the error said.
     const original = createdAs.get(orphan.token);
     if (original !== undefined && doubts.has(original)) report.explainedOrphans++;
     else v.push(`orphan sub-account with alias "${orphan.alias}"`);
+  }
+}
+
+/** One stack's declared keys and batches as the platform holds them; what its state holds, added to `stateKeys` and `stateTokens`. */
+function declaredAsLive(
+  emu: Emulator,
+  state: StateView,
+  program: Program,
+  liveKeys: ReturnType<Emulator["state"]["listKeys"]>,
+  liveSubs: ReturnType<Emulator["state"]["listSubAccounts"]>,
+  stateKeys: Set<string>,
+  stateTokens: Set<string>,
+  report: HistoryReport,
+  label: string,
+): void {
+  const v = report.violations;
+  for (const k of program.keys) {
+    const e = state.get(`ApiKey::${k.name}`);
+    const live = e && liveKeys.find((r) => r.key === e.outputs.key);
+    if (typeof e?.outputs.previousKey === "string") stateKeys.add(e.outputs.previousKey);
+    if (!live) continue;
+    stateKeys.add(live.key);
+    const want = { alias: k.alias, enabled: k.enabled, security_config: toWire(normalizeSecurityConfig(k.securityConfig)) };
+    const got = { alias: live.alias, enabled: live.enabled, security_config: live.security_config ?? {} };
+    if (JSON.stringify(got) !== JSON.stringify(want)) v.push(`${label}key ${k.name} is ${JSON.stringify(got)}, declared ${JSON.stringify(want)}`);
+  }
+  for (const b of program.batches) {
+    const e = state.get(`SubAccountBatch::${b.name}`);
+    const tokens = (e?.outputs.tokens as string[] | undefined) ?? [];
+    const live = liveSubs.filter((s) => tokens.includes(s.token));
+    for (const s of live) stateTokens.add(s.token);
+    if (live.length !== b.count) v.push(`${label}batch ${b.name} has ${live.length} sub-accounts, declared ${b.count}`);
+    const pricing = toWire(normalizeModelPricing(b.modelPricing));
+    for (const s of live) {
+      if (s.alias !== b.alias || JSON.stringify(s.model_pricing) !== JSON.stringify(pricing)) {
+        v.push(`${label}batch ${b.name}: a sub-account is ${JSON.stringify({ alias: s.alias, pricing: s.model_pricing })}, declared ${JSON.stringify({ alias: b.alias, pricing })}`);
+      }
+    }
   }
 }

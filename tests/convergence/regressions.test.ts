@@ -6,7 +6,7 @@ import { runHistory, type Plan, type Step } from "./history.js";
 
 const batch = (name: string, balance: number): Plan["batches"][number] => ({ name, alias: name, balance, count: 1, modelPricing: [] });
 const key = (name: string): Plan["keys"][number] => ({ name, alias: name, enabled: true, securityConfig: {} });
-const up = (program: Partial<Plan>, faults: FaultSpec[] = []): Step => ({
+const up = (program: Partial<Plan>, faults: FaultSpec[] = []): Extract<Step, { kind: "up" }> => ({
   kind: "up",
   program: { keys: [], batches: [], ...program },
   refresh: false,
@@ -164,5 +164,28 @@ describe("histories that once broke convergence", () => {
     ]);
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ adoptions: 1 });
+  });
+
+  test("two stacks on one account: a lost create does not take the batch another stack just created with the same alias and balance", async () => {
+    // Stack 1 creates b0; a moment later stack 0 creates its own b0 (same alias and balance), and its create is
+    // lost before the platform takes it. A recovery by alias, balance and time found exactly one sub-account
+    // "made since", stack 1's, and adopted it: both stacks held it, and either one's delete would remove it.
+    const report = await runHistory([
+      { ...up({}), others: [{ program: { keys: [], batches: [batch("b0", 0)] }, refresh: false, parallel: 2 }] },
+      { ...up({ batches: [batch("b0", 0)] }, [{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]), others: [null] },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ lostSubAccountCreates: 1 });
+  });
+
+  test("a count raised whose edit fails after the create: the refresh that follows does not hide the sub-account left under its marked alias", async () => {
+    // Seed 20261123, history 1973 of the two-stack soak, shrunk (one stack is enough). The raise creates one
+    // sub-account under its marked alias, then the edit that sets the declared alias meets 500s: the failure's
+    // outputs keep the marked alias as the batch's. The final up --refresh read the batch, found the older
+    // sub-account with the declared alias differ from that and reported it as the batch's alias, so the diff saw
+    // nothing to change and the new sub-account stayed under its marked alias, gate passing.
+    const grow = { ...batch("b7", 0), count: 2 };
+    const report = await runHistory([up({ batches: [batch("b7", 0)] }), up({ batches: [grow] }, [{ kind: "500", ops: ["sub-account/edit"], rate: 1 }])]);
+    expect(report.violations).toEqual([]);
   });
 });

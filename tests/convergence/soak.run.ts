@@ -7,20 +7,22 @@ import { historyArb, runHistory, type Step } from "./history.js";
 
 const runs = Number(process.env.SOAK_RUNS ?? 200);
 const seed = Number(process.env.SOAK_SEED ?? Date.now() % 2 ** 31);
+/** `--stacks N`: every `up` is a round of N stacks on the one account (history.ts, stacks.ts). */
+const stacks = Number(process.env.SOAK_STACKS ?? 1);
 /** `--keep-going`: a violation is printed with its history and counted, and the soak goes on instead of shrinking it. */
 const keepGoing = process.env.SOAK_KEEP_GOING === "1";
 const figures = { histories: 0, steps: 0, faultsInjected: 0, violations: 0, explainedOrphans: 0 };
 /** Counts by feature over the histories: out-of-band objects, adoptions, releases, rotations, clock moves. */
 const features: Record<string, number> = {};
 
-test(`soak: ${runs} histories, seed ${seed}`, async () => {
+test(`soak: ${runs} histories, seed ${seed}, ${stacks} stack(s)`, async () => {
   const started = Date.now();
   let shrinking = false;
   let failure = "";
   let violations: string[] = [];
   try {
     await fc.assert(
-      fc.asyncProperty(historyArb({ maxKeys: 30, maxBatches: 6, maxSteps: 6 }), async (steps: Step[]) => {
+      fc.asyncProperty(historyArb({ maxKeys: 30, maxBatches: 6, maxSteps: 6, stacks }), async (steps: Step[]) => {
         const report = await runHistory(steps);
         if (!shrinking) {
           figures.histories++;
@@ -49,7 +51,7 @@ test(`soak: ${runs} histories, seed ${seed}`, async () => {
   const seconds = Math.round((Date.now() - started) / 1000);
   process.stdout.write(
     [
-      `soak seed=${seed} runs=${runs}`,
+      `soak seed=${seed} runs=${runs} stacks=${stacks}`,
       `histories run:             ${figures.histories}`,
       `steps:                     ${figures.steps}`,
       `faults injected:           ${figures.faultsInjected}`,

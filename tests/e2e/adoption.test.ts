@@ -128,10 +128,11 @@ describe("an existing account brought under management with llm-accounts import 
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "team-b-renamed")).toHaveLength(2);
   }, 300_000);
 
-  test("one batch's count raised: exactly one create, the adopted ones untouched", async () => {
+  test("one batch's count raised: exactly one create (and its edit), the adopted ones untouched", async () => {
     const before = liveTokens();
     editProgram("count: 2,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}", "count: 3,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}");
-    expect(await upCalls()).toEqual({ "sub-account/create": 1, "sub-account/list": 1 });
+    // The create and the edit that sets the declared alias on what it made (CREATE_MARKER); the list, as in the rename above.
+    expect(await upCalls()).toEqual({ "sub-account/create": 1, "sub-account/edit": 1, "sub-account/list": 1 });
     expect(liveTokens()).toEqual(expect.arrayContaining(before));
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "ops")).toHaveLength(3);
   }, 300_000);
@@ -149,7 +150,7 @@ describe("an existing account brought under management with llm-accounts import 
     expect(emu.calls()).toEqual({ "api-key/delete": 1, "sub-account/delete": 3 });
   }, 300_000);
 
-  test("a sub-account gone between import and up: a warning names it and the batch creates one in its place, nothing else written", async () => {
+  test("a sub-account gone between import and up: a warning names it and the batch creates one in its place (its create and edit), nothing else written", async () => {
     const [kept, vanishing] = emu.state.createSubAccounts({ alias: "late", balance: 1, modelPricing: pricing("model-a", 1), count: 2 });
     expect((await llmImport(["--stack", stack.stack, "--force"], "", stack.env)).code).toBe(0);
     emu.state.deleteSubAccounts([vanishing.token]);
@@ -157,7 +158,9 @@ describe("an existing account brought under management with llm-accounts import 
     const up = await pulumi(stack.up());
     await expectSettled(stack);
     expect(up.stdout + up.stderr).toContain(`late: sub-account ${vanishing.id} no longer listed; the batch creates one in place of each to reach count`);
-    expect(writesIn(emu.calls())).toEqual(["sub-account/create"]);
+    // The create, then the edit that gives the new sub-account the declared alias in place of its marked one
+    // (provider/api/assumptions.ts, CREATE_MARKER).
+    expect(writesIn(emu.calls()).sort()).toEqual(["sub-account/create", "sub-account/edit"]);
     expect(emu.calls()["sub-account/create"]).toBe(1);
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "late").map((s) => s.token)).toEqual([kept.token, expect.any(String)]);
     // Repaired: the warning says what to edit, and once that is done it ends, with nothing written.

@@ -156,9 +156,10 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
     expect(changedResources(drift.stdout).sort()).toEqual(["refresh ci-runner", "refresh team-a", "update ci-runner", "update team-a"]);
   }, 240_000);
 
-  test("one up --refresh repairs both: one status call, one create; the adopted sub-accounts that remain are kept", async () => {
+  test("one up --refresh repairs both: one status call, one create and its edit; the adopted sub-accounts that remain are kept", async () => {
     const repair = await up("--refresh");
-    expect(writesIn(repair.calls)).toEqual({ "api-key/status": 1, "sub-account/create": 1 });
+    // The create's edit gives the new sub-account the declared alias in place of its marked one (CREATE_MARKER).
+    expect(writesIn(repair.calls)).toEqual({ "api-key/status": 1, "sub-account/create": 1, "sub-account/edit": 1 });
     expect(emu.state.getKey(ciRunner)?.enabled).toBe(true);
     const now = teamTokens();
     expect(now).toHaveLength(3);

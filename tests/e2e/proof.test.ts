@@ -108,8 +108,10 @@ afterAll(async () => {
 
 describe("every resource shape proven: settled after each up, disappears, import-verify", () => {
   test("created: each shape's up makes the fewest writes and the stack is settled", async () => {
-    // 8 keys (the disabled one disabled after its create), 3 batches.
-    expect(await upWrites()).toEqual({ "api-key/create": 8, "api-key/status": 1, "sub-account/create": 3 });
+    // 8 keys (the disabled one disabled after its create), 3 batches: each batch create is followed by the edit that
+    // gives its sub-accounts the declared alias in place of the create's marked one (provider/api/assumptions.ts,
+    // CREATE_MARKER: what lets a lost create be found without taking another stack's sub-accounts).
+    expect(await upWrites()).toEqual({ "api-key/create": 8, "api-key/status": 1, "sub-account/create": 3, "sub-account/edit": 3 });
     expect(emu.state.listKeys()).toHaveLength(8);
     expect(emu.state.listSubAccounts()).toHaveLength(6);
   }, 600_000);
@@ -119,15 +121,17 @@ describe("every resource shape proven: settled after each up, disappears, import
     expect(await plannedAfterRefresh()).toEqual([...KEYS, ...BATCHES].map((n) => `create ${n}`).sort());
     // The settled check is not vacuous: here its refresh finds every object gone (and drops them from the state).
     await expect(expectSettled(stack)).rejects.toThrow(/not settled: `pulumi refresh --yes --skip-preview --diff --expect-no-changes` exited/);
-    expect(await upWrites(["--refresh"])).toEqual({ "api-key/create": 8, "api-key/status": 1, "sub-account/create": 3 });
+    // Each batch create and its edit (CREATE_MARKER), as in the first up.
+    expect(await upWrites(["--refresh"])).toEqual({ "api-key/create": 8, "api-key/status": 1, "sub-account/create": 3, "sub-account/edit": 3 });
     expect(emu.state.listKeys()).toHaveLength(8);
     expect(emu.state.listSubAccounts()).toHaveLength(6);
   }, 600_000);
 
-  test("rotated and scaled: one create and one delete for the key, one create for the batch; settled", async () => {
+  test("rotated and scaled: one create and one delete for the key, one create and its edit for the batch; settled", async () => {
     await stack.setConfig("trigger", "t2");
     await stack.setConfig("scaledCount", 3);
-    expect(await upWrites()).toEqual({ "api-key/create": 1, "api-key/delete": 1, "sub-account/create": 1 });
+    // The raise's create, then the edit that sets the declared alias on what it made (CREATE_MARKER).
+    expect(await upWrites()).toEqual({ "api-key/create": 1, "api-key/delete": 1, "sub-account/create": 1, "sub-account/edit": 1 });
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "proof-scaled")).toHaveLength(3);
   }, 600_000);
 

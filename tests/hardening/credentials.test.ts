@@ -24,7 +24,7 @@ describe("credentials resolved per operation", () => {
     const { inputs } = await subAccountBatch.check({}, { alias: "no-admin", balance: 1, count: 2, connection });
     const { outs } = await subAccountBatch.create(inputs);
     expect(outs.tokens).toHaveLength(2);
-    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+    expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
   });
 
   test("an ApiKey with the same connection fails naming the unset variable, and sends nothing", async () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { SubAccount } from "../../provider/api/schemas/index.js";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { createBatch, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/batchRecovery.js";
+import { ALIAS_MAX_LENGTH } from "../../provider/api/assumptions.js";
+import { createBatch, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/batchRecovery.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 
 let emu: Emulator;
@@ -19,33 +20,47 @@ beforeEach(() => {
 
 describe("createBatch: a create whose answer was lost", () => {
   test("answered: one create, the sub-accounts it made", async () => {
-    const made = await createBatch(api(), { alias: "rec-ok", balance: 5, modelPricing: pricing, count: 2 }, new Set());
+    const made = await createBatch(api(), { alias: "rec-ok", balance: 5, modelPricing: pricing, count: 2 });
     expect(made).toHaveLength(2);
     expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+    // Under the create's own marked alias, until the caller's edit gives them the declared one.
+    expect(new Set(made.map((s) => s.alias)).size).toBe(1);
+    expect(made[0].alias).toMatch(/^rec-ok~[0-9a-f]{12}$/);
+  });
+
+  test("lost before it was processed while another stack's create of the same alias and balance went through: theirs is not taken", async () => {
+    // Another plugin process (another stack on the account) created the same batch a moment ago.
+    const theirs = emu.state.createSubAccounts({ alias: "rec-shared", balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
+    emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
+    const made = await createBatch(api(), { alias: "rec-shared", balance: 5, modelPricing: pricing, count: 2 });
+    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 });
+    expect(made.map((s) => s.token).filter((t) => theirs.includes(t))).toEqual([]);
+    expect(made).toHaveLength(2);
   });
 
   test("lost after it was processed: one list finds what it made, by alias and balance; a twin of another balance is left alone", async () => {
     const [twin] = emu.state.createSubAccounts({ alias: "rec-lost", balance: 9, modelPricing: [], count: 1 });
     emu.setFaults([{ kind: "drop-after", ops: ["sub-account/create"], count: 1 }]);
-    const made = await createBatch(api(), { alias: "rec-lost", balance: 5, modelPricing: pricing, count: 2 }, new Set());
+    const made = await createBatch(api(), { alias: "rec-lost", balance: 5, modelPricing: pricing, count: 2 });
     expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/list": 1 });
     expect(made.map((s) => s.token)).not.toContain(twin.token);
     expect(made.map((s) => s.token).sort()).toEqual(
-      emu.state.listSubAccounts().filter((s) => s.alias === "rec-lost" && s.balance.startsWith("5")).map((s) => s.token).sort(),
+      emu.state.listSubAccounts().filter((s) => s.alias.startsWith("rec-lost~") && s.balance.startsWith("5")).map((s) => s.token).sort(),
     );
   });
 
   test("lost after it was processed, with a balance the platform keeps rounded (1.1 + 2.2, stored \"3.300000\"): found in millionths, not created again", async () => {
     emu.setFaults([{ kind: "drop-after", ops: ["sub-account/create"], count: 1 }]);
-    const made = await createBatch(api(), { alias: "rec-rounded", balance: 1.1 + 2.2, modelPricing: pricing, count: 2 }, new Set());
+    const made = await createBatch(api(), { alias: "rec-rounded", balance: 1.1 + 2.2, modelPricing: pricing, count: 2 });
     expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/list": 1 });
     expect(made).toHaveLength(2);
-    expect(emu.state.listSubAccounts().filter((s) => s.alias === "rec-rounded").map((s) => s.balance)).toEqual(["3.300000", "3.300000"]);
+    // Under the create's marked alias (createBatch alone: the caller's edit sets the declared one); found by it.
+    expect(emu.state.listSubAccounts().filter((s) => s.alias.startsWith("rec-rounded~")).map((s) => s.balance)).toEqual(["3.300000", "3.300000"]);
   });
 
   test("lost before it was processed: the list shows nothing, so it is sent once more", async () => {
     emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
-    const made = await createBatch(api(), { alias: "rec-again", balance: 5, modelPricing: pricing, count: 1 }, new Set());
+    const made = await createBatch(api(), { alias: "rec-again", balance: 5, modelPricing: pricing, count: 1 });
     expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 });
     expect(made).toHaveLength(1);
   });
@@ -56,12 +71,27 @@ describe("createBatch: a create whose answer was lost", () => {
       { kind: "500", ops: ["sub-account/list"] },
     ]);
     const before = Date.now();
-    const err = await createBatch(api(), { alias: "rec-unknown", balance: 5, modelPricing: pricing, count: 1 }, new Set()).catch((e: unknown) => e);
+    const err = await createBatch(api(), { alias: "rec-unknown", balance: 5, modelPricing: pricing, count: 1 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnconfirmedCreateError);
     const unconfirmed = err as UnconfirmedCreateError;
     expect(unconfirmed.mayHaveSucceeded).toBe(true);
     expect(unconfirmed.since).toBeGreaterThanOrEqual(before);
-    expect(unconfirmed.message).toMatch(/looking for sub-accounts with alias "rec-unknown" failed too/);
+    expect(unconfirmed.marked).toMatch(/^rec-unknown~[0-9a-f]{12}$/);
+    expect(unconfirmed.message).toContain(`looking for sub-accounts with alias "${unconfirmed.marked}" failed too`);
+    expect(emu.state.listSubAccounts().filter((s) => s.alias === unconfirmed.marked)).toHaveLength(1);
+  });
+});
+
+describe("markedAlias", () => {
+  test("the alias and a marker of its own, cut to fit the platform's alias length, never half a character", () => {
+    expect(markedAlias("team-a", "0123456789ab")).toBe("team-a~0123456789ab");
+    expect(markedAlias("team-a")).not.toBe(markedAlias("team-a"));
+    const long = markedAlias("x".repeat(ALIAS_MAX_LENGTH), "0123456789ab");
+    expect(long).toHaveLength(ALIAS_MAX_LENGTH);
+    expect(long.endsWith("~0123456789ab")).toBe(true);
+    // A surrogate pair that straddles the cut is dropped whole.
+    const emoji = markedAlias(`${"x".repeat(ALIAS_MAX_LENGTH - 14)}\u{1F600}yy`, "0123456789ab");
+    expect(emoji).toBe(`${"x".repeat(ALIAS_MAX_LENGTH - 14)}~0123456789ab`);
   });
 });
 

@@ -35,7 +35,6 @@ describe("the runtime's session (runtime/session.ts)", () => {
     expect(own.deletes).not.toBe(old.deletes);
     expect(own.subAccounts).not.toBe(old.subAccounts);
     expect(own.heldTokens.size).toBe(0);
-    expect(own.replacements.size).toBe(0);
     expect(after.writes).not.toBe(before.writes);
     expect(after.limiters).toBe(before.limiters);
     expect(after.overrides).toBe(before.overrides);

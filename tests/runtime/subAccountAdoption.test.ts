@@ -107,7 +107,7 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     emu.clearRequests();
     const news = await checked({ alias: "ov", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [b, c] }, first.outs);
     const { outs } = await subAccountBatch.update(first.id, first.outs, news);
-    expect(calls(emu)).toEqual({ "sub-account/list": 1, "sub-account/create": 1 });
+    expect(calls(emu)).toEqual({ "sub-account/list": 1, "sub-account/create": 1, "sub-account/edit": 1 });
     expect(outs.tokens).toContain(b);
     expect(outs.tokens).toContain(c);
     expect(outs.tokens).not.toContain(a);
@@ -184,7 +184,7 @@ describe("SubAccountBatch adoption, day two: an adopted sub-account is owned lik
     expect(refreshed.outs.count).toBe(2);
     emu.clearRequests();
     const repaired = await up(refreshed, { alias: "vanish", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [a, b, c] });
-    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+    expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
     expect(repaired.outs.count).toBe(3);
     expect(repaired.outs.tokens).toEqual(expect.arrayContaining([a, c]));
     expect(tokensOf("vanish").sort()).toEqual([...repaired.outs.tokens].sort());
@@ -205,7 +205,7 @@ describe("SubAccountBatch adoption, day two: an adopted sub-account is owned lik
     expect(refreshed.outs.count).toBe(0);
     emu.clearRequests();
     const repaired = await up(refreshed, { alias: "all-gone", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, b] });
-    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+    expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
     expect(tokensOf("all-gone")).toHaveLength(2);
     expect(repaired.outs.tokens).not.toContain(a);
   });
@@ -262,7 +262,7 @@ describe("SubAccountBatch adoption, day two: adoptTokens matters at adoption onl
     const [a, b] = seed("release", 2);
     const first = await adopted("release", [a, b]);
     const after = await up(first, { alias: "release", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] });
-    expect(calls(emu)).toEqual({ "sub-account/create": 1 });
+    expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
     expect(after.outs.adoptTokens).toEqual([a]);
     expect(after.outs.tokens).not.toContain(b);
     expect(emu.state.hasSubAccount(b)).toBe(true);
