@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
 
 // Issue 28 on the real CLI: adoptTokens that grow never delete a sub-account (the preview names count and the
 // value it needs), and one object has one owner (two resources adopting it fail the preview, naming both).
@@ -26,9 +26,17 @@ beforeAll(async () => {
 }, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  disposeStack(stack);
-  await emu?.close();
-});
+  try {
+    if (stack) {
+      await stack.destroy();
+      // The one-owner test makes a key in the console that neither resource may adopt: that is its point.
+      await expectSwept(emu, ledger, { ci: "made in the console by the one-owner test, adopted by neither resource by design" });
+    }
+  } finally {
+    disposeStack(stack);
+    await emu?.close();
+  }
+}, 5 * 60_000);
 
 const team = () => emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token).sort();
 const writes = () => Object.fromEntries(Object.entries(emu.calls()).filter(([op]) => WRITES.includes(op)));

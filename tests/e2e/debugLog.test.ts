@@ -4,7 +4,7 @@ import { maskKey } from "../../provider/api/redact.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, stackFor, upSettled, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
 
 // Pulumi's debug logs (docs/credentials.md, "Pulumi's debug logs"): the Node.js SDK logs each RegisterResource
 // answer, outputs included, as a debug message, which the engine writes to its log from -v=3 and prints with
@@ -24,7 +24,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   try {
-    if (stack) await stack.destroy();
+    if (stack) {
+      await stack.destroy();
+      await expectSwept(emu, new SecretLedger(emu));
+    }
   } finally {
     disposeStack(stack);
     await emu?.close();

@@ -7,7 +7,7 @@ import { resolveClientOptions } from "../../provider/client/config.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectNoSecretsAround, expectSettled, expectSwept, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
 
 // Issue 28: `llm-accounts import` run again on a stack that already manages the account never writes a program
 // whose up deletes or replaces what the state holds. One stack, a few objects, as few pulumi commands as the
@@ -81,9 +81,16 @@ beforeAll(async () => {
 }, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  disposeStack(stack);
-  await emu?.close();
-});
+  try {
+    if (stack) {
+      await stack.destroy();
+      await expectSwept(emu, ledger);
+    }
+  } finally {
+    disposeStack(stack);
+    await emu?.close();
+  }
+}, 5 * 60_000);
 
 describe("llm-accounts import run again on a stack that manages the account (issue 28)", () => {
   test("first import and up: everything adopted, nothing written", async () => {
