@@ -49,7 +49,7 @@ describe(`pulumi refresh of ${BATCHES} sub-account batches`, () => {
   );
 
   test(
-    "drift made before a command is seen by its one list; up --refresh repairs it",
+    "drift made before a command is seen by its list (and the confirmation of what it misses); up --refresh repairs it",
     async () => {
       const byAlias = (alias: string) => emu.state.listSubAccounts().filter((s) => s.alias === alias);
       const renamed = byAlias("key-team-7");
@@ -62,7 +62,10 @@ describe(`pulumi refresh of ${BATCHES} sub-account batches`, () => {
       emu.clearRequests();
       const gate = await stack.run(["preview", "--refresh", "--expect-no-changes"], { allowFailure: true });
       expect(gate.code).not.toBe(0);
-      expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+      // One list of the account, and one more to confirm what it misses before anything is dropped: a paged list
+      // may skip live sub-accounts when another process deletes between pages (issue 28). Here the 5 of key-team-8
+      // are missing, more than the 3 that are each confirmed by an sk-filtered list, so the account is listed again.
+      expect(calls(emu)).toEqual({ "sub-account/list": 2 });
       await upSettled(stack, ["--refresh"]);
       expect(byAlias("key-team-7")).toHaveLength(5);
       expect(byAlias("renamed-in-console")).toEqual([]);
