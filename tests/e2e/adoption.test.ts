@@ -6,10 +6,10 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport, expectNoSecretsAround, expectSettled, expectSwept } from "./support.js";
+import { writeCalls } from "../support/emulatorCalls.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
-const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
 
 let emu: Emulator;
 let ledger: SecretLedger;
@@ -21,7 +21,7 @@ let printed = "";
 
 const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
 const liveTokens = () => emu.state.listSubAccounts().map((s) => s.token).sort();
-const writesIn = (calls: Record<string, number>) => Object.keys(calls).filter((op) => WRITES.includes(op));
+const writesIn = (calls: Record<string, number>) => Object.keys(writeCalls(calls));
 
 /** `llm-accounts import` into the program folder; what it prints is kept for the secret check. */
 async function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {

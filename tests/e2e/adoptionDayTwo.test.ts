@@ -6,13 +6,13 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport, expectNoSecretsAround, expectSettled, expectSwept } from "./support.js";
+import { writeCalls } from "../support/emulatorCalls.js";
 
 // The day after an adoption (issue 21), as a user lives it with the real CLI: drift made in the web console is
 // named by the gate and repaired by one `up --refresh`; a rotated adopted key and a program that no longer
 // carries the adoption config change nothing. As few pulumi commands as the story needs.
 
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
-const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
 /** The exit code of `--expect-no-changes` when there are changes (Pulumi's ExitNoChanges), as docs/guides/ci.md says. */
 const GATE_FAILED = 7;
 
@@ -27,8 +27,7 @@ let team: string[];
 /** Everything any command printed, checked for secrets at the end. */
 let printed = "";
 
-const writesIn = (calls: Record<string, number>): Record<string, number> =>
-  Object.fromEntries(Object.entries(calls).filter(([op]) => WRITES.includes(op)));
+const writesIn = writeCalls;
 const teamTokens = () => emu.state.listSubAccounts().filter((s) => s.alias === "team-a").map((s) => s.token);
 
 /** `llm-accounts import` into the program folder; what it prints is kept for the secret check. */

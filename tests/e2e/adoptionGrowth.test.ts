@@ -4,13 +4,13 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
+import { writeCalls } from "../support/emulatorCalls.js";
 
 // Issue 28 on the real CLI: adoptTokens that grow never delete a sub-account (the preview names count and the
 // value it needs), and one object has one owner (two resources adopting it fail the preview, naming both).
 
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 const PROGRAM = join(REPO, "tests/e2e/programs/ownership");
-const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
 const PRICING = [{ model: "model-a", pricing_factor: 1.2 }];
 
 let emu: Emulator;
@@ -39,7 +39,7 @@ afterAll(async () => {
 }, 5 * 60_000);
 
 const team = () => emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token).sort();
-const writes = () => Object.fromEntries(Object.entries(emu.calls()).filter(([op]) => WRITES.includes(op)));
+const writes = () => writeCalls(emu.calls());
 const setTokens = (key: string, tokens: string[]) => stack.setConfig(key, JSON.stringify(tokens), { secret: true });
 
 /** A preview that must fail: its output (kept for the secret check). */

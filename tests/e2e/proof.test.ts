@@ -6,6 +6,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, revealed, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+import { writeCalls } from "../support/emulatorCalls.js";
 
 // The proof steps of issue 30 for every resource shape, in one stack of one program (programs/proof): ApiKey
 // plain, with each security restriction and all of them, disabled, rotated; SubAccountBatch created, priced,
@@ -19,7 +20,6 @@ const KEY = "pulumi-nodejs:dynamic/llm-accounts:ApiKey";
 const BATCH = "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch";
 const KEYS = ["plain", "ip", "spend", "geo", "models", "locked", "disabled", "rotated"].map((n) => `key-${n}`);
 const BATCHES = ["team", "priced", "scaled"].map((n) => `batch-${n}`);
-const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
 
 /**
  * The fields in which the state of an adopted object may differ from the state of the same object created by
@@ -57,7 +57,7 @@ async function upWrites(args: string[] = []): Promise<Record<string, number>> {
   emu.clearRequests();
   await stack.up(args);
   ledger.record();
-  const writes = Object.fromEntries(Object.entries(emu.calls()).filter(([op]) => WRITES.includes(op)));
+  const writes = writeCalls(emu.calls());
   await expectSettled(stack);
   return writes;
 }
@@ -66,7 +66,7 @@ async function upWrites(args: string[] = []): Promise<Record<string, number>> {
 async function plannedAfterRefresh(): Promise<string[]> {
   emu.clearRequests();
   const r = await stack.preview(["--refresh", "--json"]);
-  expect(Object.keys(emu.calls()).filter((op) => WRITES.includes(op))).toEqual([]);
+  expect(Object.keys(writeCalls(emu.calls()))).toEqual([]);
   const steps = (JSON.parse(r.stdout) as { steps: { op: string; urn: string }[] }).steps;
   return steps
     .filter((s) => !["same", "refresh"].includes(s.op) && (s.urn.includes(`::${KEY}::`) || s.urn.includes(`::${BATCH}::`)))

@@ -8,6 +8,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectNoSecretsAround, expectSettled, expectSwept, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { writeCalls } from "../support/emulatorCalls.js";
 
 // Issue 28: `llm-accounts import` run again on a stack that already manages the account never writes a program
 // whose up deletes or replaces what the state holds. One stack, a few objects, as few pulumi commands as the
@@ -15,7 +16,6 @@ import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectNoSecretsAround, expectSettle
 // adoption config gone), each followed by a preview that deletes and replaces nothing and an up that writes nothing.
 
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
-const WRITES = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
 
 let emu: Emulator;
 let ledger: SecretLedger;
@@ -27,7 +27,7 @@ let deployBot: string;
 let printed = "";
 
 const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
-const writesIn = (calls: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(calls).filter(([op]) => WRITES.includes(op)));
+const writesIn = writeCalls;
 const liveTokens = () => emu.state.listSubAccounts().map((s) => s.token).sort();
 const liveKeys = () => emu.state.listKeys().map((k) => k.key).sort();
 

@@ -66,3 +66,11 @@ export function micros(amount: string): number {
   const [whole, fraction = ""] = amount.split(".");
   return Number(whole) * 1_000_000 + Number(fraction.padEnd(6, "0"));
 }
+
+/** The operations that change the platform: what "no write" means in the e2e suites. */
+export const WRITE_OPERATIONS: readonly string[] = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
+
+/** The write operations among `calls` (the emulator's calls by operation), with their counts. */
+export function writeCalls(calls: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(calls).filter(([op]) => WRITE_OPERATIONS.includes(op)));
+}
