@@ -176,7 +176,9 @@ async function main() {
     out(`    export PATH="${cli.binDir}:$PATH"`);
   }
   out("  against the emulator:");
-  out("    npx llm-accounts emulator --port 8787          # keep it running; its first line holds adminKey and accountKey");
+  // The clone's own bin, never a bare `npx llm-accounts`: the package's bin is not on npx's path in its own folder,
+  // so npx would fetch and run whatever a registry serves under that name.
+  out("    npm run -s emulator -- --port 8787              # keep it running; its first line holds adminKey and accountKey");
   out("    export LLM_ACCOUNTS_BASE_URL=http://127.0.0.1:8787");
   out("    export LLM_ACCOUNTS_ADMIN_KEY=sk-admin-...      # adminKey from that line");
   out("    export LLM_ACCOUNTS_ACCOUNT_KEY=sk-...          # accountKey from that line");
