@@ -3,7 +3,7 @@
 // entry point is scripts/bench.mjs.
 
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { API_KEY_DELETE_MAX, DEFAULT_RATE_LIMITS, SubAccountListResponseSchema, fromWire } from "../../dist/provider/client/index.js";
@@ -509,20 +509,44 @@ export async function policyPreview(ctx) {
   const config = join(ctx.work, "policy-bench-config.json");
   writeFileSync(config, JSON.stringify(POLICY_CONFIG));
   const withPack = ["--policy-pack", pack, "--policy-pack-config", config];
-  const samples = { pack: [], none: [], smallPack: [], smallNone: [] };
+  // The control: a pack of one resource rule that returns at once, run the same way. What it costs is Pulumi's
+  // (the engine's Analyze call per resource, run-policy-pack's start, @pulumi/policy), whatever a pack's rules do.
+  const control = join(big.dir, "control-policy-pack");
+  mkdirSync(control, { recursive: true });
+  writeFileSync(join(control, "PulumiPolicy.yaml"), "runtime: nodejs\ndescription: one rule that does nothing (the bench's control)\n");
+  writeFileSync(join(control, "package.json"), JSON.stringify({ name: "control-policy-pack", version: "0.0.1", main: "index.js" }));
+  writeFileSync(
+    join(control, "index.js"),
+    'const { PolicyPack } = require("@pulumi/policy");\n' +
+      'new PolicyPack("control-policy-pack", { policies: [{ name: "nothing", description: "does nothing", enforcementLevel: "mandatory", validateResource: () => {} }] });\n',
+  );
+  const withControl = ["--policy-pack", control];
+  const samples = { pack: [], none: [], control: [], smallPack: [], smallNone: [], smallControl: [] };
   let violations = 0;
   for (let i = 0; i < SETTINGS.policyRounds; i++) {
-    for (const [name, stack, extra] of [["pack", big, withPack], ["none", big, []], ["smallPack", small, withPack], ["smallNone", small, []]]) {
+    for (const [name, stack, extra] of [
+      ["pack", big, withPack], ["none", big, []], ["control", big, withControl],
+      ["smallPack", small, withPack], ["smallNone", small, []], ["smallControl", small, withControl],
+    ]) {
       const r = await stack.run(["preview", ...extra]);
       samples[name].push(r.ms);
       if (name === "pack") violations = (r.stdout.match(/\[(advisory|mandatory)\]/g) ?? []).length;
-      ctx.log(`preview ${name.startsWith("small") ? SETTINGS.policySmallSize : SETTINGS.previewSize} keys ${name.endsWith("ack") ? "with" : "without"} the policy pack: ${r.ms} ms`);
+      const which = { pack: "with the policy pack", none: "without a pack", control: "with the control pack (one rule that does nothing)" };
+      ctx.log(`preview ${name.startsWith("small") ? SETTINGS.policySmallSize : SETTINGS.previewSize} keys ${which[name.replace(/^small(.)/, (_, c) => c.toLowerCase())]}: ${r.ms} ms`);
     }
   }
   const best = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, Math.min(...v)]));
   const fixedMs = best.smallPack - best.smallNone;
   const perResourceMs = (best.pack - best.none - fixedMs) / (SETTINGS.previewSize - SETTINGS.policySmallSize);
+  const controlFixedMs = best.smallControl - best.smallNone;
   return {
+    control: {
+      ms: best.control,
+      smallMs: best.smallControl,
+      ratio: best.control / best.none,
+      fixedMs: controlFixedMs,
+      perResourceMs: (best.control - best.none - controlFixedMs) / (SETTINGS.previewSize - SETTINGS.policySmallSize),
+    },
     pack: "policy-pack (ready, compiled JavaScript)",
     resources: SETTINGS.previewSize,
     smallResources: SETTINGS.policySmallSize,

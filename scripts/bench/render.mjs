@@ -82,7 +82,7 @@ export function targetsOf(results, parallelism) {
     add(`preview overhead under ${TARGETS.previewRatio}x`, results.preview.ratio < TARGETS.previewRatio, `${results.preview.ratio.toFixed(3)}x`);
   }
   if (results.policy) {
-    add(`preview with the policy pack at most ${TARGETS.policyRatio}x without it`, results.policy.ratio <= TARGETS.policyRatio, `${results.policy.ratio.toFixed(3)}x`);
+    add(`preview with the policy pack at most ${TARGETS.policyRatio}x without it`, results.policy.ratio <= TARGETS.policyRatio, `${results.policy.ratio.toFixed(3)}x${results.policy.control ? ` (a pack that does nothing: ${results.policy.control.ratio.toFixed(3)}x)` : ""}`);
   }
   return t;
 }
@@ -189,6 +189,12 @@ export function report(results, targets) {
       ["the pack's fixed start (the small pair's difference)", fmtMs(p.fixedMs), "", ""],
       ["the pack's cost per resource (the rest of the big pair's difference)", `${p.perResourceMs.toFixed(2)} ms`, "", ""],
     ];
+    const control = p.control === undefined ? [] : [
+      ["the control: a pack of one rule that does nothing", fmtMs(p.control.ms), p.samples.control.map(fmtMs).join(", "), ""],
+      ["the control's ratio (Pulumi's cost of any pack)", `${p.control.ratio.toFixed(3)}x`, "", ""],
+      [`the control, ${p.smallResources} keys`, fmtMs(p.control.smallMs), p.samples.smallControl.map(fmtMs).join(", "), ""],
+      ["the control's fixed start / cost per resource", `${fmtMs(p.control.fixedMs)} / ${p.control.perResourceMs.toFixed(2)} ms`, "", ""],
+    ];
     section(
       `pulumi preview of ${p.resources} ApiKey resources with ${p.pack ?? "examples/policy-pack"} beside without it (fastest of ${SETTINGS.policyRounds} interleaved runs)`,
       table(["preview", "time", "runs", "API calls"], [
@@ -196,6 +202,7 @@ export function report(results, targets) {
         ["without", fmtMs(p.noneMs), p.samples.none.map(fmtMs).join(", "), ""],
         ["ratio", `${p.ratio.toFixed(3)}x`, `${p.violations} violations reported`, ""],
         ...small,
+        ...control,
       ]),
     );
   }
