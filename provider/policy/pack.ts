@@ -40,17 +40,18 @@ function metadata(rule: Rule) {
 
 function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }, optionsOf: OptionsOf): ResourceValidationPolicy {
   const type = RESOURCE_TYPES[rule.scope];
-  return {
-    ...metadata(rule),
-    validateResource: (args: ResourceValidationArgs, report: ReportViolation) => {
-      // Recognised by type token only: any other resource, whatever its properties, is not this rule's.
-      if (args.type !== type) return;
-      const options = optionsOf(rule, args.getConfig());
-      const findings =
-        rule.scope === "ApiKey" ? rule.check(keyFromProps(args.name, args.props), options) : rule.check(batchFromProps(args.name, args.props), options);
-      for (const f of findings) report(findingText(rule, f));
-    },
+  const validate = (args: ResourceValidationArgs, report: ReportViolation) => {
+    // Recognised by type token only: any other resource, whatever its properties, is not this rule's.
+    if (args.type !== type) return;
+    const options = optionsOf(rule, args.getConfig());
+    const findings =
+      rule.scope === "ApiKey" ? rule.check(keyFromProps(args.name, args.props), options) : rule.check(batchFromProps(args.name, args.props), options);
+    for (const f of findings) report(findingText(rule, f));
   };
+  // The mark @pulumi/policy's validateResourceOfType gives a function (`__pulumiType`): the server then answers
+  // "not applicable" for a resource of another type without deserializing its properties for this policy, which
+  // it otherwise does once per policy per resource. The check above stays for a @pulumi/policy that ignores it.
+  return { ...metadata(rule), validateResource: Object.assign(validate, { __pulumiType: type }) };
 }
 
 function stackPolicy(rule: Rule & { scope: "stack" }, optionsOf: OptionsOf): StackValidationPolicy {

@@ -133,6 +133,21 @@ describe("every rule: a compliant and a violating case, messages naming resource
   });
 });
 
+describe("resource rules are marked with their type, so @pulumi/policy skips other resources cheaply", () => {
+  // @pulumi/policy's server reads this mark before it deserializes a resource's properties for a policy: a
+  // resource of another type is answered "not applicable" without that work (see provider/policy/pack.ts).
+  const { getPulumiType } = require("@pulumi/policy/policy") as { getPulumiType(o: unknown): string | undefined };
+
+  test.each(RULES.filter((r) => r.scope !== "stack").map((r) => [r.name, r.scope] as const))("%s is marked %s", (name, scope) => {
+    const p = policy(name) as ResourceValidationPolicy;
+    expect(getPulumiType(p.validateResource)).toBe(RESOURCE_TYPES[scope as "ApiKey" | "SubAccountBatch"]);
+  });
+
+  test("a resource of another type still reports nothing when a server calls the rule anyway", () => {
+    expect(check("api-key-spend-limit", "pulumi-nodejs:dynamic/other:ApiKey", { ...open, securityConfig: { spendLimit: { monthly: 10_000 } } }, { maxMonthly: 1 })).toEqual([]);
+  });
+});
+
 describe("stack rules see every resource of the package, and only those", () => {
   const resources = [
     { type: BATCH, name: "a", props: { ...batch, balance: 100, count: 3 } },
