@@ -306,14 +306,15 @@ export async function readAccount(
     if (options.dropUnlisted) leftOut.push(`API key ${maskKey(c.key)} of the stack's config (${c.name}): not in --keys, not adopted (--drop-unlisted)`);
     else fresh.push({ key: c.key, configName: c.name });
   }
-  const keptKeys = heldKeys.filter((k) => {
+  // Held objects in name order: a state lists them in the order their last operations finished, which varies
+  // (between runs and between releases of the engine), so what is kept and dropped is said in name order.
+  const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const keptKeys = [...heldKeys].sort(byName).filter((k) => {
     if (!options.dropUnlisted || listed.has(k)) return true;
     dropped.push(`ApiKey ${k.name} (${maskKey(k.key)}): not in --keys; the next up DELETES it from the platform`);
     return false;
   });
-  // Held objects in name order: a state lists them in the order their last operations finished, which varies.
-  const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const reads: KeyToRead[] = [...[...keptKeys].sort(byName).map((held) => ({ key: held.key, held })), ...fresh];
+  const reads: KeyToRead[] = [...keptKeys.map((held) => ({ key: held.key, held })), ...fresh];
   const live = await readKeys(client, reads, progress);
 
   const keys: ImportedKey[] = [];
