@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport, expectNoSecretsAround, expectSettled, expectSwept } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
@@ -74,14 +74,9 @@ beforeAll(async () => {
   linkNodeModules(dir);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (emu) await expectSwept(emu, ledger, { late: "the last test's retainOnDelete keeps this adopted sub-account on the platform at destroy, by design" });
-  } finally {
-    disposeStack(stack);
-    await emu?.close();
-  }
-});
+afterAll(() =>
+  endFile({ emu, ledger, stacks: [stack], left: { late: "the last test's retainOnDelete keeps this adopted sub-account on the platform at destroy, by design" } }),
+);
 
 describe("an existing account brought under management with llm-accounts import and the real Pulumi CLI", () => {
   test("import writes the program, and with --stack stores every API key in the stack's encrypted config (sub-accounts by id)", async () => {

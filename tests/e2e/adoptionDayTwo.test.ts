@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, requirePulumiCli, SecretLedger, PulumiStack, llmImport as runImport, expectNoSecretsAround, expectSettled, expectSwept } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // The day after an adoption (issue 21), as a user lives it with the real CLI: drift made in the web console is
@@ -123,14 +123,7 @@ beforeAll(async () => {
   stack = new PulumiStack({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV }, cli);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (emu) await expectSwept(emu, ledger);
-  } finally {
-    disposeStack(stack);
-    await emu?.close();
-  }
-});
+afterAll(() => endFile({ emu, ledger, stacks: [stack] }));
 
 describe("adoption, day two: drift in the console repaired, a rotated adopted key, the adoption config removed", () => {
   test("import, then the first up makes zero writes", async () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, type PulumiStack, requirePulumiCli, SecretLedger, stackFor, upSettled } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // Issue 28 on the real CLI: adoptTokens that grow never delete a sub-account (the preview names count and the
@@ -25,18 +25,8 @@ beforeAll(async () => {
   stack = await stackFor(PROGRAM, emu, { env: WINDOW_ENV });
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (stack) {
-      await stack.destroy();
-      // The one-owner test makes a key in the console that neither resource may adopt: that is its point.
-      await expectSwept(emu, ledger, { ci: "made in the console by the one-owner test, adopted by neither resource by design" });
-    }
-  } finally {
-    disposeStack(stack);
-    await emu?.close();
-  }
-}, 5 * 60_000);
+// The one-owner test makes a key in the console that neither resource may adopt: that is its point.
+afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [], left: { ci: "made in the console by the one-owner test, adopted by neither resource by design" } }), 5 * 60_000);
 
 const team = () => emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token).sort();
 const writes = () => writeCalls(emu.calls());

@@ -4,7 +4,7 @@ import { maskKey } from "../../provider/api/redact.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, type PulumiStack, requirePulumiCli, SecretLedger, stackFor, upSettled } from "./support.js";
 
 // Pulumi's debug logs (docs/credentials.md, "Pulumi's debug logs"): the Node.js SDK logs each RegisterResource
 // answer, outputs included, as a debug message, which the engine writes to its log from -v=3 and prints with
@@ -22,17 +22,7 @@ beforeAll(async () => {
   stack = await stackFor(PROGRAM, emu);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (stack) {
-      await stack.destroy();
-      await expectSwept(emu, new SecretLedger(emu));
-    }
-  } finally {
-    disposeStack(stack);
-    await emu?.close();
-  }
-}, 5 * 60_000);
+afterAll(() => endFile({ emu, ledger: emu && new SecretLedger(emu), stacks: [stack], destroy: [] }), 5 * 60_000);
 
 describe("pulumi up at -v=3 with --debug", () => {
   test(

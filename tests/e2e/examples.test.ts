@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, endFile, expectSettled, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
 
 /** Every example program: each folder of examples/ with a Pulumi.yaml. */
 const EXAMPLES = readdirSync(join(REPO, "examples"), { withFileTypes: true })
@@ -19,13 +19,7 @@ beforeAll(async () => {
   emu = await emulator({ rateWindowMs: 1000 });
   ledger = new SecretLedger(emu);
 }, CLI_BUILD_TIMEOUT_MS);
-afterAll(async () => {
-  try {
-    if (emu) await expectSwept(emu, ledger);
-  } finally {
-    await emu?.close();
-  }
-});
+afterAll(() => endFile({ emu, ledger }));
 
 test("there are examples to run", () => {
   expect(EXAMPLES).toEqual(expect.arrayContaining(["quickstart", "sub-accounts", "multi-team", "ci-drift-gate"]));

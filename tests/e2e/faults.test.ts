@@ -5,7 +5,7 @@ import { REPO } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { statuses } from "../support/faults.js";
 import { SecretLedger } from "../support/secrets.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, endFile, expectSettled, type PulumiStack, requirePulumiCli, stackFor } from "./support.js";
 
 // The real Pulumi CLI against an emulator that injects faults: a 429 storm (with and without Retry-After),
 // latency, 5xx on reads, a 5xx on a key create, a lost answer on the sub-account create and on a delete.
@@ -34,13 +34,8 @@ beforeAll(async () => {
 }, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  try {
-    emu?.setFaults([]);
-    if (emu) await expectSwept(emu, ledger);
-  } finally {
-    disposeStack(stack);
-    await emu?.close();
-  }
+  emu?.setFaults([]);
+  await endFile({ emu, ledger, stacks: [stack] });
 });
 
 /** Runs a pulumi command and keeps its output for the secret check. */

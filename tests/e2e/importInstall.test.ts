@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, expectSettled, expectSwept, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 
@@ -41,15 +41,7 @@ beforeAll(async () => {
   ledger = new SecretLedger(emu);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (emu) await expectSwept(emu, ledger);
-  } finally {
-    stack?.dispose();
-    await emu?.close();
-    rmSync(scratch, { recursive: true, force: true });
-  }
-});
+afterAll(() => endFile({ emu, ledger, stacks: [stack], folders: [scratch] }));
 
 describe("the adoption guide's steps (docs/guides/adoption.md), as written, from an empty folder", () => {
   test("npx --package <tarball> llm-accounts import, npm install, pulumi up: no write, and the folder installs without the tarball it came from", async () => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, endFile, expectSettled, type PulumiStack, requirePulumiCli, SecretLedger, stackFor, upSettled } from "./support.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW = { rateWindowMs: 1000 };
@@ -22,14 +22,7 @@ beforeAll(async () => {
   stack = await stackFor(PROGRAM, emu, { env: WINDOW_ENV });
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (emu) await expectSwept(emu, ledger);
-  } finally {
-    disposeStack(stack);
-    await emu?.close();
-  }
-});
+afterAll(() => endFile({ emu, ledger, stacks: [stack] }));
 
 const liveKeys = () => emu.state.listKeys();
 const liveTeam = () => emu.state.listSubAccounts().filter((s) => s.alias.startsWith("team"));

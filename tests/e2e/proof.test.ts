@@ -5,7 +5,7 @@ import { redact } from "../../provider/api/redact.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, revealed, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, requirePulumiCli, revealed, SecretLedger, stackFor } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // The proof steps of issue 30 for every resource shape, in one stack of one program (programs/proof): ApiKey
@@ -97,14 +97,7 @@ beforeAll(async () => {
   stack = await stackFor(PROGRAM, emu, { env: WINDOW_ENV });
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (emu) await expectSwept(emu, ledger);
-  } finally {
-    disposeStack(stack);
-    await emu?.close();
-  }
-});
+afterAll(() => endFile({ emu, ledger, stacks: [stack] }));
 
 describe("every resource shape proven: settled after each up, disappears, import-verify", () => {
   test("created: each shape's up makes the fewest writes and the stack is settled", async () => {

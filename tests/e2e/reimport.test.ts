@@ -7,7 +7,7 @@ import { resolveClientOptions } from "../../provider/client/config.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectNoSecretsAround, expectSettled, expectSwept, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // Issue 28: `llm-accounts import` run again on a stack that already manages the account never writes a program
@@ -80,17 +80,7 @@ beforeAll(async () => {
   linkNodeModules(dir);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (stack) {
-      await stack.destroy();
-      await expectSwept(emu, ledger);
-    }
-  } finally {
-    disposeStack(stack);
-    await emu?.close();
-  }
-}, 5 * 60_000);
+afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [] }), 5 * 60_000);
 
 describe("llm-accounts import run again on a stack that manages the account (issue 28)", () => {
   test("first import and up: everything adopted, nothing written", async () => {

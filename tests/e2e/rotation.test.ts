@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor, type PulumiStack, type SettledOptions } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, requirePulumiCli, SecretLedger, type SettledOptions, stackFor } from "./support.js";
 
 const PROGRAM = join(REPO, "tests/e2e/programs/rotation");
 const HOUR = 3_600_000;
@@ -28,15 +28,7 @@ beforeAll(async () => {
   stack = await stackFor(PROGRAM, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000", ROTATION_RECORD: recordFile } });
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  try {
-    if (emu) await expectSwept(emu, ledger);
-  } finally {
-    disposeStack(stack);
-    rmSync(recordDir, { recursive: true, force: true });
-    await emu?.close();
-  }
-});
+afterAll(() => endFile({ emu, ledger, stacks: [stack], folders: [recordDir] }));
 
 const fingerprint = (key: string) => createHash("sha256").update(key).digest("hex");
 /** The fingerprints of the keys the consumer received, in order. */

@@ -171,6 +171,39 @@ interface SweepReport {
   keysGone: number;
 }
 
+/** What an e2e file hands to endFile at its end. */
+export interface FileEnd {
+  emu: Emulator | undefined;
+  ledger: SecretLedger | undefined;
+  /** The file's stacks: each disposed, its program folder removed. */
+  stacks?: (PulumiStack | undefined)[];
+  /** When set, `pulumi destroy` of each stack with these arguments before the sweep. */
+  destroy?: string[];
+  /** Objects the file leaves on its emulator on purpose, each with its reason (expectSwept). */
+  left?: LeftByDesign;
+  /** Scratch folders to remove. */
+  folders?: (string | undefined)[];
+}
+
+/**
+ * The end of every e2e file (its afterAll): the destroy it asks for, the sweep (expectSwept), then, whatever
+ * failed, its stacks disposed, its folders removed and its emulator closed. No destroy or sweep when the file's
+ * beforeAll did not get as far as its emulator, ledger and stacks: that failure is the file's report.
+ */
+export async function endFile(end: FileEnd): Promise<void> {
+  const stacks = end.stacks ?? [];
+  try {
+    if (end.emu && end.ledger && stacks.every((s) => s !== undefined)) {
+      if (end.destroy) for (const s of stacks) await s!.destroy(end.destroy);
+      await expectSwept(end.emu, end.ledger, end.left);
+    }
+  } finally {
+    for (const s of stacks) disposeStack(s);
+    for (const f of end.folders ?? []) if (f) rmSync(f, { recursive: true, force: true });
+    await end.emu?.close();
+  }
+}
+
 /**
  * The end of every e2e file (issue 30): runs the built CLI's `llm-accounts sweep --any-alias` as a dry run
  * against the file's emulator (each file has its own, so anything on it is the file's), with every API key the
