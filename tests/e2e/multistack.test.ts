@@ -31,8 +31,13 @@ beforeAll(async () => {
 
 afterAll(() => endFile({ emu, ledger, stacks: [dev, prod], destroy: [] }), 5 * 60_000);
 
+interface Held {
+  apiKey: string;
+  tokens: string[];
+}
+
 /** What a stack holds: its key and its tokens, from its outputs. */
-async function held(stack: PulumiStack): Promise<{ apiKey: string; tokens: string[] }> {
+async function held(stack: PulumiStack): Promise<Held> {
   const out = revealed(JSON.parse((await stack.run(["stack", "output", "--json", "--show-secrets"])).stdout)) as { apiKey: string; tokens: string[] };
   return { apiKey: out.apiKey, tokens: [...out.tokens].sort() };
 }
@@ -44,17 +49,31 @@ const liveTeam = () =>
     .map((s) => s.token)
     .sort();
 
+/**
+ * `pulumi up` of both stacks at once (with `during` in force, then lifted), then both settled; what each holds
+ * after, checked to be its own: none held by both, together exactly the platform's team.
+ */
+async function upBoth(args: string[] = [], during: () => () => void = () => () => {}): Promise<[Held, Held]> {
+  const lift = during();
+  try {
+    await Promise.all([dev.up(args), prod.up(args)]);
+  } finally {
+    lift();
+  }
+  ledger.record();
+  await expectSettled(dev);
+  await expectSettled(prod);
+  const [d, p] = [await held(dev), await held(prod)];
+  expect(d.tokens.filter((t) => p.tokens.includes(t))).toEqual([]);
+  expect([...d.tokens, ...p.tokens].sort()).toEqual(liveTeam());
+  return [d, p];
+}
+
 describe("two stacks of one program on one account, at once", () => {
   test("up of both at once: each holds its own key and sub-accounts, none shared, and both are settled", async () => {
-    await Promise.all([dev.up(), prod.up()]);
-    ledger.record();
-    await expectSettled(dev);
-    await expectSettled(prod);
-    const [d, p] = [await held(dev), await held(prod)];
+    const [d, p] = await upBoth();
     expect(d.tokens).toHaveLength(2);
     expect(p.tokens).toHaveLength(2);
-    expect(d.tokens.filter((t) => p.tokens.includes(t))).toEqual([]);
-    expect([...d.tokens, ...p.tokens].sort()).toEqual(liveTeam());
     expect(d.apiKey).not.toBe(p.apiKey);
     expect(emu.state.listKeys().map((k) => k.key).sort()).toEqual([d.apiKey, p.apiKey].sort());
   }, 300_000);
@@ -64,37 +83,27 @@ describe("two stacks of one program on one account, at once", () => {
     for (const s of [dev, prod]) await s.setConfig("count", 3);
     // The first sub-account create of the two is made on the platform and its answer never comes back.
     emu.clearRequests();
-    emu.setFaults([{ kind: "drop-after", ops: ["sub-account/create"], count: 1 }]);
-    await Promise.all([dev.up(), prod.up()]);
-    emu.setFaults([]);
+    const [d2, p2] = await upBoth([], () => {
+      emu.setFaults([{ kind: "drop-after", ops: ["sub-account/create"], count: 1 }]);
+      return () => emu.setFaults([]);
+    });
     expect(emu.requests().filter((q) => q.fault && q.op === "sub-account/create")).toHaveLength(1);
     // Found by its mark (a list), not made twice: two creates in all, one a stack.
     expect(emu.requests().filter((q) => q.op === "sub-account/create")).toHaveLength(2);
-    ledger.record();
-    await expectSettled(dev);
-    await expectSettled(prod);
-    const [d2, p2] = [await held(dev), await held(prod)];
     expect(d2.tokens).toHaveLength(3);
     expect(p2.tokens).toHaveLength(3);
     expect(d.tokens.every((t) => d2.tokens.includes(t))).toBe(true);
     expect(p.tokens.every((t) => p2.tokens.includes(t))).toBe(true);
-    expect(d2.tokens.filter((t) => p2.tokens.includes(t))).toEqual([]);
-    expect([...d2.tokens, ...p2.tokens].sort()).toEqual(liveTeam());
   }, 300_000);
 
   test("a sub-account of dev deleted in the console: up --refresh of both at once repairs dev alone; prod keeps its own", async () => {
     const [d, p] = [await held(dev), await held(prod)];
     emu.state.deleteSubAccounts([d.tokens[0]]);
-    await Promise.all([dev.up(["--refresh"]), prod.up(["--refresh"])]);
-    ledger.record();
-    await expectSettled(dev);
-    await expectSettled(prod);
-    const [d2, p2] = [await held(dev), await held(prod)];
+    const [d2, p2] = await upBoth(["--refresh"]);
     expect(p2).toEqual(p);
     expect(d2.tokens).toHaveLength(d.tokens.length);
     expect(d2.tokens).toContain(d.tokens[1]);
     expect(d2.tokens).not.toContain(d.tokens[0]);
-    expect([...d2.tokens, ...p2.tokens].sort()).toEqual(liveTeam());
   }, 300_000);
 
   test("destroy of dev deletes dev's objects only: prod's key and sub-accounts stay, and prod stays settled", async () => {
