@@ -118,10 +118,11 @@ describe("key rotation on the real Pulumi CLI", () => {
     const oldRecord = emu.state.getKey(old);
     await stack.setConfig("overlapHours", 1);
     await stack.setConfig("ticket", "INC-3");
-    // The new key is issued 59 minutes "ago" by the platform's clock: its overlap ends a minute from now, which the
-    // test then waits out in real time (the plugin's clock is the machine's). What must fit in that minute is this
-    // up's settle, two reads and the next up: about 8 s on a quiet machine, 3.5 times that under two CI lanes.
-    emu.setClockOffset(-59 * 60_000);
+    // The new key is issued 59.5 minutes "ago" by the platform's clock: its overlap ends 30 s from now, which the
+    // test then waits out in real time (the plugin's clock is the machine's). What must fit in those 30 s is this
+    // up's settle, two reads and the next up: 9 s from the create to the end of that up in CI with both lanes
+    // running (measured on 2026-11-25), a third of it.
+    emu.setClockOffset(-59.5 * 60_000);
     expect(await upCalls()).toEqual({ "api-key/create": 1 });
     emu.setClockOffset(0);
     const out = await current();
@@ -132,7 +133,7 @@ describe("key rotation on the real Pulumi CLI", () => {
     ledger.expectAbsent(await stack.exportState(), "pulumi stack export during the overlap");
 
     // Before the promised time: nothing is deleted, the old key is as it was; up calls nothing.
-    const overlap = "the up above settled this same program and state, this up called nothing (asserted), and two more commands would eat into the minute left of the overlap";
+    const overlap = "the up above settled this same program and state, this up called nothing (asserted), and two more commands would eat into the 30 s left of the overlap";
     expect(await upCalls({ skip: { preview: overlap, refresh: overlap } })).toEqual({});
     expect(Date.now()).toBeLessThan(promised);
     expect(emu.state.getKey(old)).toEqual(oldRecord);
