@@ -70,9 +70,16 @@ export function unconfirmedAmong(
   );
 }
 
-/** The alias to list for what a batch's lost create made: its marked alias, or (states before the marker) its own. */
-export function unconfirmedListAlias(old: { alias: string; unconfirmedAlias?: string }): string {
-  return old.unconfirmedAlias ?? old.alias;
+/**
+ * What a batch's lost create made, by one list: of its marked alias, or (states before the marker) of its own
+ * alias, then unconfirmedAmong.
+ */
+export async function listUnconfirmed(
+  api: SubAccountsApi,
+  old: Parameters<typeof unconfirmedAmong>[0],
+  known: ReadonlySet<string>,
+): Promise<SubAccount[]> {
+  return unconfirmedAmong(old, await api.list({ alias: old.unconfirmedAlias ?? old.alias }), known);
 }
 
 /**

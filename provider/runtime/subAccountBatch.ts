@@ -12,7 +12,7 @@ import {
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, joiningCountFailure, nextAdoption } from "./adoption.js";
 import { connectionDiff, ConnectionInputSchema } from "./connection.js";
-import { createBatch, unconfirmedAmong, unconfirmedListAlias, UnconfirmedCreateError } from "./batchRecovery.js";
+import { createBatch, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
@@ -178,7 +178,8 @@ export async function diff(session: Session, _id: string, state: SubAccountBatch
   // Each sub-account held, not only the batch's alias and pricing: a batch may hold some that differ (one left under
   // its create's marked alias by an edit that failed, one renamed in the console) while the alias and pricing its
   // outputs give (one value for the batch, which a refresh takes from one sub-account) match the declared ones.
-  const stray = olds.subAccounts.some((s) => s.alias !== news.alias || !same(normalizeModelPricing(s.modelPricing), news.modelPricing));
+  const differs = differsFrom(news);
+  const stray = olds.subAccounts.some((s) => differs({ alias: s.alias, modelPricing: normalizeModelPricing(s.modelPricing) }));
   const changed =
     replaces.length > 0 ||
     stray ||
@@ -194,12 +195,20 @@ export async function diff(session: Session, _id: string, state: SubAccountBatch
 }
 
 /**
+ * Whether a sub-account's alias or pricing differs from `declared`'s: what align's one edit brings it to, and what
+ * diff, read and a failure's outputs must see.
+ */
+function differsFrom(declared: { alias: string; modelPricing: ModelPricing[] }): (s: { alias: string; modelPricing: ModelPricing[] }) => boolean {
+  return (s) => s.alias !== declared.alias || !same(s.modelPricing, declared.modelPricing);
+}
+
+/**
  * Outputs for a failure the engine records with properties: the sub-accounts as they are, and, when one of them
  * does not have the declared alias or pricing yet (made under a marked alias, or not aligned yet), the alias and
  * pricing it has, so that the next `up` sees the difference and its update aligns them.
  */
 function outputsAsFound(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[], adopted: readonly string[]): SubAccountBatchOutputs {
-  const differs = subAccounts.find((s) => s.alias !== inputs.alias || !same(s.modelPricing, inputs.modelPricing));
+  const differs = subAccounts.find(differsFrom(inputs));
   return outputsOf(differs ? { ...inputs, alias: differs.alias, modelPricing: differs.modelPricing } : inputs, subAccounts, adopted);
 }
 
@@ -254,7 +263,7 @@ async function alignMade(
  * others are left out of it), none when all match.
  */
 async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): Promise<SubAccountView[]> {
-  const differs = (s: SubAccountView) => s.alias !== inputs.alias || !same(s.modelPricing, inputs.modelPricing);
+  const differs = differsFrom(inputs);
   const stale = subAccounts.filter(differs);
   if (stale.length === 0) return subAccounts;
   await api.edit({ sks: stale.map((s) => s.token), alias: inputs.alias, modelPricing: inputs.modelPricing });
@@ -309,8 +318,7 @@ export async function update(session: Session, id: string, state: SubAccountBatc
   const added = await findAdopted(api, declared, adoption.added.filter((t) => !held.has(t)));
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
-    const listed = await api.list({ alias: unconfirmedListAlias(old) });
-    current = [...current, ...unconfirmedAmong(old, listed, notToTake(own.heldTokens, current.map((s) => s.token))).map(view)].sort(byId);
+    current = [...current, ...(await listUnconfirmed(api, old, notToTake(own.heldTokens, current.map((s) => s.token)))).map(view)].sort(byId);
   }
 
   if (inputs.count < current.length) {
@@ -357,7 +365,7 @@ export async function read(session: Session, id: string, state: SubAccountBatchO
   const live = [...ours, ...unconfirmedAmong(old, all, notToTake(own.heldTokens, old.tokens))].map(view);
   hold(own.heldTokens, live.map((s) => s.token));
   if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };
-  const drifted = live.find((s) => s.alias !== old.alias || !same(s.modelPricing, old.modelPricing));
+  const drifted = live.find(differsFrom(old));
   const inputs: SubAccountBatchInputs = {
     ...old,
     alias: drifted?.alias ?? old.alias,
@@ -415,6 +423,6 @@ export async function remove(session: Session, _id: string, old: SubAccountBatch
   const tokens = old.tokens ?? [];
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
-  const unconfirmed = old.unconfirmedSince ? unconfirmedAmong(old, await api.list({ alias: unconfirmedListAlias(old) }), notToTake(own.heldTokens, tokens)) : [];
+  const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, notToTake(own.heldTokens, tokens)) : [];
   await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token)]);
 }
