@@ -3,10 +3,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { redact } from "../api/redact.js";
-import type { ModelPricing, SecurityConfig } from "../api/schemas/index.js";
 import { RESOURCE_TYPES } from "../resources/typeTokens.js";
-import { fromState as keyFromState } from "../runtime/apiKeyState.js";
-import { fromState as batchFromState } from "../runtime/subAccountBatch.js";
+import { API_KEY_STATE, type ApiKeyOutputs } from "../runtime/apiKeyState.js";
+import { BATCH_STATE, type SubAccountBatchOutputs, type SubAccountView } from "../runtime/subAccountBatchState.js";
 
 /**
  * What a stack already manages, read from its state (and config) before `import` writes a program over it, so
@@ -22,36 +21,21 @@ export interface StateOptions {
   parentedUrn?: string;
 }
 
-/** An ApiKey the state holds. */
-export interface StateKey {
+/** An ApiKey the state holds: the fields of its state (runtime/apiKeyState.ts) a program is written from. */
+export type StateKey = Pick<ApiKeyOutputs, "key" | "previousKey" | "adoptKey" | "alias" | "enabled" | "securityConfig" | "rotation" | "connection"> & {
   name: string;
-  /** The key the resource manages now (a rotation changes it), its previous key and the key it adopted. */
-  key: string;
-  previousKey?: string;
-  adoptKey?: string;
-  alias: string;
-  enabled: boolean;
-  securityConfig: SecurityConfig;
-  /** Declared inputs import never makes itself, written back as they are. */
-  rotation?: unknown;
-  connection?: unknown;
   options: StateOptions;
-}
+};
 
-/** A SubAccountBatch the state holds. */
-export interface StateBatch {
+/** A SubAccountBatch the state holds: the fields of its state (runtime/subAccountBatchState.ts) a program is written from. */
+export type StateBatch = Pick<SubAccountBatchOutputs, "alias" | "balance" | "count" | "modelPricing" | "connection"> & {
   name: string;
-  alias: string;
-  balance: number;
-  count: number;
-  modelPricing: ModelPricing[];
   /** The sub-accounts it holds, by id and token. */
-  subAccounts: { id: number; token: string }[];
+  subAccounts: Pick<SubAccountView, "id" | "token">[];
   /** Its adopted set (every token it adopted and has not released). */
   adoptTokens: string[];
-  connection?: unknown;
   options: StateOptions;
-}
+};
 
 /** What the stack manages; `foreign` names (type and name) every other resource, which `import` cannot declare. */
 export interface StackState {
@@ -93,32 +77,6 @@ const ExportSchema = z.object({
   deployment: z.object({ resources: z.array(ResourceSchema).nullish() }).nullish(),
 });
 
-const KeyOutputsSchema = z.object({
-  key: z.string(),
-  previousKey: z.string().nullish(),
-  adoptKey: z.string().nullish(),
-  alias: z.string(),
-  enabled: z.boolean(),
-  securityConfig: z.record(z.string(), z.unknown()),
-  rotation: z.unknown().optional(),
-  connection: z.unknown().optional(),
-});
-const BatchOutputsSchema = z.object({
-  alias: z.string(),
-  balance: z.number(),
-  count: z.number(),
-  modelPricing: z.array(z.object({ model: z.string(), pricingFactor: z.number() })),
-  subAccounts: z.array(z.object({ id: z.number(), token: z.string() }).loose()),
-  tokens: z.array(z.string()).nullish(),
-  adoptTokens: z.array(z.string()).nullish(),
-  connection: z.unknown().optional(),
-});
-
-/** Where a state's outputs fail their schema: property paths and what was expected, never a value. */
-function issuesOf(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join(".") || "outputs"}: expected ${i.code === "invalid_type" ? i.expected : "another value"}`).join("; ");
-}
-
 /** The resource name of a URN (`urn:pulumi:stack::project::type::name`). */
 export function nameOfUrn(urn: string): string {
   return urn.split("::").slice(3).join("::");
@@ -146,9 +104,9 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
     if (r.delete || isBookkeeping(r.type)) continue;
     const name = nameOfUrn(r.urn);
     if (r.type === RESOURCE_TYPES.ApiKey) {
-      // Outputs of any version in today's shape, read once here by the provider's own upgrade chain.
-      const o = KeyOutputsSchema.safeParse(keyFromState(r.outputs ?? {}));
-      if (!o.success) throw new Error(`the state of stack ${stack}: ApiKey ${JSON.stringify(name)} has outputs this command cannot read (${issuesOf(o.error)})`);
+      // Outputs of any version in today's shape, parsed once here by the provider's own state module.
+      const o = API_KEY_STATE.safeParse(r.outputs ?? {});
+      if (!o.success) throw new Error(`the state of stack ${stack}: ApiKey ${JSON.stringify(name)}: ${o.error.message}`);
       state.keys.push({
         name,
         key: o.data.key,
@@ -156,14 +114,14 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
         ...(o.data.adoptKey ? { adoptKey: o.data.adoptKey } : {}),
         alias: o.data.alias,
         enabled: o.data.enabled,
-        securityConfig: o.data.securityConfig as SecurityConfig,
+        securityConfig: o.data.securityConfig,
         ...(o.data.rotation != null ? { rotation: o.data.rotation } : {}),
         ...(o.data.connection != null ? { connection: o.data.connection } : {}),
         options: optionsOf(r),
       });
     } else if (r.type === RESOURCE_TYPES.SubAccountBatch) {
-      const o = BatchOutputsSchema.safeParse(batchFromState(r.outputs ?? {}));
-      if (!o.success) throw new Error(`the state of stack ${stack}: SubAccountBatch ${JSON.stringify(name)} has outputs this command cannot read (${issuesOf(o.error)})`);
+      const o = BATCH_STATE.safeParse(r.outputs ?? {});
+      if (!o.success) throw new Error(`the state of stack ${stack}: SubAccountBatch ${JSON.stringify(name)}: ${o.error.message}`);
       state.batches.push({
         name,
         alias: o.data.alias,

@@ -5,7 +5,7 @@ import { adoptKeyFailure } from "./adoption.js";
 import { issueKey, keptWithError, reissue, rotate } from "./apiKeyRotation.js";
 import {
   ApiKeyInputsSchema,
-  fromState,
+  deletableOf,
   outputsOf,
   rotationStateOf,
   viewOf,
@@ -17,10 +17,11 @@ import { connectionDiff } from "./connection.js";
 import type { Props, ReadOutcome } from "./contract.js";
 import { KEY_DELETED, TRIGGERED, dueByAge, previousExpiry, rotationReason, triggersChanged } from "./rotation.js";
 import type { Session, SessionClient } from "./session.js";
+import type { StateError } from "./stateVersions.js";
 import { same } from "./canonical.js";
 import { checkInputs, type CheckFailure } from "./check.js";
 
-export { ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";
+export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";
 
 type Client = SessionClient["client"];
 
@@ -64,8 +65,7 @@ export async function check(olds: Props, news: Props): Promise<{ inputs: ApiKeyI
  * `adoptKey` after creation changes nothing (removed, or a key the resource holds or adopted); another key fails
  * here, at preview.
  */
-export async function diff(_id: string, state: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
-  const olds = fromState(state);
+export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const notOurs = adoptKeyFailure(news.adoptKey, olds);
   if (notOurs !== undefined) throw new LlmAccountsError(notOurs);
   const replaces: string[] = [];
@@ -124,8 +124,7 @@ export async function create(session: Session, inputs: ApiKeyInputs): Promise<{ 
  * then status; and a previous key whose overlap has passed: one delete, coalesced with the other deletes of the
  * deployment.
  */
-export async function update(session: Session, id: string, state: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
-  const old = fromState(state);
+export async function update(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
   if (old.rotationDue === KEY_DELETED) return { outs: await reissue(session, id, old, inputs) };
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(session, id, old, inputs) };
   const own = session.client(inputs.connection);
@@ -151,8 +150,7 @@ export async function update(session: Session, id: string, state: ApiKeyOutputs,
  * rotation or an expired previous key shows as `rotationDue` in both (nothing is rotated or deleted here).
  * Where nothing drifted, no inputs: the engine keeps those check stored, and a gate shows nothing.
  */
-export async function read(session: Session, id: string, state: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
-  const old = fromState(state);
+export async function read(session: Session, id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const client = session.client(old.connection).client;
   const live = await find(client, old.key);
   const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
@@ -189,4 +187,19 @@ export async function remove(session: Session, _id: string, old: ApiKeyOutputs):
   if (keys.length === 0) return;
   const { deletes } = session.client(old.connection);
   await Promise.all(keys.map((k) => deletes.delete(k)));
+}
+
+/**
+ * delete of a state that does not parse (`error`): the key and previous key it names (deletableOf) are deleted as
+ * `remove` deletes them; when its key cannot be read, the delete then fails, so that the resource stays in the
+ * state: never a success for a delete that was not made.
+ */
+export async function removeUnreadable(session: Session, _id: string, state: Props, error: StateError): Promise<void> {
+  const found = deletableOf(state);
+  if (!found.connection.success || found.keys.length === 0) {
+    throw error.after(`this delete cannot tell ${found.connection.success ? "which key to delete" : "which account it is on"}, so nothing was deleted`);
+  }
+  const { deletes } = session.client(found.connection.data);
+  await Promise.all(found.keys.map((k) => deletes.delete(k)));
+  if (found.unidentified) throw error.after("this delete deleted the previous key it names, but cannot read the key itself, so the resource stays in the state");
 }

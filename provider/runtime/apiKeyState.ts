@@ -1,12 +1,14 @@
-// What an ApiKey takes (its input schema) and what its state holds, and the functions that build its outputs.
+// What an ApiKey takes (its input schema), what its state holds in each version it was written in (one schema
+// each, parsed once where the engine hands a state over: runtime/index.ts), and the functions that build its outputs.
 import { z } from "zod";
 import { fromWire, toWire } from "../api/casing.js";
 import { maskKey } from "../api/redact.js";
-import { AliasStringSchema, SecurityConfigSchema, type SecurityConfig } from "../api/schemas/index.js";
+import { AliasStringSchema, KeySchema, SecurityConfigSchema, type SecurityConfig } from "../api/schemas/index.js";
 import { AdoptKeySchema } from "./adoption.js";
 import { ConnectionInputSchema } from "./connection.js";
-import { RotationSchema, type RotationState } from "./rotation.js";
-import { upgradeState, type StoredState, type UpgradeStep } from "./stateVersions.js";
+import type { Props } from "./contract.js";
+import { KEY_DELETED, RotationSchema, RotationStateSchema, type RotationState } from "./rotation.js";
+import { StateVersions } from "./stateVersions.js";
 import { noKeysIn, optionalOrNull } from "./check.js";
 
 /** A security config as users write it (camelCase), validated by the wire schema and kept in canonical form. */
@@ -40,41 +42,62 @@ export type ApiKeyInputs = z.output<typeof ApiKeyInputsSchema> & {
   rotationDue?: string;
 };
 
-/** What the state holds: every input echoed (so diff compares like with like) and what the platform adds. */
-export type ApiKeyOutputs = ApiKeyInputs &
-  RotationState & {
-    /** The key itself: a secret output, carried forward because the platform never returns it again. */
-    key: string;
-    keyHint: string;
-    createdAt: string;
-    /** The shape version of this state (stateVersions.ts); absent in states written before versions were recorded. */
-    stateVersion?: number;
-  };
+/**
+ * A security config as a state keeps it (camelCase), checked by the wire schema the platform's answers are parsed
+ * with: what a state holds came from check or from the platform.
+ */
+const StoredSecurityConfigSchema = z.preprocess((value) => toWire(value), SecurityConfigSchema).transform((wire) => fromWire(wire));
+
+/**
+ * Version 1 of an ApiKey's state (written since 2026-11-25): every input echoed (so diff compares like with like),
+ * the key and what the platform adds. Fields a refresh takes from the platform (alias) are not held to the rules
+ * of a declared input.
+ */
+const ApiKeyStateV1Schema = z.object({
+  ...ApiKeyInputsSchema.shape,
+  alias: z.string(),
+  enabled: z.boolean(),
+  securityConfig: StoredSecurityConfigSchema,
+  /** Set by check (a changed trigger) and read (due by age, previous key expired, key deleted elsewhere). */
+  rotationDue: z.string().optional(),
+  /** The key itself: a secret output, carried forward because the platform never returns it again. */
+  key: z.string().min(1, "must be the key (sk-...)"),
+  /** The key masked; derived from `key` by every write. */
+  keyHint: z.string().optional(),
+  createdAt: z.string(),
+  ...RotationStateSchema.shape,
+  /** The shape version of this state. */
+  stateVersion: z.number().optional(),
+});
+
+/**
+ * Version 0: states written before versions were recorded (0.1.0 up to 2026-11-25), the fixtures of
+ * tests/e2e/fixtures/upgrade. They may lack `enabled`, and hold their security config absent, null or in the
+ * wire's snake_case spelling.
+ */
+const ApiKeyStateV0Schema = ApiKeyStateV1Schema.omit({ stateVersion: true }).extend({
+  enabled: z.boolean().optional(),
+  securityConfig: z.preprocess((value) => value ?? {}, StoredSecurityConfigSchema),
+});
+
+/** Every version of an ApiKey's state, and the steps between them (stateVersions.ts). */
+export const API_KEY_STATE = StateVersions.first("ApiKey", ApiKeyStateV0Schema).then(ApiKeyStateV1Schema, (v0) => ({
+  ...v0,
+  enabled: v0.enabled ?? true,
+}));
+
+/** The version of the state this package writes. */
+export const API_KEY_STATE_VERSION = API_KEY_STATE.current;
+
+/** What the state holds, in today's shape. */
+export type ApiKeyOutputs = z.output<typeof ApiKeyStateV1Schema>;
 
 /** A key's configuration as the platform holds it. */
 export type LiveView = { alias: string; enabled: boolean; securityConfig: SecurityConfig };
 
-/** Omitted, null and `{}` all mean "unrestricted": one form, so a program that did not change shows no diff. */
+/** A security config as any version of the state held it (absent, null, wire or camelCase), in today's form. */
 export function normalizeSecurityConfig(value: unknown): SecurityConfig {
-  if (value === undefined || value === null) return {};
-  return fromWire(toWire(value as SecurityConfig)) as SecurityConfig;
-}
-
-/**
- * The upgrade steps of an ApiKey's state (stateVersions.ts): API_KEY_UPGRADES[n] reads a state of version n.
- * 0 -> 1: a state written before versions were recorded may lack `enabled` (true) and hold its security config
- * absent, null or in the wire's snake_case spelling.
- */
-export const API_KEY_UPGRADES: readonly UpgradeStep[] = [
-  (state) => ({ ...state, enabled: state.enabled ?? true, securityConfig: normalizeSecurityConfig(state.securityConfig) }),
-];
-
-/** The version of the state this package writes. */
-export const API_KEY_STATE_VERSION = API_KEY_UPGRADES.length;
-
-/** Outputs as any version wrote them, in today's shape: read once, where old state comes in (diff, update, read). */
-export function fromState(old: ApiKeyOutputs | StoredState): ApiKeyOutputs {
-  return upgradeState(old as StoredState, API_KEY_UPGRADES) as ApiKeyOutputs;
+  return StoredSecurityConfigSchema.parse(value ?? {});
 }
 
 /** A key's configuration as the platform answered it (a key without restrictions may answer null). */
@@ -111,4 +134,19 @@ export function rotationStateOf(old: RotationState): RotationState {
     if (old.previousKeyExpiresAt !== undefined) out.previousKeyExpiresAt = old.previousKeyExpiresAt;
   }
   return out;
+}
+
+/**
+ * What a delete can identify in a key's state that does not parse: its key (unless a refresh found it deleted) and
+ * previous key when they read as keys, whether the key itself could not be read, and its connection.
+ */
+export function deletableOf(state: Props): { keys: string[]; unidentified: boolean; connection: ReturnType<typeof ConnectionInputSchema.safeParse> } {
+  const key = KeySchema.safeParse(state.key);
+  const previous = KeySchema.safeParse(state.previousKey);
+  const current = state.rotationDue === KEY_DELETED ? [] : key.success ? [key.data] : [];
+  return {
+    keys: [...current, ...(previous.success ? [previous.data] : [])],
+    unidentified: state.rotationDue !== KEY_DELETED && !key.success,
+    connection: ConnectionInputSchema.safeParse(state.connection),
+  };
 }

@@ -15,16 +15,18 @@ export type ReadOutcome<I, O> = ReadFound<I, O> | { id: ""; props: Record<string
 
 /**
  * The dynamic provider contract (`pulumi.dynamic.ResourceProvider`) with the runtime's input and output types.
- * Type-only: nothing of `@pulumi/pulumi` is loaded, so the serialized provider stays as small as it was.
+ * The stored state (`olds`, `props`) arrives as any version wrote it, or as a hand edit left it: it is parsed
+ * where it comes in (runtime/index.ts). Type-only: nothing of `@pulumi/pulumi` is loaded, so the serialized
+ * provider stays as small as it was.
  */
 export interface TypedProvider<I, O> {
   /** Validates raw values: the inputs it returns are typed once `failures` is empty. */
   check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult<I> & { inputs: I; failures: pulumi.dynamic.CheckFailure[] }>;
-  diff(id: string, olds: O, news: I): Promise<pulumi.dynamic.DiffResult>;
+  diff(id: string, olds: Props, news: I): Promise<pulumi.dynamic.DiffResult>;
   create(inputs: I): Promise<pulumi.dynamic.CreateResult<O> & { outs: O }>;
-  read(id: string, props: O): Promise<ReadOutcome<I, O>>;
-  update(id: string, olds: O, news: I): Promise<pulumi.dynamic.UpdateResult<O> & { outs: O }>;
-  delete(id: string, props: O): Promise<void>;
+  read(id: string, props: Props): Promise<ReadOutcome<I, O>>;
+  update(id: string, olds: Props, news: I): Promise<pulumi.dynamic.UpdateResult<O> & { outs: O }>;
+  delete(id: string, props: Props): Promise<void>;
 }
 
 /**

@@ -3,19 +3,21 @@
  * the names below are read by state written by every earlier version of the package: keep them stable.
  */
 import * as apiKeyImpl from "./apiKey.js";
-import type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
-import type { TypedProvider } from "./contract.js";
-import type { SubAccountBatchInputs, SubAccountBatchOutputs } from "./subAccountBatch.js";
+import { API_KEY_STATE, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";
+import type { Props, TypedProvider } from "./contract.js";
+import { BATCH_STATE, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "./subAccountBatchState.js";
 import * as subAccountBatchImpl from "./subAccountBatch.js";
 import { currentSession, type Session } from "./session.js";
+import type { StateError, StateVersions } from "./stateVersions.js";
 
 export { setStackConfig, stackConfig, STACK_CONFIG_SLOT } from "./connection.js";
 export { setClientOverrides, startFresh, clientFor, currentSession, Session, SessionClient, type SessionOptions, type ClientOverrides } from "./session.js";
 export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
 export { SharedSubAccountList, SHARE, SHARING_SWITCH } from "./sharedList.js";
 export { UNKNOWN } from "./check.js";
-export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey.js";
-export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatch.js";
+export { StateError } from "./stateVersions.js";
+export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKeyState.js";
+export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatchState.js";
 export type { TypedProvider, ReadOutcome, ReadFound, Props } from "./contract.js";
 
 /** Where the engine keeps the stored provider text, among the inputs and the outputs of every dynamic resource. */
@@ -47,22 +49,44 @@ function inSession<A extends unknown[], R>(method: (session: Session, ...args: A
   return (...args) => method(currentSession(), ...args);
 }
 
+/**
+ * The methods of one resource with its stored state parsed once, here, where the engine hands it over: diff, read
+ * and update get it in today's shape (`versions`), or stop with the StateError that names the field; a delete of
+ * a state that does not parse goes to `removeUnreadable`, which deletes what the state identifies or fails.
+ */
+function parsedAtEntry<I, O extends object>(
+  versions: StateVersions<O>,
+  impl: {
+    check: TypedProvider<I, O>["check"];
+    diff(session: Session, id: string, olds: O, news: I): ReturnType<TypedProvider<I, O>["diff"]>;
+    create(session: Session, inputs: I): ReturnType<TypedProvider<I, O>["create"]>;
+    read(session: Session, id: string, olds: O): ReturnType<TypedProvider<I, O>["read"]>;
+    update(session: Session, id: string, olds: O, news: I): ReturnType<TypedProvider<I, O>["update"]>;
+    remove(session: Session, id: string, olds: O): Promise<void>;
+    removeUnreadable(session: Session, id: string, olds: Props, error: StateError): Promise<void>;
+  },
+): TypedProvider<I, O> {
+  return {
+    check: impl.check,
+    diff: inSession((session, id: string, olds: Props, news: I) => impl.diff(session, id, versions.parse(olds), news)),
+    create: keepingProvider(inSession(impl.create), 0),
+    read: inSession((session, id: string, olds: Props) => impl.read(session, id, versions.parse(olds))),
+    update: keepingProvider(
+      inSession((session, id: string, olds: Props, news: I) => impl.update(session, id, versions.parse(olds), news)),
+      2,
+    ),
+    delete: inSession((session, id: string, olds: Props) => {
+      const parsed = versions.safeParse(olds);
+      return parsed.success ? impl.remove(session, id, parsed.data) : impl.removeUnreadable(session, id, olds, parsed.error);
+    }),
+  };
+}
+
 /** The ApiKey provider's methods. */
-export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = {
-  check: apiKeyImpl.check,
-  diff: apiKeyImpl.diff,
-  create: keepingProvider(inSession(apiKeyImpl.create), 0),
-  read: inSession(apiKeyImpl.read),
-  update: keepingProvider(inSession(apiKeyImpl.update), 2),
-  delete: inSession(apiKeyImpl.remove),
-};
+export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = parsedAtEntry(API_KEY_STATE, {
+  ...apiKeyImpl,
+  diff: (_session, id, olds, news) => apiKeyImpl.diff(id, olds, news),
+});
 
 /** The SubAccountBatch provider's methods. */
-export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = {
-  check: subAccountBatchImpl.check,
-  diff: inSession(subAccountBatchImpl.diff),
-  create: keepingProvider(inSession(subAccountBatchImpl.create), 0),
-  read: inSession(subAccountBatchImpl.read),
-  update: keepingProvider(inSession(subAccountBatchImpl.update), 2),
-  delete: inSession(subAccountBatchImpl.remove),
-};
+export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = parsedAtEntry(BATCH_STATE, subAccountBatchImpl);

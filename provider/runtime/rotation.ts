@@ -57,14 +57,16 @@ export const RotationSchema = settingsObject(
 export type Rotation = z.output<typeof RotationSchema>;
 
 /** What the state holds about rotations besides the current key. */
-export type RotationState = {
+export const RotationStateSchema = z.object({
   /** The key replaced by the last rotation, while it still exists on the platform: a secret output. */
-  previousKey?: string;
+  previousKey: z.string().optional(),
   /** When the previous key is deleted: the first update at or after this time deletes it. */
-  previousKeyExpiresAt?: string;
+  previousKeyExpiresAt: z.string().optional(),
   /** The platform's `created_at` of the key issued by the last rotation. */
-  rotatedAt?: string;
-};
+  rotatedAt: z.string().optional(),
+});
+/** What the state holds about rotations besides the current key (see RotationStateSchema). */
+export type RotationState = z.output<typeof RotationStateSchema>;
 
 /** The reason a preview shows when the triggers changed. */
 export const TRIGGERED = "rotation triggered";

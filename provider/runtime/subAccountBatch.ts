@@ -1,140 +1,36 @@
-import { z } from "zod";
-import { toWire } from "../api/casing.js";
 import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint } from "../api/redact.js";
-import {
-  convertModelPricing,
-  ModelPricingListSchema,
-  SubAccountCreateRequestSchema,
-  type ModelPricing,
-  type SubAccount,
-} from "../api/schemas/index.js";
+import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { adoptedCountFailure, adoptedTokens, AdoptTokensSchema, findAdopted, joiningCountFailure, nextAdoption } from "./adoption.js";
-import { connectionDiff, ConnectionInputSchema } from "./connection.js";
+import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption } from "./adoption.js";
+import { connectionDiff } from "./connection.js";
 import { createBatch, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
-import { upgradeState, type StoredState, type UpgradeStep } from "./stateVersions.js";
+import type { StateError } from "./stateVersions.js";
 import { same } from "./canonical.js";
-import { checkInputs, containsUnknown, noKeysIn, type CheckFailure } from "./check.js";
+import { checkInputs, containsUnknown, type CheckFailure } from "./check.js";
+import {
+  byId,
+  deletableOf,
+  outputsOf,
+  SubAccountBatchInputsSchema,
+  view,
+  type SubAccountBatchInputs,
+  type SubAccountBatchOutputs,
+  type SubAccountView,
+} from "./subAccountBatchState.js";
 
-/** Wire pricing as the platform stores it, in the outputs' spelling: the one conversion rule of spec 2.5 (convertModelPricing, shared with the emulator). */
-function storedPricing(wire: Parameters<typeof convertModelPricing>[0]): ModelPricing[] {
-  return convertModelPricing(wire).map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
-}
-
-/** Declared pricing as users write it, validated by the request's schema and converted as the platform stores it. */
-const ModelPricingInputSchema = z
-  // Omitted or null: no model permitted by the batch itself (an empty list).
-  .preprocess((value) => toWire(value ?? []), ModelPricingListSchema)
-  .transform(storedPricing);
-
-const request = SubAccountCreateRequestSchema.shape;
-
-/** What a SubAccountBatch takes, as check validates it: one schema, pricing converted to `pricingFactor` only. */
-export const SubAccountBatchInputsSchema = z
-  .object({
-    alias: request.alias,
-    balance: request.balance,
-    count: request.count,
-    modelPricing: ModelPricingInputSchema,
-    /** Existing sub-accounts the batch manages instead of creating them (secret). */
-    adoptTokens: AdoptTokensSchema,
-    connection: ConnectionInputSchema,
-  })
-  .superRefine(noKeysIn(["alias", "modelPricing"]), { when: () => true })
-  .refine((b) => !(typeof b.count === "number" && Array.isArray(b.adoptTokens) && b.count < b.adoptTokens.length), {
-    path: ["count"],
-    when: () => true,
-    error: (issue) =>
-      `must be at least the number of adoptTokens (${(issue.input as { adoptTokens: unknown[] }).adoptTokens.length}): every adopted sub-account counts`,
-  });
-
-/** Inputs of a SubAccountBatch after check. */
-export type SubAccountBatchInputs = z.output<typeof SubAccountBatchInputsSchema>;
-
-/** One sub-account as the outputs show it (in creation order): the platform's fields, typed from its schema. */
-export type SubAccountView = Pick<SubAccount, "id" | "token" | "alias" | "enabled" | "modelPricing" | "createdAt">;
-
-export type SubAccountBatchOutputs = SubAccountBatchInputs & {
-  subAccounts: SubAccountView[];
-  tokens: string[];
-  /**
-   * Set only by a create whose answer was lost and whose recovery could not tell what it made: since when
-   * sub-accounts it made may exist unrecorded. The next read, update or delete adopts (or deletes) them and drops it.
-   */
-  unconfirmedSince?: string;
-  /**
-   * With `unconfirmedSince`: the alias that create gave its sub-accounts, marked as its own (batchRecovery.ts,
-   * markedAlias): the next read, update or delete takes exactly the sub-accounts that carry it.
-   */
-  unconfirmedAlias?: string;
-  /**
-   * Written by earlier versions (before `unconfirmedAlias`), with `unconfirmedSince`, when that create replaced a
-   * batch: the ids of the sub-accounts with this alias that existed before it (a replaced twin's): never adopted.
-   */
-  unconfirmedExcept?: number[];
-  /** The shape version of this state (stateVersions.ts); absent in states written before versions were recorded. */
-  stateVersion?: number;
-};
-
-/** Pricing as any version wrote it in the state, as the platform stores it (storedPricing; check converts inputs the same way). */
-export function normalizeModelPricing(value: unknown): ModelPricing[] {
-  if (!Array.isArray(value)) return [];
-  return storedPricing(toWire(value) as Parameters<typeof convertModelPricing>[0]);
-}
-
-/**
- * The upgrade steps of a SubAccountBatch's state (stateVersions.ts): BATCH_UPGRADES[n] reads a state of version n.
- * 0 -> 1: a state written before versions were recorded may hold its pricing in the deprecated or wire spelling
- * (converted as the platform stores it) and lack `subAccounts` and `tokens` (none).
- */
-export const BATCH_UPGRADES: readonly UpgradeStep[] = [
-  (state) => ({ ...state, modelPricing: normalizeModelPricing(state.modelPricing), subAccounts: state.subAccounts ?? [], tokens: state.tokens ?? [] }),
-];
-
-/** The version of the state this package writes. */
-export const BATCH_STATE_VERSION = BATCH_UPGRADES.length;
-
-/** Outputs as any version wrote them, in today's shape: read once, where old state comes in (diff, update, read). */
-export function fromState(old: SubAccountBatchOutputs | StoredState): SubAccountBatchOutputs {
-  return upgradeState(old as StoredState, BATCH_UPGRADES) as SubAccountBatchOutputs;
-}
-
-function view(s: SubAccount): SubAccountView {
-  return {
-    id: s.id,
-    token: s.token,
-    alias: s.alias,
-    enabled: s.enabled,
-    modelPricing: s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor })),
-    createdAt: s.createdAt,
-  };
-}
-
-const byId = (a: SubAccountView, b: SubAccountView): number => a.id - b.id;
-
-/**
- * The outputs of a batch. `adoptTokens` is the adopted set (see nextAdoption), kept whatever the input says later:
- * an adopted sub-account is owned like a created one, so one deleted elsewhere is recreated to reach `count`.
- */
-function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[], adopted: readonly string[]): SubAccountBatchOutputs {
-  const sorted = [...subAccounts].sort(byId);
-  const out: SubAccountBatchOutputs = {
-    alias: inputs.alias,
-    balance: inputs.balance,
-    count: sorted.length,
-    modelPricing: inputs.modelPricing,
-    subAccounts: sorted,
-    tokens: sorted.map((s) => s.token),
-    stateVersion: BATCH_STATE_VERSION,
-  };
-  if (adopted.length > 0) out.adoptTokens = [...adopted];
-  if (inputs.connection !== undefined) out.connection = inputs.connection;
-  return out;
-}
+export {
+  BATCH_STATE,
+  BATCH_STATE_VERSION,
+  normalizeModelPricing,
+  SubAccountBatchInputsSchema,
+  type SubAccountBatchInputs,
+  type SubAccountBatchOutputs,
+  type SubAccountView,
+} from "./subAccountBatchState.js";
 
 /** check: every field validated by one schema, failures named by property path; deprecated pricing converted. */
 export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
@@ -149,8 +45,7 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * fails here, at preview, and so does a `count` too low for the tokens newly listed to join without a delete.
  * A held sub-account whose alias or pricing differs from the declared ones is a change (update's edit aligns it).
  */
-export async function diff(session: Session, _id: string, state: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
-  const olds = fromState(state);
+export async function diff(session: Session, _id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   try {
     hold(session.client(olds.connection).heldTokens, olds.tokens);
   } catch {
@@ -179,7 +74,7 @@ export async function diff(session: Session, _id: string, state: SubAccountBatch
   // its create's marked alias by an edit that failed, one renamed in the console) while the alias and pricing its
   // outputs give (one value for the batch, which a refresh takes from one sub-account) match the declared ones.
   const differs = differsFrom(news);
-  const stray = olds.subAccounts.some((s) => differs({ alias: s.alias, modelPricing: normalizeModelPricing(s.modelPricing) }));
+  const stray = olds.subAccounts.some(differs);
   const changed =
     replaces.length > 0 ||
     stray ||
@@ -304,8 +199,7 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
  * verified with one list and adopted; tokens taken out of it are released: they leave the batch and stay on the
  * platform untouched (another batch may adopt them in the same deployment).
  */
-export async function update(session: Session, id: string, state: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
-  const old = fromState(state);
+export async function update(session: Session, id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const own = session.client(inputs.connection);
   const api = own.client.subAccounts;
   const declared = adoptedTokens(inputs);
@@ -352,8 +246,7 @@ export async function update(session: Session, id: string, state: SubAccountBatc
  * adopted is never reported gone, even with every sub-account deleted: its next update creates `count` anew
  * (a create would look for the adopted tokens, which are gone).
  */
-export async function read(session: Session, id: string, state: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
-  const old = fromState(state);
+export async function read(session: Session, id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const own = session.client(old.connection);
   const adopted = adoptedTokens(old);
   hold(own.heldTokens, old.tokens);
@@ -420,9 +313,30 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
 export async function remove(session: Session, _id: string, old: SubAccountBatchOutputs): Promise<void> {
   const own = session.client(old.connection);
   const api = own.client.subAccounts;
-  const tokens = old.tokens ?? [];
+  // Both lists: a state edited by hand may name a sub-account in one only.
+  const tokens = [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
   const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, notToTake(own.heldTokens, tokens)) : [];
   await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token)]);
+}
+
+/**
+ * delete of a state that does not parse (`error`): the sub-accounts it names (deletableOf) are deleted as `remove`
+ * deletes them; when it names some it cannot read, or none at all, the delete then fails, so that the resource
+ * stays in the state: never a success for a delete that was not made.
+ */
+export async function removeUnreadable(session: Session, _id: string, state: Props, error: StateError): Promise<void> {
+  const found = deletableOf(state);
+  if (!found.connection.success || (found.tokens.length === 0 && found.unidentified > 0)) {
+    throw error.after(`this delete cannot tell ${found.connection.success ? "which sub-accounts to delete" : "which account they are on"}, so nothing was deleted`);
+  }
+  const own = session.client(found.connection.data);
+  const api = own.client.subAccounts;
+  const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, notToTake(own.heldTokens, found.tokens)) : [];
+  await deleteTokens(api, [...found.tokens, ...unconfirmed.map((s) => s.token)]);
+  if (found.unidentified > 0 || found.lostCreate === null) {
+    const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : "the sub-accounts of a lost create cannot be looked for";
+    throw error.after(`this delete deleted the ${found.tokens.length} sub-account(s) it names, but ${rest}, so the resource stays in the state`);
+  }
 }
