@@ -161,6 +161,23 @@ export const MAX_RETRY_AFTER_MS = 2 * MINUTE_MS;
 export const CREATE_MARKER = "~";
 
 /**
+ * The forms of a create's marked alias (CREATE_MARKER above; batchRecovery.ts markedAlias). A platform may cap an
+ * alias below ALIAS_MAX_LENGTH or allow only some characters (not shown), and refuse the marked alias where the
+ * declared one passes:
+ * - `tilde` (the default): `<alias>~<12 hex digits>`, cut to ALIAS_MAX_LENGTH;
+ * - `fit`: as long as the declared alias (16 characters at least), its characters and hex digits only: the alias cut
+ *   to make room for 12 hex digits (`team-a` -> `team3f09b2c41d7e`; `production-team-a` -> `produ3f09b2c41d7e`), so
+ *   that it passes wherever the declared alias passes and 16 characters of letters and digits do.
+ * A create refused for its alias under `tilde` is sent once more under `fit` (a refusal made nothing), and the
+ * client keeps `fit` from then on; setting `llm-accounts:createMark` to `fit` saves that call (`llm-accounts doctor
+ * --write` says when).
+ */
+export const CREATE_MARK_FORMS = ["tilde", "fit"] as const;
+export type CreateMarkForm = (typeof CREATE_MARK_FORMS)[number];
+/** Shortest `fit` marked alias: 4 characters of the alias and 12 hex digits. */
+export const FIT_MARK_MIN_LENGTH = 16;
+
+/**
  * How far the platform's clock may be behind ours when a lost batch create is looked for by `created_at`:
  * sub-accounts created up to this long before the request count as its own (the spec shows no clock guarantee).
  * Used only for states written before CREATE_MARKER, whose lost creates carry no marked alias.

@@ -37,7 +37,7 @@ function op<const T extends Operation>(o: T): T {
 export const OPERATIONS = {
   createApiKey: op({
     name: "api-key/create", group: "management", method: "POST", path: `${MANAGEMENT}/api-key/create`, retry: "create",
-    request: s.ApiKeyCreateRequestSchema, response: s.ApiKeyCreatedSchema,
+    request: s.ApiKeyCreateRequestSchema, response: s.ApiKeyCreatedAnswerSchema,
   }),
   getApiKey: op({
     name: "api-key/get", group: "management", method: "POST", path: `${MANAGEMENT}/api-key/get`, retry: "read",

@@ -1,6 +1,7 @@
 import { DAY_MS, USAGE_HISTORY_DAYS, USAGE_MODELS_PER_DAY_MAX, USAGE_NEXT_PAGE_FIELD } from "../api/assumptions.js";
 import { fromWire, toWire } from "../api/casing.js";
 import { LlmAccountsError } from "./errors.js";
+import { SETTINGS } from "./settings.js";
 import { addDays, utcDate } from "../api/format.js";
 import { ApiGroup } from "./apiGroup.js";
 import { OPERATIONS } from "../api/operations.js";
@@ -46,6 +47,20 @@ export function usageRowCap(query: UsageQuery): number {
   return days * (query.withModel ? USAGE_MODELS_PER_DAY_MAX : 1);
 }
 
+/**
+ * The error of a usage paging that does not move on: the platform did not read the request field the next page was
+ * asked for in. Names the open point and the setting that fixes it.
+ */
+function ignoredPageField(field: string): LlmAccountsError {
+  const s = SETTINGS.usagePageField;
+  return new LlmAccountsError(
+    `the usage summary answered the same page again when asked for the next one in the request field "${field}": the platform ` +
+      `reads its further-page token from another field (the spec does not name it). Set ${s.env} or the stack config ${s.config} ` +
+      `to the field the platform reads (\`llm-accounts doctor\` tries the usual ones) (POST usage/summary)`,
+    { operation: "POST usage/summary" },
+  );
+}
+
 /** The management group's account operations: balance, usage, models (spec 4.6 to 4.8). */
 export class AccountApi extends ApiGroup {
   /** The account balance, as the decimal string the API gives. */
@@ -54,29 +69,43 @@ export class AccountApi extends ApiGroup {
     return res.balance;
   }
 
-  /** Every usage row of the range: validates first, then follows `next_page` to the end. */
+  /**
+   * Every usage row of the range: validates first, then follows the pages to the end. A further page is asked for
+   * by sending `next_page` back in the request field `usagePageField` names (`page` unless set: the spec does not
+   * name it); more follow while `has_more` is true, or, where the platform leaves `has_more` out, while `next_page`
+   * is given; where it says more follow without a `next_page`, pages are asked for by number (2, 3, ...).
+   */
   async usage(query: UsageQuery): Promise<s.UsageRow[]> {
     validateUsageQuery(query);
     const cap = usageRowCap(query);
+    const field = this.http.platform?.usagePageField ?? USAGE_NEXT_PAGE_FIELD;
     const rows: s.UsageRow[] = [];
     let page: string | number | undefined;
     const seen = new Set<string>();
-    for (;;) {
-      const body = { ...toWire(query), ...(page === undefined ? {} : { [USAGE_NEXT_PAGE_FIELD]: page }) };
+    let firstRow: string | undefined;
+    for (let n = 1; ; n++) {
+      const body = { ...toWire(query), ...(page === undefined ? {} : { [field]: page }) };
       const res = await this.http.send({ op: OPERATIONS.usageSummary, body });
+      const token = res.next_page === "" ? null : (res.next_page ?? null);
+      const more = res.has_more ?? token !== null;
+      // Paged by number (no token): the first page again (its first row again) means the field was not read. With
+      // tokens, the same token again says it (below).
+      const head = res.items.length > 0 ? JSON.stringify(res.items[0]) : undefined;
+      if (n === 2 && token === null && head !== undefined && head === firstRow && more) throw ignoredPageField(field);
+      if (n === 1) firstRow = head;
       rows.push(...res.items.map((r) => fromWire(r)));
-      if (!res.has_more || res.next_page === null) {
+      if (!more) {
         if (rows.length > cap) throw endless(`${rows.length} rows`);
         return rows;
       }
       // Each page but the last brings a row, and the range holds at most `cap`: so at most cap + 1 pages.
       if (res.items.length === 0) throw endless(`a page without rows that says more follow, after ${rows.length} rows`);
       if (rows.length > cap) throw endless(`${rows.length} rows and more announced`);
+      const next = token ?? n + 1;
       // A server that hands back a page token it gave before would page forever.
-      const token = String(res.next_page);
-      if (seen.has(token)) throw new LlmAccountsError(`the usage summary returned the page token again (POST usage/summary)`);
-      seen.add(token);
-      page = res.next_page;
+      if (seen.has(String(next))) throw ignoredPageField(field);
+      seen.add(String(next));
+      page = next;
     }
 
     function endless(what: string): LlmAccountsError {

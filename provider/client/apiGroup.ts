@@ -1,4 +1,5 @@
 import type { Send } from "../api/operations.js";
+import type { PlatformReadings } from "./config.js";
 
 /**
  * Base of every client object that holds a credential, directly or through its transport: `util.inspect`,
@@ -21,10 +22,12 @@ export abstract class ShowsOriginOnly {
   }
 }
 
-/** What an API group needs of its transport: where requests go, and a way to send one (`HttpTransport`). */
+/** What an API group needs of its transport: where requests go, a way to send one (`HttpTransport`), and the platform's readings. */
 export interface Sender {
   readonly origin: string;
   readonly send: Send;
+  /** The readings of the spec's open points that settings chose (config.ts PlatformReadings). */
+  readonly platform?: PlatformReadings;
 }
 
 /** Base of the API group classes: they send through the transport, and show only its origin. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ADMIN_KEY_PREFIX, KEY_PREFIX } from "../api/assumptions.js";
+import { ADMIN_KEY_PREFIX, KEY_PREFIX, type CreateMarkForm } from "../api/assumptions.js";
 import type { Group } from "../api/operations.js";
 import { KeyTextSchema, settingsObject } from "../api/schemas/common.js";
 import type { Clock } from "./clock.js";
@@ -30,6 +30,16 @@ export interface TransportOptions {
   logger?: (line: string) => void;
   /** The clock retries wait on (tests pass a fake one so that no test sleeps through a real wait). */
   clock?: Pick<Clock, "now" | "sleep">;
+  /** How the platform reads the spec's open points where a setting decides (docs/decisions.md). */
+  platform?: PlatformReadings;
+}
+
+/** The readings of the spec's open points that a setting chooses (the others are handled whichever the platform shows). */
+export interface PlatformReadings {
+  /** The usage summary's request field that carries `next_page` back (USAGE_NEXT_PAGE_FIELD when not set). */
+  usagePageField?: string;
+  /** The form of a create's marked alias (CREATE_MARK_FORMS; `tilde` when not set). */
+  createMark?: CreateMarkForm;
 }
 
 function isLoopback(hostname: string): boolean {
@@ -189,7 +199,10 @@ export function resolveClientOptions(
   const admin = pickKey("adminKey", connection, config, env);
   const account = pickKey("accountKey", connection, config, env);
   const missing = { ...(admin.problem && { adminKey: admin.problem }), ...(account.problem && { accountKey: account.problem }) };
+  const usagePageField = readSetting("usagePageField", config, env);
+  const createMark = readSetting("createMark", config, env);
   return {
+    ...((usagePageField !== undefined || createMark !== undefined) && { platform: { usagePageField, createMark } }),
     baseUrl,
     adminKey: admin.key,
     accountKey: account.key,

@@ -11,15 +11,15 @@ import {
   ResponseValidationError,
   TimeoutError,
 } from "./errors.js";
-import { credentialFor, parseBaseUrl, type TransportOptions } from "./config.js";
+import { credentialFor, parseBaseUrl, type PlatformReadings, type TransportOptions } from "./config.js";
 import { PROCESS_LIMITERS, type OperationLimiters, type RateLimiters } from "./limiter.js";
 import { ShowsOriginOnly } from "./apiGroup.js";
 import { readAtMost } from "./responseSize.js";
+import { detailsOf as refusalDetails, readBody, type Refusal } from "./refusals.js";
 import { describeOperation, type Call, type Operation } from "../api/operations.js";
 import { redact } from "../api/redact.js";
 import { SYSTEM_CLOCK, type Clock } from "./clock.js";
 import { classify, retryAfterMs, RetryPolicy } from "./retry.js";
-import { ErrorBodySchema } from "../api/schemas/common.js";
 import { validateRateLimitOptions } from "./settings.js";
 import { USER_AGENT } from "../version.js";
 
@@ -46,7 +46,7 @@ async function loadGot(): Promise<NonNullable<typeof loaded>> {
   });
 }
 
-/** The API's code and message from an error body: the shape of spec 7, else a bare `{code, message}`. */
+/** The API's code and message from an error body: the shape of spec 7, a bare `{code, message}` and their kin (refusals.ts). */
 function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
   let parsed: unknown;
   try {
@@ -54,13 +54,7 @@ function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
   } catch {
     return { apiMessage: body.trim() ? `(not JSON) ${body.trim().slice(0, 200)}` : undefined };
   }
-  const standard = ErrorBodySchema.safeParse(parsed);
-  if (standard.success) return { code: standard.data.error.code, apiMessage: standard.data.error.message };
-  const bare = (parsed ?? {}) as { code?: unknown; message?: unknown };
-  return {
-    code: typeof bare.code === "string" ? bare.code : undefined,
-    apiMessage: typeof bare.message === "string" ? bare.message : undefined,
-  };
+  return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? refusalDetails(parsed as Record<string, unknown>) : {};
 }
 
 /** A network failure as our error, with what it tells: whether the request may have been sent, whether to try again. */
@@ -100,6 +94,11 @@ export class HttpTransport extends ShowsOriginOnly {
     return this.base.origin;
   }
 
+  /** The readings of the spec's open points that settings chose. */
+  get platform(): PlatformReadings | undefined {
+    return this.options.platform;
+  }
+
   /**
    * Sends one operation, with limiter and retries; returns the response as the operation's schema parsed it.
    * Each try is one `attempt`; what follows a failed try is decided by the rule of its kind (rate limit, server
@@ -121,7 +120,12 @@ export class HttpTransport extends ShowsOriginOnly {
         waitMs = this.waitAfterNetworkFailure(op, attempt, outcome.failure);
         failed += 1;
       } else if (outcome.res.statusCode >= 200 && outcome.res.statusCode < 300) {
-        return this.parseAnswer(op, outcome.res.body);
+        const read = this.readAnswer(op, outcome.res.body);
+        if ("answer" in read) return read.answer;
+        // A refusal in a 2xx (client/refusals.ts): never a success. A rate limit said so waits as a 429 does.
+        if (read.refusal.meansStatus !== RATE_LIMIT_STATUS) throw refused(op, outcome.res, read.refusal);
+        rateLimited += 1;
+        waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res, read.refusal);
       } else if (outcome.res.statusCode === RATE_LIMIT_STATUS) {
         rateLimited += 1;
         waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res);
@@ -164,9 +168,9 @@ export class HttpTransport extends ShowsOriginOnly {
     throw failure.sent ? mayHaveSucceeded(op, failure.error) : failure.error;
   }
 
-  /** After the `count`th 429 in a row: the wait the server asks for (within the policy's bounds), or the 429. */
-  private waitAfterRateLimit(op: Operation, count: number, res: Response<string>): number {
-    const details = detailsOf(op, res);
+  /** After the `count`th 429 in a row (or a refusal that says rate limit): the wait the server asks for (within the policy's bounds), or the 429. */
+  private waitAfterRateLimit(op: Operation, count: number, res: Response<string>, said?: Refusal): number {
+    const details = said ? { ...detailsOf(op, res), code: said.code, apiMessage: said.apiMessage } : detailsOf(op, res);
     const asked = retryAfterMs(res.headers, this.clock.now());
     const next = this.retry.afterRateLimit(count, asked);
     if ("waitMs" in next) return next.waitMs;
@@ -263,22 +267,27 @@ export class HttpTransport extends ShowsOriginOnly {
     return { sent, transient, error: new ConnectionError(`connection to ${this.base.origin} failed: ${code ?? "network error"}${tlsFailed} (${operation})`, { operation, code }) };
   }
 
-  /** A 2xx answer parsed by the operation's schema; one that cannot be read leaves a create in doubt (it was processed). */
-  private parseAnswer<O extends Operation>(op: O, body: string): z.output<O["response"]> {
+  /**
+   * A 2xx answer: a refusal in one of the shapes client/refusals.ts knows, or the answer (unwrapped from its
+   * envelope) parsed by the operation's schema. One that cannot be read leaves a create in doubt (it was processed).
+   */
+  private readAnswer<O extends Operation>(op: O, body: string): { answer: z.output<O["response"]> } | { refusal: Refusal } {
     try {
-      return this.parseResponse(op, body);
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        throw new ResponseValidationError(`the response is not JSON (${describeOperation(op)})`, { operation: describeOperation(op) });
+      }
+      const read = readBody(json);
+      if ("refusal" in read) return read;
+      return { answer: this.parseResponse(op, read.answer) };
     } catch (err) {
       throw mayHaveSucceeded(op, err);
     }
   }
 
-  private parseResponse<O extends Operation>(op: O, body: string): z.output<O["response"]> {
-    let json: unknown;
-    try {
-      json = JSON.parse(body);
-    } catch {
-      throw new ResponseValidationError(`the response is not JSON (${describeOperation(op)})`, { operation: describeOperation(op) });
-    }
+  private parseResponse<O extends Operation>(op: O, json: unknown): z.output<O["response"]> {
     try {
       // The table pairs each operation with its response schema; a generic O loses that pairing in zod 4's types.
       return op.response.parse(json) as z.output<O["response"]>;
@@ -294,6 +303,31 @@ export class HttpTransport extends ShowsOriginOnly {
 
   private log(line: string): void {
     this.options.logger?.(redact(line));
+  }
+}
+
+/**
+ * The error of a refusal answered with a 2xx: of the class its meaning picks (a "not found" is a NotFoundError, as a
+ * 404 would be), its message saying how the platform answered. A create refused with what it made all the same (its
+ * new sub-accounts or key in the answer) is in doubt, so that what it made is looked for, never lost.
+ */
+function refused(op: Operation, res: Response<string>, refusal: Refusal): unknown {
+  const err = ApiError.fromResponse(refusal.meansStatus, {
+    ...detailsOf(op, res),
+    code: refusal.code,
+    apiMessage: `${refusal.apiMessage ?? "refused without a message"} (answered ${refusal.form.replace("2xx", String(res.statusCode))})`,
+  });
+  return madeSomething(res.body) ? mayHaveSucceeded(op, err) : err;
+}
+
+/** Whether a refusal's body still carries what a create makes: a key, or sub-accounts. */
+function madeSomething(body: string): boolean {
+  try {
+    const json = JSON.parse(body) as { key?: unknown; items?: unknown; data?: { key?: unknown; items?: unknown } };
+    const part = json.data ?? json;
+    return typeof part.key === "string" || (Array.isArray(part.items) && part.items.length > 0);
+  } catch {
+    return false;
   }
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_RATE_LIMITS, type RateLimit } from "../api/assumptions.js";
+import { CREATE_MARK_FORMS, DEFAULT_RATE_LIMITS, type CreateMarkForm, type RateLimit } from "../api/assumptions.js";
 import { ConfigurationError } from "./errors.js";
 
 /** Per-operation limits as a caller gives them: a number replaces the per-minute limit, a list replaces them all. */
@@ -80,6 +80,18 @@ export const SETTINGS = {
       for (const { path, message } of limits.error.issues) ctx.addIssue({ code: "custom", path, message });
       return z.NEVER;
     }),
+  ),
+  usagePageField: setting(
+    "usagePageField",
+    "LLM_ACCOUNTS_USAGE_PAGE_FIELD",
+    "the name of the usage summary's request field that carries `next_page` back (letters, digits and _; default page)",
+    text.pipe(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "is not a field name")),
+  ),
+  createMark: setting<CreateMarkForm>(
+    "createMark",
+    "LLM_ACCOUNTS_CREATE_MARK",
+    `the form of the alias a sub-account create is marked with: ${CREATE_MARK_FORMS.map((f) => JSON.stringify(f)).join(" or ")}`,
+    text.pipe(z.enum(CREATE_MARK_FORMS)),
   ),
 } as const;
 

@@ -1,6 +1,7 @@
+import type { CreateMarkForm } from "../api/assumptions.js";
 import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup, type Sender } from "./apiGroup.js";
-import { LlmAccountsError } from "./errors.js";
+import { BadRequestError, LlmAccountsError } from "./errors.js";
 import { OPERATIONS } from "../api/operations.js";
 import type { z } from "zod";
 import type * as s from "../api/schemas/index.js";
@@ -16,6 +17,14 @@ export const LIST_READS = 3;
 
 /** One sub-account as the list answers it. */
 type WireSubAccount = z.infer<typeof s.SubAccountSchema>;
+
+/** Sub-accounts a page holds where the platform refuses `page_size=-1` (its largest page size is not shown). */
+export const LIST_PAGE_SIZE = 100;
+
+/** Whether a listed sub-account matches the filter exactly (a platform may match `alias` by prefix or not at all). */
+function matches(item: WireSubAccount, filter: SubAccountFilter): boolean {
+  return (filter.alias === undefined || item.alias === filter.alias) && (filter.sk === undefined || item.token === filter.sk);
+}
 
 /**
  * A number that changes whenever a sub-account write (create, edit, delete) through a client that counts on it
@@ -52,6 +61,16 @@ export class SubAccountsApi extends ApiGroup {
     super(http);
   }
 
+  /** Set once the platform refused `page_size=-1` (a 400): lists read by pages from then on. */
+  private allRefused = false;
+
+  /**
+   * The form of the alias creates are marked with (assumptions.ts CREATE_MARK_FORMS): the setting's, else `tilde`;
+   * `fit` once a create's marked alias was refused where `fit` passed (runtime/batchRecovery.ts), for the life of
+   * this client.
+   */
+  markForm: CreateMarkForm = this.http.platform?.createMark ?? "tilde";
+
   /**
    * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer below
    * `total`; then the rest page by page (by offset), at the size it answered with. A paged read is kept only when
@@ -59,40 +78,70 @@ export class SubAccountsApi extends ApiGroup {
    * change between two pages (a console delete shifts the offsets, so a live sub-account would be skipped) makes
    * it read again, at most LIST_READS times, then fail: a partial list is never answered, as callers take a
    * sub-account missing from it for gone.
+   *
+   * Readings of the spec's open points (docs/decisions.md): a platform that answers without `total` is read on,
+   * page by page, until a page comes back short (one more call); one that refuses `page_size=-1` (a 400) is read in
+   * pages of LIST_PAGE_SIZE from then on; one whose filters match more than exactly (a prefix, a substring, or no
+   * filter at all) has its answer filtered here, so that `alias` and `sk` always match exactly.
    */
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
     for (let read = 1; ; read++) {
       const whole = await this.readWhole(filter);
-      if (whole.items) return whole.items.map((i) => fromWire(i));
+      if (whole.items) return whole.items.filter((i) => matches(i, filter)).map((i) => fromWire(i));
       if (read >= LIST_READS) {
         throw new LlmAccountsError(
-          `POST sub-account/list: the account changed while its ${whole.pages} pages were read, ${LIST_READS} times in a row ` +
+          `GET sub-account/list: ${whole.problem ?? `the account changed while its ${whole.pages} pages were read`}, ${LIST_READS} times in a row ` +
             "(the platform pages by offset, so a changed list can skip a sub-account): nothing was concluded from a partial list; run the command again",
-          { operation: "POST sub-account/list" },
+          { operation: "GET sub-account/list" },
         );
       }
     }
   }
 
   /** One read of every page; `items` only when the read is consistent (see list). */
-  private async readWhole(filter: SubAccountFilter): Promise<{ items?: WireSubAccount[]; pages: number }> {
+  private async readWhole(filter: SubAccountFilter): Promise<{ items?: WireSubAccount[]; pages: number; problem?: string }> {
     const page = (body: { page_size: number; page?: number }) =>
       this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
-    const first = await page({ page_size: -1 });
-    if (first.items.length >= first.total) return { items: first.items, pages: 1 };
-    const size = first.items.length;
-    if (size === 0) return { pages: 1 };
-    const byToken = new Map(first.items.map((i) => [i.token, i]));
-    const pages = Math.ceil(first.total / size);
+    const first = await this.firstPage(page);
+    const total = first.answer.total;
+    if (total !== undefined && first.answer.items.length >= total) return { items: first.answer.items, pages: 1 };
+    const size = first.answer.items.length;
+    if (size === 0) return total === undefined || total === 0 ? { items: [], pages: 1 } : { pages: 1 };
+    // Without `total`, a page as long as the first may have more behind it: read on until a short page.
+    if (total === undefined && first.pageSize !== -1 && size < first.pageSize) return { items: first.answer.items, pages: 1 };
+    const byToken = new Map(first.answer.items.map((i) => [i.token, i]));
+    const pages = total === undefined ? Infinity : Math.ceil(total / size);
     for (let n = 2; n <= pages; n++) {
       const next = await page({ page: n, page_size: size });
-      if (next.total !== first.total) return { pages: n };
+      if (next.total !== total) return { pages: n };
       for (const i of next.items) {
-        if (byToken.has(i.token)) return { pages: n };
-        byToken.set(i.token, i);
+        if (!byToken.has(i.token)) continue;
+        // The same first item again: the platform does not page by `page` at all.
+        if (n === 2 && i.token === first.answer.items[0].token) return { pages: n, problem: "page 2 answered the items of page 1 again: the platform does not read `page`, so a list longer than one answer cannot be read (see docs/decisions.md)" };
+        return { pages: n };
+      }
+      for (const i of next.items) byToken.set(i.token, i);
+      if (total === undefined && next.items.length < size) return { items: [...byToken.values()], pages: n };
+    }
+    return byToken.size === total ? { items: [...byToken.values()], pages } : { pages };
+  }
+
+  /**
+   * The first page: everything at once (`page_size=-1`), or, on a platform that refused that once (a 400), a page
+   * of LIST_PAGE_SIZE; the refusal is remembered for the life of this client, so it costs one call once.
+   */
+  private async firstPage(
+    page: (body: { page_size: number; page?: number }) => Promise<z.output<typeof s.SubAccountListResponseSchema>>,
+  ): Promise<{ answer: z.output<typeof s.SubAccountListResponseSchema>; pageSize: number }> {
+    if (!this.allRefused) {
+      try {
+        return { answer: await page({ page_size: -1 }), pageSize: -1 };
+      } catch (err) {
+        if (!(err instanceof BadRequestError)) throw err;
+        this.allRefused = true;
       }
     }
-    return byToken.size === first.total ? { items: [...byToken.values()], pages } : { pages };
+    return { answer: await page({ page: 1, page_size: LIST_PAGE_SIZE }), pageSize: LIST_PAGE_SIZE };
   }
 
   /** Creates `count` sub-accounts in one call; returns them with their new tokens. Never retried blindly. */

@@ -139,9 +139,10 @@ export class FaultInjector {
   }
 }
 
+/** A value of a type no reading of the field takes (a decimal may come as a number, a number as its text: not these). */
 function wrongType(value: unknown): unknown {
-  if (typeof value === "string") return 12345;
-  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return { unexpected: 12345 };
+  if (typeof value === "number") return "n/a";
   if (typeof value === "boolean") return value ? "yes" : "no";
   if (Array.isArray(value)) return "x";
   if (value === null) return false;

@@ -1,8 +1,16 @@
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { AccountKeySchema, AdminKeySchema, ApiKeyCreatedSchema, DecimalStringSchema, SubAccountSchema } from "../api/schemas/index.js";
+import { AccountKeySchema, AdminKeySchema, ApiKeyCreatedSchema, DecimalStringSchema, SubAccountSchema, TimestampSchema } from "../api/schemas/index.js";
 import { randomToken } from "./random.js";
+
+/** A sub-account as the emulator keeps it: every field of spec 2.5, which the client reads tolerantly, present. */
+export const SubAccountRecordSchema = SubAccountSchema.extend({
+  user_id: z.number().int(),
+  token_type: z.string(),
+  monthly_cost: DecimalStringSchema,
+  updated_at: TimestampSchema,
+});
 
 /** The whole emulator state as the state file holds it (keys included: the file is written with mode 0600). */
 export const StateSnapshotSchema = z
@@ -14,7 +22,7 @@ export const StateSnapshotSchema = z
     next_sub_account_id: z.number().int().positive(),
     next_user_id: z.number().int().positive(),
     api_keys: z.array(ApiKeyCreatedSchema),
-    sub_accounts: z.array(SubAccountSchema),
+    sub_accounts: z.array(SubAccountRecordSchema),
   })
   .superRefine((snapshot, ctx) => {
     for (const { path, message } of inconsistencies(snapshot)) ctx.addIssue({ code: "custom", path, message });

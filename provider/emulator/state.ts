@@ -3,16 +3,15 @@ import type {
   ApiKeyCreatedSchema,
   ModelPricingSchema,
   SecurityConfigWire,
-  SubAccountSchema,
 } from "../api/schemas/index.js";
 import { decimal6, isoUtc, isoWithOffset } from "./format.js";
-import type { StateFile, StateSnapshot } from "./persistence.js";
+import type { StateFile, StateSnapshot, SubAccountRecordSchema } from "./persistence.js";
 import { newKey } from "./random.js";
 
 /** An API key as the emulator stores it (wire form, the key value included). */
 export type ApiKeyRecord = z.infer<typeof ApiKeyCreatedSchema>;
 /** A sub-account as the emulator stores and returns it (wire form). */
-export type SubAccountRecord = z.infer<typeof SubAccountSchema>;
+export type SubAccountRecord = z.infer<typeof SubAccountRecordSchema>;
 type ModelPricing = z.infer<typeof ModelPricingSchema>;
 
 /** The balance a new account starts with. */

@@ -1,22 +1,29 @@
 import { randomBytes } from "node:crypto";
-import { ALIAS_MAX_LENGTH, CLOCK_SKEW_MS, CREATE_MARKER } from "../api/assumptions.js";
+import { ALIAS_MAX_LENGTH, CLOCK_SKEW_MS, CREATE_MARKER, FIT_MARK_MIN_LENGTH, type CreateMarkForm } from "../api/assumptions.js";
 import type { SubAccount, SubAccountCreateRequest } from "../api/schemas/index.js";
-import { LlmAccountsError } from "../client/errors.js";
+import { BadRequestError, LlmAccountsError } from "../client/errors.js";
+import { SETTINGS } from "../client/settings.js";
 import { toMicros } from "../api/money.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 
-/**
- * The alias one create gives its sub-accounts: the declared alias with a marker no other create carries
- * (CREATE_MARKER, then random hex), cut to fit ALIAS_MAX_LENGTH. The platform keeps it until the edit that
- * follows the create sets the declared alias, so what a lost create made is found by this alias alone, whatever
- * another stack, process or earlier run created with the same alias and balance at the same time.
- */
-export function markedAlias(alias: string, nonce: string = randomBytes(6).toString("hex")): string {
-  const suffix = `${CREATE_MARKER}${nonce}`;
-  let cut = Math.min(alias.length, ALIAS_MAX_LENGTH - suffix.length);
-  // Never half of a surrogate pair.
+/** The alias cut to at most `length` characters, never between the halves of a surrogate pair. */
+function cutTo(alias: string, length: number): string {
+  let cut = Math.max(0, Math.min(alias.length, length));
   if (cut > 0 && cut < alias.length && /[\uD800-\uDBFF]/.test(alias[cut - 1])) cut--;
-  return `${alias.slice(0, cut)}${suffix}`;
+  return alias.slice(0, cut);
+}
+
+/**
+ * The alias one create gives its sub-accounts: the declared alias with a marker no other create carries (random
+ * hex), in the form `form` (assumptions.ts CREATE_MARK_FORMS): `tilde`, `<alias>~<hex>` cut to ALIAS_MAX_LENGTH;
+ * `fit`, as long as the declared alias (FIT_MARK_MIN_LENGTH at least), of its characters and the hex digits. The
+ * platform keeps it until the edit that follows the create sets the declared alias, so what a lost create made is
+ * found by this alias alone, whatever another stack, process or earlier run created with the same alias and balance.
+ */
+export function markedAlias(alias: string, nonce: string = randomBytes(6).toString("hex"), form: CreateMarkForm = "tilde"): string {
+  if (form === "fit") return `${cutTo(alias, Math.max(alias.length, FIT_MARK_MIN_LENGTH) - nonce.length)}${nonce}`;
+  const suffix = `${CREATE_MARKER}${nonce}`;
+  return `${cutTo(alias, ALIAS_MAX_LENGTH - suffix.length)}${suffix}`;
 }
 
 /**
@@ -84,14 +91,52 @@ export async function listUnconfirmed(
 
 /**
  * One batch create, its sub-accounts under a marked alias (markedAlias) that the caller then replaces with the
- * declared one in the edit that aligns the batch. If the answer is lost (the create may have happened), one
- * list of the marked alias finds what it made, which is adopted instead of being created twice: nothing else
- * carries that alias, so nothing another stack or an earlier run made is taken. When that list fails too, an
- * UnconfirmedCreateError names the marked alias, which the state keeps for the next run.
+ * declared one in the edit that aligns the batch. Where the platform refuses the marked alias (a 400, or a refusal
+ * that means one: aliases capped or restricted there), the create, which made nothing, is sent once more under the
+ * `fit` form, and the client keeps that form; a refusal of both names the marker and the setting.
  */
 export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest): Promise<SubAccount[]> {
+  const form = api.markForm;
+  try {
+    return await createMarked(api, request, form);
+  } catch (err) {
+    if (!(err instanceof BadRequestError) || err.mayHaveSucceeded) throw err;
+    if (form === "fit") throw markerRefused(err, request.alias, ["fit"]);
+    try {
+      const made = await createMarked(api, request, "fit");
+      api.markForm = "fit";
+      return made;
+    } catch (again) {
+      if (again instanceof BadRequestError && !again.mayHaveSucceeded) throw markerRefused(again, request.alias, ["tilde", "fit"]);
+      throw again;
+    }
+  }
+}
+
+/**
+ * The error of a create refused under the package's marked alias: says that the alias sent was the package's marker
+ * (not the declared alias), in which forms, and what to do.
+ */
+function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkForm[]): BadRequestError {
+  const sent = forms.map((f) => `${f}: ${JSON.stringify(markedAlias(alias, "0123456789ab", f))}`).join(", ");
+  const s = SETTINGS.createMark;
+  return err.withAdvice(
+    `The create was sent under the package's marked alias, not ${JSON.stringify(alias)} itself (the edit that follows a create sets the declared alias; ` +
+      `see docs/resources/sub-account-batch.md#lost-creates), in the form${forms.length > 1 ? "s" : ""} ${sent} (hex digits vary). ` +
+      `If the platform refuses it for its length or characters, the declared alias may be refused too; if only the mark is, ` +
+      `set ${s.env} or the stack config ${s.config} (\`llm-accounts doctor --write\` tries both forms)`,
+  );
+}
+
+/**
+ * One create under a marked alias of form `form`. If the answer is lost (the create may have happened), one list of
+ * the marked alias finds what it made, which is adopted instead of being created twice: nothing else carries that
+ * alias, so nothing another stack or an earlier run made is taken. When that list fails too, an
+ * UnconfirmedCreateError names the marked alias, which the state keeps for the next run.
+ */
+async function createMarked(api: SubAccountsApi, request: SubAccountCreateRequest, form: CreateMarkForm): Promise<SubAccount[]> {
   const startedAt = Date.now();
-  const marked = { ...request, alias: markedAlias(request.alias) };
+  const marked = { ...request, alias: markedAlias(request.alias, undefined, form) };
   const unconfirmed = (message: string, operation: string | undefined) =>
     new UnconfirmedCreateError(message, operation, startedAt, marked.alias).withAdvice(lostSubAccountsAdvice(marked.alias));
   try {
@@ -100,7 +145,7 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
     if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
     let found: SubAccount[];
     try {
-      found = (await api.list({ alias: marked.alias })).filter((s) => s.alias === marked.alias).sort((a, b) => a.id - b.id);
+      found = (await api.list({ alias: marked.alias })).sort((a, b) => a.id - b.id);
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
       throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { USAGE_MODEL_FIELD, USAGE_NEXT_PAGE_FIELD } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { DateSchema, DecimalStringSchema, KeySchema } from "./common.js";
+import { AnswerDecimalSchema, AnswerIntegerSchema, AnswerNumberSchema } from "./answers.js";
+import { DateSchema, KeySchema } from "./common.js";
 
-export const BalanceResponseSchema = z.object({ balance: DecimalStringSchema });
+export const BalanceResponseSchema = z.object({ balance: AnswerDecimalSchema });
 export type Balance = Camel<z.infer<typeof BalanceResponseSchema>>;
 
 /** The continuation token of a usage page: its type is not shown, so a string or a number is taken. */
@@ -24,38 +25,46 @@ export type UsageSummaryRequest = Camel<z.infer<typeof UsageSummaryRequestSchema
 /** Token usage of one row. Its fields are not shown in the spec: these are the ones the emulator sends. */
 export const UsageBlockSchema = z
   .object({
-    input_tokens: z.number().int().nonnegative().optional(),
-    output_tokens: z.number().int().nonnegative().optional(),
-    cache_read_tokens: z.number().int().nonnegative().optional(),
-    total_tokens: z.number().int().nonnegative().optional(),
+    input_tokens: AnswerIntegerSchema.optional(),
+    output_tokens: AnswerIntegerSchema.optional(),
+    cache_read_tokens: AnswerIntegerSchema.optional(),
+    total_tokens: AnswerIntegerSchema.optional(),
   })
   .loose();
 
 export const UsageRowSchema = z.object({
   date: DateSchema,
-  cost: DecimalStringSchema,
+  cost: AnswerDecimalSchema,
   [USAGE_MODEL_FIELD]: z.string().optional(),
   usage: UsageBlockSchema.optional(),
 });
 export type UsageRow = Camel<z.infer<typeof UsageRowSchema>>;
 
+/**
+ * A usage page (spec 4.7): `items`, `has_more` and `next_page`. Either of the two paging fields may be left out by a
+ * platform: more follow when `has_more` is true, or (without it) when `next_page` is given.
+ */
 export const UsageSummaryResponseSchema = z.object({
-  items: z.array(UsageRowSchema),
-  has_more: z.boolean(),
-  next_page: NextPageSchema.nullable(),
+  items: z
+    .array(UsageRowSchema)
+    .nullish()
+    .transform((l) => l ?? []),
+  has_more: z.boolean().optional(),
+  next_page: z.union([NextPageSchema, z.literal("")]).nullish(),
 });
 
 export const ModelSchema = z.object({
   model: z.string().min(1),
-  category: z.string(),
-  vendor: z.string(),
-  context_window: z.number().int().nonnegative(),
-  max_output_tokens: z.number().int().nonnegative(),
+  // Shown, filtered on, never decided on: a platform that leaves one out answers "".
+  category: z.string().nullish().transform((v) => v ?? ""),
+  vendor: z.string().nullish().transform((v) => v ?? ""),
+  context_window: AnswerIntegerSchema,
+  max_output_tokens: AnswerIntegerSchema,
   pricing: z
     .object({
-      text_input_price: DecimalStringSchema,
-      text_output_price: DecimalStringSchema,
-      cache_read_rate: z.number(),
+      text_input_price: AnswerDecimalSchema,
+      text_output_price: AnswerDecimalSchema,
+      cache_read_rate: AnswerNumberSchema,
     })
     .loose(),
 });

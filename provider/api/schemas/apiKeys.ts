@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { API_KEY_DELETE_MAX, COUNTRIES_MAX, IP_ALLOW_MAX, IP_ENTRY_MAX_LENGTH, MODEL_LIST_MAX, MODEL_MODES } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AliasStringSchema, FiniteNumberSchema, isIpOrCidr, KeySchema, ModelNameSchema, TimestampSchema } from "./common.js";
+import { AnswerBooleanSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerStringListSchema, AnswerTimestampSchema } from "./answers.js";
+import { AliasStringSchema, FiniteNumberSchema, isIpOrCidr, KeySchema, ModelNameSchema } from "./common.js";
 
 /** Restrictions of an API key (spec 2.1). Every part optional; an omitted part restricts nothing. */
 export const SecurityConfigSchema = z
@@ -62,16 +63,53 @@ export const ApiKeyCreateRequestSchema = z.object({
 });
 export type ApiKeyCreateRequest = Camel<z.infer<typeof ApiKeyCreateRequestSchema>>;
 
+/**
+ * `security_config` as the platform answers it: read for the parts and fields the package knows, every other field
+ * at any depth dropped (never an error), each part null or absent for "no restriction". The values are read as they
+ * come (a mode or country the request schema would refuse is what the platform holds, and shows as drift).
+ */
+export const SecurityConfigAnswerSchema = z
+  .object({
+    ip: z.object({ allow: AnswerStringListSchema }).nullish(),
+    spend_limit: z.object({ monthly: AnswerNumberSchema }).nullish(),
+    geo: z.object({ countries: AnswerStringListSchema }).nullish(),
+    // A mode the request schema does not know is what the platform holds: kept as its text (typed as the known
+    // modes, which the runtime compares it with), so that it shows as drift against the declared one.
+    models: z.object({ mode: z.string().transform((m) => m as (typeof MODEL_MODES)[number]), items: AnswerStringListSchema }).nullish(),
+  })
+  // A part answered as null restricts nothing, as an absent one: read as absent.
+  .transform((config) => {
+    const parts: SecurityConfigWire = {};
+    if (config.ip) parts.ip = config.ip;
+    if (config.spend_limit) parts.spend_limit = config.spend_limit;
+    if (config.geo) parts.geo = config.geo;
+    if (config.models) parts.models = config.models;
+    return parts;
+  });
+
 /** The configuration of a key as get and edit answer (spec 4.2, 4.3); the key itself is never in it. */
 export const ApiKeyViewSchema = z.object({
   alias: z.string(),
-  enabled: z.boolean(),
-  security_config: SecurityConfigSchema.nullish(),
-  created_at: TimestampSchema,
+  enabled: AnswerBooleanSchema,
+  security_config: SecurityConfigAnswerSchema.nullish(),
+  created_at: AnswerTimestampSchema,
 });
 export type ApiKeyView = Camel<z.infer<typeof ApiKeyViewSchema>>;
 
-/** The creation answer: the only response that carries the key (spec 4.1). */
+/**
+ * The creation answer: the only response that carries the key (spec 4.1). Only the key is needed: a create whose
+ * answer lacks another field (or holds it in a form no schema reads) still made the key, and losing the key would
+ * orphan it on the platform. The client fills what is missing from the request (ApiKeysApi.create).
+ */
+export const ApiKeyCreatedAnswerSchema = z.object({
+  key: KeySchema,
+  alias: z.string().optional().catch(undefined),
+  enabled: AnswerBooleanSchema.optional().catch(undefined),
+  security_config: SecurityConfigAnswerSchema.nullish().catch(undefined),
+  created_at: AnswerTimestampSchema.optional().catch(undefined),
+});
+
+/** A created key, as the client gives it: the view with the key. */
 export const ApiKeyCreatedSchema = ApiKeyViewSchema.extend({ key: KeySchema });
 export type ApiKeyCreated = Camel<z.infer<typeof ApiKeyCreatedSchema>>;
 
@@ -85,7 +123,8 @@ export const ApiKeyEditRequestSchema = z.object({
 export type ApiKeyEditRequest = Camel<z.infer<typeof ApiKeyEditRequestSchema>>;
 
 export const ApiKeyStatusRequestSchema = z.object({ key: KeySchema, enabled: z.boolean() });
-export const ApiKeyStatusResponseSchema = z.object({ enabled: z.boolean() });
+/** The status answer: `{enabled}`, the confirmed state (spec 4.4); a platform that confirms otherwise (`{success: true}`) leaves it out. */
+export const ApiKeyStatusResponseSchema = z.object({ enabled: AnswerBooleanSchema.optional() });
 
 export const ApiKeyDeleteRequestSchema = z.object({
   keys: z
@@ -93,4 +132,5 @@ export const ApiKeyDeleteRequestSchema = z.object({
     .min(1, "must name at least one key")
     .max(API_KEY_DELETE_MAX, `must name at most ${API_KEY_DELETE_MAX} keys`),
 });
-export const ApiKeyDeleteResponseSchema = z.object({ deleted: z.number().int().nonnegative() });
+/** The delete answer: `{deleted}` (spec 4.5); nothing else is needed of it (a refusal is recognised before this). */
+export const ApiKeyDeleteResponseSchema = z.object({ deleted: AnswerIntegerSchema.optional() });

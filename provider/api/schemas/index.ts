@@ -1,4 +1,5 @@
 export * from "./common.js";
+export * from "./answers.js";
 export * from "./apiKeys.js";
 export * from "./account.js";
 export * from "./subAccounts.js";

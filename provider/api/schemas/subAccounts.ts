@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { MODEL_LIST_MAX, QUERY_VALUE_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AliasStringSchema, DecimalStringSchema, FiniteNumberSchema, KeySchema, ModelNameSchema, TimestampSchema } from "./common.js";
+import { AnswerBooleanSchema, AnswerDecimalSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerTimestampSchema } from "./answers.js";
+import { AliasStringSchema, FiniteNumberSchema, KeySchema, ModelNameSchema } from "./common.js";
 
-/** A permitted model and its price multiplier, as stored and returned. */
+/** A permitted model and its price multiplier, as stored and returned (a factor sent as decimal text is read too). */
 export const ModelPricingSchema = z.object({
   model: z.string().min(1, "must be a non-empty model name"),
-  pricing_factor: FiniteNumberSchema.positive("must be greater than 0"),
+  pricing_factor: AnswerNumberSchema.refine((n) => n > 0, "must be greater than 0"),
 });
 export type ModelPricing = Camel<z.infer<typeof ModelPricingSchema>>;
 
@@ -68,18 +69,26 @@ export function convertModelPricing(items: readonly z.infer<typeof ModelPricingI
   });
 }
 
+/**
+ * A sub-account as the list and the create answer it (spec 2.5). The package needs its id, token, alias, pricing and
+ * balance; `enabled` and `created_at` are shown in the outputs. `user_id`, `token_type`, `monthly_cost` and
+ * `updated_at` are read when present and never required; an id or number may come as a string of digits.
+ */
 export const SubAccountSchema = z.object({
-  id: z.number().int(),
-  user_id: z.number().int(),
+  id: AnswerIntegerSchema,
+  user_id: AnswerIntegerSchema.optional().catch(undefined),
   token: KeySchema,
-  token_type: z.string(),
+  token_type: z.string().optional().catch(undefined),
   alias: z.string(),
-  enabled: z.boolean(),
-  model_pricing: z.array(ModelPricingSchema),
-  balance: DecimalStringSchema,
-  monthly_cost: DecimalStringSchema,
-  created_at: TimestampSchema,
-  updated_at: TimestampSchema,
+  enabled: AnswerBooleanSchema,
+  model_pricing: z
+    .array(ModelPricingSchema)
+    .nullish()
+    .transform((l) => l ?? []),
+  balance: AnswerDecimalSchema,
+  monthly_cost: AnswerDecimalSchema.optional().catch(undefined),
+  created_at: AnswerTimestampSchema,
+  updated_at: AnswerTimestampSchema.optional().catch(undefined),
 });
 export type SubAccount = Camel<z.infer<typeof SubAccountSchema>>;
 
@@ -96,11 +105,16 @@ export const SubAccountListQuerySchema = z.object({
 });
 export type SubAccountListQuery = Camel<z.infer<typeof SubAccountListQuerySchema>>;
 
+/**
+ * The list answer (spec 4.9): `items`, and `total` when the platform gives it (paging without it reads on until a
+ * short page, SubAccountsApi.list). `page` and `pageSize` (or `page_size`) are not needed and never required.
+ */
 export const SubAccountListResponseSchema = z.object({
-  items: z.array(SubAccountSchema),
-  total: z.number().int().nonnegative(),
-  page: z.number().int(),
-  pageSize: z.number().int(),
+  items: z
+    .array(SubAccountSchema)
+    .nullish()
+    .transform((l) => l ?? []),
+  total: AnswerIntegerSchema.optional().catch(undefined),
 });
 
 const AliasSchema = AliasStringSchema;
@@ -117,9 +131,10 @@ export const SubAccountCreateRequestSchema = z.object({
 });
 export type SubAccountCreateRequest = Camel<z.infer<typeof SubAccountCreateRequestSchema>>;
 
+/** The create answer (spec 4.10): the new sub-accounts. `success: false` is a refusal, recognised before this schema (client/refusals.ts). */
 export const SubAccountCreateResponseSchema = z.object({
   items: z.array(SubAccountSchema),
-  success: z.boolean(),
+  success: AnswerBooleanSchema.optional(),
 });
 
 const SksSchema = z
