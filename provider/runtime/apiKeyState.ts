@@ -61,7 +61,7 @@ const ApiKeyStateV1Schema = z.object({
   /** Set by check (a changed trigger) and read (due by age, previous key expired, key deleted elsewhere). */
   rotationDue: z.string().optional(),
   /** The key itself: a secret output, carried forward because the platform never returns it again. */
-  key: z.string().min(1, "must be the key (sk-...)"),
+  key: KeySchema,
   /** The key masked; derived from `key` by every write. */
   keyHint: z.string().optional(),
   createdAt: z.string(),

@@ -68,14 +68,14 @@ function parsedAtEntry<I, O extends object>(
 ): TypedProvider<I, O> {
   return {
     check: impl.check,
-    diff: inSession((session, id: string, olds: Props, news: I) => impl.diff(session, id, versions.parse(olds), news)),
+    diff: inSession(async (session, id: string, olds: Props, news: I) => impl.diff(session, id, versions.parse(olds), news)),
     create: keepingProvider(inSession(impl.create), 0),
-    read: inSession((session, id: string, olds: Props) => impl.read(session, id, versions.parse(olds))),
+    read: inSession(async (session, id: string, olds: Props) => impl.read(session, id, versions.parse(olds))),
     update: keepingProvider(
-      inSession((session, id: string, olds: Props, news: I) => impl.update(session, id, versions.parse(olds), news)),
+      inSession(async (session, id: string, olds: Props, news: I) => impl.update(session, id, versions.parse(olds), news)),
       2,
     ),
-    delete: inSession((session, id: string, olds: Props) => {
+    delete: inSession(async (session, id: string, olds: Props) => {
       const parsed = versions.safeParse(olds);
       return parsed.success ? impl.remove(session, id, parsed.data) : impl.removeUnreadable(session, id, olds, parsed.error);
     }),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DAY_MS, HOUR_MS, ROTATION_EVERY_DAYS_MAX, ROTATION_OVERLAP_HOURS_MAX } from "../api/assumptions.js";
-import { settingsObject } from "../api/schemas/common.js";
+import { KeySchema, settingsObject } from "../api/schemas/common.js";
 import { same } from "./canonical.js";
 import { containsUnknown, optionalOrNull } from "./check.js";
 
@@ -59,7 +59,7 @@ export type Rotation = z.output<typeof RotationSchema>;
 /** What the state holds about rotations besides the current key. */
 export const RotationStateSchema = z.object({
   /** The key replaced by the last rotation, while it still exists on the platform: a secret output. */
-  previousKey: z.string().optional(),
+  previousKey: KeySchema.optional(),
   /** When the previous key is deleted: the first update at or after this time deletes it. */
   previousKeyExpiresAt: z.string().optional(),
   /** The platform's `created_at` of the key issued by the last rotation. */

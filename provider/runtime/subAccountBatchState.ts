@@ -83,7 +83,7 @@ const SubAccountBatchStateV1Schema = z.object({
   count: z.number().int().nonnegative(),
   modelPricing: StoredPricingSchema,
   subAccounts: z.array(StoredSubAccountSchema),
-  tokens: z.array(z.string()),
+  tokens: z.array(KeySchema),
   /**
    * Set only by a create whose answer was lost and whose recovery could not tell what it made: since when
    * sub-accounts it made may exist unrecorded. The next read, update or delete adopts (or deletes) them and drops it.
@@ -111,7 +111,7 @@ const SubAccountBatchStateV1Schema = z.object({
 const SubAccountBatchStateV0Schema = SubAccountBatchStateV1Schema.omit({ stateVersion: true }).extend({
   modelPricing: ModelPricingInputSchema,
   subAccounts: z.array(StoredSubAccountSchema).optional(),
-  tokens: z.array(z.string()).optional(),
+  tokens: z.array(KeySchema).optional(),
 });
 
 /** Every version of a batch's state, and the steps between them (stateVersions.ts). */

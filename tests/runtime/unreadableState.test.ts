@@ -1,0 +1,111 @@
+import { describe, expect, test } from "@jest/globals";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { apiKey, StateError, subAccountBatch, type Props } from "../../provider/runtime/index.js";
+import { checkedInputs } from "../support/check.js";
+import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../support/emulator.js";
+import { writeCalls } from "../support/emulatorCalls.js";
+
+let emu: Emulator;
+useRuntimeEmulator((e) => (emu = e));
+
+const pricing = [{ model: "model-a", pricingFactor: 1 }];
+
+async function batch(alias: string, count = 2): Promise<{ id: string; outs: Props; news: Awaited<ReturnType<typeof subAccountBatch.check>>["inputs"] }> {
+  const news = await checkedInputs(subAccountBatch, { alias, balance: 10, count, modelPricing: pricing });
+  const { id, outs } = await subAccountBatch.create(news);
+  emu.clearRequests();
+  return { id, outs, news };
+}
+
+async function key(alias: string): Promise<{ id: string; outs: Props; news: Awaited<ReturnType<typeof apiKey.check>>["inputs"] }> {
+  const news = await checkedInputs(apiKey, { alias, securityConfig: { spendLimit: { monthly: 5 } } });
+  const { id, outs } = await apiKey.create(news);
+  emu.clearRequests();
+  return { id, outs, news };
+}
+
+const without = (state: Props, field: string): Props => Object.fromEntries(Object.entries(state).filter(([k]) => k !== field));
+const liveAliases = (alias: string) => emu.state.listSubAccounts().filter((s) => s.alias === alias);
+
+/** The rejection of a promise, which must be a StateError. */
+async function stateErrorOf(p: Promise<unknown>): Promise<StateError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(StateError);
+  return err as StateError;
+}
+
+describe("a batch state edited by hand without tokens (issue 37: `TypeError: tokens is not iterable` at refresh, and a destroy that deleted nothing)", () => {
+  test("read (preview --refresh), diff and update stop with the named error: resource type, field, what was expected, what to do; no API call", async () => {
+    const { id, outs, news } = await batch("no-tokens-read");
+    const state = without(outs, "tokens");
+    for (const p of [subAccountBatch.read(id, state), subAccountBatch.diff(id, state, news), subAccountBatch.update(id, state, news)]) {
+      const err = await stateErrorOf(p);
+      expect(err.message).toMatch(/^SubAccountBatch: the state \(version 1\) cannot be read: tokens: expected array, received undefined; nothing was changed\./);
+      expect(err.message).toContain("`pulumi state edit`");
+      expect(err.message).toContain("`pulumi refresh`");
+      expectNoSecret(err.message, secretsOf(emu));
+    }
+    expect(writeCalls(calls(emu))).toEqual({});
+  });
+
+  test("delete deletes the sub-accounts its subAccounts name, with one call, and fails no more (they are what the batch held)", async () => {
+    const { id, outs } = await batch("no-tokens-delete");
+    expect(liveAliases("no-tokens-delete")).toHaveLength(2);
+    await subAccountBatch.delete(id, without(outs, "tokens"));
+    expect(writeCalls(calls(emu))).toEqual({ "sub-account/delete": 1 });
+    expect(liveAliases("no-tokens-delete")).toHaveLength(0);
+  });
+
+  test("delete of a state that names no sub-account it can read (neither list) fails, deletes nothing, and says so", async () => {
+    const { id, outs } = await batch("no-lists");
+    const err = await stateErrorOf(subAccountBatch.delete(id, without(without(outs, "tokens"), "subAccounts")));
+    expect(err.message).toMatch(/cannot tell which sub-accounts to delete, so nothing was deleted/);
+    expect(writeCalls(calls(emu))).toEqual({});
+    expect(liveAliases("no-lists")).toHaveLength(2);
+  });
+
+  test("delete of a state with one unreadable entry deletes the others, then fails: the resource stays in the state", async () => {
+    const { id, outs } = await batch("one-bad-entry", 3);
+    const tokens = outs.tokens as string[];
+    const subAccounts = outs.subAccounts as Props[];
+    const state = { ...outs, tokens: [tokens[0], 42], subAccounts: [subAccounts[0], { ...subAccounts[1], token: null }] };
+    const err = await stateErrorOf(subAccountBatch.delete(id, state));
+    expect(err.message).toMatch(/deleted the 1 sub-account\(s\) it names, but 2 more entries name no sub-account it can read, so the resource stays in the state/);
+    expect(writeCalls(calls(emu))).toEqual({ "sub-account/delete": 1 });
+    expect(liveAliases("one-bad-entry").map((s) => s.token)).not.toContain(tokens[0]);
+  });
+
+  test("delete of a state whose connection does not read deletes nothing: which account the tokens are on is unknown", async () => {
+    const { id, outs } = await batch("bad-connection");
+    const err = await stateErrorOf(subAccountBatch.delete(id, { ...outs, alias: 7, connection: "elsewhere" }));
+    expect(err.message).toMatch(/cannot tell which account they are on, so nothing was deleted/);
+    expect(writeCalls(calls(emu))).toEqual({});
+  });
+});
+
+describe("an ApiKey state that does not parse", () => {
+  test("read, diff and update stop with the named error; a delete of a state whose other fields fail still deletes the key it names", async () => {
+    const { id, outs, news } = await key("bad-alias");
+    const state = { ...outs, alias: ["not", "a", "string"], enabled: "yes" };
+    for (const p of [apiKey.read(id, state), apiKey.diff(id, state, news), apiKey.update(id, state, news)]) {
+      const err = await stateErrorOf(p);
+      expect(err.message).toMatch(/^ApiKey: the state \(version 1\) cannot be read: alias: expected string, received array; enabled: expected boolean, received string/);
+      expectNoSecret(err.message, secretsOf(emu));
+    }
+    expect(writeCalls(calls(emu))).toEqual({});
+    await apiKey.delete(id, state);
+    expect(writeCalls(calls(emu))).toEqual({ "api-key/delete": 1 });
+    expect(emu.state.hasKey(outs.key as string)).toBe(false);
+  });
+
+  test("delete of a state without a readable key fails and deletes nothing", async () => {
+    const { id, outs } = await key("no-key");
+    const err = await stateErrorOf(apiKey.delete(id, { ...outs, key: "not a key" }));
+    expect(err.message).toMatch(/^ApiKey: the state \(version 1\) cannot be read: key: .*cannot tell which key to delete, so nothing was deleted/);
+    expect(writeCalls(calls(emu))).toEqual({});
+    expect(emu.state.hasKey(outs.key as string)).toBe(true);
+  });
+});
