@@ -1,17 +1,14 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ConnectionArgs } from "../client/config.js";
 import type { SecurityConfig } from "../api/schemas/apiKeys.js";
+import type { z } from "zod";
+import type { ApiKeyInputsSchema } from "../runtime/apiKeyState.js";
 import type { Rotation } from "../runtime/rotation.js";
+import type { ArgsOf, InputsOf } from "./args.js";
 import { maskKey } from "../api/redact.js";
 import { MODULE } from "./typeTokens.js";
 import { claimedKey, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
-
-/**
- * A settings value as a program gives it: the value or an Output of it at every level (each field, each array and
- * each element), so that a setting can come from another resource or from config.
- */
-type InputsOf<T> = T extends readonly (infer E)[] ? pulumi.Input<InputsOf<E>>[] : T extends object ? { [K in keyof T]: pulumi.Input<InputsOf<Exclude<T[K], undefined>>> } : T;
 
 /**
  * Restrictions of a key; each part optional, an omitted part restricts nothing: `ip.allow` (IPv4/IPv6 addresses
@@ -31,8 +28,11 @@ export type SecurityConfigOutput = SecurityConfig;
  */
 export type RotationArgs = InputsOf<Rotation>;
 
-/** Inputs of an ApiKey. */
-export interface ApiKeyArgs {
+/**
+ * Inputs of an ApiKey: the fields of ApiKeyInputsSchema, the schema check validates them by (ArgsOf). Each is
+ * declared again below only to carry its documentation; a declaration that no longer fits the schema fails the build.
+ */
+export interface ApiKeyArgs extends ArgsOf<z.input<typeof ApiKeyInputsSchema>, { securityConfig?: SecurityConfigArgs; connection?: ConnectionArgs; rotation?: RotationArgs }> {
   /** Readable label of the key. */
   alias: pulumi.Input<string>;
   /** Whether the key is active. Default true. */

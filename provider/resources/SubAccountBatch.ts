@@ -1,14 +1,20 @@
 import * as pulumi from "@pulumi/pulumi";
 import { toWire } from "../api/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
-import { pricingRule, type ModelPricing, type PricingFields, type SubAccount } from "../api/schemas/subAccounts.js";
+import type { z } from "zod";
+import { pricingRule, type ModelPricing, type ModelPricingInput, type PricingFields, type SubAccount } from "../api/schemas/subAccounts.js";
+import type { SubAccountBatchInputsSchema } from "../runtime/subAccountBatchState.js";
+import type { ArgsOf, InputsOf } from "./args.js";
 import { camelFieldNames } from "../runtime/check.js";
 import { MODULE } from "./typeTokens.js";
 import { claimedTokens, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
-/** A permitted model and its price multiplier. The deprecated fields are accepted with a warning. */
-export interface ModelPricingArgs {
+/**
+ * A permitted model and its price multiplier. The deprecated fields are accepted with a warning. The fields of the
+ * request's pricing entry (ModelPricingInputSchema), declared again below only to carry their documentation.
+ */
+export interface ModelPricingArgs extends InputsOf<ModelPricingInput> {
   /** Name of the permitted model (unique within the batch). */
   model: pulumi.Input<string>;
   /** Price multiplier for this model, greater than 0 (1 = the list price). */
@@ -21,8 +27,13 @@ export interface ModelPricingArgs {
   completionPrice?: pulumi.Input<number>;
 }
 
-/** Inputs of a SubAccountBatch. */
-export interface SubAccountBatchArgs {
+/**
+ * Inputs of a SubAccountBatch: the fields of SubAccountBatchInputsSchema, the schema check validates them by
+ * (ArgsOf). Each is declared again below only to carry its documentation; a declaration that no longer fits the
+ * schema fails the build.
+ */
+export interface SubAccountBatchArgs
+  extends ArgsOf<z.input<typeof SubAccountBatchInputsSchema>, { modelPricing?: pulumi.Input<ModelPricingArgs>[]; connection?: ConnectionArgs }> {
   /** Alias of every sub-account of the batch. */
   alias: pulumi.Input<string>;
   /** Virtual balance of each sub-account. The API cannot change it later: a change replaces the batch. */

@@ -254,6 +254,8 @@ describe("reading the stack's state and config", () => {
   const token = `sk-${"t".repeat(40)}`;
   const exported = (resources: unknown[]) => JSON.stringify({ version: 3, deployment: { manifest: {}, resources } });
   const urn = (type: string, name: string) => `urn:pulumi:dev::proj::${type}::${name}`;
+  // A sub-account as every version's outputs show it (the state module reads each field).
+  const subAccount = (id: number, t: string) => ({ id, token: t, alias: "team-a", enabled: true, modelPricing: [{ model: "m", pricingFactor: 2 }], createdAt: "2026-11-21T00:00:00Z" });
   const resources = [
     { urn: urn("pulumi:pulumi:Stack", "proj-dev"), type: "pulumi:pulumi:Stack", custom: false },
     { urn: urn("pulumi:providers:pulumi-nodejs", "default"), type: "pulumi:providers:pulumi-nodejs", custom: true },
@@ -263,14 +265,14 @@ describe("reading the stack's state and config", () => {
       id: fingerprint(key),
       protect: true,
       parent: "x",
-      outputs: { key: secret(key), adoptKey: secret(key), alias: "ci", enabled: false, securityConfig: null, keyHint: "sk-...kkkk" },
+      outputs: { key: secret(key), adoptKey: secret(key), alias: "ci", enabled: false, securityConfig: null, keyHint: "sk-...kkkk", createdAt: "2026-11-21T00:00:00Z" },
     },
     {
       urn: urn(RESOURCE_TYPES.SubAccountBatch, "team-a-2"),
       type: RESOURCE_TYPES.SubAccountBatch,
       id: `sab-${fingerprint(token)}`,
       // A state of an early version: no adoptTokens, pricing with the deprecated field.
-      outputs: { alias: "team-a", balance: 5, count: 1, modelPricing: [{ model: "m", pricing_factor: 2 }], subAccounts: secret([{ id: 4, token, alias: "team-a" }]), tokens: secret([token]) },
+      outputs: { alias: "team-a", balance: 5, count: 1, modelPricing: [{ model: "m", pricing_factor: 2 }], subAccounts: secret([subAccount(4, token)]), tokens: secret([token]) },
     },
     { urn: urn(RESOURCE_TYPES.SubAccountBatch, "old"), type: RESOURCE_TYPES.SubAccountBatch, delete: true, outputs: { alias: "x", balance: 1, count: 1 } },
     { urn: urn("random:index/randomPet:RandomPet", "pet"), type: "random:index/randomPet:RandomPet", custom: true },
@@ -328,7 +330,7 @@ describe("reading the stack's state and config", () => {
     const live = emu.state.createKey("ci").key;
     const withLive = JSON.parse(exported(resources)) as { deployment: { resources: { outputs?: Record<string, unknown> }[] } };
     withLive.deployment.resources[2].outputs = { ...withLive.deployment.resources[2].outputs, key: secret(live), adoptKey: secret(live) };
-    withLive.deployment.resources[3].outputs = { ...withLive.deployment.resources[3].outputs, subAccounts: secret([{ id: sub.id, token: sub.token }]), tokens: secret([sub.token]) };
+    withLive.deployment.resources[3].outputs = { ...withLive.deployment.resources[3].outputs, subAccounts: secret([subAccount(sub.id, sub.token)]), tokens: secret([sub.token]) };
     const dir = join(work, "cmd");
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "Pulumi.yaml"), "name: proj\nruntime: nodejs\n");
