@@ -556,7 +556,7 @@ export function checkInvariant(
 
 /** One stack's declared keys and batches as the platform holds them; what its state holds, added to `stateKeys` and `stateTokens`. */
 function declaredAsLive(
-  emu: Emulator,
+  _emu: Emulator,
   state: StateView,
   program: Program,
   liveKeys: ReturnType<Emulator["state"]["listKeys"]>,
