@@ -13,20 +13,50 @@ interface Claim {
   describe: string;
 }
 
-/**
- * The adoptions the program declared so far, by kind and fingerprint of the key (never the key itself): the
- * program process's one registry. A program runs once per `pulumi` command, so it holds one program's
- * declarations; the engine cannot tell two resources apart by their inputs, only the program knows their names.
- */
-const claims = new Map<string, Claim>();
+/** What one run of the program declared: claims by kind and fingerprint of the key (never the key itself). */
+type Claims = Map<string, Claim>;
 
 /**
- * Declares that `owner` adopts `key` (`describe` says where). When another resource of the program already declared
- * it, fails the program at once (at preview, as soon as the value is known) with an error naming both resources
- * and the key masked: one object, one owner; two resources adopting it would both manage it, and the
- * destroy or count change of one would delete what the other holds.
+ * The claims of each run of the program, by the run's resource monitor. A `pulumi` command runs the program once
+ * in its own process, but an Automation API program runs an inline program in its own process at each `up`, with
+ * the modules loaded once: each run has a new resource monitor (and a new runtime store), so a run never sees the
+ * claims of the run before. Held weakly: a finished run's claims go with its monitor.
  */
-export function claim(kind: Kind, key: string, owner: Owner, describe: string): void {
+const byRun = new WeakMap<object, Claims>();
+
+/** The claims made outside any program run (no resource monitor: a test calling claim directly). */
+const outsideAnyRun: Claims = new Map();
+
+/** The registry of the program run going on now; taken once per resource, in its constructor. */
+export function claimsOfThisRun(): Claims {
+  const monitor: unknown = pulumi.runtime.getMonitor();
+  if (typeof monitor !== "object" || monitor === null) return outsideAnyRun;
+  let claims = byRun.get(monitor);
+  if (!claims) byRun.set(monitor, (claims = new Map()));
+  return claims;
+}
+
+/**
+ * The program's failure with `message` and no stack frames. A RunError is printed as its message alone, but
+ * @pulumi/pulumi's handler of an uncaught error also renders it with `util.inspect(err, { colors: true })`, and on
+ * Node.js 20.20 that rendering never ends for a frame under `node_modules/@pulumi/<file>` (the SDK's source-mapped
+ * frames of an apply are such frames): it grows a string until the heap gives out (3.6 GiB in 35 s measured for
+ * two ApiKeys adopting one key). With nothing but the message, the error is printed at once.
+ */
+export function programFailure(message: string): Error {
+  const err = new pulumi.RunError(message);
+  err.stack = `${err.name}: ${message}`;
+  return err;
+}
+
+/**
+ * Declares that `owner` adopts `key` (`describe` says where) in the run whose `claims` are given (this run's by
+ * default). When another resource of the run already declared it, fails the program at once (at preview, as soon
+ * as the value is known) with an error naming both resources and the key masked: one object, one owner; two
+ * resources adopting it would both manage it, and the destroy or count change of one would delete what the other
+ * holds.
+ */
+export function claim(kind: Kind, key: string, owner: Owner, describe: string, claims: Claims = claimsOfThisRun()): void {
   const id = `${kind}:${fingerprint(key)}`;
   const earlier = claims.get(id);
   if (earlier === undefined) {
@@ -39,14 +69,15 @@ export function claim(kind: Kind, key: string, owner: Owner, describe: string): 
     "may adopt it: remove it from one of them";
   // A RunError, not a ResourceError on this resource: the engine shows no diagnostic for a resource whose
   // registration this very error stops, and a RunError is printed without a stack.
-  throw new pulumi.RunError(message);
+  throw programFailure(message);
 }
 
 /** The resource's `adoptKey`, claimed for it when its value is known; what to register instead of the input. */
 export function claimedKey(owner: Owner, name: string, adoptKey: pulumi.Input<string>): pulumi.Output<string> {
+  const claims = claimsOfThisRun();
   return pulumi.secret(
     pulumi.output(adoptKey).apply((key) => {
-      if (typeof key === "string") claim("key", key, owner, `the adoptKey of ApiKey "${name}"`);
+      if (typeof key === "string") claim("key", key, owner, `the adoptKey of ApiKey "${name}"`, claims);
       return key;
     }),
   );
@@ -54,11 +85,12 @@ export function claimedKey(owner: Owner, name: string, adoptKey: pulumi.Input<st
 
 /** The batch's `adoptTokens`, each claimed for it when the list is known; what to register instead of the input. */
 export function claimedTokens(owner: Owner, name: string, adoptTokens: pulumi.Input<pulumi.Input<string>[]>): pulumi.Output<string[]> {
+  const claims = claimsOfThisRun();
   return pulumi.secret(
     pulumi.output(adoptTokens).apply((tokens) => {
       if (Array.isArray(tokens)) {
         tokens.forEach((t, i) => {
-          if (typeof t === "string") claim("sub-account", t, owner, `adoptTokens[${i}] of SubAccountBatch "${name}"`);
+          if (typeof t === "string") claim("sub-account", t, owner, `adoptTokens[${i}] of SubAccountBatch "${name}"`, claims);
         });
       }
       return tokens;

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { pulumiEnv } from "../../scripts/pulumi-cli.mjs";
+import { prepareProgram } from "../../scripts/lib/stack.mjs";
+import { emulator } from "../support/emulator.js";
+import { REPO } from "../support/programDir.js";
+import { writeCalls } from "../support/emulatorCalls.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, type PulumiStack, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
+
+// Issue 36, the claims registry of one program run (provider/resources/ownership.ts), on the real CLI:
+// - an Automation API program (a portal) runs an inline program adopting a console key in two `up`s of one
+//   process: the second finishes like the first (the registry of the first run is not the second's);
+// - the one-owner error comes at once and with little memory: two ApiKeys adopting one key fail the preview in
+//   seconds, also with the program's heap capped at 128 MiB. Before, the error thrown inside an apply made
+//   @pulumi/pulumi's handler render it with util.inspect(err, { colors: true }), which on Node.js 20.20 never ends
+//   for the SDK's source-mapped frames (`node_modules/@pulumi/output.ts`): 3.6 GiB in 35 s, or an abort.
+
+const PORTAL = join(REPO, "tests/e2e/programs/portal");
+const OWNERSHIP = join(REPO, "tests/e2e/programs/ownership");
+
+let emu: Emulator;
+let ledger: SecretLedger;
+let stack: PulumiStack | undefined;
+let portalDir: string | undefined;
+let portalBackend: string | undefined;
+let portalHome: string | undefined;
+let printed = "";
+
+beforeAll(async () => {
+  await requirePulumiCli();
+  emu = await emulator({ rateWindowMs: 1000 });
+  ledger = new SecretLedger(emu);
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(
+  () =>
+    endFile({
+      emu,
+      ledger,
+      stacks: stack ? [stack] : [],
+      destroy: [],
+      left: { ci: "made in the console and adopted by the portal's stack, whose backend is a scratch folder" },
+      folders: [portalDir, portalBackend, portalHome],
+    }),
+  5 * 60_000,
+);
+
+interface PortalRun {
+  run: number;
+  ok: boolean;
+  ms: number;
+  changes?: Record<string, number>;
+  hint?: string;
+  error?: string;
+}
+
+/** Runs the portal (one Node.js process, `runs` ups of its inline program); fails if it does not end in `limitMs`. */
+function portal(runs: number, env: Record<string, string>, limitMs: number): Promise<{ runs: PortalRun[]; stderr: string; code: number | null }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [join(portalDir!, "portal.mjs"), portalDir!, String(runs)], { cwd: portalDir, env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`the portal did not end within ${limitMs} ms (a hung up): ${stdout}\n${stderr.slice(-2000)}`));
+    }, limitMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      printed += stdout + stderr;
+      const lines = stdout.split("\n").filter((l) => l.startsWith("{"));
+      done({ runs: lines.map((l) => JSON.parse(l) as PortalRun), stderr, code });
+    });
+  });
+}
+
+function portalEnv(key: string, extra: Record<string, string> = {}): Record<string, string> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith("LLM_ACCOUNTS_") && !k.startsWith("PULUMI_"))) as Record<string, string>;
+  return {
+    ...clean,
+    ...pulumiEnv(portalBackend!),
+    PULUMI_HOME: portalHome!,
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    PORTAL_ADOPT_KEY: key,
+    ...extra,
+  };
+}
+
+describe("the claims registry belongs to one program run", () => {
+  let key: string;
+
+  test("an Automation API program runs an inline program adopting a console key in two ups of one process: both finish, the second writes nothing", async () => {
+    portalDir = prepareProgram(PORTAL, "llm-portal-");
+    portalBackend = mkdtempSync(join(tmpdir(), "pulumi-backend-"));
+    portalHome = mkdtempSync(join(tmpdir(), "pulumi-home-"));
+    key = emu.state.createKey("ci").key;
+    emu.clearRequests();
+    const { runs, code, stderr } = await portal(2, portalEnv(key), 240_000);
+    expect({ code, stderr: code === 0 ? "" : stderr }).toEqual({ code: 0, stderr: "" });
+    expect(runs.map((r) => [r.run, r.ok, r.error])).toEqual([
+      [1, true, undefined],
+      [2, true, undefined],
+    ]);
+    expect(runs[0].changes).toEqual({ create: 2 }); // the stack and the key
+    expect(runs[1].changes).toEqual({ same: 2 });
+    expect(runs[1].hint).toBe(`sk-...${key.slice(-4)}`);
+    expect(emu.state.hasKey(key)).toBe(true);
+    // The adoption itself writes nothing (the key already has the declared alias); the second up reads only.
+    expect(writeCalls(emu.calls())).toEqual({});
+  }, 300_000);
+
+  test("in the same portal, two ApiKeys adopting the key fail each up at once naming both, and the process goes on", async () => {
+    const { runs, code } = await portal(2, portalEnv(key, { PORTAL_TWICE: "1" }), 120_000);
+    expect(code).toBe(0);
+    expect(runs).toHaveLength(2);
+    for (const r of runs) {
+      expect(r.ok).toBe(false);
+      expect(r.error).toMatch(/the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?": one key has one owner/);
+      expect(r.ms).toBeLessThan(60_000);
+    }
+    expect(emu.state.hasKey(key)).toBe(true);
+  }, 300_000);
+});
+
+describe("the one-owner error under the CLI", () => {
+  test("two ApiKeys adopting one key: the preview fails in seconds naming both, with the program's heap capped at 128 MiB", async () => {
+    stack = await stackFor(OWNERSHIP, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" } });
+    const teamToken = emu.state.createSubAccounts({ alias: "team", balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 1 })[0].token;
+    await stack.setConfig("tokens", JSON.stringify([teamToken]), { secret: true });
+    await stack.setConfig("count", 1);
+    const key = emu.state.createKey("ci").key;
+    await stack.setConfig("adoptKey", key, { secret: true });
+    emu.clearRequests();
+    const r = await stack.preview([], { allowFailure: true, env: { NODE_OPTIONS: "--max-old-space-size=128" } });
+    printed += r.stdout + r.stderr;
+    const out = r.stdout + r.stderr;
+    expect(r.code).not.toBe(0);
+    expect(out).toMatch(/the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?": one key has one owner/);
+    expect(out).not.toMatch(/heap out of memory|Invalid string length/);
+    expect(r.ms).toBeLessThan(60_000);
+    expect(writeCalls(emu.calls())).toEqual({});
+    expect(emu.state.hasKey(key)).toBe(true);
+    // Nothing was adopted (the stack never went up): the console objects are removed here, as the console would.
+    emu.state.deleteKey(key);
+    emu.state.deleteSubAccount(teamToken);
+  }, 300_000);
+
+  test("no key or token in plain text in anything printed", () => {
+    ledger.record();
+    ledger.expectAbsent(printed, "the output of pulumi and the portal");
+  });
+});
