@@ -1,46 +1,55 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
+import { typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 
+const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
+
+let apiKeys: string[];
+const file = setUpFile({
+  emulator: { rateWindowMs: 1000 },
+  seed: (emu) => {
+    apiKeys = [
+      emu.state.createKey("ci-runner").key,
+      emu.state.createKey("retired").key,
+      emu.state.createKey("locked-down", {
+        ip: { allow: ["203.0.113.7", "10.0.0.0/8"] },
+        spend_limit: { monthly: 100 },
+        geo: { countries: ["CN", "SG"] },
+        models: { mode: "model", items: ["model-a"] },
+      }).key,
+    ];
+    emu.state.disableKey(apiKeys[1]);
+    emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: pricing("model-a", 1.2), count: 3 });
+    emu.state.createSubAccounts({ alias: "team-b", balance: 20, modelPricing: pricing("model-b", 2), count: 2 });
+    emu.state.createSubAccounts({ alias: "ops", balance: 5, modelPricing: [...pricing("model-a", 1), ...pricing("model-b", 1.5)], count: 2 });
+  },
+  folder: "llm-imported-",
+});
 let emu: Emulator;
 let ledger: SecretLedger;
 let stack: PulumiStack;
 let dir: string;
-let apiKeys: string[];
-/** Everything any command printed, checked for secrets at the end. */
-let printed = "";
 
-const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
 const liveTokens = () => emu.state.listSubAccounts().map((s) => s.token).sort();
 const writesIn = (calls: Record<string, number>) => Object.keys(writeCalls(calls));
 
 /** `llm-accounts import` into the program folder; what it prints is kept for the secret check. */
-async function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
-  const r = await runImport(dir, args, stdin, env);
-  printed += r.stdout + r.stderr;
-  return r;
-}
-
-async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
-  const r = await step;
-  printed += r.stdout + r.stderr;
-  ledger.record();
-  return r;
+function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
+  return file.pulumi(runImport(dir, args, stdin, env));
 }
 
 /** Runs `pulumi up` and returns the calls it made; then proves the stack settled (expectSettled). */
 async function upCalls(): Promise<Record<string, number>> {
   emu.clearRequests();
-  await pulumi(stack.up());
+  await file.pulumi(stack.up());
   const calls = emu.calls();
   await expectSettled(stack);
   return calls;
@@ -52,27 +61,9 @@ function editProgram(from: string | RegExp, to: string): void {
   writeFileSync(join(dir, "index.ts"), text.replace(from, to));
 }
 
-beforeAll(async () => {
-  await requirePulumiCli();
-  emu = await emulator({ rateWindowMs: 1000 });
-  apiKeys = [
-    emu.state.createKey("ci-runner").key,
-    emu.state.createKey("retired").key,
-    emu.state.createKey("locked-down", {
-      ip: { allow: ["203.0.113.7", "10.0.0.0/8"] },
-      spend_limit: { monthly: 100 },
-      geo: { countries: ["CN", "SG"] },
-      models: { mode: "model", items: ["model-a"] },
-    }).key,
-  ];
-  emu.state.disableKey(apiKeys[1]);
-  emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: pricing("model-a", 1.2), count: 3 });
-  emu.state.createSubAccounts({ alias: "team-b", balance: 20, modelPricing: pricing("model-b", 2), count: 2 });
-  emu.state.createSubAccounts({ alias: "ops", balance: 5, modelPricing: [...pricing("model-a", 1), ...pricing("model-b", 1.5)], count: 2 });
-  ledger = new SecretLedger(emu);
-  dir = mkdtempSync(join(tmpdir(), "llm-imported-"));
-  linkNodeModules(dir);
-}, CLI_BUILD_TIMEOUT_MS);
+beforeAll(() => {
+  ({ emu, ledger, dir } = file);
+});
 
 afterAll(() =>
   endFile({ emu, ledger, stacks: [stack], left: { late: "the last test's retainOnDelete keeps this adopted sub-account on the platform at destroy, by design" } }),
@@ -105,7 +96,7 @@ describe("an existing account brought under management with llm-accounts import 
     // One list per batch create (it verifies its tokens), and the program's own list that finds them by id.
     // Settled by the next test, which counts the settled check's calls.
     emu.clearRequests();
-    await pulumi(stack.up());
+    await file.pulumi(stack.up());
     expect(emu.calls()).toEqual({ "api-key/get": 3, "sub-account/list": 4 });
     expect(liveTokens()).toEqual(tokensBefore);
     expect(emu.state.listKeys()).toEqual(keysBefore);
@@ -133,13 +124,13 @@ describe("an existing account brought under management with llm-accounts import 
   }, 300_000);
 
   test("no adopted key or token in plain text in the state, the backend folder, the program folder or any output", async () => {
-    const folder = await expectNoSecretsAround(ledger, stack, dir, printed);
+    const folder = await expectNoSecretsAround(ledger, stack, dir, file.printed);
     expect(folder).toContain("config.requireSecretObject");
   }, 300_000);
 
   test("pulumi destroy removes every adopted and created object", async () => {
     emu.clearRequests();
-    await pulumi(stack.destroy());
+    await file.pulumi(stack.destroy());
     expect(emu.state.listKeys()).toEqual([]);
     expect(emu.state.listSubAccounts()).toEqual([]);
     expect(emu.calls()).toEqual({ "api-key/delete": 1, "sub-account/delete": 3 });
@@ -150,7 +141,7 @@ describe("an existing account brought under management with llm-accounts import 
     expect((await llmImport(["--stack", stack.stack, "--force"], "", stack.env)).code).toBe(0);
     emu.state.deleteSubAccounts([vanishing.token]);
     emu.clearRequests();
-    const up = await pulumi(stack.up());
+    const up = await file.pulumi(stack.up());
     await expectSettled(stack);
     expect(up.stdout + up.stderr).toContain(`late: sub-account ${vanishing.id} no longer listed; the batch creates one in place of each to reach count`);
     // The create, then the edit that gives the new sub-account the declared alias in place of its marked one
@@ -162,7 +153,7 @@ describe("an existing account brought under management with llm-accounts import 
     expect(up.stdout + up.stderr).toContain(`delete ${vanishing.id} from tokensOf("late", ...) in index.ts to end this warning`);
     editProgram(new RegExp(`tokensOf\\("late", \\[(\\d+), ?${vanishing.id}\\]\\)`), 'tokensOf("late", [$1])');
     emu.clearRequests();
-    const after = await pulumi(stack.up());
+    const after = await file.pulumi(stack.up());
     expect(after.stdout + after.stderr).not.toContain("no longer listed");
     expect(writesIn(emu.calls())).toEqual([]);
     await expectSettled(stack);
@@ -181,7 +172,7 @@ describe("an existing account brought under management with llm-accounts import 
     await stack.setConfig("adoptTokens-late", JSON.stringify([...late, foreign]), { secret: true });
     editProgram("count: 2,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}],\n  adoptTokens: config", "count: 3,\n  modelPricing: [{\"model\":\"model-a\",\"pricingFactor\":1}],\n  adoptTokens: config");
     emu.clearRequests();
-    const stranger = await pulumi(stack.up([], { allowFailure: true }));
+    const stranger = await file.pulumi(stack.up([], { allowFailure: true }));
     expect(stranger.code).not.toBe(0);
     expect(stranger.stdout + stranger.stderr).toContain(`adoptTokens[2] (sk-...${foreign.slice(-4)}): no such sub-account in this account`);
     expect(writesIn(emu.calls())).toEqual([]);
@@ -199,7 +190,7 @@ describe("an existing account brought under management with llm-accounts import 
     await typeCheckProgram(dir);
     await upCalls();
     emu.clearRequests();
-    await pulumi(stack.destroy());
+    await file.pulumi(stack.destroy());
     expect(emu.calls()).toEqual({});
     expect(emu.state.listSubAccounts().map((s) => s.token)).toContain(kept);
   }, 240_000);

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { linkNodeModules, type RunResult } from "../../scripts/lib/stack.mjs";
-import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import type { RunResult } from "../../scripts/lib/stack.mjs";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // The day after an adoption (issue 21), as a user lives it with the real CLI: drift made in the web console is
@@ -16,33 +14,36 @@ const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 /** The exit code of `--expect-no-changes` when there are changes (Pulumi's ExitNoChanges), as docs/guides/ci.md says. */
 const GATE_FAILED = 7;
 
-let emu: Emulator;
-let ledger: SecretLedger;
-let stack: PulumiStack;
-let dir: string;
 /** The console-made objects: two keys and one team of three sub-accounts. */
 let ciRunner: string;
 let deployBot: string;
 let team: string[];
-/** Everything any command printed, checked for secrets at the end. */
-let printed = "";
+const file = setUpFile({
+  emulator: { rateWindowMs: 1000 },
+  seed: (emu) => {
+    ciRunner = emu.state.createKey("ci-runner").key;
+    deployBot = emu.state.createKey("deploy-bot", { spend_limit: { monthly: 20 } }).key;
+    team = emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 3 }).map((s) => s.token);
+  },
+  folder: "llm-day-two-",
+});
+let emu: Emulator;
+let ledger: SecretLedger;
+let stack: PulumiStack;
+let dir: string;
 
 const writesIn = writeCalls;
 const teamTokens = () => emu.state.listSubAccounts().filter((s) => s.alias === "team-a").map((s) => s.token);
 
 /** `llm-accounts import` into the program folder; what it prints is kept for the secret check. */
-async function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
-  const r = await runImport(dir, args, stdin, env);
-  printed += r.stdout + r.stderr;
-  return r;
+function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
+  return file.pulumi(runImport(dir, args, stdin, env));
 }
 
 /** One pulumi command; its output is kept for the secret check and the emulator's calls returned with it. */
 async function pulumi(args: string[], allowFailure = false): Promise<RunResult & { calls: Record<string, number> }> {
   emu.clearRequests();
-  const r = await stack.run(args, { allowFailure });
-  printed += r.stdout + r.stderr;
-  ledger.record();
+  const r = await file.pulumi(stack.run(args, { allowFailure }));
   return { ...r, calls: emu.calls() };
 }
 
@@ -110,18 +111,11 @@ function changedResources(stdout: string): string[] {
   return changed;
 }
 
-beforeAll(async () => {
-  const cli = await requirePulumiCli();
-  emu = await emulator({ rateWindowMs: 1000 });
-  ciRunner = emu.state.createKey("ci-runner").key;
-  deployBot = emu.state.createKey("deploy-bot", { spend_limit: { monthly: 20 } }).key;
-  team = emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 3 }).map((s) => s.token);
-  ledger = new SecretLedger(emu);
-  dir = mkdtempSync(join(tmpdir(), "llm-day-two-"));
-  linkNodeModules(dir);
+beforeAll(() => {
+  ({ emu, ledger, dir } = file);
   // No `stack init`: as the adoption guide's steps go (docs/guides/adoption.md), the import creates the stack in the empty folder.
-  stack = new PulumiStack({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV }, cli);
-}, CLI_BUILD_TIMEOUT_MS);
+  stack = new PulumiStack({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV }, file.cli);
+});
 
 afterAll(() => endFile({ emu, ledger, stacks: [stack] }));
 
@@ -200,7 +194,7 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
   }, 240_000);
 
   test("no key or token in plain text in the state, the backend, the program folder or any output", async () => {
-    await expectNoSecretsAround(ledger, stack, dir, printed);
+    await expectNoSecretsAround(ledger, stack, dir, file.printed);
   }, 120_000);
 
   test("destroy deletes what the stack adopted and made, in one delete per type", async () => {

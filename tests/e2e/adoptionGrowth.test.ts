@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, type PulumiStack, requirePulumiCli, SecretLedger, stackFor, upSettled } from "./support.js";
+import { endFile, type PulumiStack, type SecretLedger, setUpFile, stackFor, upSettled } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // Issue 28 on the real CLI: adoptTokens that grow never delete a sub-account (the preview names count and the
@@ -13,17 +12,15 @@ const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 const PROGRAM = join(REPO, "tests/e2e/programs/ownership");
 const PRICING = [{ model: "model-a", pricing_factor: 1.2 }];
 
+const file = setUpFile({ emulator: { rateWindowMs: 1000 } });
 let emu: Emulator;
 let ledger: SecretLedger;
 let stack: PulumiStack;
-let printed = "";
 
 beforeAll(async () => {
-  await requirePulumiCli();
-  emu = await emulator({ rateWindowMs: 1000 });
-  ledger = new SecretLedger(emu);
+  ({ emu, ledger } = file);
   stack = await stackFor(PROGRAM, emu, { env: WINDOW_ENV });
-}, CLI_BUILD_TIMEOUT_MS);
+}, 5 * 60_000);
 
 // The one-owner test makes a key in the console that neither resource may adopt: that is its point.
 afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [], left: { ci: "made in the console by the one-owner test, adopted by neither resource by design" } }), 5 * 60_000);
@@ -35,8 +32,7 @@ const setTokens = (key: string, tokens: string[]) => stack.setConfig(key, JSON.s
 /** A preview that must fail: its output (kept for the secret check). */
 async function failingPreview(): Promise<string> {
   emu.clearRequests();
-  const r = await stack.preview([], { allowFailure: true });
-  printed += r.stdout + r.stderr;
+  const r = await file.pulumi(stack.preview([], { allowFailure: true }));
   expect(r.code).not.toBe(0);
   expect(writes()).toEqual({});
   return r.stdout + r.stderr;
@@ -58,7 +54,7 @@ describe("adoptTokens growth and one owner per object, on the real CLI", () => {
     await setTokens("tokens", [a]);
     await stack.setConfig("count", 2);
     emu.clearRequests();
-    printed += (await upSettled(stack)).stdout;
+    await file.pulumi(upSettled(stack));
     // The create, then the edit that gives the created sub-account the declared alias in place of its marked one
     // (provider/api/assumptions.ts, CREATE_MARKER); the adopted one already matches and is left out of it.
     expect(writes()).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
@@ -72,8 +68,7 @@ describe("adoptTokens growth and one owner per object, on the real CLI", () => {
     expect(out).toContain("count: 2 is too low to adopt 1 more sub-account(s) listed in adoptTokens");
     expect(out).toContain("Set count to 3");
     emu.clearRequests();
-    const up = await stack.up([], { allowFailure: true });
-    printed += up.stdout + up.stderr;
+    const up = await file.pulumi(stack.up([], { allowFailure: true }));
     expect(up.code).not.toBe(0);
     expect(writes()).toEqual({});
     expect(team()).toEqual(before);
@@ -83,7 +78,7 @@ describe("adoptTokens growth and one owner per object, on the real CLI", () => {
     const before = team();
     await stack.setConfig("count", 3);
     emu.clearRequests();
-    printed += (await upSettled(stack)).stdout;
+    await file.pulumi(upSettled(stack));
     expect(writes()).toEqual({});
     expect(team()).toEqual(before);
     expect((await stack.outputs()).teamCount).toBe(3);
@@ -115,7 +110,7 @@ describe("adoptTokens growth and one owner per object, on the real CLI", () => {
 
   test("no key or token in plain text in anything printed or the state", async () => {
     ledger.record();
-    ledger.expectAbsent(printed, "the output of pulumi");
+    ledger.expectAbsent(file.printed, "the output of pulumi");
     ledger.expectAbsent(await stack.exportState(), "pulumi stack export");
   }, 120_000);
 });

@@ -5,11 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Emulator } from "../../provider/emulator/index.js";
-import type { RunResult } from "../../scripts/lib/stack.mjs";
-import { emulator } from "../support/emulator.js";
 import { RULES } from "../../provider/policy/index.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, setUpFile, stackFor, type PulumiStack, type SecretLedger } from "./support.js";
 
 /**
  * The policy pack path of docs/guides/policy.md on the real CLI: examples/policy-pack installed as a user installs it (npm, with
@@ -17,12 +15,20 @@ import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, require
  */
 
 const run = promisify(execFile);
+// Made out of band, adopted by the program.
+let legacy: string;
+let tokens: string[];
+const file = setUpFile({
+  seed: (emu) => {
+    legacy = emu.state.createKey("legacy").key;
+    tokens = emu.state.createSubAccounts({ alias: "team", balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: 2 }).map((s) => s.token);
+  },
+});
 let emu: Emulator;
 let ledger: SecretLedger;
 let stack: PulumiStack;
 let pack: string;
 let scratch: string;
-let printed = "";
 
 /** Every rule mandatory with tight options, or every rule advisory with the same options. */
 function packConfig(level: "mandatory" | "advisory"): string {
@@ -63,14 +69,8 @@ function findings(output: string): string[] {
   return [...new Set(lines.filter((l) => rules.has(/\(([a-z-]+)\)$/.exec(l)?.[1] ?? "") && !/^\[/.test(l)))].sort();
 }
 
-async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
-  const r = await step;
-  printed += r.stdout + r.stderr;
-  return r;
-}
-
 beforeAll(async () => {
-  await requirePulumiCli();
+  ({ emu, ledger } = file);
   scratch = mkdtempSync(join(tmpdir(), "llm-policy-e2e-"));
   // The pack as a user installs it: a copy of the example, `npm install` with this package from its tarball
   // (built already; npm's cache answers the rest).
@@ -83,11 +83,6 @@ beforeAll(async () => {
   writeFileSync(join(pack, "package.json"), JSON.stringify(manifest, null, 2));
   await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: pack, maxBuffer: 64 * 1024 * 1024 });
 
-  emu = await emulator();
-  ledger = new SecretLedger(emu);
-  // Made out of band, adopted by the program.
-  const legacy = emu.state.createKey("legacy").key;
-  const tokens = emu.state.createSubAccounts({ alias: "team", balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: 2 }).map((s) => s.token);
   stack = await stackFor(join(REPO, "tests/e2e/programs/policy"), emu);
   await stack.setConfig("legacyKey", legacy, { secret: true });
   await stack.setConfig("teamTokens", JSON.stringify(tokens), { secret: true });
@@ -98,9 +93,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   try {
-    ledger?.expectAbsent(printed, "the output of every pulumi command");
+    ledger?.expectAbsent(file.printed, "the output of every pulumi command");
     // The stack owns the adopted key and sub-accounts too: destroyed, nothing may be left for the sweep to find.
-    if (stack) await pulumi(stack.destroy());
+    if (stack) await file.pulumi(stack.destroy());
     if (emu) await expectSwept(emu, ledger);
   } finally {
     disposeStack(stack);
@@ -111,7 +106,7 @@ afterAll(async () => {
 
 describe("the example policy pack on the real CLI", () => {
   test("a preview that breaks mandatory rules fails, naming each rule, resource and property path", async () => {
-    const r = await pulumi(stack.preview(withPack("mandatory"), { allowFailure: true }));
+    const r = await file.pulumi(stack.preview(withPack("mandatory"), { allowFailure: true }));
     expect(r.code).not.toBe(0);
     expect(r.stdout).toMatch(heading("mandatory", "api-key-spend-limit", "pulumi-nodejs:dynamic/llm-accounts:ApiKey: ci"));
     // The rule's metadata reaches Pulumi's output.
@@ -124,8 +119,8 @@ describe("the example policy pack on the real CLI", () => {
   }, 300_000);
 
   test("the ready pack inside the package (node_modules/pulumi-llm-accounts/policy-pack) finds what the example pack finds", async () => {
-    const example = await pulumi(stack.preview(withPack("mandatory"), { allowFailure: true }));
-    const r = await pulumi(stack.preview(withReady("mandatory"), { allowFailure: true }));
+    const example = await file.pulumi(stack.preview(withPack("mandatory"), { allowFailure: true }));
+    const r = await file.pulumi(stack.preview(withReady("mandatory"), { allowFailure: true }));
     expect(r.code).not.toBe(0);
     expect(r.stdout).toContain('ApiKey "ci": securityConfig.spendLimit.monthly 1000 is above maxMonthly 500 (api-key-spend-limit)');
     expect(findings(r.stdout)).toEqual(findings(example.stdout));
@@ -138,21 +133,21 @@ describe("the example policy pack on the real CLI", () => {
   test("a bad option is refused by the engine through the rule's configSchema, naming the rule and the option", async () => {
     const bad = join(scratch, "policy-config.bad.json");
     writeFileSync(bad, JSON.stringify({ "api-key-spend-limit": { enforcementLevel: "mandatory", maxMonthly: -1 } }));
-    const r = await pulumi(stack.preview(["--policy-pack", pack, "--policy-pack-config", bad], { allowFailure: true }));
+    const r = await file.pulumi(stack.preview(["--policy-pack", pack, "--policy-pack-config", bad], { allowFailure: true }));
     expect(r.code).not.toBe(0);
     expect(r.stdout + r.stderr).toMatch(/api-key-spend-limit: maxMonthly: .*0/);
   }, 300_000);
 
   test("`pulumi up` (with its preview, as CI runs it) is blocked before anything reaches the platform", async () => {
     emu.clearRequests();
-    const r = await pulumi(stack.run(["up", "--yes", ...withPack("mandatory")], { allowFailure: true }));
+    const r = await file.pulumi(stack.run(["up", "--yes", ...withPack("mandatory")], { allowFailure: true }));
     expect(r.code).not.toBe(0);
     expect(r.stdout).toMatch(/api-key-spend-limit/);
     expect(emu.requests()).toEqual([]);
   }, 300_000);
 
   test("advisory rules warn and `up` proceeds; the pack handles adopted keys and tokens", async () => {
-    const r = await pulumi(stack.run(["up", "--yes", ...withPack("advisory")]));
+    const r = await file.pulumi(stack.run(["up", "--yes", ...withPack("advisory")]));
     expect(r.stdout).toMatch(heading("advisory", "api-key-spend-limit"));
     expect(r.stdout).toMatch(heading("advisory", "account-budget"));
     expect(emu.state.listKeys().map((k) => k.alias).sort()).toEqual(["ci", "legacy"]);
@@ -165,12 +160,12 @@ describe("the example policy pack on the real CLI", () => {
   test("`pulumi policy analyze` runs the ready pack on the stored state, without the program: the preview's findings", async () => {
     emu.clearRequests();
     // The state of the advisory `up`: monthly 1000, balance 400, both above the mandatory caps.
-    const analyzed = await pulumi(stack.run(["policy", "analyze", ...withReady("mandatory")], { allowFailure: true }));
+    const analyzed = await file.pulumi(stack.run(["policy", "analyze", ...withReady("mandatory")], { allowFailure: true }));
     expect(analyzed.code).not.toBe(0);
     // Stored state only: not one request to the platform, and no credential in its environment needed.
     expect(emu.requests()).toEqual([]);
     if (findings(analyzed.stdout).length === 0) throw new Error(`no finding in the output of policy analyze:\n${analyzed.stdout}\n${analyzed.stderr}`);
-    const preview = await pulumi(stack.preview(withReady("mandatory"), { allowFailure: true }));
+    const preview = await file.pulumi(stack.preview(withReady("mandatory"), { allowFailure: true }));
     expect(findings(analyzed.stdout)).toEqual(findings(preview.stdout));
     expect(findings(analyzed.stdout).join("\n")).toMatch(/api-key-spend-limit[\s\S]*account-budget|account-budget[\s\S]*api-key-spend-limit/);
   }, 300_000);
@@ -178,7 +173,7 @@ describe("the example policy pack on the real CLI", () => {
   test("a compliant program passes the mandatory pack with no violation", async () => {
     await stack.setConfig("monthly", 100);
     await stack.setConfig("balance", 10);
-    const r = await pulumi(stack.preview(withPack("mandatory")));
+    const r = await file.pulumi(stack.preview(withPack("mandatory")));
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(/\[(mandatory|advisory)\]/);
     // The pack did run (and found nothing).

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { LlmAccountsClient } from "../../provider/client/client.js";
 import { resolveClientOptions } from "../../provider/client/config.js";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { linkNodeModules, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
-import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // Issue 28: `llm-accounts import` run again on a stack that already manages the account never writes a program
@@ -17,39 +15,38 @@ import { writeCalls } from "../support/emulatorCalls.js";
 
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 
-let emu: Emulator;
-let ledger: SecretLedger;
-let stack: PulumiStack;
-let dir: string;
+const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
 let ciRunner: string;
 let deployBot: string;
-/** Everything any command printed, checked for secrets at the end. */
-let printed = "";
+const file = setUpFile({
+  emulator: { rateWindowMs: 1000 },
+  seed: (emu) => {
+    ciRunner = emu.state.createKey("ci-runner").key;
+    deployBot = emu.state.createKey("deploy-bot", { ip: { allow: ["10.0.0.0/8"] } }).key;
+    emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: pricing("model-a", 1.2), count: 2 });
+    emu.state.createSubAccounts({ alias: "ops", balance: 5, modelPricing: pricing("model-b", 2), count: 1 });
+  },
+  folder: "llm-reimport-",
+});
+let emu: Emulator;
+let ledger: SecretLedger;
+let dir: string;
+let stack: PulumiStack;
 
-const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
 const writesIn = writeCalls;
 const liveTokens = () => emu.state.listSubAccounts().map((s) => s.token).sort();
 const liveKeys = () => emu.state.listKeys().map((k) => k.key).sort();
 
 async function llmImport(args: string[], stdin = ""): Promise<RunResult> {
-  const r = await runImport(dir, ["--stack", stack.stack, "--force", ...args], stdin, stack.env);
-  printed += r.stdout + r.stderr;
-  ledger.record();
+  const r = await file.pulumi(runImport(dir, ["--stack", stack.stack, "--force", ...args], stdin, stack.env));
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
   return r;
 }
 
-async function pulumi(step: Promise<RunResult>): Promise<RunResult> {
-  const r = await step;
-  printed += r.stdout + r.stderr;
-  ledger.record();
-  return r;
-}
-
 /** The operations `pulumi preview --json` plans, by resource name (same-steps left out). */
 async function plannedOps(extra: string[] = []): Promise<Record<string, string>> {
-  const r = await pulumi(stack.run(["preview", "--json", ...extra]));
+  const r = await file.pulumi(stack.run(["preview", "--json", ...extra]));
   const steps = (JSON.parse(r.stdout) as { steps?: { op: string; urn: string }[] }).steps ?? [];
   return Object.fromEntries(steps.filter((s) => s.op !== "same" && !s.urn.includes("pulumi:pulumi:Stack")).map((s) => [s.urn.split("::").pop()!, s.op]));
 }
@@ -57,7 +54,7 @@ async function plannedOps(extra: string[] = []): Promise<Record<string, string>>
 /** `up` (with `extra`), its calls to the platform, then the settled checks. */
 async function upCalls(extra: string[] = []): Promise<Record<string, number>> {
   emu.clearRequests();
-  await pulumi(stack.up(extra));
+  await file.pulumi(stack.up(extra));
   const calls = emu.calls();
   await expectSettled(stack);
   return calls;
@@ -68,25 +65,16 @@ function consoleClient(): LlmAccountsClient {
   return new LlmAccountsClient(resolveClientOptions(undefined, {}, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey }));
 }
 
-beforeAll(async () => {
-  await requirePulumiCli();
-  emu = await emulator({ rateWindowMs: 1000 });
-  ciRunner = emu.state.createKey("ci-runner").key;
-  deployBot = emu.state.createKey("deploy-bot", { ip: { allow: ["10.0.0.0/8"] } }).key;
-  emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: pricing("model-a", 1.2), count: 2 });
-  emu.state.createSubAccounts({ alias: "ops", balance: 5, modelPricing: pricing("model-b", 2), count: 1 });
-  ledger = new SecretLedger(emu);
-  dir = mkdtempSync(join(tmpdir(), "llm-reimport-"));
-  linkNodeModules(dir);
-}, CLI_BUILD_TIMEOUT_MS);
+beforeAll(() => {
+  ({ emu, ledger, dir } = file);
+});
 
 afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [] }), 5 * 60_000);
 
 describe("llm-accounts import run again on a stack that manages the account (issue 28)", () => {
   test("first import and up: everything adopted, nothing written", async () => {
     const credentials = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
-    const first = await runImport(dir, ["--keys", "-"], `${ciRunner}\n${deployBot}\n`, credentials);
-    printed += first.stdout + first.stderr;
+    const first = await file.pulumi(runImport(dir, ["--keys", "-"], `${ciRunner}\n${deployBot}\n`, credentials));
     expect(first.code).toBe(0);
     await typeCheckProgram(dir);
     stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
@@ -145,7 +133,7 @@ describe("llm-accounts import run again on a stack that manages the account (iss
     expect(again.stdout).toContain("Stored the 3 API key(s)");
     expect(again.stdout).toContain("Added 0 object(s)");
     // The same program as before the config went: nothing to do at all.
-    await pulumi(stack.preview(["--expect-no-changes"]));
+    await file.pulumi(stack.preview(["--expect-no-changes"]));
   }, 300_000);
 
   test("--drop-unlisted is the one way to leave a held key out: stdout says the next up deletes it, and the plan deletes only it", async () => {
@@ -154,10 +142,10 @@ describe("llm-accounts import run again on a stack that manages the account (iss
     expect(await plannedOps()).toEqual({ "ci-runner": "delete", fresh: "delete" });
     // Back to keeping everything: the plan is empty again.
     await llmImport([]);
-    await pulumi(stack.preview(["--expect-no-changes"]));
+    await file.pulumi(stack.preview(["--expect-no-changes"]));
   }, 300_000);
 
   test("no key or token in plain text in the state, the backend folder, the program folder or any output", async () => {
-    await expectNoSecretsAround(ledger, stack, dir, printed);
+    await expectNoSecretsAround(ledger, stack, dir, file.printed);
   }, 300_000);
 });

@@ -1,15 +1,16 @@
+import { beforeAll } from "@jest/globals";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePulumiCli, type PulumiCli } from "../../scripts/pulumi-cli.mjs";
-import { PulumiStack, prepareProgram, typeCheckProgram, type RunResult, type StackOptions } from "../../scripts/lib/stack.mjs";
-import type { Emulator } from "../../provider/emulator/index.js";
+import { linkNodeModules, PulumiStack, prepareProgram, typeCheckProgram, type RunResult, type StackOptions } from "../../scripts/lib/stack.mjs";
+import type { Emulator, EmulatorOptions } from "../../provider/emulator/index.js";
+import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
+import { SecretLedger } from "../support/secrets.js";
 
-export { PulumiStack, prepareProgram };
-import type { SecretLedger } from "../support/secrets.js";
-export { SecretLedger } from "../support/secrets.js";
+export { PulumiStack, prepareProgram, SecretLedger };
 
 /** Time for the first build of the Pulumi CLI on a machine that has none (minutes on 2 cores). */
 export const CLI_BUILD_TIMEOUT_MS = 30 * 60_000;
@@ -26,6 +27,50 @@ export async function requirePulumiCli(): Promise<PulumiCli> {
       `The end-to-end suite needs the Pulumi CLI and none could be found or built${process.env.CI ? " (CI=true)" : ""}: ${(err as Error).message}`,
     );
   }
+}
+
+/**
+ * What an e2e file that drives the CLI holds from its set-up (setUpFile), and the one runner of its commands:
+ * `pulumi()` keeps what a command printed (checked for secrets at the file's end) and brings the ledger up to
+ * date with the secrets the emulator holds since.
+ */
+export class FileRun {
+  cli!: PulumiCli;
+  emu!: Emulator;
+  ledger!: SecretLedger;
+  /** The file's program folder (node_modules linked), when setUpFile was given a `folder` prefix. */
+  dir = "";
+  /** Everything any command of the file printed. */
+  printed = "";
+
+  /** One command (pulumi, or llm-accounts import): its output kept and the ledger updated. */
+  async pulumi<R extends RunResult>(step: Promise<R>): Promise<R> {
+    const r = await step;
+    this.printed += r.stdout + r.stderr;
+    this.ledger.record();
+    return r;
+  }
+}
+
+/**
+ * The set-up every e2e file that drives the CLI shares, as its first beforeAll: the Pulumi CLI, an emulator with
+ * `emulator`'s options, `seed` (what the console holds before the story starts), the ledger of its secrets, and
+ * with `folder`, a program folder of that prefix with node_modules linked. The file's own beforeAll, declared
+ * after it, runs after it.
+ */
+export function setUpFile(options: { emulator?: EmulatorOptions; seed?: (emu: Emulator) => void; folder?: string } = {}): FileRun {
+  const run = new FileRun();
+  beforeAll(async () => {
+    run.cli = await requirePulumiCli();
+    run.emu = await emulator(options.emulator);
+    options.seed?.(run.emu);
+    run.ledger = new SecretLedger(run.emu);
+    if (options.folder !== undefined) {
+      run.dir = mkdtempSync(join(tmpdir(), options.folder));
+      linkNodeModules(run.dir);
+    }
+  }, CLI_BUILD_TIMEOUT_MS);
+  return run;
 }
 
 /** The type check of each program folder, by source folder: run once per test file, not at every command. */
