@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { HOUR_MS } from "./api/assumptions.js";
 import { SETTINGS } from "./client/settings.js";
 import { redact } from "./api/redact.js";
-import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, startEmulator, type EmulatorOptions } from "./emulator/index.js";
+import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, READING_NAMES, startEmulator, type EmulatorOptions, type Reading } from "./emulator/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
 import { UsageError } from "./usageError.js";
@@ -38,6 +38,9 @@ const EMULATOR_USAGE = `Options of "emulator":
                         latency, drop-before, drop-after, malformed, wrong-type; keys rate, ops, count, ms,
                         retryAfter. E.g. --fault 429:rate=0.2,ops=api-key/create  --fault latency:ms=50
   --seed N              Seed of the fault generator (default 1)
+  --reading NAME        Answer one of the spec's open points another way a real platform may; repeatable.
+                        NAMES: ${READING_NAMES.join(", ")}
+                        (docs/emulator.md#other-readings says what each changes)
   --clock-offset-hours=H Move the emulator's clock by H hours (may be negative or fractional; at most
                         ${MAX_CLOCK_OFFSET_HOURS}, ten years, either way): keys issued while it runs get
                         a created_at that much off (=-2200: 92 days old)
@@ -121,8 +124,12 @@ async function emulatorOptions(args: string[]): Promise<EmulatorOptions> {
       fault: { type: "string", multiple: true },
       seed: { type: "string" },
       "clock-offset-hours": { type: "string" },
+      reading: { type: "string", multiple: true },
     },
   });
+  const readings = (values.reading ?? []).flatMap((r) => r.split(",")).map((r) => r.trim()).filter((r) => r !== "");
+  const unknown = readings.find((r) => !(READING_NAMES as string[]).includes(r));
+  if (unknown !== undefined) throw new UsageError(`--reading: "${unknown}" is not a reading (${READING_NAMES.join(", ")})`);
   const rateWindowMs = integer(values["rate-window-ms"], "rate-window-ms", 60_000);
   if (rateWindowMs === 0) throw new UsageError("--rate-window-ms must be greater than 0");
   let faults;
@@ -142,6 +149,7 @@ async function emulatorOptions(args: string[]): Promise<EmulatorOptions> {
     faults,
     seed: integer(values.seed, "seed", 1),
     clockOffsetMs: hours(values["clock-offset-hours"], "clock-offset-hours", MAX_CLOCK_OFFSET_HOURS) * HOUR_MS,
+    readings: readings as Reading[],
     log: (line) => process.stderr.write(`${line}\n`),
   };
 }

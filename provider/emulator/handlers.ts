@@ -50,6 +50,8 @@ function pageOffset(token: string | number | undefined): number {
 /** How the sub-account list answers: a cap on its size, and a test's hook run after each answer is made. */
 export interface ListBehaviour {
   subAccountListCap?: number;
+  /** How the alias filter matches (readings.ts `alias-filter-prefix`); exactly when not given. */
+  aliasMatches?: (filter: string, alias: string) => boolean;
   /** Runs after each sub-account list answer is made, before it is sent: a test changes the account here. */
   afterSubAccountList?: (page: number) => void;
 }
@@ -121,7 +123,7 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
       const pageSize = q.page_size ?? SUB_ACCOUNT_PAGE_SIZE;
       const matching = state
         .listSubAccounts()
-        .filter((s) => (q.alias === undefined || s.alias === q.alias) && (q.sk === undefined || s.token === q.sk));
+        .filter((s) => (q.alias === undefined || (limits.aliasMatches ?? Object.is)(q.alias, s.alias)) && (q.sk === undefined || s.token === q.sk));
       const size = Math.min(pageSize === -1 ? Infinity : pageSize, limits.subAccountListCap ?? Infinity);
       const items = size === Infinity ? matching : matching.slice((page - 1) * size, page * size);
       const answer = { items, total: matching.length, page, pageSize: size === Infinity ? pageSize : size };

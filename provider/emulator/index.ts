@@ -5,6 +5,7 @@ import { createHandlers, type ListBehaviour } from "./handlers.js";
 import { effectiveLimits, RateLimiter, type RateLimitOverrides } from "./limits.js";
 import { credentialClash, StateFile } from "./persistence.js";
 import { newAdminKey, newKey } from "./random.js";
+import { Readings, type Reading } from "./readings.js";
 import { EmulatorServer } from "./server.js";
 import type { RequestLogEntry } from "./requestLog.js";
 import { EmulatorState } from "./state.js";
@@ -12,6 +13,7 @@ import { EmulatorState } from "./state.js";
 export { MODEL_CATALOGUE, USAGE_STATS_DAYS, usageRows, type UsageRowsQuery } from "./catalogue.js";
 export { FAULT_KINDS, parseFaultSpec, checkFaultSpec, type FaultKind, type FaultSpec } from "./faults.js";
 export { effectiveLimits, type RateLimitOverrides } from "./limits.js";
+export { READINGS, READING_NAMES, type Reading } from "./readings.js";
 export { DEFAULT_REQUEST_LOG_SIZE } from "./requestLog.js";
 export type { StateSnapshot } from "./persistence.js";
 export type { RequestLogEntry } from "./requestLog.js";
@@ -47,6 +49,8 @@ export interface EmulatorOptions {
   clockOffsetMs?: number;
   /** Most sub-accounts one list answer holds, `page_size=-1` included (default: no cap): a platform that pages. */
   subAccountListCap?: number;
+  /** Other readings of the spec's open points to play (readings.ts READINGS); none by default. */
+  readings?: Reading[];
 }
 
 /** A running emulator. */
@@ -129,7 +133,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     state.changed();
     await state.flush();
   }
-  const listBehaviour: ListBehaviour = { subAccountListCap: options.subAccountListCap };
+  const readings = new Readings(options.readings);
+  const listBehaviour: ListBehaviour = {
+    subAccountListCap: options.subAccountListCap ?? readings.listCap,
+    aliasMatches: (filter, alias) => readings.aliasMatches(filter, alias),
+  };
   const server = new EmulatorServer({
     state,
     handlers: createHandlers(state, clock, listBehaviour),
@@ -138,6 +146,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faultRetryMs: Math.max(1, Math.round(rateWindowMs / 60)),
     log: options.log,
     requestLogSize: options.requestLogSize,
+    readings,
   });
   const address = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

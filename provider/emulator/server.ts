@@ -10,6 +10,7 @@ import { ErrorAnswer, invalidField } from "./errors.js";
 import { MALFORMED_BODY, withWrongTypes, type FaultInjector, type FaultSpec } from "./faults.js";
 import type { Handlers } from "./handlers.js";
 import type { RateLimiter } from "./limits.js";
+import type { Outcome, Readings } from "./readings.js";
 import { loggedPath, RequestLog, type RequestLogEntry } from "./requestLog.js";
 import type { EmulatorState } from "./state.js";
 
@@ -24,15 +25,10 @@ export interface ServerParts {
   log?: (line: string) => void;
   /** Entries the request log keeps (the oldest go first). */
   requestLogSize?: number;
+  /** Other readings of the spec's open points this emulator plays (readings.ts). */
+  readings: Readings;
 }
 
-interface Outcome {
-  status: number;
-  body?: unknown;
-  /** A raw body sent as it is (the malformed fault). */
-  text?: string;
-  headers?: Record<string, string>;
-}
 
 type Route = { id: OperationId; op: Operation } | { error: ErrorAnswer };
 
@@ -179,7 +175,7 @@ export class EmulatorServer {
     const requestId = `req_${++this.requestCount}`;
     (url ? this.handle(req, url, entry) : Promise.resolve(errorOutcome(new ErrorAnswer(400, "invalid_request", "the request target is not a valid URL"))))
       .then((outcome) => {
-        if (outcome) this.respond(res, entry, requestId, outcome);
+        if (outcome) this.respond(res, entry, requestId, this.parts.readings.shape(entry.op, outcome));
         else req.socket.destroy();
       })
       .catch((err: unknown) => {
@@ -248,11 +244,14 @@ export class EmulatorServer {
   private async process(id: OperationId, op: Operation, req: IncomingMessage, url: URL): Promise<Outcome> {
     const { state, handlers } = this.parts;
     try {
-      const parsed = op.request.safeParse(await readInput(op, req, url));
+      const { readings } = this.parts;
+      const parsed = op.request.safeParse(readings.input(op.name, await readInput(op, req, url)));
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw invalidField(issue.path, issue.message);
       }
+      const refused = readings.refusal(op.name, parsed.data);
+      if (refused) throw refused;
       const revision = state.revision;
       // The table pairs each id with its schema, so the parsed data has the type the handler of that id expects.
       const body = (handlers[id] as (request: unknown) => unknown)(parsed.data);

@@ -94,8 +94,11 @@ export const ErrorBodySchema = z.object({
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
-/** `{success: boolean}`, the answer of the sub-account batch edit and delete. */
-export const SuccessResponseSchema = z.object({ success: z.boolean() });
+/**
+ * `{success: boolean}`, the answer of the sub-account batch edit and delete. `success: false` is a refusal, recognised
+ * before any schema reads the answer (client/refusals.ts); a platform that confirms with `{}` leaves it out.
+ */
+export const SuccessResponseSchema = z.object({ success: z.literal(true).optional() });
 
 /**
  * An object of named settings (`{ everyDays?, overlapHours? }`): `notAnObject` when it is none, and each field it

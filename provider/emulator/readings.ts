@@ -1,0 +1,165 @@
+/**
+ * Other readings of the spec's open points, which the emulator plays on demand (`--reading NAME`, option `readings`):
+ * each answers one point the way a real platform plausibly may, where the default emulator answers the package's own
+ * reading (docs/decisions.md). Tests run a user's lifecycle under each, and `llm-accounts doctor` must name exactly
+ * the readings that differ from the package's.
+ */
+import { USAGE_NEXT_PAGE_FIELD } from "../api/assumptions.js";
+import { ErrorAnswer } from "./errors.js";
+
+/** Every reading the emulator can play, with what it changes. */
+export const READINGS = {
+  "extra-fields": "every answer carries fields the spec does not list, at every depth (inside security_config.ip, each sub-account, each model pricing entry)",
+  "other-forms": "decimals as JSON numbers, ids and counts as strings of digits, timestamps without an offset and with a space (`2026-11-25 21:00:00`, UTC)",
+  "terse-writes": "writes confirm with {success: true} or {} instead of the fields the spec shows (status without `enabled`, delete without `deleted`, a create without `success`)",
+  "refusals-200": "the sub-account group refuses with HTTP 200 and {success: false, code, message} (the spec's own answer shape), a rate limit included",
+  "bare-errors": "error bodies are {code, message} without the `error` wrapper",
+  envelope: "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 with a non-zero code (authentication excepted)",
+  "list-no-total": "the sub-account list answers without `total` and with `page_size` in place of `pageSize`, at most 7 sub-accounts an answer",
+  "list-all-refused": "the sub-account list refuses page_size=-1 (400) and pages by 10, at most 100 a page",
+  "alias-filter-prefix": "the sub-account list's alias filter matches every alias that begins with it",
+  "short-aliases": "aliases are capped at 32 characters",
+  "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
+  "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
+} as const;
+
+/** The name of a reading. */
+export type Reading = keyof typeof READINGS;
+/** Every reading's name. */
+export const READING_NAMES = Object.keys(READINGS) as Reading[];
+
+/** The cap of `short-aliases`. */
+export const SHORT_ALIAS_MAX = 32;
+/** The page size cap of `list-no-total`. */
+export const NO_TOTAL_LIST_CAP = 7;
+/** The request field `usage-cursor` reads. */
+export const USAGE_CURSOR_FIELD = "cursor";
+
+/** A request's answer before it is written: a status, a JSON body (or raw text), headers. */
+export interface Outcome {
+  status: number;
+  body?: unknown;
+  text?: string;
+  headers?: Record<string, string>;
+}
+
+const ALIAS_OPS = new Set(["api-key/create", "api-key/edit", "sub-account/create", "sub-account/edit"]);
+const SUB_ACCOUNT_OPS = (op: string) => op.startsWith("sub-account/");
+const RESTRICTED = /^[A-Za-z0-9 ._-]*$/;
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** What the emulator does differently under a set of readings: checks of requests, and the shape of answers. */
+export class Readings {
+  private readonly on: ReadonlySet<Reading>;
+
+  constructor(readings: readonly Reading[] = []) {
+    for (const r of readings) if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
+    this.on = new Set(readings);
+  }
+
+  /** Whether a reading is played. */
+  has(reading: Reading): boolean {
+    return this.on.has(reading);
+  }
+
+  /** The request's input as the handlers should see it (the usage cursor moved to the emulator's own paging field). */
+  input(op: string, input: unknown): unknown {
+    if (op !== "usage/summary" || !this.has("usage-cursor") || !isObject(input)) return input;
+    const { [USAGE_CURSOR_FIELD]: cursor, [USAGE_NEXT_PAGE_FIELD]: _ignored, ...rest } = input;
+    return cursor === undefined ? rest : { ...rest, [USAGE_NEXT_PAGE_FIELD]: cursor };
+  }
+
+  /** A refusal this platform makes of a request the default emulator accepts, or undefined. */
+  refusal(op: string, request: unknown): ErrorAnswer | undefined {
+    if (!isObject(request)) return undefined;
+    if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) === -1) {
+      return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
+    }
+    if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) > 100) {
+      return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
+    }
+    if (!ALIAS_OPS.has(op) || typeof request.alias !== "string") return undefined;
+    if (this.has("short-aliases") && [...request.alias].length > SHORT_ALIAS_MAX) {
+      return new ErrorAnswer(400, "invalid_alias", `alias must be at most ${SHORT_ALIAS_MAX} characters`);
+    }
+    if (this.has("restricted-aliases") && !RESTRICTED.test(request.alias)) {
+      return new ErrorAnswer(400, "invalid_alias", "alias may hold only letters, digits, '-', '_', '.' and spaces");
+    }
+    return undefined;
+  }
+
+  /** How the sub-account list matches its alias filter. */
+  aliasMatches(filter: string, alias: string): boolean {
+    return this.has("alias-filter-prefix") ? alias.startsWith(filter) : alias === filter;
+  }
+
+  /** The cap of one list answer these readings add (list-no-total), if any. */
+  get listCap(): number | undefined {
+    return this.has("list-no-total") ? NO_TOTAL_LIST_CAP : undefined;
+  }
+
+  /** The answer as this platform writes it. */
+  shape(op: string, outcome: Outcome): Outcome {
+    if (outcome.text !== undefined || this.on.size === 0) return outcome;
+    const ok = outcome.status >= 200 && outcome.status < 300;
+    if (!ok) return this.refusalShape(op, outcome);
+    let body = outcome.body;
+    if (this.has("terse-writes")) body = terse(op, body);
+    if (op === "sub-account/list" && this.has("list-no-total") && isObject(body)) {
+      const { total: _total, pageSize, ...rest } = body;
+      body = { ...rest, page_size: pageSize };
+    }
+    if (this.has("other-forms")) body = otherForms(body);
+    if (this.has("extra-fields")) body = withExtraFields(body);
+    if (this.has("envelope")) body = { code: 0, message: "success", data: body };
+    return { ...outcome, body };
+  }
+
+  private refusalShape(op: string, outcome: Outcome): Outcome {
+    const error = isObject(outcome.body) && isObject(outcome.body.error) ? outcome.body.error : undefined;
+    if (!error) return outcome;
+    const { code, message } = error;
+    const auth = outcome.status === 401;
+    if (this.has("envelope") && !auth) return { status: 200, body: { code, message, data: null } };
+    if (this.has("refusals-200") && SUB_ACCOUNT_OPS(op) && !auth) return { status: 200, body: { success: false, code, message } };
+    if (this.has("bare-errors")) return { ...outcome, body: { code, message } };
+    return outcome;
+  }
+}
+
+/** `terse-writes`: confirmations without the fields the spec shows. */
+function terse(op: string, body: unknown): unknown {
+  if (op === "api-key/status" || op === "api-key/delete") return { success: true };
+  if (op === "sub-account/edit" || op === "sub-account/delete") return {};
+  if (op === "sub-account/create" && isObject(body)) {
+    const { success: _success, ...rest } = body;
+    return rest;
+  }
+  return body;
+}
+
+const DECIMAL_FIELDS = new Set(["balance", "monthly_cost", "cost", "text_input_price", "text_output_price"]);
+const INTEGER_FIELDS = new Set(["id", "user_id", "total", "context_window", "max_output_tokens", "deleted"]);
+const TIME_FIELDS = new Set(["created_at", "updated_at"]);
+
+/** `other-forms`: the same values in other plausible forms. */
+function otherForms(value: unknown, field?: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => otherForms(v));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, otherForms(v, k)]));
+  if (field && DECIMAL_FIELDS.has(field) && typeof value === "string") return Number(value);
+  if (field && INTEGER_FIELDS.has(field) && typeof value === "number") return String(value);
+  if (field && TIME_FIELDS.has(field) && typeof value === "string") return new Date(value).toISOString().replace("T", " ").replace(/\.\d+Z$/, "");
+  return value;
+}
+
+/** `extra-fields`: every object gains fields no spec lists (an object, a list and a flag), at every depth. */
+function withExtraFields(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withExtraFields);
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withExtraFields(v)]));
+  out.x_meta = { source: "reading", tags: ["a"], revision: 2 };
+  out.x_flag = true;
+  // The ip part gains a sibling of `allow` (the example of issue 35): a list the package does not know.
+  if (Array.isArray(out.allow)) out.deny = ["192.0.2.1"];
+  return out;
+}
