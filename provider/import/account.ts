@@ -7,6 +7,7 @@ import { apiKey, subAccountBatch } from "../runtime/index.js";
 import type { CheckFailure } from "../runtime/check.js";
 import { same } from "../runtime/canonical.js";
 import { batchGroupOf } from "../account/batchGroups.js";
+import { unconfirmedAmong } from "../runtime/batchRecovery.js";
 import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
 
 /** An API key as the generated program declares it; `key` is the secret that goes to the stack config. */
@@ -58,12 +59,20 @@ export interface ImportedAccount {
   drifted: string[];
   /** What the user should know of an object the state holds that is not declared as it is live (masked). */
   notes: string[];
+  /** Held batches with sub-accounts a lost create made under their mark: the next up adopts and renames them (writes). */
+  pending: string[];
 }
 
 /** How a re-import treats what the stack's state holds. */
 export interface ReimportOptions {
   /** Leave out the API keys the state or config holds that --keys does not list, and batches with nothing live. */
   dropUnlisted?: boolean;
+  /**
+   * Whether a held object's `connection` reaches the account this import reads. Without it, only objects without a
+   * `connection` are of that account. Objects of another account are kept as the state holds them: not read here,
+   * never dropped (what this account lacks says nothing of another's).
+   */
+  sameAccount?: (connection: unknown) => boolean;
 }
 
 /** An error of the user's making (credentials, files, keys): shown as is, without the usage text. */
@@ -197,6 +206,22 @@ async function readKeys(client: LlmAccountsClient, reads: KeyToRead[], progress:
   );
 }
 
+/** An ApiKey the state holds on another account (its `connection`): declared as the state holds it, not read. */
+function elsewhereKey(held: StateKey, notes: string[]): ImportedKey {
+  notes.push(`ApiKey ${held.name} (${maskKey(held.key)}): held on another account (its connection): kept as the state holds it, not read here and never dropped`);
+  return {
+    name: held.name,
+    key: held.key,
+    kept: true,
+    alias: held.alias,
+    enabled: held.enabled,
+    securityConfig: held.securityConfig,
+    ...(held.rotation !== undefined ? { rotation: held.rotation } : {}),
+    connection: held.connection,
+    options: held.options,
+  };
+}
+
 /**
  * An ApiKey the state holds, declared under its resource name: as the platform has it now when the package's
  * check accepts that (the state is then behind: `drifted`), else as the state holds it; what it declared
@@ -226,7 +251,7 @@ async function keptKey(held: StateKey, live: ApiKeyView | undefined, drifted: st
  * pricing as the platform has them when every sub-account it holds agrees and the check accepts them (the state
  * is then behind: `drifted`), else as the state holds them.
  */
-async function keptBatch(held: StateBatch, liveByToken: Map<string, SubAccount>, drifted: string[], notes: string[]): Promise<ImportedBatch> {
+async function keptBatch(held: StateBatch, liveByToken: Map<string, SubAccount>, drifted: string[], notes: string[], lost = 0): Promise<ImportedBatch> {
   const members = held.subAccounts.flatMap((s) => liveByToken.get(s.token) ?? []);
   const adopted = held.adoptTokens.flatMap((t) => liveByToken.get(t) ?? []).sort((a, b) => a.id - b.id);
   const statePricing = held.modelPricing;
@@ -237,7 +262,7 @@ async function keptBatch(held: StateBatch, liveByToken: Map<string, SubAccount>,
     subAccountBatch.check({}, {
       alias,
       balance: held.balance,
-      count: held.count,
+      count: held.count + lost,
       modelPricing,
       ...(adopted.length > 0 ? { adoptTokens: adopted.map((s) => s.token) } : {}),
       ...(held.connection !== undefined ? { connection: held.connection } : {}),
@@ -254,7 +279,7 @@ async function keptBatch(held: StateBatch, liveByToken: Map<string, SubAccount>,
     alias: inputs.alias,
     modelPricing: inputs.modelPricing,
     balance: held.balance,
-    count: held.count,
+    count: held.count + lost,
     ids: adopted.map((s) => s.id),
     tokens: adopted.map((s) => s.token),
     kept: true,
@@ -286,6 +311,7 @@ export async function readAccount(
   const dropped: string[] = [];
   const drifted: string[] = [];
   const notes: string[] = [];
+  const pending: string[] = [];
 
   // Keys: those the state holds, matched by any key they manage (a rotation changes it), then the others.
   const heldKeys = state?.keys ?? [];
@@ -309,15 +335,16 @@ export async function readAccount(
   // Held objects in name order: a state lists them in the order their last operations finished, which varies
   // (between runs and between releases of the engine), so what is kept and dropped is said in name order.
   const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const ofThisAccount = (o: { connection?: unknown }) => o.connection === undefined || (options.sameAccount?.(o.connection) ?? false);
   const keptKeys = [...heldKeys].sort(byName).filter((k) => {
-    if (!options.dropUnlisted || listed.has(k)) return true;
+    if (!options.dropUnlisted || listed.has(k) || !ofThisAccount(k)) return true;
     dropped.push(`ApiKey ${k.name} (${maskKey(k.key)}): not in --keys; the next up DELETES it from the platform`);
     return false;
   });
-  const reads: KeyToRead[] = [...keptKeys.map((held) => ({ key: held.key, held })), ...fresh];
+  const reads: KeyToRead[] = [...keptKeys.filter(ofThisAccount).map((held) => ({ key: held.key, held })), ...fresh];
   const live = await readKeys(client, reads, progress);
 
-  const keys: ImportedKey[] = [];
+  const keys: ImportedKey[] = keptKeys.filter((k) => !ofThisAccount(k)).map((held) => elsewhereKey(held, notes));
   const added: ImportedKey[] = [];
   const bases: string[] = [];
   for (const [i, read] of reads.entries()) {
@@ -339,21 +366,37 @@ export async function readAccount(
     bases.push(read.configName !== undefined ? slug(read.configName, "api-key") : slug(inputs.alias, "api-key"));
   }
   uniqueNames(bases, heldKeys.map((k) => k.name)).forEach((name, i) => (added[i].name = name));
+  keys.sort(byName);
   keys.push(...added);
 
   // Sub-accounts: each batch the state holds keeps those it holds (by token); the others are grouped anew.
   const liveByToken = new Map(subAccounts.map((s) => [s.token, s]));
   const batches: ImportedBatch[] = [];
-  const claimed = new Set<string>();
-  for (const held of [...(state?.batches ?? [])].sort(byName)) {
-    for (const s of held.subAccounts) claimed.add(s.token);
-    if (options.dropUnlisted && !held.subAccounts.some((s) => liveByToken.has(s.token))) {
+  const heldBatches = [...(state?.batches ?? [])].sort(byName);
+  const claimed = new Set<string>(heldBatches.flatMap((b) => b.subAccounts.map((s) => s.token)));
+  for (const held of heldBatches) {
+    if (!ofThisAccount(held)) {
+      notes.push(`SubAccountBatch ${held.name}: held on another account (its connection): kept as the state holds it, not read here and never dropped`);
+      batches.push(await keptBatch(held, new Map(), drifted, notes));
+      continue;
+    }
+    // What a lost create of the batch made, under its mark: the batch's own, which its next run adopts (batchRecovery.ts).
+    const lost = unconfirmedAmong(held, subAccounts, claimed);
+    for (const s of lost) claimed.add(s.token);
+    if (options.dropUnlisted && lost.length === 0 && !held.subAccounts.some((s) => liveByToken.has(s.token))) {
       dropped.push(`SubAccountBatch ${held.name}: none of the ${held.subAccounts.length} sub-account(s) it holds is on the platform (nothing live is deleted)`);
       continue;
     }
-    batches.push(await keptBatch(held, liveByToken, drifted, notes));
+    if (lost.length > 0) {
+      pending.push(held.name);
+      notes.push(
+        `SubAccountBatch ${held.name}: ${lost.length} sub-account(s) made by its create whose answer was lost carry its mark (alias ${JSON.stringify(lost[0].alias)}): ` +
+          `declared with count ${held.count + lost.length}; the next up adopts them and gives them the batch's alias (one edit), deleting nothing`,
+      );
+    }
+    batches.push(await keptBatch(held, liveByToken, drifted, notes, lost.length));
   }
   const unheld = subAccounts.filter((s) => !claimed.has(s.token));
-  batches.push(...(await batchesOf(unheld, leftOut, (state?.batches ?? []).map((b) => b.name))));
-  return { keys, batches, leftOut, dropped, drifted, notes };
+  batches.push(...(await batchesOf(unheld, leftOut, heldBatches.map((b) => b.name))));
+  return { keys, batches, leftOut, dropped, drifted, notes, pending };
 }

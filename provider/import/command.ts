@@ -3,7 +3,7 @@ import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, o
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { LlmAccountsClient } from "../client/client.js";
-import { resolveClientOptions } from "../client/config.js";
+import { resolveClientOptions, type ConnectionArgs } from "../client/config.js";
 import { redact } from "../api/redact.js";
 import { PACKAGE } from "../version.js";
 import { parseKeyList } from "../account/keyList.js";
@@ -19,7 +19,7 @@ import {
   TSCONFIG,
 } from "./program.js";
 import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
-import { readStackState, StackStateError } from "./stackState.js";
+import { capture, readStackState, StackStateError } from "./stackState.js";
 
 /** Help text of `llm-accounts import`. */
 export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -243,6 +243,30 @@ function reportReimport(account: ImportedAccount, stack: string, out: (line: str
   }
 }
 
+/**
+ * The stacks the folder's project has in the backend (`pulumi stack ls`), asked only when no stack is named and
+ * none is selected (a CI checkout, another machine, a fresh PULUMI_HOME): the import cannot tell which of them the
+ * program is for, and a program written as for a new stack makes the next `up` of an existing one delete what it
+ * holds. None without a CLI (readStackState already refused a folder with stack files then).
+ */
+async function unselectedStacks(dir: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const r = await capture(["stack", "ls", "--json"], dir, env);
+  if (r === null) return [];
+  let listed: unknown;
+  try {
+    listed = r.code === 0 ? JSON.parse(r.stdout) : undefined;
+  } catch {
+    listed = undefined;
+  }
+  if (!Array.isArray(listed)) {
+    throw new ImportError(
+      `no stack is selected in ${dir} and pulumi stack ls failed, so whether the project has stacks cannot be told (${redact(r.stderr.trim()) || "no list"}): ` +
+        "name the stack with --stack NAME; nothing was written",
+    );
+  }
+  return listed.flatMap((s: unknown) => (typeof (s as { name?: unknown })?.name === "string" ? [(s as { name: string }).name] : []));
+}
+
 /** `llm-accounts import`: reads the account, writes the program folder, stores its API keys in the stack config. */
 export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const { values } = parseArgs({
@@ -274,6 +298,16 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const state = await readStackState(dir, values.stack, io.env).catch((err: unknown) => {
     throw err instanceof StackStateError ? new ImportError(err.message) : err;
   });
+  if (state === undefined && values.stack === undefined && existsSync(join(dir, "Pulumi.yaml"))) {
+    const stacks = await unselectedStacks(dir, io.env);
+    if (stacks.length > 0) {
+      throw new ImportError(
+        `no stack is selected in ${dir}, and its project has ${stacks.length} stack(s) in the backend: ${names(stacks)}. ` +
+          "Written as for a new stack, the program would make the next up of one of them delete what it holds: " +
+          "name the stack with --stack NAME (its state is read and every object it holds kept; a name not listed makes a new stack); nothing was written",
+      );
+    }
+  }
   if (state && state.foreign.length > 0 && !dropUnlisted) {
     const shown = state.foreign.slice(0, 5).join(", ");
     throw new ImportError(
@@ -282,8 +316,18 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
     );
   }
 
-  const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, io.env));
-  const account = await readAccount(client, apiKeys, progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS), state, { dropUnlisted });
+  const here = resolveClientOptions(undefined, {}, io.env);
+  const client = new LlmAccountsClient(here);
+  // A held object's connection reaches this account when it resolves here to the same URL and keys.
+  const sameAccount = (connection: unknown): boolean => {
+    try {
+      const there = resolveClientOptions(connection as ConnectionArgs, {}, io.env);
+      return there.baseUrl === here.baseUrl && there.adminKey === here.adminKey && there.accountKey === here.accountKey;
+    } catch {
+      return false;
+    }
+  };
+  const account = await readAccount(client, apiKeys, progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS), state, { dropUnlisted, sameAccount });
   for (const f of state?.foreign ?? []) account.dropped.push(`${f}: not this package's; the next up DELETES it`);
 
   const project = values.project ?? slug(basename(dir), "llm-accounts");
@@ -328,7 +372,9 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const next =
     account.drifted.length > 0
       ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview --refresh${stackFlag} and pulumi up --refresh${stackFlag}: the refresh reads first what changed in the console, so the up writes none of it back.`
-      : `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (${manages ? "no delete, no replace" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;
+      : account.pending.length > 0
+        ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (no delete, no replace), and pulumi up${stackFlag}, which deletes nothing and writes one edit per batch whose lost create left sub-accounts under its mark (${names(account.pending.map((n) => JSON.stringify(n)))}): it gives them the batch's alias.`
+        : `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (${manages ? "no delete, no replace" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;
   if (account.keys.length === 0) return out(next);
   const stored = values.stack ? await storeKeys(keysValue, values.stack, dir, io.env) : false;
   if (stored) {

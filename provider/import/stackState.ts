@@ -28,7 +28,7 @@ export type StateKey = Pick<ApiKeyOutputs, "key" | "previousKey" | "adoptKey" | 
 };
 
 /** A SubAccountBatch the state holds: the fields of its state (runtime/subAccountBatchState.ts) a program is written from. */
-export type StateBatch = Pick<SubAccountBatchOutputs, "alias" | "balance" | "count" | "modelPricing" | "connection"> & {
+export type StateBatch = Pick<SubAccountBatchOutputs, "alias" | "balance" | "count" | "modelPricing" | "connection" | "unconfirmedSince" | "unconfirmedAlias"> & {
   name: string;
   /** The sub-accounts it holds, by id and token. */
   subAccounts: Pick<SubAccountView, "id" | "token">[];
@@ -130,6 +130,7 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
         modelPricing: o.data.modelPricing,
         subAccounts: o.data.subAccounts.map((s) => ({ id: s.id, token: s.token })),
         adoptTokens: o.data.adoptTokens ?? [],
+        ...(o.data.unconfirmedSince !== undefined ? { unconfirmedSince: o.data.unconfirmedSince, unconfirmedAlias: o.data.unconfirmedAlias } : {}),
         ...(o.data.connection != null ? { connection: o.data.connection } : {}),
         options: optionsOf(r),
       });
@@ -164,7 +165,7 @@ export function parseConfigKeys(text: string): { name: string; key: string }[] {
 }
 
 /** Runs the Pulumi CLI keeping its stdout in memory (it may hold secrets): null when there is no CLI. */
-function capture(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string } | null> {
+export function capture(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string } | null> {
   return new Promise((done, fail) => {
     const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     const out: Buffer[] = [];

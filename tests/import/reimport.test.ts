@@ -123,6 +123,7 @@ describe("the generated program is data-safe (issue 28)", () => {
       dropped: hostile,
       drifted: [],
       notes: hostile,
+      pending: [],
     };
     const program = renderProgram(account, `http://127.0.0.1:1/\u2028x()`, new Date(0));
     const declared = evaluate(program);
