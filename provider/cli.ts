@@ -5,6 +5,7 @@ import { HOUR_MS } from "./api/assumptions.js";
 import { SETTINGS } from "./client/settings.js";
 import { redact } from "./api/redact.js";
 import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, READING_NAMES, startEmulator, type EmulatorOptions, type Reading } from "./emulator/index.js";
+import { DOCTOR_USAGE, runDoctor } from "./doctor.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
 import { UsageError } from "./usageError.js";
@@ -18,6 +19,7 @@ Commands:
   import      Write a Pulumi program that manages an existing account as it is.
   audit       Check the live account (sub-accounts, and the API keys of a list) against the policy rules.
   sweep       Find (and with --yes delete) objects a test run left on an account, by alias prefix.
+  doctor      Check an account against each point the spec leaves open, before the first pulumi up.
 
 Run llm-accounts <command> --help for the options of a command.
 `;
@@ -56,6 +58,7 @@ const COMMAND_USAGE: Record<string, string> = {
   import: IMPORT_USAGE,
   audit: AUDIT_USAGE,
   sweep: SWEEP_USAGE,
+  doctor: DOCTOR_USAGE,
 };
 
 function usageOf(command: string | undefined): string {
@@ -206,6 +209,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === "sweep") {
     process.exitCode = await runSweep(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });
+    return;
+  }
+  if (command === "doctor") {
+    process.exitCode = await runDoctor(rest, { stdout: process.stdout, env: process.env });
     return;
   }
   process.exitCode = await runAudit(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });

@@ -72,7 +72,7 @@ describe.each(["(the package's reading)" as const, ...READING_NAMES])("lifecycle
     emu.state.editKey(made.outs.key, "renamed-in-console", { geo: { countries: ["US"] } });
     nextCommand();
     const drifted = await apiKey.read(made.id, outs);
-    expect(drifted.inputs).toBeDefined();
+    expect("inputs" in drifted && drifted.inputs).toBeTruthy();
     expect((await apiKey.diff(made.id, drifted.props as Props, changed)).changes).toBe(true);
     outs = (await apiKey.update(made.id, drifted.props as Props, changed)).outs;
     expect(emu.state.getKey(made.outs.key)).toMatchObject({ alias: "ci-runner-2", enabled: false });
@@ -101,7 +101,7 @@ describe.each(["(the package's reading)" as const, ...READING_NAMES])("lifecycle
     emu.state.editSubAccounts([first.token], "renamed-in-console", [{ model: "model-z", pricing_factor: 3 }]);
     nextCommand();
     const drifted = await subAccountBatch.read(made.id, outs);
-    expect(drifted.inputs).toBeDefined();
+    expect("inputs" in drifted && drifted.inputs).toBeTruthy();
     expect((await subAccountBatch.diff(made.id, drifted.props as Props, grown)).changes).toBe(true);
     outs = (await subAccountBatch.update(made.id, drifted.props as Props, grown)).outs;
     expect(live().map((s) => s.alias)).toEqual(Array(5).fill("team-b"));

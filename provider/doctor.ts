@@ -1,0 +1,361 @@
+/**
+ * `llm-accounts doctor`: checks a real account against each point the spec leaves open (docs/decisions.md), before the
+ * first `pulumi up`. It probes the API with raw requests (it must see the answers as the wire carries them, which the
+ * client reads tolerantly), names each point where the platform answers otherwise than the package assumes, says
+ * whether the package handles that by itself or which setting to set, and exits 0 (every point holds or is handled),
+ * 1 (a setting is needed) or 2 (the check could not run). Read-only by default; `--write` adds what only a write
+ * shows, with throwaway objects under a marked alias that it deletes again. Nothing secret is printed.
+ */
+import { randomBytes } from "node:crypto";
+import { parseArgs } from "node:util";
+import { ALIAS_MAX_LENGTH, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
+import { redact } from "./api/redact.js";
+import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
+import { SETTINGS } from "./client/settings.js";
+import { UsageError } from "./usageError.js";
+
+export const DOCTOR_USAGE = `Options of "doctor" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
+  --write    Also check what only a write shows: creates one API key and one sub-account of balance 0, both under
+             an alias marked "doctor", and deletes them again (nothing else is touched)
+  --json     One JSON object on stdout instead of the table
+  Exit code: 0 when every point holds or the package handles it by itself, 1 when a setting is needed,
+  2 when the check could not run (no credentials, no answer, a credential refused)
+`;
+
+/** Exit codes of `llm-accounts doctor`. */
+export const DOCTOR_EXIT = { holds: 0, settingNeeded: 1, couldNotRun: 2 } as const;
+
+/** One open point as the doctor found it. */
+export interface DoctorRow {
+  /** The open point (docs/decisions.md). */
+  point: string;
+  /** What the package assumes. */
+  assumes: string;
+  /** What the platform did (or why it was not checked). */
+  observed: string;
+  /** "holds": as assumed; "handled": otherwise, and the package reads it by itself; "setting": a setting is needed; "not checked". */
+  verdict: "holds" | "handled" | "setting" | "not checked";
+  /** The setting to set, with its value, when one is needed or saves calls. */
+  setting?: string;
+  /** The emulator reading (`llm-accounts emulator --reading`) that answers this point the way the platform did. */
+  reading?: string;
+}
+
+/** A raw answer: status and parsed body (undefined when not JSON). */
+interface Raw {
+  status: number;
+  body: unknown;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Every field name the spec shows in an answer; another one is a field the spec does not list. */
+const SPEC_FIELDS = new Set(
+  ("items total page pageSize has_more next_page models model category vendor context_window max_output_tokens pricing balance date cost usage " +
+    "key alias enabled security_config ip allow spend_limit monthly geo countries mode created_at id user_id token token_type model_pricing " +
+    "pricing_factor monthly_cost updated_at success deleted error code message input_tokens output_tokens cache_read_tokens total_tokens page_size")
+    .split(" "),
+);
+
+/** Field names in an answer that the spec does not show (the pricing block and usage block may hold more by the spec). */
+function unknownFields(value: unknown, found = new Set<string>(), parent = ""): Set<string> {
+  if (Array.isArray(value)) for (const v of value) unknownFields(v, found, parent);
+  else if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      if (!SPEC_FIELDS.has(k) && parent !== "pricing" && parent !== "usage") found.add(k);
+      unknownFields(v, found, k);
+    }
+  }
+  return found;
+}
+
+/** The spec's forms: decimals in strings, ids and counts as numbers, timestamps in ISO 8601 with an offset. Another form seen, or undefined. */
+function otherForm(value: unknown, field = ""): string | undefined {
+  if (Array.isArray(value)) return value.map((v) => otherForm(v, field)).find((f) => f !== undefined);
+  if (isObject(value)) return Object.entries(value).map(([k, v]) => otherForm(v, k)).find((f) => f !== undefined);
+  if (["balance", "monthly_cost", "cost", "text_input_price", "text_output_price"].includes(field) && typeof value !== "string") return `${field} as a ${typeof value}`;
+  if (["id", "user_id", "total", "context_window", "max_output_tokens"].includes(field) && typeof value !== "number") return `${field} as a ${typeof value}`;
+  if (["created_at", "updated_at"].includes(field) && !(typeof value === "string" && /T.*(Z|[+-]\d{2}:?\d{2})$/i.test(value))) return `${field} ${JSON.stringify(value)}`;
+  return undefined;
+}
+
+/** The doctor's probes of one account. */
+class Probe {
+  readonly envelope = { seen: false };
+  readonly answers: unknown[] = [];
+  calls = 0;
+
+  constructor(
+    private readonly base: URL,
+    private readonly keys: { admin?: string; account?: string },
+  ) {}
+
+  /** One raw request; an envelope `{code: 0, data}` is unwrapped (and remembered). */
+  async send(group: "management" | "sub-account", method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<Raw> {
+    const credential = group === "management" ? this.keys.admin : this.keys.account;
+    const url = new URL(this.base.pathname.replace(/\/$/, "") + path, this.base);
+    for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
+    this.calls++;
+    const res = await fetch(url, {
+      method,
+      redirect: "manual",
+      signal: AbortSignal.timeout(30_000),
+      headers: { authorization: `Bearer ${credential ?? ""}`, accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    let answer = res.status < 300;
+    if (isObject(json) && "code" in json && "data" in json) {
+      this.envelope.seen = true;
+      answer &&= ["0", "200", "ok", "success"].includes(String(json.code).toLowerCase());
+      if (answer) json = json.data;
+    }
+    // Answers only (a refusal is no answer): what the checks of fields and forms read.
+    if (answer && !(isObject(json) && json.success === false)) this.answers.push(json);
+    return { status: res.status, body: json };
+  }
+}
+
+/** Parses the doctor's options. */
+function options(args: string[]): { write: boolean; json: boolean } {
+  const { values } = parseArgs({ args, strict: true, options: { write: { type: "boolean" }, json: { type: "boolean" } } });
+  return { write: values.write === true, json: values.json === true };
+}
+
+/** Where the command writes; the process's own streams unless a test gives others. */
+export interface DoctorIo {
+  stdout: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Runs `llm-accounts doctor`; resolves with its exit code. */
+export async function runDoctor(args: string[], io: DoctorIo): Promise<number> {
+  const { write, json } = options(args);
+  let rows: DoctorRow[];
+  try {
+    rows = await examine(io.env, write);
+  } catch (err) {
+    const message = redact(err instanceof Error ? err.message : String(err));
+    io.stdout.write(json ? `${JSON.stringify({ ran: false, error: message })}\n` : `llm-accounts doctor could not run: ${message}\n`);
+    return DOCTOR_EXIT.couldNotRun;
+  }
+  const code = rows.some((r) => r.verdict === "setting") ? DOCTOR_EXIT.settingNeeded : DOCTOR_EXIT.holds;
+  const differs = [...new Set(rows.flatMap((r) => (r.reading && (r.verdict === "handled" || r.verdict === "setting") ? [r.reading] : [])))];
+  const settings = rows.flatMap((r) => (r.setting ? [r.setting] : []));
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ ran: true, exitCode: code, differs, settings, rows })}\n`);
+    return code;
+  }
+  const width = Math.max(...rows.map((r) => r.point.length));
+  for (const r of rows) {
+    io.stdout.write(`${r.verdict.padEnd(11)} ${r.point.padEnd(width)}  assumes ${r.assumes}; the platform: ${r.observed}${r.setting ? `; set ${r.setting}` : ""}\n`);
+  }
+  io.stdout.write(
+    code === DOCTOR_EXIT.holds
+      ? `\nEvery point checked holds or is handled by the package${differs.length ? ` (this platform differs in: ${differs.join(", ")}; the emulator plays it with --reading)` : ""}.\n`
+      : `\nA setting is needed before the first up: ${settings.join("; ")}.\n`,
+  );
+  return code;
+}
+
+/** Every row, read-only checks first, then (with `write`) those that need a write. Throws when the check cannot run. */
+async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<DoctorRow[]> {
+  const options = resolveClientOptions(undefined, {}, env);
+  if (!options.adminKey || !options.accountKey) {
+    throw new UsageError(`both credentials are needed: set ${SETTINGS.adminKey.env} and ${SETTINGS.accountKey.env}`);
+  }
+  const probe = new Probe(parseBaseUrl(options.baseUrl), { admin: options.adminKey, account: options.accountKey });
+  const usageField = options.platform?.usagePageField ?? USAGE_NEXT_PAGE_FIELD;
+  const rows: DoctorRow[] = [];
+  const M = "/api/v1/management";
+  const S = "/api/v1/account/sub-account";
+
+  const balance = await probe.send("management", "POST", `${M}/account/balance`, {});
+  if (balance.status === 401) throw new Error(`the admin key was refused (401) by ${probe_origin(options.baseUrl)}`);
+  if (balance.status >= 300) throw new Error(`account/balance answered ${balance.status}`);
+  const list = await probe.send("sub-account", "GET", `${S}/list`, undefined, { page_size: "-1" });
+  if (list.status === 401) throw new Error(`the main account key was refused (401) by ${probe_origin(options.baseUrl)}`);
+  rows.push({ point: "credentials", assumes: "admin key for the management group, main account key for the sub-account group", observed: "both accepted", verdict: "holds" });
+  await probe.send("management", "GET", `${M}/models`);
+
+  // The sub-account list: page_size=-1, total and pageSize.
+  let listed = list;
+  if (list.status === 400) {
+    rows.push({ point: "page_size=-1 (all sub-accounts)", assumes: "accepted", observed: "refused (400)", verdict: "handled", reading: "list-all-refused" });
+    listed = await probe.send("sub-account", "GET", `${S}/list`, undefined, { page: "1", page_size: "100" });
+  } else {
+    rows.push({ point: "page_size=-1 (all sub-accounts)", assumes: "accepted", observed: "accepted", verdict: "holds" });
+  }
+  const hasTotal = isObject(listed.body) && typeof listed.body.total !== "undefined" && "pageSize" in listed.body;
+  rows.push({
+    point: "list answer fields",
+    assumes: "items, total, page, pageSize",
+    observed: hasTotal ? "as assumed" : `fields ${isObject(listed.body) ? Object.keys(listed.body).join(", ") : "(none)"}`,
+    verdict: hasTotal ? "holds" : "handled",
+    reading: hasTotal ? undefined : "list-no-total",
+  });
+
+  // The management group's error shape: a get of a key that does not exist.
+  const missing = await probe.send("management", "POST", `${M}/api-key/get`, { key: `sk-doctor${randomBytes(12).toString("hex")}` });
+  rows.push(errorShapeRow("management group errors", missing, probe.envelope.seen));
+
+  let written: DoctorRow[] = [];
+  if (write) written = await writes(probe, usageField);
+  else {
+    rows.push({ point: "usage paging field", assumes: `"${usageField}"`, observed: "checked with --write only (a key of the doctor's makes usage to page through)", verdict: "not checked" });
+    rows.push({ point: "create mark, write answers, refusals, alias filter", assumes: "see docs/decisions.md", observed: "checked with --write only", verdict: "not checked" });
+  }
+
+  rows.push({
+    point: "answer envelope",
+    assumes: "answers as the spec shows them",
+    observed: probe.envelope.seen ? "wrapped as {code, message, data}" : "not wrapped",
+    verdict: probe.envelope.seen ? "handled" : "holds",
+    reading: probe.envelope.seen ? "envelope" : undefined,
+  });
+  const extra = new Set<string>();
+  for (const a of probe.answers) unknownFields(a, extra);
+  rows.push({
+    point: "fields the spec does not list",
+    assumes: "none needed; any is ignored",
+    observed: extra.size ? `${[...extra].slice(0, 6).join(", ")}${extra.size > 6 ? ", ..." : ""}` : "none seen",
+    verdict: extra.size ? "handled" : "holds",
+    reading: extra.size ? "extra-fields" : undefined,
+  });
+  const form = probe.answers.map((a) => otherForm(a)).find((f) => f !== undefined);
+  rows.push({
+    point: "value forms",
+    assumes: "decimals in strings, ids as numbers, ISO 8601 timestamps with an offset",
+    observed: form ?? "as assumed",
+    verdict: form ? "handled" : "holds",
+    reading: form ? "other-forms" : undefined,
+  });
+  rows.push({ point: "rate limit answer", assumes: "429 with Retry-After", observed: "not reached (it takes 60 writes a minute)", verdict: "not checked" });
+  return [...rows, ...written].sort((a, b) => order(a) - order(b));
+}
+
+const probe_origin = (baseUrl: string): string => parseBaseUrl(baseUrl).origin;
+const order = (r: DoctorRow): number => ["holds", "handled", "setting", "not checked"].indexOf(r.verdict);
+
+/** The row of an error answer's shape. */
+function errorShapeRow(point: string, answer: Raw, envelope: boolean): DoctorRow {
+  const assumes = "non-2xx {error: {code, message}}";
+  if (answer.status < 300) {
+    if (envelope) return { point, assumes, observed: `HTTP ${answer.status} with an envelope's code`, verdict: "handled", reading: "envelope" };
+    if (isObject(answer.body) && answer.body.success === false) return { point, assumes, observed: `HTTP ${answer.status} with success: false`, verdict: "handled", reading: "refusals-200" };
+    return { point, assumes, observed: `HTTP ${answer.status} without a refusal the package recognises`, verdict: "setting", setting: "none exists: report this platform's refusal shape" };
+  }
+  if (isObject(answer.body) && isObject(answer.body.error)) return { point, assumes, observed: `${answer.status} {error: {code, message}}`, verdict: "holds" };
+  if (isObject(answer.body) && ("code" in answer.body || "message" in answer.body)) return { point, assumes, observed: `${answer.status} {code, message}`, verdict: "handled", reading: "bare-errors" };
+  return { point, assumes, observed: `${answer.status} ${answer.body === undefined ? "without JSON" : "in another shape"} (the status decides)`, verdict: "handled" };
+}
+
+/** The checks that need a write, each with its throwaway object, deleted again whatever happens. */
+async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
+  const rows: DoctorRow[] = [];
+  const M = "/api/v1/management";
+  const S = "/api/v1/account/sub-account";
+  const hex = randomBytes(6).toString("hex");
+
+  // One key: the create answer, then status and delete answers; usage paging while it exists.
+  // Letters, digits and `-` only: an API key's alias is sent as declared (no mark), and this one passes everywhere.
+  const created = await probe.send("management", "POST", `${M}/api-key/create`, { alias: `doctor-${hex}` });
+  const key = isObject(created.body) && typeof created.body.key === "string" ? created.body.key : undefined;
+  if (!key) throw new Error(`api-key/create answered ${created.status} without a key`);
+  try {
+    rows.push(await usageRow(probe, usageField));
+    const status = await probe.send("management", "POST", `${M}/api-key/status`, { key, enabled: false });
+    const removed = await probe.send("management", "POST", `${M}/api-key/delete`, { keys: [key] });
+    const terse = !(isObject(status.body) && "enabled" in status.body) || !(isObject(removed.body) && "deleted" in removed.body);
+    rows.push({
+      point: "write answers",
+      assumes: "status answers {enabled}, delete {deleted}, sub-account writes {success}",
+      observed: terse ? "confirmed otherwise ({success: true} or {})" : "as assumed",
+      verdict: terse ? "handled" : "holds",
+      reading: terse ? "terse-writes" : undefined,
+    });
+  } finally {
+    await probe.send("management", "POST", `${M}/api-key/delete`, { keys: [key] });
+  }
+
+  // The create mark: the tilde form, short then as long as the package allows; the fit form where it is refused.
+  const tildeShort = `doctor~${hex}`;
+  const tildeLong = `${"doctor".padEnd(ALIAS_MAX_LENGTH - 13, "-")}~${hex}`;
+  const fit = `doct${hex}`;
+  const subCreate = (alias: string) => probe.send("sub-account", "POST", `${S}/token`, { alias, balance: 0, model_pricing: [], count: 1 });
+  const tokensOf = (answer: Raw): string[] =>
+    isObject(answer.body) && Array.isArray(answer.body.items) ? answer.body.items.flatMap((i) => (isObject(i) && typeof i.token === "string" ? [i.token] : [])) : [];
+  const refused = (a: Raw) => a.status >= 300 || (isObject(a.body) && a.body.success === false);
+  const made: string[] = [];
+  try {
+    const short = await subCreate(tildeShort);
+    made.push(...tokensOf(short));
+    let alias = tildeShort;
+    let mark: DoctorRow;
+    if (refused(short)) {
+      const fitted = await subCreate(fit);
+      made.push(...tokensOf(fitted));
+      alias = fit;
+      mark = refused(fitted)
+        ? { point: "create mark", assumes: "<alias>~<hex> accepted", observed: "refused in both forms", verdict: "setting", setting: "none exists: the platform refuses both marks" }
+        : { point: "create mark", assumes: "<alias>~<hex> accepted", observed: "`~` refused; the fit form accepted", verdict: "handled", setting: `${SETTINGS.createMark.config}=fit (saves one call a run)`, reading: "restricted-aliases" };
+    } else {
+      const long = await subCreate(tildeLong);
+      made.push(...tokensOf(long));
+      mark = refused(long)
+        ? { point: "create mark", assumes: `aliases of up to ${ALIAS_MAX_LENGTH} characters`, observed: "a long marked alias refused (aliases are capped shorter)", verdict: "handled", setting: `${SETTINGS.createMark.config}=fit (saves one call a run)`, reading: "short-aliases" }
+        : { point: "create mark", assumes: `<alias>~<hex>, up to ${ALIAS_MAX_LENGTH} characters`, observed: "accepted", verdict: "holds" };
+    }
+    rows.push(mark);
+    // Alias filter: a prefix of the alias the doctor's sub-account has must match nothing.
+    const prefix = await probe.send("sub-account", "GET", `${S}/list`, undefined, { alias: alias.slice(0, -3), page_size: "-1" });
+    const matched = isObject(prefix.body) && Array.isArray(prefix.body.items) ? prefix.body.items.length : 0;
+    rows.push({
+      point: "alias filter of the list",
+      assumes: "exact",
+      observed: matched > 0 ? "matches a prefix" : "exact",
+      verdict: matched > 0 ? "handled" : "holds",
+      reading: matched > 0 ? "alias-filter-prefix" : undefined,
+    });
+    // Sub-account refusals: a delete of a token that does not exist (deletes nothing).
+    const gone = await probe.send("sub-account", "DELETE", `${S}/token`, { sks: [`sk-doctor${randomBytes(12).toString("hex")}`] });
+    rows.push(errorShapeRow("sub-account group errors", gone, probe.envelope.seen));
+  } finally {
+    if (made.length > 0) await probe.send("sub-account", "DELETE", `${S}/token`, { sks: made });
+  }
+  return rows;
+}
+
+/** Candidate request fields for a further usage page, tried when the assumed one is not read. */
+const PAGE_FIELDS = ["page", "cursor", "next_page", "page_token", "pageToken", "next", "offset"];
+
+/** The usage paging row: the assumed field moves on to a second page, or which field does. */
+async function usageRow(probe: Probe, field: string): Promise<DoctorRow> {
+  const M = "/api/v1/management";
+  const today = new Date().toISOString().slice(0, 10);
+  const start = new Date(Date.now() - 364 * 86_400_000).toISOString().slice(0, 10);
+  const query = { start, end: today, with_model: true };
+  const first = await probe.send("management", "POST", `${M}/usage/summary`, query);
+  const page = isObject(first.body) ? first.body : {};
+  const token = page.next_page;
+  const assumes = `the request field "${field}" carries next_page back`;
+  if (!(page.has_more === true || (token !== null && token !== undefined && token !== ""))) {
+    return { point: "usage paging field", assumes, observed: "one page only: nothing to page through", verdict: "not checked" };
+  }
+  const head = (a: Raw) => (isObject(a.body) && Array.isArray(a.body.items) ? JSON.stringify(a.body.items[0]) : undefined);
+  const firstHead = head(first);
+  for (const candidate of [field, ...PAGE_FIELDS.filter((f) => f !== field)]) {
+    const next = await probe.send("management", "POST", `${M}/usage/summary`, { ...query, [candidate]: token });
+    if (next.status < 300 && head(next) !== firstHead) {
+      if (candidate === field) return { point: "usage paging field", assumes, observed: "as assumed", verdict: "holds" };
+      return { point: "usage paging field", assumes, observed: `the field "${candidate}" is read`, verdict: "setting", setting: `${SETTINGS.usagePageField.config}=${candidate} (or ${SETTINGS.usagePageField.env})`, reading: "usage-cursor" };
+    }
+  }
+  return { point: "usage paging field", assumes, observed: `none of ${PAGE_FIELDS.join(", ")} moves to the next page`, verdict: "setting", setting: `${SETTINGS.usagePageField.config}=<the platform's field>` };
+}

@@ -1,0 +1,75 @@
+import { describe, expect, test } from "@jest/globals";
+import { PassThrough } from "node:stream";
+import { DOCTOR_EXIT, runDoctor } from "../provider/doctor.js";
+import { READING_NAMES, startEmulator, type Emulator, type Reading } from "../provider/emulator/index.js";
+import { secretsOf, expectNoSecret } from "./support/emulator.js";
+
+/** Runs the doctor against an emulator; its exit code and what it printed. */
+async function doctor(emu: Emulator, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
+  const stdout = new PassThrough();
+  let out = "";
+  stdout.on("data", (c: Buffer) => (out += c.toString()));
+  const code = await runDoctor(args, {
+    stdout,
+    env: { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, ...env },
+  });
+  return { code, out };
+}
+
+/** What each reading needs of the user (docs/decisions.md): only the usage field is a setting the package cannot learn. */
+const NEEDS_SETTING: Reading[] = ["usage-cursor"];
+
+describe("llm-accounts doctor (issue 35)", () => {
+  test("on the package's own reading: every point holds, read-only makes no write, --write leaves nothing behind; exit 0", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false });
+    try {
+      const read = await doctor(emu, ["--json"]);
+      expect(read.code).toBe(DOCTOR_EXIT.holds);
+      expect(JSON.parse(read.out)).toMatchObject({ ran: true, differs: [], exitCode: 0 });
+      const writes = emu.requests().filter((r) => !["account/balance", "sub-account/list", "models", "api-key/get"].includes(r.op));
+      expect(writes).toEqual([]);
+      const written = await doctor(emu, ["--write"]);
+      expect(written.code).toBe(DOCTOR_EXIT.holds);
+      expect(written.out).toMatch(/^holds +create mark/m);
+      expect(written.out).toMatch(/Every point checked holds or is handled by the package\.$/m);
+      expect(emu.state.listKeys()).toEqual([]);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+      expectNoSecret(read.out + written.out, secretsOf(emu));
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test.each(READING_NAMES)("names exactly the reading %s, says whether a setting is needed, and leaves nothing behind", async (reading) => {
+    const emu = await startEmulator({ port: 0, rateLimits: false, readings: [reading] });
+    try {
+      const { code, out } = await doctor(emu, ["--write", "--json"]);
+      const report = JSON.parse(out) as { differs: string[]; settings: string[] };
+      expect(report.differs).toEqual([reading]);
+      expect(code).toBe(NEEDS_SETTING.includes(reading) ? DOCTOR_EXIT.settingNeeded : DOCTOR_EXIT.holds);
+      if (reading === "usage-cursor") expect(report.settings).toEqual(["llm-accounts:usagePageField=cursor (or LLM_ACCOUNTS_USAGE_PAGE_FIELD)"]);
+      expect(emu.state.listKeys()).toEqual([]);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+      expectNoSecret(out, secretsOf(emu));
+      // With the setting the doctor names, the same platform needs none.
+      if (reading === "usage-cursor") expect((await doctor(emu, ["--write"], { LLM_ACCOUNTS_USAGE_PAGE_FIELD: "cursor" })).code).toBe(DOCTOR_EXIT.holds);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("a refused credential or no answer: exit 2, the cause named, no key shown", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false });
+    try {
+      const wrong = await doctor(emu, [], { LLM_ACCOUNTS_ADMIN_KEY: "sk-admin-" + "w".repeat(32) });
+      expect(wrong.code).toBe(DOCTOR_EXIT.couldNotRun);
+      expect(wrong.out).toMatch(/could not run: the admin key was refused \(401\)/);
+      expectNoSecret(wrong.out, [...secretsOf(emu), "sk-admin-" + "w".repeat(32)]);
+      const none = await doctor(emu, ["--json"], { LLM_ACCOUNTS_ACCOUNT_KEY: "" });
+      expect(none.code).toBe(DOCTOR_EXIT.couldNotRun);
+      expect(JSON.parse(none.out)).toMatchObject({ ran: false, error: expect.stringMatching(/LLM_ACCOUNTS_ACCOUNT_KEY/) });
+    } finally {
+      await emu.close();
+    }
+  });
+});
