@@ -135,10 +135,12 @@ describe("the documentation's code blocks", () => {
     });
 
     test("llm-accounts --help names its commands and their options", () => {
-      expect([...ctx.cli.keys()].sort()).toEqual(["audit", "emulator", "import", "sweep"]);
+      expect([...ctx.cli.keys()].sort()).toEqual(["audit", "doctor", "emulator", "import", "sweep"]);
       expect(ctx.cli.get("audit")).toEqual(expect.objectContaining({ has: expect.any(Function) }));
       expect(ctx.cli.get("audit")!.has("--policy-config")).toBe(true);
       expect(ctx.cli.get("emulator")!.has("--clock-offset-hours")).toBe(true);
+      expect(ctx.cli.get("emulator")!.has("--reading")).toBe(true);
+      expect(ctx.cli.get("doctor")!.has("--write")).toBe(true);
     });
 
     test("every command of every sh block: npm scripts of package.json, llm-accounts commands and options, npx only with --package", () => {

@@ -73,3 +73,15 @@ describe("llm-accounts doctor (issue 35)", () => {
     }
   });
 });
+
+describe("the docs name every reading", () => {
+  test("docs/emulator.md's table and docs/decisions.md hold each reading the emulator plays", async () => {
+    const { readFileSync } = await import("node:fs");
+    const emulatorDoc = readFileSync("docs/emulator.md", "utf8");
+    const decisions = readFileSync("docs/decisions.md", "utf8");
+    for (const reading of READING_NAMES) {
+      expect(emulatorDoc).toContain(`| \`${reading}\` |`);
+      expect(decisions).toContain(`**\`${reading}\`**`);
+    }
+  });
+});
