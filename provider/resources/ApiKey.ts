@@ -7,7 +7,7 @@ import type { Rotation } from "../runtime/rotation.js";
 import type { ArgsOf, InputsOf } from "./args.js";
 import { maskKey } from "../api/redact.js";
 import { MODULE } from "./typeTokens.js";
-import { claimedKey, type Owner } from "./ownership.js";
+import { claimedKey, claimHeldKey, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /**
@@ -108,6 +108,7 @@ export class ApiKey extends DynamicResource {
     // which is most of what `pulumi preview` of many keys spends beyond trivial resources). The state still
     // holds them, as the provider writes them. keyHint is the provider's own mask of the key.
     this.keyHint = pulumi.unsecret(this.key.apply((key) => (key ? maskKey(key) : key)));
+    claimHeldKey(owner, name, this.key);
     if (!rotating) {
       // Without `rotation` there is no previous key to show. (One still in its overlap when `rotation` is
       // removed from the program stays in the state until the first `pulumi up` after it expires deletes it.)

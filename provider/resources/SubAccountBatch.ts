@@ -7,7 +7,7 @@ import type { SubAccountBatchInputsSchema } from "../runtime/subAccountBatchStat
 import type { ArgsOf, InputsOf } from "./args.js";
 import { camelFieldNames } from "../runtime/check.js";
 import { MODULE } from "./typeTokens.js";
-import { claimedTokens, type Owner } from "./ownership.js";
+import { claimedTokens, claimHeldTokens, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
 /**
@@ -127,5 +127,6 @@ export class SubAccountBatch extends DynamicResource {
       "SubAccountBatch",
     );
     warnAboutPricing(this, args.modelPricing);
+    claimHeldTokens(owner, name, args.adoptTokens, this.tokens);
   }
 }

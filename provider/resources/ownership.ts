@@ -97,3 +97,31 @@ export function claimedTokens(owner: Owner, name: string, adoptTokens: pulumi.In
     }),
   );
 }
+
+/**
+ * Claims for an ApiKey the key it holds (its `key` output: known from the state at preview for a resource that
+ * exists): a new resource may not adopt it, also once this one's `adoptKey` was removed.
+ */
+export function claimHeldKey(owner: Owner, name: string, key: pulumi.Output<string>): void {
+  const claims = claimsOfThisRun();
+  key.apply((k) => {
+    if (typeof k === "string" && k !== "") claim("key", k, owner, `the key held by ApiKey "${name}"`, claims);
+    return k;
+  });
+}
+
+/**
+ * Claims for a batch the sub-accounts it holds (its `tokens` output, known from the state at preview) when its
+ * `adoptTokens` is absent or empty, which changes nothing of what it holds. A non-empty list is the adopted set:
+ * those it keeps are claimed as that input, and those it releases may be adopted by another batch in the same
+ * deployment.
+ */
+export function claimHeldTokens(owner: Owner, name: string, adoptTokens: pulumi.Input<pulumi.Input<string>[]> | undefined, tokens: pulumi.Output<string[]>): void {
+  const claims = claimsOfThisRun();
+  pulumi.all([pulumi.output(adoptTokens), tokens]).apply(([declared, held]) => {
+    if (Array.isArray(declared) && declared.length > 0) return;
+    (held ?? []).forEach((t, i) => {
+      if (typeof t === "string") claim("sub-account", t, owner, `tokens[${i}] held by SubAccountBatch "${name}"`, claims);
+    });
+  });
+}

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { LlmAccountsError } from "../client/errors.js";
-import { maskKey } from "../api/redact.js";
+import { fingerprint, maskKey } from "../api/redact.js";
 import { KeySchema, type SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { neverShown, optionalOrNull, UNKNOWN } from "./check.js";
+import { containsUnknown, neverShown, optionalOrNull, UNKNOWN } from "./check.js";
 
 /**
  * `adoptTokens` of inputs (the tokens declared) or of outputs (the adopted set the state keeps, see nextAdoption);
@@ -117,4 +117,34 @@ export function adoptKeyFailure(adoptKey: unknown, held: { key: string; previous
     `adoptKey: ${maskKey(adoptKey)} is neither this resource's key, its previous key, nor the key it adopted; ` +
     "adoptKey takes over a key only when the resource is created: to manage another key, declare another resource"
   );
+}
+
+/**
+ * The tokens a batch's new inputs release from its adopted set (nextAdoption), for holdKept: all it adopted while
+ * the new list is not known yet (preview), since any of them may be released.
+ */
+export function releasedBy(olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
+  if (containsUnknown(news.adoptTokens)) return adoptedTokens(olds);
+  return nextAdoption(adoptedTokens(olds), adoptedTokens(news)).released;
+}
+
+/** The keys ApiKey creates adopted, per command (one session), by fingerprint. */
+const adoptedInCommand = new WeakMap<object, Set<string>>();
+
+/**
+ * An ApiKey create's `adoptKey`, taken for it before anything is read or written: fails naming the key masked when
+ * another ApiKey create of the same command (`command`: its session) adopted it. One key, one owner, also for
+ * programs that bypass the resource classes.
+ */
+export function takeKeyForCreate(command: object, key: string): void {
+  let taken = adoptedInCommand.get(command);
+  if (!taken) adoptedInCommand.set(command, (taken = new Set()));
+  const id = fingerprint(key);
+  if (taken.has(id)) {
+    throw new LlmAccountsError(
+      `adoptKey: the key ${maskKey(key)} is adopted by another ApiKey created in this deployment: one key has one owner, so only one resource may adopt it; ` +
+        "nothing was changed. Remove adoptKey from one of them",
+    );
+  }
+  taken.add(id);
 }

@@ -1,7 +1,7 @@
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
 import type { ApiKeyView } from "../api/schemas/index.js";
-import { adoptKeyFailure } from "./adoption.js";
+import { adoptKeyFailure, takeKeyForCreate } from "./adoption.js";
 import { issueKey, keptWithError, reissue, rotate } from "./apiKeyRotation.js";
 import {
   ApiKeyInputsSchema,
@@ -94,6 +94,7 @@ export async function create(session: Session, inputs: ApiKeyInputs): Promise<{ 
 
   if (inputs.adoptKey) {
     const key = inputs.adoptKey;
+    takeKeyForCreate(session, key);
     const live = await find(client, key);
     if (!live) {
       throw new LlmAccountsError(

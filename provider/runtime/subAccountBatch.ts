@@ -2,11 +2,11 @@ import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/err
 import { fingerprint } from "../api/redact.js";
 import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption } from "./adoption.js";
+import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption, releasedBy } from "./adoption.js";
 import { connectionDiff } from "./connection.js";
 import { createBatch, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
-import { hold, notToTake } from "./heldTokens.js";
+import { hold, notToTake, holdKept, takeForCreate } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
 import type { StateError } from "./stateVersions.js";
 import { same } from "./canonical.js";
@@ -47,7 +47,7 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  */
 export async function diff(session: Session, _id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   try {
-    hold(session.client(olds.connection).heldTokens, olds.tokens);
+    holdKept(session.client(olds.connection).heldTokens, olds.tokens, releasedBy(olds, news));
   } catch {
     // No client for these settings: nothing can be created or recovered with them either.
   }
@@ -174,6 +174,7 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
   const own = session.client(inputs.connection);
   const api = own.client.subAccounts;
   const adopt = adoptedTokens(inputs);
+  takeForCreate(own.heldTokens, adopt);
   const adopted = (await findAdopted(api, adopt, adopt)).map(view);
   hold(own.heldTokens, adopted.map((s) => s.token));
   const first = [...adopted].sort(byId)[0]?.token;

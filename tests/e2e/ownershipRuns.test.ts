@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
@@ -21,10 +21,12 @@ import { CLI_BUILD_TIMEOUT_MS, endFile, type PulumiStack, requirePulumiCli, Secr
 
 const PORTAL = join(REPO, "tests/e2e/programs/portal");
 const OWNERSHIP = join(REPO, "tests/e2e/programs/ownership");
+const OVER_TIME = join(REPO, "tests/e2e/programs/ownerOverTime");
 
 let emu: Emulator;
 let ledger: SecretLedger;
 let stack: PulumiStack | undefined;
+let overTime: PulumiStack | undefined;
 let portalDir: string | undefined;
 let portalBackend: string | undefined;
 let portalHome: string | undefined;
@@ -41,7 +43,7 @@ afterAll(
     endFile({
       emu,
       ledger,
-      stacks: stack ? [stack] : [],
+      stacks: [stack, overTime].filter((s): s is PulumiStack => s !== undefined),
       destroy: [],
       left: { ci: "made in the console and adopted by the portal's stack, whose backend is a scratch folder" },
       folders: [portalDir, portalBackend, portalHome],
@@ -150,6 +152,55 @@ describe("the one-owner error under the CLI", () => {
     // Nothing was adopted (the stack never went up): the console objects are removed here, as the console would.
     emu.state.deleteKey(key);
     emu.state.deleteSubAccount(teamToken);
+  }, 300_000);
+
+});
+
+describe("one owner over time, at preview", () => {
+  let key: string;
+
+  test("ApiKey a adopts a console key, batch team creates one; then a's adoptKey is removed: nothing changes", async () => {
+    overTime = await stackFor(OVER_TIME, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" } });
+    key = emu.state.createKey("a").key;
+    await overTime.setConfig("aKey", key, { secret: true });
+    printed += (await overTime.up()).stdout;
+    await overTime.removeConfig("aKey");
+    emu.clearRequests();
+    printed += (await overTime.up()).stdout;
+    expect(writeCalls(emu.calls())).toEqual({});
+    expect(emu.state.hasKey(key)).toBe(true);
+  }, 300_000);
+
+  test("a new ApiKey b adopting the key a holds (its adoption config gone): the preview fails naming both, the key masked; nothing written", async () => {
+    await overTime!.setConfig("bKey", key, { secret: true });
+    emu.clearRequests();
+    const r = await overTime!.preview([], { allowFailure: true });
+    printed += r.stdout + r.stderr;
+    expect(r.code).not.toBe(0);
+    const out = r.stdout + r.stderr;
+    expect(out).toMatch(new RegExp(`the (adoptKey of|key held by) ApiKey "[ab]" \\(sk-\\.\\.\\.${key.slice(-4)}\\) is also the (adoptKey of|key held by) ApiKey "[ab]": one key has one owner`));
+    expect(out).toContain('ApiKey "a"');
+    expect(out).toContain('ApiKey "b"');
+    expect(writeCalls(emu.calls())).toEqual({});
+    await overTime!.removeConfig("bKey");
+  }, 300_000);
+
+  test("a new batch adopting the sub-account another batch created: the preview fails naming both; nothing written", async () => {
+    const [token] = emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token);
+    await overTime!.setConfig("twinTokens", JSON.stringify([token]), { secret: true });
+    emu.clearRequests();
+    const r = await overTime!.preview([], { allowFailure: true });
+    printed += r.stdout + r.stderr;
+    expect(r.code).not.toBe(0);
+    const out = r.stdout + r.stderr;
+    expect(out).toContain(`(sk-...${token.slice(-4)})`);
+    expect(out).toContain('SubAccountBatch "team"');
+    expect(out).toContain('SubAccountBatch "twin"');
+    expect(out).toContain("one sub-account has one owner");
+    expect(writeCalls(emu.calls())).toEqual({});
+    await overTime!.removeConfig("twinTokens");
+    await overTime!.destroy();
+    expect(emu.state.hasKey(key)).toBe(false);
   }, 300_000);
 
   test("no key or token in plain text in anything printed", () => {
