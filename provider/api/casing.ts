@@ -57,9 +57,19 @@ function remembered(rename: (name: string) => string): (name: string) => string 
 const toCamel = remembered(snakeToCamel);
 const toSnake = remembered(camelToSnake);
 
+/**
+ * A plain object of any realm: its prototype is null or an Object.prototype (whose own is null). A state the engine
+ * hands over, or a clone made in another realm (jest's, a worker's), has another realm's Object.prototype.
+ */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
 function mapKeys(value: unknown, rename: (k: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => mapKeys(v, rename));
-  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+  if (isPlainObject(value)) {
     const record = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(record)) {
