@@ -6,6 +6,7 @@ import { LlmAccountsClient } from "./client/client.js";
 import { resolveClientOptions } from "./client/config.js";
 import { AuthenticationError, NotFoundError } from "./client/errors.js";
 import { parseKeyList } from "./account/keyList.js";
+import { printable } from "./account/printable.js";
 
 /** Help text of `llm-accounts sweep`. */
 export const SWEEP_USAGE = `Options of "sweep" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -140,7 +141,7 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
   if (values.json) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } else {
-    for (const o of found) io.stdout.write(`${o.kind === "api-key" ? "API key    " : `sub-account ${o.id}`}  ${o.hint}  alias ${JSON.stringify(o.alias)}\n`);
+    for (const o of found) io.stdout.write(`${o.kind === "api-key" ? "API key    " : `sub-account ${o.id}`}  ${o.hint}  alias ${printable(JSON.stringify(o.alias))}\n`);
     const what = `${subAccounts.length} sub-account(s) and ${keys.length} API key(s) of ${keyList.length} listed${keysGone ? ` (${keysGone} already gone)` : ""}`;
     const scope = any ? "of any alias" : `with alias prefix ${prefixes.map((p) => JSON.stringify(redact(p))).join(", ")}`;
     if (found.length === 0) io.stdout.write(`Nothing to sweep ${scope}: 0 sub-accounts, 0 API keys of ${keyList.length} listed${keysGone ? ` (${keysGone} already gone)` : ""}.\n`);

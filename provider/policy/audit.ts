@@ -9,6 +9,7 @@ import { AuthenticationError, NotFoundError } from "../client/errors.js";
 import { LEVELS, parseOptions, PolicyConfigError, RULES, ruleUrl, type Finding, type Level, type Rule, type Severity } from "./rules.js";
 import { batchFromLive, keyFromLive } from "./subjects.js";
 import { UsageError } from "../usageError.js";
+import { printable } from "../account/printable.js";
 
 /** Help text of `llm-accounts audit`. */
 export const AUDIT_USAGE = `Options of "audit" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -143,17 +144,8 @@ export function evaluate(configured: Configured[], live: Awaited<ReturnType<type
   return findings;
 }
 
-/** How JSON writes the control characters that have a short escape; every other one is written \u00XX. */
-const SHORT_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
-
-/**
- * A cell as the table prints it: every control character (C0, DEL, C1; line separators and bidi controls too)
- * escaped as JSON escapes it, so that a value from the platform (a console alias) can neither start a row, nor
- * drive the terminal, nor reorder what it shows.
- */
-function cell(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
+/** A cell as the table prints it: control, line-separator and bidi characters escaped (account/printable.ts). */
+const cell = printable;
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_c, i) => Math.max(...rows.map((r) => r[i].length)));

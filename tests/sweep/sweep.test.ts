@@ -102,6 +102,13 @@ describe("llm-accounts sweep", () => {
     for (const o of report.found) expect(o.hint).toMatch(/^sk-\.\.\.[A-Za-z0-9._~+/=-]{4}$/);
   });
 
+  test("console aliases with C1 controls, bidi overrides and line separators are printed escaped, as audit prints them", async () => {
+    emu.state.createSubAccounts({ alias: "tst-\u0085nel\u202eltr\u2028ls\u2029ps\u0007", balance: 1, modelPricing: pricing, count: 1 });
+    const { out } = await sweep(["--prefix", "tst-"]);
+    expect(out).toContain('alias "tst-\\u0085nel\\u202eltr\\u2028ls\\u2029ps\\u0007"');
+    expect(out).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2028\u2029]/);
+  });
+
   test("--any-alias on a throwaway account finds everything; prefixes may repeat", async () => {
     const any = JSON.parse((await sweep(["--any-alias", "--keys", "-", "--json"], [...testKeys, keptKey].join("\n"))).out) as SweepReport;
     expect(any.found).toHaveLength(3 + 2 + 3);
