@@ -4,6 +4,7 @@ import { fingerprint, maskKey } from "../api/redact.js";
 import { KeySchema, type SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { containsUnknown, neverShown, optionalOrNull, UNKNOWN } from "./check.js";
+import { sharedListOf } from "./sharedList.js";
 
 /**
  * `adoptTokens` of inputs (the tokens declared) or of outputs (the adopted set the state keeps, see nextAdoption);
@@ -49,12 +50,15 @@ export const AdoptKeySchema = neverShown(
 );
 
 /**
- * Finds every token among the account's sub-accounts with one list call. A token that is missing (deleted, or
- * of another account) fails the operation before anything is written, named by its position and masked.
+ * Finds every token among the account's sub-accounts, from the command's shared list (sharedList.ts: one list
+ * for every batch of the command that adopts, and for its reads, so that the first `up` after an import lists
+ * the account once however many batches adopt). A token missing from it is asked for again before it is called
+ * missing (SharedSubAccountList.find). A token still missing (deleted, or of another account) fails the operation
+ * before anything is written, named by its position and masked.
  */
 export async function findAdopted(api: SubAccountsApi, adoptTokens: readonly string[], wanted: readonly string[]): Promise<SubAccount[]> {
   if (wanted.length === 0) return [];
-  const byToken = new Map((await api.list()).map((s) => [s.token, s]));
+  const byToken = await sharedListOf(api).find(wanted);
   const missing = wanted.filter((t) => !byToken.has(t));
   if (missing.length > 0) {
     const named = missing.map((t) => `adoptTokens[${adoptTokens.indexOf(t)}] (${maskKey(t)})`).join(", ");

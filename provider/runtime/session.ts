@@ -40,7 +40,7 @@ import { PROCESS_LIMITERS, type RateLimiters } from "../client/limiter.js";
 import { WriteCounter } from "../client/subAccounts.js";
 import { setStackConfig, stackConfig } from "./connection.js";
 import { DeleteCoalescer } from "./deleteCoalescer.js";
-import { SharedSubAccountList } from "./sharedList.js";
+import { sharedListOf, type SharedSubAccountList } from "./sharedList.js";
 import { canonical } from "./canonical.js";
 
 /** Retry settings and clock for every client a session makes. */
@@ -64,7 +64,7 @@ export class SessionClient {
 
   /** The shared list that answers this client's sub-account reads. */
   get subAccounts(): SharedSubAccountList {
-    return (this.list ??= new SharedSubAccountList(this.client.subAccounts));
+    return (this.list ??= sharedListOf(this.client.subAccounts));
   }
 }
 

@@ -19,6 +19,9 @@ export const SHARING_SWITCH = "LLM_ACCOUNTS_READ_SHARING";
  */
 export const SHARE = { minQuietMs: 5, gapFactor: 4, maxQuietMs: 100, maxAgeMs: 30_000 };
 
+/** Past this many tokens missing from a shared list, one new list confirms them instead of one call each. */
+const CONFIRM_ONE_BY_ONE = 3;
+
 /** One list of the account, indexed by token for reads, as it came for every filter. */
 export interface AccountSnapshot {
   all: SubAccount[];
@@ -89,6 +92,23 @@ export class SharedSubAccountList {
     });
   }
 
+  /**
+   * The sub-accounts of `tokens` that exist, by token: from the shared list (snapshot), and for a token missing
+   * from it, from the platform asked again, since a list read while the account changed may skip one (the care
+   * read() takes): up to CONFIRM_ONE_BY_ONE missing tokens, one list filtered by token each (`sk`); more, one new
+   * list of the account, not the shared one. A token absent from the answer is gone (or of another account).
+   */
+  async find(tokens: readonly string[]): Promise<Map<string, SubAccount>> {
+    const { byToken } = await this.snapshot();
+    const found = new Map(tokens.flatMap((t) => (byToken.has(t) ? [[t, byToken.get(t)!] as const] : [])));
+    const missing = new Set(tokens.filter((t) => !found.has(t)));
+    if (missing.size === 0) return found;
+    const again =
+      missing.size <= CONFIRM_ONE_BY_ONE ? (await Promise.all([...missing].map((sk) => this.api.list({ sk })))).flat() : await this.api.list();
+    for (const s of again) if (missing.has(s.token)) found.set(s.token, s);
+    return found;
+  }
+
   /** Sub-accounts that match a filter (getSubAccounts), filtered here from the shared list. */
   async list(filter: SubAccountFilter = {}): Promise<SubAccount[]> {
     const { all } = await this.snapshot();
@@ -130,6 +150,19 @@ export class SharedSubAccountList {
     waiting.quiet.end();
     for (const w of waiting.waiters) w.resolve(kept);
   }
+}
+
+/** The shared list of each sub-account group (one per client: a session makes one client per connection). */
+const LISTS = new WeakMap<SubAccountsApi, SharedSubAccountList>();
+
+/**
+ * The shared list of a client's sub-account group, made at its first use: the one `SessionClient.subAccounts`
+ * answers (runtime/session.ts), so that code given only the group (adoption.ts findAdopted) reads the same list.
+ */
+export function sharedListOf(api: SubAccountsApi): SharedSubAccountList {
+  let list = LISTS.get(api);
+  if (!list) LISTS.set(api, (list = new SharedSubAccountList(api)));
+  return list;
 }
 
 function indexed(all: SubAccount[]): AccountSnapshot {

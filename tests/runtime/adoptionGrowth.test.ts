@@ -1,12 +1,13 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { subAccountBatch } from "../../provider/runtime/index.js";
+import { startFresh, subAccountBatch } from "../../provider/runtime/index.js";
 import { calls, useRuntimeEmulator } from "../support/emulator.js";
 import { checkedInputs } from "../support/check.js";
 
 // Issue 28: adding a token to adoptTokens never deletes a sub-account. The update reaches `count`, so a token that
 // joins with `count` unchanged would push out the newest sub-account the batch created: the diff (preview) fails
-// instead, naming count and the value it needs.
+// instead, naming count and the value it needs. Each test's first create is one `up`, and what follows another
+// command: a new session (startFresh), as a new plugin process starts with nothing kept.
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));
@@ -30,6 +31,7 @@ describe("adoptTokens growth", () => {
     const first = await subAccountBatch.create(await checked({ alias: "grow", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] }));
     const before = live("grow");
     expect(before).toHaveLength(3); // a, x and the one the batch created
+    startFresh();
     emu.clearRequests();
     const grown = await checked({ alias: "grow", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, x] });
     await expect(subAccountBatch.diff(first.id, first.outs, grown)).rejects.toThrow(
@@ -46,6 +48,7 @@ describe("adoptTokens growth", () => {
     const [a, x] = seed("grow-ok", 2);
     const first = await subAccountBatch.create(await checked({ alias: "grow-ok", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] }));
     const before = live("grow-ok");
+    startFresh();
     emu.clearRequests();
     const grown = await checked({ alias: "grow-ok", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [a, x] });
     expect((await subAccountBatch.diff(first.id, first.outs, grown)).changes).toBe(true);
@@ -58,6 +61,7 @@ describe("adoptTokens growth", () => {
   test("a batch that never adopted (count 2, all created) given adoptTokens [x] with count 2: fails the same way", async () => {
     const [x] = seed("grow-new", 1);
     const first = await subAccountBatch.create(await checked({ alias: "grow-new", balance: 5, count: 2, modelPricing: pricing }));
+    startFresh();
     emu.clearRequests();
     const grown = await checked({ alias: "grow-new", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [x] });
     await expect(subAccountBatch.diff(first.id, first.outs, grown)).rejects.toThrow("Set count to 3");
@@ -67,6 +71,7 @@ describe("adoptTokens growth", () => {
   test("one token released and another added with count unchanged: a swap, allowed, nothing deleted", async () => {
     const [a, b, x] = seed("swap", 3);
     const first = await subAccountBatch.create(await checked({ alias: "swap", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, b] }));
+    startFresh();
     emu.clearRequests();
     const swapped = await checked({ alias: "swap", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, x] });
     await subAccountBatch.diff(first.id, first.outs, swapped);

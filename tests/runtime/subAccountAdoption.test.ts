@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import { startFresh, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret, useRuntimeEmulator } from "../support/emulator.js";
 import { found, inputsAfterRefresh } from "../support/readOutcome.js";
 import { checkedInputs } from "../support/check.js";
@@ -83,7 +83,8 @@ describe("SubAccountBatch adoptTokens: create", () => {
       `adoptTokens[1] (sk-...${gone.slice(-4)}), adoptTokens[2] (sk-...${foreign.slice(-4)}): no such sub-account in this account ` +
         "(deleted, or a key of another account); nothing was changed",
     );
-    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    // One list of the account, then one list by token for each missing one before it is called missing.
+    expect(calls(emu)).toEqual({ "sub-account/list": 3 });
     expect(emu.state.getSubAccount(a)?.alias).toBe("miss");
     expectNoSecret(err.message + String(err.stack), [a, gone, foreign]);
   });
@@ -104,6 +105,7 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     const [a, b, c] = seed("ov", 3);
     const first = await adopt({ alias: "ov", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, b] });
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    startFresh();
     emu.clearRequests();
     const news = await checked({ alias: "ov", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [b, c] }, first.outs);
     const { outs } = await subAccountBatch.update(first.id, first.outs, news);
@@ -119,6 +121,7 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     const [a] = seed("down", 1);
     const first = await adopt({ alias: "down", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [a] });
     const created = first.outs.tokens.filter((t) => t !== a);
+    startFresh();
     emu.clearRequests();
     const { outs } = await subAccountBatch.update(first.id, first.outs, await checked({ alias: "down", balance: 5, count: 1, modelPricing: pricing, adoptTokens: [a] }));
     expect(calls(emu)).toEqual({ "sub-account/delete": 1 });
@@ -130,6 +133,7 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     const [x] = seed("later", 1);
     const { id, outs } = await adopt({ alias: "later", balance: 5, count: 2, modelPricing: pricing });
     expect(outs.adoptTokens).toBeUndefined();
+    startFresh();
     emu.clearRequests();
     const news = await checked({ alias: "later", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [x] });
     expect((await subAccountBatch.diff(id, outs, news)).replaces).toEqual([]);
@@ -141,6 +145,7 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
   test("destroy deletes adopted and created sub-accounts with one batch delete", async () => {
     const [a] = seed("gone", 1);
     const { id, outs } = await adopt({ alias: "gone", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] });
+    startFresh();
     emu.clearRequests();
     await subAccountBatch.delete(id, outs);
     expect(calls(emu)).toEqual({ "sub-account/delete": 1 });
@@ -167,10 +172,14 @@ async function refresh(stored: Stored): Promise<Stored> {
   return { id: read.id, inputs: inputsAfterRefresh(read, stored.inputs), outs: read.props };
 }
 
-/** A batch adopting `tokens` (and creating the rest of `count`), as its first `pulumi up` leaves it. */
+/**
+ * A batch adopting `tokens` (and creating the rest of `count`), as its first `pulumi up` leaves it; what follows is
+ * another command, so a new session (a plugin process serves one command and starts with nothing kept).
+ */
 async function adopted(alias: string, tokens: string[], count = tokens.length, balance = 5): Promise<Stored> {
   const inputs = await checked({ alias, balance, count, modelPricing: pricing, adoptTokens: tokens });
   const { id, outs } = await subAccountBatch.create(inputs);
+  startFresh();
   emu.clearRequests();
   return { id, inputs, outs };
 }
@@ -188,8 +197,10 @@ describe("SubAccountBatch adoption, day two: an adopted sub-account is owned lik
     expect(repaired.outs.count).toBe(3);
     expect(repaired.outs.tokens).toEqual(expect.arrayContaining([a, c]));
     expect(tokensOf("vanish").sort()).toEqual([...repaired.outs.tokens].sort());
-    // Converged: the gate that follows sees nothing to do, and the next up calls nothing.
+    // Converged: the gate that follows (a command of its own) sees nothing to do, and the next up calls nothing.
+    startFresh();
     const again = await refresh(repaired);
+    startFresh();
     emu.clearRequests();
     expect((await up(again, { alias: "vanish", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [a, b, c] })).changed).toBe(false);
     expect(emu.requests()).toHaveLength(0);
@@ -218,7 +229,8 @@ describe("SubAccountBatch adoption, day two: an adopted sub-account is owned lik
     const inputs = await checked({ alias: "late-add", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, gone] }, first.inputs);
     const err = (await subAccountBatch.update(first.id, first.outs, inputs).catch((e: Error) => e)) as Error;
     expect(err.message).toBe(`adoptTokens[1] (sk-...${gone.slice(-4)}): no such sub-account in this account (deleted, or a key of another account); nothing was changed`);
-    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    // One list of the account, then one list by token before the missing one is called missing.
+    expect(calls(emu)).toEqual({ "sub-account/list": 2 });
   });
 });
 
