@@ -6,6 +6,7 @@ import { pricingRule, type ModelPricing, type ModelPricingInput, type PricingFie
 import type { SubAccountBatchInputsSchema } from "../runtime/subAccountBatchState.js";
 import type { ArgsOf, InputsOf } from "./args.js";
 import { camelFieldNames } from "../runtime/check.js";
+import { identityMark } from "../runtime/batchRecovery.js";
 import { MODULE } from "./typeTokens.js";
 import { claimedTokens, claimHeldTokens, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
@@ -33,7 +34,8 @@ export interface ModelPricingArgs extends InputsOf<ModelPricingInput> {
  * schema fails the build.
  */
 export interface SubAccountBatchArgs
-  extends ArgsOf<z.input<typeof SubAccountBatchInputsSchema>, { modelPricing?: pulumi.Input<ModelPricingArgs>[]; connection?: ConnectionArgs }> {
+  // `mark` is the class's own input (its identity, markOf), never a user's.
+  extends ArgsOf<Omit<z.input<typeof SubAccountBatchInputsSchema>, "mark">, { modelPricing?: pulumi.Input<ModelPricingArgs>[]; connection?: ConnectionArgs }> {
   /** Alias of every sub-account of the batch. */
   alias: pulumi.Input<string>;
   /** Virtual balance of each sub-account. The API cannot change it later: a change replaces the batch. */
@@ -90,6 +92,16 @@ function warnAboutPricing(resource: pulumi.Resource, modelPricing: SubAccountBat
   });
 }
 
+/**
+ * The resource's mark (runtime/batchRecovery.ts identityMark): from its project, stack, type and name, and its
+ * parent's URN when it has a parent (two resources of one name under parents of other types are two resources).
+ * The same at every run, so that the next run finds what a killed `up` created under it.
+ */
+function markOf(name: string, opts: pulumi.CustomResourceOptions | undefined): pulumi.Input<string> {
+  const parts = [pulumi.getProject(), pulumi.getStack(), "SubAccountBatch", name];
+  return opts?.parent ? opts.parent.urn.apply((urn) => identityMark([...parts, urn])) : identityMark(parts);
+}
+
 /** A batch of sub-accounts sharing alias, balance and model pricing (sub-account group). */
 export class SubAccountBatch extends DynamicResource {
   /** The sub-accounts in creation order: secret, since each carries its token. */
@@ -119,6 +131,7 @@ export class SubAccountBatch extends DynamicResource {
           adoptTokens: args.adoptTokens === undefined ? undefined : claimedTokens(owner, name, args.adoptTokens),
           connection: args.connection,
         }),
+        mark: markOf(name, opts),
         subAccounts: undefined,
         tokens: undefined,
       },

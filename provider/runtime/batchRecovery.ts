@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { ALIAS_MAX_LENGTH, CLOCK_SKEW_MS, CREATE_MARKER, FIT_MARK_MIN_LENGTH, type CreateMarkForm } from "../api/assumptions.js";
 import type { SubAccount, SubAccountCreateRequest } from "../api/schemas/index.js";
 import { BadRequestError, LlmAccountsError } from "../client/errors.js";
@@ -24,6 +24,37 @@ export function markedAlias(alias: string, nonce: string = randomBytes(6).toStri
   if (form === "fit") return `${cutTo(alias, Math.max(alias.length, FIT_MARK_MIN_LENGTH) - nonce.length)}${nonce}`;
   const suffix = `${CREATE_MARKER}${nonce}`;
   return `${cutTo(alias, ALIAS_MAX_LENGTH - suffix.length)}${suffix}`;
+}
+
+/**
+ * The mark of one resource's creates: 12 hex digits of a hash of what names it in its stack (project, stack, type,
+ * name, and its parent's URN when it has one), the same at every run. The SubAccountBatch class gives it as the
+ * input `mark`; a killed `up`'s sub-accounts are found by it at the next run of the same resource, and no other
+ * resource, stack or project has it (two stacks of one name and project on two backends would share it: name one).
+ */
+export function identityMark(parts: readonly string[]): string {
+  return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 12);
+}
+
+/**
+ * Sub-accounts an earlier run of the resource made under its own mark and never recorded (an `up` killed between a
+ * create and its edit): those of `listed` whose alias ends with the mark (in any form, under the alias declared
+ * then, whatever it is now) and that have the batch's balance, not `known`.
+ */
+export function leftUnderMark(old: { balance: number; mark?: string }, listed: readonly SubAccount[], known: ReadonlySet<string>): SubAccount[] {
+  const { mark } = old;
+  if (mark === undefined) return [];
+  return listed.filter((s) => s.alias.endsWith(mark) && !known.has(s.token) && madeBy(old, s));
+}
+
+/**
+ * leftUnderMark, by one list of the marked alias the client's form gives the batch's alias (or of that alias, when
+ * a refresh recorded a marked alias as the batch's own).
+ */
+export async function listLeftUnderMark(api: SubAccountsApi, old: { alias: string; balance: number; mark?: string }, known: ReadonlySet<string>): Promise<SubAccount[]> {
+  if (old.mark === undefined) return [];
+  const alias = old.alias.endsWith(old.mark) ? old.alias : markedAlias(old.alias, old.mark, api.markForm);
+  return leftUnderMark(old, await api.list({ alias }), known);
 }
 
 /**
@@ -95,15 +126,15 @@ export async function listUnconfirmed(
  * that means one: aliases capped or restricted there), the create, which made nothing, is sent once more under the
  * `fit` form, and the client keeps that form; a refusal of both names the marker and the setting.
  */
-export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest): Promise<SubAccount[]> {
+export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest, mark?: string): Promise<SubAccount[]> {
   const form = api.markForm;
   try {
-    return await createMarked(api, request, form);
+    return await createMarked(api, request, form, mark);
   } catch (err) {
     if (!(err instanceof BadRequestError) || err.mayHaveSucceeded) throw err;
     if (form === "fit") throw markerRefused(err, request.alias, ["fit"]);
     try {
-      const made = await createMarked(api, request, "fit");
+      const made = await createMarked(api, request, "fit", mark);
       api.markForm = "fit";
       return made;
     } catch (again) {
@@ -129,32 +160,40 @@ function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkFor
 }
 
 /**
- * One create under a marked alias of form `form`. If the answer is lost (the create may have happened), one list of
- * the marked alias finds what it made, which is adopted instead of being created twice: nothing else carries that
- * alias, so nothing another stack or an earlier run made is taken. When that list fails too, an
- * UnconfirmedCreateError names the marked alias, which the state keeps for the next run.
+ * One create under a marked alias of form `form`. With the resource's own `mark` (its identity's hex, given by the
+ * SubAccountBatch class), what an earlier run of the same resource made under it and never recorded (an `up`
+ * killed between a create and its edit) is listed first and taken: only as many more are created. If the answer is
+ * lost (the create may have happened), one list of the marked alias finds what it made, which is adopted instead of
+ * being created twice: nothing else carries that alias, so nothing another stack or an earlier run of another
+ * resource made is taken. When that list fails too, an UnconfirmedCreateError names the marked alias, which the
+ * state keeps for the next run.
  */
-async function createMarked(api: SubAccountsApi, request: SubAccountCreateRequest, form: CreateMarkForm): Promise<SubAccount[]> {
+async function createMarked(api: SubAccountsApi, request: SubAccountCreateRequest, form: CreateMarkForm, mark?: string): Promise<SubAccount[]> {
   const startedAt = Date.now();
-  const marked = { ...request, alias: markedAlias(request.alias, undefined, form) };
+  const alias = markedAlias(request.alias, mark, form);
+  // Only what this create would have made: the balance, which nothing changes afterwards, tells a replaced twin's apart.
+  const left = mark === undefined ? [] : (await api.list({ alias })).filter((s) => madeBy(request, s)).sort((a, b) => a.id - b.id);
+  if (left.length >= request.count) return left;
+  const marked = { ...request, alias, count: request.count - left.length };
   const unconfirmed = (message: string, operation: string | undefined) =>
     new UnconfirmedCreateError(message, operation, startedAt, marked.alias).withAdvice(lostSubAccountsAdvice(marked.alias));
+  const leftTokens = new Set(left.map((s) => s.token));
   try {
-    return await api.create(marked);
+    return [...left, ...(await api.create(marked))];
   } catch (err) {
     if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
     let found: SubAccount[];
     try {
-      found = (await api.list({ alias: marked.alias })).sort((a, b) => a.id - b.id);
+      found = (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => a.id - b.id);
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
       throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);
     }
-    if (found.length === request.count) return found;
+    if (found.length === marked.count) return [...left, ...found];
     if (found.length === 0) {
       // Nothing was created: the request did not take effect, so sending it again cannot make a duplicate.
       try {
-        return await api.create(marked);
+        return [...left, ...(await api.create(marked))];
       } catch (again) {
         // Its answer may be lost too: then the next run looks again.
         if (again instanceof LlmAccountsError && again.mayHaveSucceeded) throw unconfirmed(again.message, again.operation);
@@ -162,7 +201,7 @@ async function createMarked(api: SubAccountsApi, request: SubAccountCreateReques
       }
     }
     throw unconfirmed(
-      `the sub-account create may have partly happened: ${found.length} of ${request.count} new sub-accounts with alias "${marked.alias}" were found; ` +
+      `the sub-account create may have partly happened: ${found.length} of ${marked.count} new sub-accounts with alias "${marked.alias}" were found; ` +
         `re-run: the next run adopts them and creates the rest`,
       err.operation,
     );

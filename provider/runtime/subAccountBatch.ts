@@ -4,7 +4,7 @@ import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption, releasedBy } from "./adoption.js";
 import { connectionDiff } from "./connection.js";
-import { createBatch, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
+import { createBatch, leftUnderMark, listLeftUnderMark, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake, holdKept, takeForCreate } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
@@ -127,7 +127,7 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
  * alias (batchRecovery.ts): the caller's `align` gives them the declared alias.
  */
 async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number): Promise<SubAccountView[]> {
-  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count });
+  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark);
   hold(own.heldTokens, made.map((s) => s.token));
   return made.map(view);
 }
@@ -256,7 +256,11 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   const { all, byToken } = await own.subAccounts.snapshot();
   const alive = await stillListed(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)));
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
-  const live = [...ours, ...unconfirmedAmong(old, all, notToTake(own.heldTokens, old.tokens))].map(view);
+  const known = notToTake(own.heldTokens, old.tokens);
+  const lost = unconfirmedAmong(old, all, known);
+  // What a killed `up` of this resource left under its mark: adopted, as a lost create's are.
+  const left = leftUnderMark(old, all, new Set([...known, ...lost.map((s) => s.token)]));
+  const live = [...ours, ...lost, ...left].map(view);
   hold(own.heldTokens, live.map((s) => s.token));
   if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };
   const drifted = live.find(differsFrom(old));
@@ -271,6 +275,7 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   // longer give it. Nothing reads it back from the inputs anyway: the outputs keep the adopted set.
   const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
   if (old.connection !== undefined) liveInputs.connection = old.connection;
+  if (old.mark !== undefined) liveInputs.mark = old.mark;
   return { id, props: outs, inputs: liveInputs };
 }
 
@@ -319,7 +324,10 @@ export async function remove(session: Session, _id: string, old: SubAccountBatch
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
   const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, notToTake(own.heldTokens, tokens)) : [];
-  await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token)]);
+  // And what a killed `up` of this resource left under its mark (one list of it), unless the lost create's list was it.
+  const known = notToTake(own.heldTokens, [...tokens, ...unconfirmed.map((s) => s.token)]);
+  const left = old.mark !== undefined && !old.unconfirmedAlias?.endsWith(old.mark) ? await listLeftUnderMark(api, old, known) : [];
+  await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token), ...left.map((s) => s.token)]);
 }
 
 /**

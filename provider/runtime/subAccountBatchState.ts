@@ -42,6 +42,15 @@ export const SubAccountBatchInputsSchema = z
     /** Existing sub-accounts the batch manages instead of creating them (secret). */
     adoptTokens: AdoptTokensSchema,
     connection: ConnectionInputSchema,
+    /**
+     * Given by the SubAccountBatch class, not by users: the 12 hex digits of the resource's identity that its
+     * creates' marked alias carries (batchRecovery.ts identityMark), so that the next run finds what a killed `up`
+     * made. Absent (an older program, a direct caller): a random mark per create, as before.
+     */
+    mark: z
+      .string()
+      .regex(/^[0-9a-f]{12}$/, "must be 12 lower-case hex digits (set by the SubAccountBatch class)")
+      .optional(),
   })
   .superRefine(noKeysIn(["alias", "modelPricing"]), { when: () => true })
   .refine((b) => !(typeof b.count === "number" && Array.isArray(b.adoptTokens) && b.count < b.adoptTokens.length), {
@@ -164,6 +173,7 @@ export function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccount
   };
   if (adopted.length > 0) out.adoptTokens = [...adopted];
   if (inputs.connection !== undefined) out.connection = inputs.connection;
+  if (inputs.mark !== undefined) out.mark = inputs.mark;
   return out;
 }
 
