@@ -8,6 +8,7 @@ import type { CheckFailure } from "../runtime/check.js";
 import { same } from "../runtime/canonical.js";
 import { batchGroupOf } from "../account/batchGroups.js";
 import { unconfirmedAmong } from "../runtime/batchRecovery.js";
+import { printable } from "../account/printable.js";
 import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
 
 /** An API key as the generated program declares it; `key` is the secret that goes to the stack config. */
@@ -61,6 +62,11 @@ export interface ImportedAccount {
   notes: string[];
   /** Held batches with sub-accounts a lost create made under their mark: the next up adopts and renames them (writes). */
   pending: string[];
+  /**
+   * Held batches declared with an alias and pricing some of their sub-accounts no longer have (renamed or repriced
+   * alone in the console): the next `up --refresh` gives them back the batch's (one edit per batch).
+   */
+  reverted: string[];
 }
 
 /** How a re-import treats what the stack's state holds. */
@@ -249,9 +255,18 @@ async function keptKey(held: StateKey, live: ApiKeyView | undefined, drifted: st
  * A SubAccountBatch the state holds, declared under its resource name with the count, balance and adopted set it
  * has (a lower count could delete, another balance replace a batch that created its sub-accounts): alias and
  * pricing as the platform has them when every sub-account it holds agrees and the check accepts them (the state
- * is then behind: `drifted`), else as the state holds them.
+ * is then behind: `drifted`), else as the state holds them. Its sub-accounts whose alias or pricing differ from
+ * what it is declared with are named (masked, the alias escaped as audit prints it) in `notes`, and the batch in
+ * `reverted`: the next `up --refresh` gives them back the batch's.
  */
-async function keptBatch(held: StateBatch, liveByToken: Map<string, SubAccount>, drifted: string[], notes: string[], lost = 0): Promise<ImportedBatch> {
+async function keptBatch(
+  held: StateBatch,
+  liveByToken: Map<string, SubAccount>,
+  drifted: string[],
+  notes: string[],
+  lost = 0,
+  reverted: string[] = [],
+): Promise<ImportedBatch> {
   const members = held.subAccounts.flatMap((s) => liveByToken.get(s.token) ?? []);
   const adopted = held.adoptTokens.flatMap((t) => liveByToken.get(t) ?? []).sort((a, b) => a.id - b.id);
   const statePricing = held.modelPricing;
@@ -268,12 +283,28 @@ async function keptBatch(held: StateBatch, liveByToken: Map<string, SubAccount>,
       ...(held.connection !== undefined ? { connection: held.connection } : {}),
     });
   let { inputs, failures } = agree ? await declare(first.alias, pricingOf(first)) : await declare(held.alias, statePricing);
-  if (agree && failures.length > 0) {
+  const refused = agree && failures.length > 0;
+  if (refused) {
     notes.push(`SubAccountBatch ${held.name}: declared with the alias and pricing the state holds, since the package's check refuses them as they are (${refusals(failures)}): the next up writes them back`);
     ({ inputs, failures } = await declare(held.alias, statePricing));
   }
   if (failures.length > 0) throw new ImportError(`SubAccountBatch ${held.name} of the stack's state cannot be declared as it is (${refusals(failures)}); nothing was written`);
   if (inputs.alias !== held.alias || !same(inputs.modelPricing, statePricing)) drifted.push(held.name);
+  const apart = members.filter((s) => s.alias !== inputs.alias || !same(pricingOf(s), inputs.modelPricing));
+  if (apart.length > 0) reverted.push(held.name);
+  if (apart.length > 0 && !refused) {
+    const shown = apart.slice(0, 10).map((s) => {
+      const how = [
+        ...(s.alias !== inputs.alias ? [`named ${printable(JSON.stringify(s.alias))}`] : []),
+        ...(!same(pricingOf(s), inputs.modelPricing) ? ["priced otherwise"] : []),
+      ];
+      return `${maskKey(s.token)} (id ${s.id}) ${how.join(" and ")}`;
+    });
+    notes.push(
+      `SubAccountBatch ${held.name}: ${apart.length} of its sub-accounts changed alone in the console, ${shown.join(", ")}${apart.length > 10 ? ` and ${apart.length - 10} more` : ""}: ` +
+        `declared as the batch (alias ${printable(JSON.stringify(inputs.alias))}); the next up --refresh gives ${apart.length > 1 ? "them" : "it"} back the batch's alias and pricing (one edit), deleting nothing`,
+    );
+  }
   return {
     name: held.name,
     alias: inputs.alias,
@@ -312,6 +343,7 @@ export async function readAccount(
   const drifted: string[] = [];
   const notes: string[] = [];
   const pending: string[] = [];
+  const reverted: string[] = [];
 
   // Keys: those the state holds, matched by any key they manage (a rotation changes it), then the others.
   const heldKeys = state?.keys ?? [];
@@ -394,9 +426,9 @@ export async function readAccount(
           `declared with count ${held.count + lost.length}; the next up adopts them and gives them the batch's alias (one edit), deleting nothing`,
       );
     }
-    batches.push(await keptBatch(held, liveByToken, drifted, notes, lost.length));
+    batches.push(await keptBatch(held, liveByToken, drifted, notes, lost.length, reverted));
   }
   const unheld = subAccounts.filter((s) => !claimed.has(s.token));
   batches.push(...(await batchesOf(unheld, leftOut, heldBatches.map((b) => b.name))));
-  return { keys, batches, leftOut, dropped, drifted, notes, pending };
+  return { keys, batches, leftOut, dropped, drifted, notes, pending, reverted };
 }

@@ -371,7 +371,10 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const stackFlag = values.stack ? ` --stack ${values.stack}` : "";
   const next =
     account.drifted.length > 0
-      ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview --refresh${stackFlag} and pulumi up --refresh${stackFlag}: the refresh reads first what changed in the console, so the up writes none of it back.`
+      ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview --refresh${stackFlag} and pulumi up --refresh${stackFlag}: the refresh reads first what changed in the console, so the up writes none of it back` +
+        (account.reverted.length > 0
+          ? `, but for the sub-accounts named above, changed alone in the console: it gives them back their batch's alias and pricing (one edit per batch: ${names(account.reverted.map((n) => JSON.stringify(n)))}), deleting nothing.`
+          : ".")
       : account.pending.length > 0
         ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (no delete, no replace), and pulumi up${stackFlag}, which deletes nothing and writes one edit per batch whose lost create left sub-accounts under its mark (${names(account.pending.map((n) => JSON.stringify(n)))}): it gives them the batch's alias.`
         : `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (${manages ? "no delete, no replace" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;

@@ -13,7 +13,8 @@ import { CLI_BUILD_TIMEOUT_MS, endFile, requirePulumiCli, SecretLedger } from ".
 // fresh PULUMI_HOME: it refuses and names the stacks), respects a lost create's mark (no second batch adopts what
 // it made; a batch whose first create was lost is not dropped while live sub-accounts carry its mark), and
 // `--drop-unlisted` never drops a batch of another account. Every message that promises "no delete" or "no write"
-// is followed by the `up` it speaks of, counting the platform's objects.
+// is followed by the `up` it speaks of, counting the platform's objects; so is the message about a held batch's
+// sub-account renamed alone in the console, which that `up --refresh` renames back.
 
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
@@ -189,6 +190,36 @@ describe("import respects a lost create's mark", () => {
     expect(await upWrites()).toEqual({ "sub-account/edit": 1 });
     expect(live()).toEqual(before);
     expect(aliases()).toEqual(["extra", "team", "team", "team"]);
+  }, 300_000);
+});
+
+describe("a held batch's sub-account renamed alone in the console", () => {
+  test("import --force names it (masked, its console alias escaped) and says the up --refresh it announces renames it back: that up makes one edit and deletes nothing", async () => {
+    const [renamed] = emu.state.listSubAccounts().filter((s) => s.alias === "team");
+    emu.state.editSubAccounts([renamed.token], "team\u202e-renamed", pricing("model-a", 1.2));
+    // Another console change, so that the import asks for an up --refresh.
+    emu.state.editKey(ciKey, "ci-renamed");
+    const before = live();
+
+    const out = await reimport([]);
+    expect(out).toContain(
+      `SubAccountBatch team: 1 of its sub-accounts changed alone in the console, sk-...${renamed.token.slice(-4)} (id ${renamed.id}) named "team\\u202e-renamed": ` +
+        'declared as the batch (alias "team"); the next up --refresh gives it back the batch\'s alias and pricing (one edit), deleting nothing',
+    );
+    expect(out).not.toContain("\u202e");
+    expect(out).toContain('Changed in the console since the state last read them (declared as they are now): "ci".');
+    expect(out).toContain(
+      "pulumi up --refresh --stack prod: the refresh reads first what changed in the console, so the up writes none of it back, but for the sub-accounts named above, " +
+        'changed alone in the console: it gives them back their batch\'s alias and pricing (one edit per batch: "team"), deleting nothing.',
+    );
+
+    emu.clearRequests();
+    const r = await stack!.up(["--refresh"], { env: farEnv() });
+    printed += r.stdout + r.stderr;
+    expect(writeCalls(emu.calls())).toEqual({ "sub-account/edit": 1 });
+    expect(live()).toEqual(before);
+    expect(emu.state.getSubAccount(renamed.token)?.alias).toBe("team");
+    expect(emu.state.getKey(ciKey)?.alias).toBe("ci-renamed");
   }, 300_000);
 });
 

@@ -124,6 +124,7 @@ describe("the generated program is data-safe (issue 28)", () => {
       drifted: [],
       notes: hostile,
       pending: [],
+      reverted: [],
     };
     const program = renderProgram(account, `http://127.0.0.1:1/\u2028x()`, new Date(0));
     const declared = evaluate(program);
@@ -232,6 +233,13 @@ describe("what a stack's state holds keeps its resource name, in every shape of 
       ["team-a-3", "team-a", [newcomer.id], 1, 1, false],
     ]);
     expect(account.drifted).toEqual(["made"]);
+    // team-a-2 is declared as its batch, not as its member renamed alone: the import names that member and says
+    // what the next up --refresh does with it.
+    expect(account.reverted).toEqual(["team-a-2"]);
+    expect(account.notes).toEqual([
+      `SubAccountBatch team-a-2: 1 of its sub-accounts changed alone in the console, sk-...${team[3].token.slice(-4)} (id ${team[3].id}) named "odd-one": ` +
+        'declared as the batch (alias "team-a"); the next up --refresh gives it back the batch\'s alias and pricing (one edit), deleting nothing',
+    ]);
     const program = renderProgram(account, emu.baseUrl, new Date(0));
     // The batch that created its sub-accounts declares no adoptTokens; each declaration passes the check.
     expect(program).toContain('new llm.SubAccountBatch("made", {\n  alias: "made",\n  balance: 3, // for sub-accounts created later; adopted ones keep their balances\n  count: 2,\n  modelPricing: [{"model":"model-a","pricingFactor":1.2}],\n});');
@@ -244,6 +252,26 @@ describe("what a stack's state holds keeps its resource name, in every shape of 
     const dropped = await readAccount(client, [], () => {}, emptied, { dropUnlisted: true });
     expect(dropped.dropped).toEqual(["SubAccountBatch vanished: none of the 1 sub-account(s) it holds is on the platform (nothing live is deleted)"]);
     expect((await readAccount(client, [], () => {}, emptied)).batches[0]).toMatchObject({ name: "vanished", count: 1, ids: [], kept: true });
+  });
+});
+
+describe("a held batch's sub-account changed alone in the console (issue 36)", () => {
+  test("named masked, its console alias escaped as audit escapes it, its pricing change said; the batch is declared as the state holds it", async () => {
+    const team = emu.state.createSubAccounts({ alias: "crew", balance: 5, modelPricing: pricingA, count: 3 });
+    const hostile = 'evil\u202eeno\u2028"x\u0085';
+    emu.state.editSubAccounts([team[1].token], hostile, pricingA);
+    emu.state.editSubAccounts([team[2].token], "crew", [{ model: "model-a", pricing_factor: 3 }]);
+    const account = await readAccount(client, [], () => {}, stateOf([], [heldBatch("crew", team)]));
+    expect(account.batches.map((b) => [b.name, b.alias, b.modelPricing, b.count])).toEqual([["crew", "crew", camelA, 3]]);
+    expect(account.drifted).toEqual([]);
+    expect(account.reverted).toEqual(["crew"]);
+    const [note] = account.notes;
+    expect(note).toBe(
+      `SubAccountBatch crew: 2 of its sub-accounts changed alone in the console, sk-...${team[1].token.slice(-4)} (id ${team[1].id}) named "evil\\u202eeno\\u2028\\"x\\u0085", ` +
+        `sk-...${team[2].token.slice(-4)} (id ${team[2].id}) priced otherwise: declared as the batch (alias "crew"); the next up --refresh gives them back the batch's alias and pricing (one edit), deleting nothing`,
+    );
+    expect(note).not.toMatch(/[\u0085\u202e\u2028]/);
+    expectNoSecret(note, secretsOf(emu));
   });
 });
 
