@@ -31,6 +31,8 @@ export declare class PulumiStack {
   constructor(options: StackOptions, cli: PulumiCli);
   readonly dir: string;
   readonly stack: string;
+  /** The CLI this stack runs (`pulumi` is its binary). */
+  readonly cli: PulumiCli;
   readonly home: string;
   readonly backend: string;
   env: Record<string, string>;
