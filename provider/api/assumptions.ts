@@ -148,7 +148,10 @@ export const MAX_RETRY_AFTER_MS = 2 * MINUTE_MS;
 
 /**
  * What marks the sub-accounts of one batch create until the edit that follows it gives them the declared alias:
- * the create sends `<alias>~<12 hex digits>` (the alias cut to fit 128 characters), random per create. The spec
+ * the create sends `<alias>~<12 hex digits>` (the alias cut to fit 128 characters). The hex is the resource's own
+ * mark (batchRecovery.ts identityMark: its project, stack, type and name), the same at every run, so that what a
+ * killed `up` created is found by the next run of the same resource (one list of the account before a create,
+ * shared by the command); random for a batch without one (an older program, a direct caller). The spec
  * gives a create no request id and a sub-account no field of ours but its alias and pricing, and a lost create's
  * recovery must find what THIS create made: by alias, balance and time it may take what another stack (another
  * plugin process, on the same account) created with the same alias and balance at the same moment, and delete

@@ -48,16 +48,6 @@ export function leftUnderMark(old: { balance: number; mark?: string }, listed: r
 }
 
 /**
- * leftUnderMark, by one list of the marked alias the client's form gives the batch's alias (or of that alias, when
- * a refresh recorded a marked alias as the batch's own).
- */
-export async function listLeftUnderMark(api: SubAccountsApi, old: { alias: string; balance: number; mark?: string }, known: ReadonlySet<string>): Promise<SubAccount[]> {
-  if (old.mark === undefined) return [];
-  const alias = old.alias.endsWith(old.mark) ? old.alias : markedAlias(old.alias, old.mark, api.markForm);
-  return leftUnderMark(old, await api.list({ alias }), known);
-}
-
-/**
  * For states written before the marker: true when a listed sub-account (found by alias) can be what a create
  * request made, by its balance, which nothing can change afterwards.
  */
@@ -126,15 +116,16 @@ export async function listUnconfirmed(
  * that means one: aliases capped or restricted there), the create, which made nothing, is sent once more under the
  * `fit` form, and the client keeps that form; a refusal of both names the marker and the setting.
  */
-export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest, mark?: string): Promise<SubAccount[]> {
+export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest, mark?: string, left: readonly SubAccount[] = []): Promise<SubAccount[]> {
   const form = api.markForm;
+  if (left.length >= request.count) return [...left];
   try {
-    return await createMarked(api, request, form, mark);
+    return await createMarked(api, request, form, mark, left);
   } catch (err) {
     if (!(err instanceof BadRequestError) || err.mayHaveSucceeded) throw err;
     if (form === "fit") throw markerRefused(err, request.alias, ["fit"]);
     try {
-      const made = await createMarked(api, request, "fit", mark);
+      const made = await createMarked(api, request, "fit", mark, left);
       api.markForm = "fit";
       return made;
     } catch (again) {
@@ -160,20 +151,17 @@ function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkFor
 }
 
 /**
- * One create under a marked alias of form `form`. With the resource's own `mark` (its identity's hex, given by the
- * SubAccountBatch class), what an earlier run of the same resource made under it and never recorded (an `up`
- * killed between a create and its edit) is listed first and taken: only as many more are created. If the answer is
- * lost (the create may have happened), one list of the marked alias finds what it made, which is adopted instead of
- * being created twice: nothing else carries that alias, so nothing another stack or an earlier run of another
- * resource made is taken. When that list fails too, an UnconfirmedCreateError names the marked alias, which the
- * state keeps for the next run.
+ * One create under a marked alias of form `form`: the resource's own `mark` (its identity's hex, given by the
+ * SubAccountBatch class), else a random one. `left`: what an earlier run of the same resource made under its mark
+ * and never recorded (an `up` killed between a create and its edit; leftUnderMark, found by the caller): taken, and
+ * only as many more are created. If the answer is lost (the create may have happened), one list of the marked alias
+ * finds what it made, which is adopted instead of being created twice: nothing else carries that alias, so nothing
+ * another stack or an earlier run of another resource made is taken. When that list fails too, an
+ * UnconfirmedCreateError names the marked alias, which the state keeps for the next run.
  */
-async function createMarked(api: SubAccountsApi, request: SubAccountCreateRequest, form: CreateMarkForm, mark?: string): Promise<SubAccount[]> {
+async function createMarked(api: SubAccountsApi, request: SubAccountCreateRequest, form: CreateMarkForm, mark: string | undefined, left: readonly SubAccount[]): Promise<SubAccount[]> {
   const startedAt = Date.now();
   const alias = markedAlias(request.alias, mark, form);
-  // Only what this create would have made: the balance, which nothing changes afterwards, tells a replaced twin's apart.
-  const left = mark === undefined ? [] : (await api.list({ alias })).filter((s) => madeBy(request, s)).sort((a, b) => a.id - b.id);
-  if (left.length >= request.count) return left;
   const marked = { ...request, alias, count: request.count - left.length };
   const unconfirmed = (message: string, operation: string | undefined) =>
     new UnconfirmedCreateError(message, operation, startedAt, marked.alias).withAdvice(lostSubAccountsAdvice(marked.alias));

@@ -4,7 +4,7 @@ import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
 import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption, releasedBy } from "./adoption.js";
 import { connectionDiff } from "./connection.js";
-import { createBatch, leftUnderMark, listLeftUnderMark, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
+import { createBatch, leftUnderMark, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake, holdKept, takeForCreate } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
@@ -126,10 +126,23 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
  * One batch create of `count` more sub-accounts with the declared balance and pricing, under the create's marked
  * alias (batchRecovery.ts): the caller's `align` gives them the declared alias.
  */
-async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number): Promise<SubAccountView[]> {
-  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark);
+async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
+  // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
+  const left = await leftByKilledRun(own, inputs, held.map((s) => s.token));
+  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left);
   hold(own.heldTokens, made.map((s) => s.token));
   return made.map(view);
+}
+
+/**
+ * What an earlier run of this resource created under its mark and never recorded (a killed `up`): from the command's
+ * shared list of the account (sharedList.ts: one list for the creates, deletes and reads that arrive together), not
+ * what a batch of this command holds or made, nor `known`. None, and no list, for a batch without a mark.
+ */
+async function leftByKilledRun(own: SessionClient, batch: { balance: number; mark?: string }, known: readonly string[]): Promise<SubAccount[]> {
+  if (batch.mark === undefined) return [];
+  const { all } = await own.subAccounts.snapshot();
+  return leftUnderMark(batch, all, notToTake(own.heldTokens, known));
 }
 
 /**
@@ -181,7 +194,7 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
   let created: SubAccountView[] = [];
   if (inputs.count > adopted.length) {
     try {
-      created = await createMore(own, inputs, inputs.count - adopted.length);
+      created = await createMore(own, inputs, inputs.count - adopted.length, adopted);
     } catch (err) {
       throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, adopt);
     }
@@ -225,7 +238,7 @@ export async function update(session: Session, id: string, old: SubAccountBatchO
   let made = 0;
   if (inputs.count > current.length) {
     try {
-      const more = await createMore(own, inputs, inputs.count - current.length);
+      const more = await createMore(own, inputs, inputs.count - current.length, current);
       made = more.length;
       current = [...current, ...more];
     } catch (err) {
@@ -324,9 +337,8 @@ export async function remove(session: Session, _id: string, old: SubAccountBatch
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
   const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, notToTake(own.heldTokens, tokens)) : [];
-  // And what a killed `up` of this resource left under its mark (one list of it), unless the lost create's list was it.
-  const known = notToTake(own.heldTokens, [...tokens, ...unconfirmed.map((s) => s.token)]);
-  const left = old.mark !== undefined && !old.unconfirmedAlias?.endsWith(old.mark) ? await listLeftUnderMark(api, old, known) : [];
+  // And what a killed `up` of this resource left under its mark.
+  const left = await leftByKilledRun(own, old, [...tokens, ...unconfirmed.map((s) => s.token)]);
   await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token), ...left.map((s) => s.token)]);
 }
 

@@ -85,6 +85,21 @@ describe("a killed up costs nothing and leaves nothing", () => {
     await clear(outs);
   });
 
+  test("a sub-account an edit left under the mark is held, not left behind: a scale-up after a failed edit neither takes it twice nor loses it", async () => {
+    emu.setFaults([{ kind: "500", ops: ["sub-account/edit"], count: 10 }]);
+    const failed = await subAccountBatch.create(await declared(2)).catch((e: unknown) => e as { id: string; properties: Props });
+    emu.setFaults([]);
+    const held = failed.properties;
+    expect((held.tokens as string[]).length).toBe(2);
+    expect(aliases().every((a) => a.endsWith(mark))).toBe(true);
+    startFresh();
+    const up = await subAccountBatch.update(failed.id, held, await declared(3));
+    expect(up.outs.tokens).toHaveLength(3);
+    expect(new Set(up.outs.tokens).size).toBe(3);
+    expect(aliases()).toEqual(["team", "team", "team"]);
+    await clear(up.outs);
+  });
+
   test("a batch without a mark (a state or program before it): a random mark per create and no list, as before", async () => {
     const { outs } = await subAccountBatch.create(await declared(2, { mark: undefined }));
     expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
