@@ -199,7 +199,7 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
 
   test("destroy deletes what the stack adopted and made, in one delete per type", async () => {
     const destroyed = await pulumi(["destroy", "--yes", "--skip-preview"]);
-    // The batch's delete lists its marked alias once (what a killed up left under it, 8233b4d), then deletes.
+    // The batch's delete lists once, for what a killed up left under its mark (8233b4d, 2d4804c), then deletes.
     expect(destroyed.calls).toEqual({ "api-key/delete": 1, "sub-account/delete": 1, "sub-account/list": 1 });
     expect(emu.state.listKeys()).toEqual([]);
     expect(emu.state.listSubAccounts()).toEqual([]);
