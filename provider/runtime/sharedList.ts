@@ -70,18 +70,24 @@ export class SharedSubAccountList {
     return this.clock.now();
   }
 
-  /** The kept answer, if it may still serve a read arriving now. */
-  private fresh(): AccountSnapshot | undefined {
+  /** The kept answer, if it may still serve a read arriving now (`despiteWrites`: also after this session's writes). */
+  private fresh(despiteWrites = false): AccountSnapshot | undefined {
     const k = this.kept;
-    if (k && this.now() - k.sentAt <= this.options.maxAgeMs && this.api.writes.value === k.writes) return k.snapshot;
-    this.kept = undefined;
-    return undefined;
+    if (!k || this.now() - k.sentAt > this.options.maxAgeMs) {
+      this.kept = undefined;
+      return undefined;
+    }
+    return despiteWrites || this.api.writes.value === k.writes ? k.snapshot : undefined;
   }
 
-  /** Every sub-account of the account, from the kept answer (SHARE) or a list sent after this call. */
-  snapshot(): Promise<AccountSnapshot> {
+  /**
+   * Every sub-account of the account, from the kept answer (SHARE) or a list sent after this call. `despiteWrites`:
+   * for a caller that looks only for what no write of this session makes or removes (what a killed run of one batch
+   * left under that batch's own mark), the kept answer serves even after this session's writes, within its age.
+   */
+  snapshot(options: { despiteWrites?: boolean } = {}): Promise<AccountSnapshot> {
     if (!this.enabled) return this.api.list().then(indexed);
-    const kept = this.fresh();
+    const kept = this.fresh(options.despiteWrites);
     if (kept) return Promise.resolve(kept);
     const now = this.now();
     return new Promise((resolve, reject) => {

@@ -87,7 +87,12 @@ describe("a killed up costs nothing and leaves nothing", () => {
 
   test("a sub-account an edit left under the mark is held, not left behind: a scale-up after a failed edit neither takes it twice nor loses it", async () => {
     emu.setFaults([{ kind: "500", ops: ["sub-account/edit"], count: 10 }]);
-    const failed = await subAccountBatch.create(await declared(2)).catch((e: unknown) => e as { id: string; properties: Props });
+    const failed = (await subAccountBatch.create(await declared(2)).then(
+      () => {
+        throw new Error("the create should have failed at its edit");
+      },
+      (e: unknown) => e,
+    )) as { id: string; properties: Props };
     emu.setFaults([]);
     const held = failed.properties;
     expect((held.tokens as string[]).length).toBe(2);
