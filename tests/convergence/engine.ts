@@ -75,6 +75,12 @@ export interface Declared {
 export interface DeployOptions {
   refresh: boolean;
   parallel: number;
+  /**
+   * For a run that may be killed (SIGKILL): true from the moment the process died. From then on no step starts,
+   * and nothing the provider answers, success or error, reaches the checkpoint or the user; what finished before
+   * it is in the checkpoint, as the engine saves each step as it ends.
+   */
+  killed?: () => boolean;
 }
 
 /** What one deployment did: its errors, every id and non-secret output shown, and what refresh found gone. */
@@ -106,11 +112,17 @@ export class Engine {
   /** By URN-like key: `type::name`, and `type::name#n` for replaced twins awaiting their delete. */
   readonly state = new Map<string, StateEntry>();
   private twins = 0;
+  /** Whether the process of the running deployment is dead (a killed run): its answers are lost. */
+  private dead: () => boolean = () => false;
 
   /** `pulumi up` of a program: refresh (optional), check/diff/create/update/replace, then deletes. */
   async up(program: Declared[], options: DeployOptions): Promise<DeployResult> {
     const result: DeployResult = { errors: [], ids: [], outputs: [], goneOnRefresh: [] };
-    const run = limiter(Math.max(1, options.parallel));
+    const dead = options.killed ?? (() => false);
+    // A killed process starts nothing, and keeps nothing of what answers after its death.
+    const limited = limiter(Math.max(1, options.parallel));
+    const run = <T>(task: () => Promise<T>): Promise<T> => limited(async () => (dead() ? (undefined as T) : task()));
+    this.dead = dead;
     if (options.refresh) {
       await this.refresh(run, result);
       // A failed refresh ends the update before any change, as the engine does.
@@ -119,16 +131,16 @@ export class Engine {
     const declared = new Set(program.map((d) => urnOf(d.type, d.name)));
     await Promise.all(program.map((d) => run(() => this.step(d, result))));
     // The engine schedules deletes (removed resources, replaced twins) last, and not at all after a failure.
-    if (result.errors.length > 0) return result;
+    if (result.errors.length > 0 || dead()) return result;
     const doomed = [...this.state].filter(([urn, e]) => e.pendingDelete || !declared.has(urn));
     await Promise.all(
       doomed.map(([urn, e]) =>
         run(async () => {
           try {
             await PROVIDERS[e.type].delete(e.id, e.outputs);
-            this.state.delete(urn);
+            if (!dead()) this.state.delete(urn);
           } catch (err) {
-            result.errors.push(err as Error);
+            if (!dead()) result.errors.push(err as Error);
           }
         }),
       ),
@@ -170,6 +182,7 @@ export class Engine {
         run(async () => {
           try {
             const read = await PROVIDERS[e.type].read(e.id, e.outputs);
+            if (this.dead()) return;
             if (!read.id) {
               this.state.delete(urn);
               result.goneOnRefresh.push(urn);
@@ -179,7 +192,7 @@ export class Engine {
             if (read.inputs) e.inputs = read.inputs;
             this.shown(result, read.id, read.props);
           } catch (err) {
-            result.errors.push(err as Error);
+            if (!this.dead()) result.errors.push(err as Error);
           }
         }),
       ),
@@ -192,6 +205,7 @@ export class Engine {
     const old = this.state.get(urn);
     try {
       const checked = await provider.check(old?.inputs ?? {}, registered(d));
+      if (this.dead()) return;
       if ((checked.failures ?? []).length > 0) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
       const inputs = checked.inputs;
       if (!old) {
@@ -199,6 +213,7 @@ export class Engine {
         return;
       }
       const diff = await provider.diff(old.id, old.outputs, inputs);
+      if (this.dead()) return;
       if (!diff.changes) {
         old.inputs = inputs;
         return;
@@ -207,21 +222,23 @@ export class Engine {
         // Create-before-delete: the old object is deleted after every create and update, as a twin.
         const replaced = { ...old, pendingDelete: true };
         const created = await this.create(urn, d, inputs, result);
-        if (created) this.state.set(`${urn}#${++this.twins}`, replaced);
+        if (created && !this.dead()) this.state.set(`${urn}#${++this.twins}`, replaced);
         return;
       }
       try {
         const { outs } = await provider.update(old.id, old.outputs, inputs);
+        if (this.dead()) return;
         this.state.set(urn, { ...old, inputs, outputs: outs });
         this.shown(result, old.id, outs);
       } catch (err) {
         // An update that fails with properties is recorded with them, as the engine does (partial failure).
         const partial = err as { id?: string; properties?: Props };
+        if (this.dead()) return;
         if (partial.id && partial.properties) this.state.set(urn, { ...old, inputs, outputs: partial.properties });
         throw err;
       }
     } catch (err) {
-      result.errors.push(err as Error);
+      if (!this.dead()) result.errors.push(err as Error);
     }
   }
 
@@ -229,11 +246,13 @@ export class Engine {
   private async create(urn: string, d: Declared, inputs: Props, result: DeployResult): Promise<boolean> {
     try {
       const { id, outs } = await PROVIDERS[d.type].create(inputs);
+      if (this.dead()) return false;
       this.state.set(urn, { type: d.type, name: d.name, id, inputs, outputs: outs });
       this.shown(result, id, outs);
       return true;
     } catch (err) {
       const partial = err as { id?: string; properties?: Props };
+      if (this.dead()) return false;
       result.errors.push(err as Error);
       if (!partial.id || !partial.properties) return false;
       this.state.set(urn, { type: d.type, name: d.name, id: partial.id, inputs, outputs: partial.properties });

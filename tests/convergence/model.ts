@@ -1,4 +1,5 @@
 import type { Emulator } from "../../provider/emulator/index.js";
+import { identityMark } from "../../provider/runtime/batchRecovery.js";
 import type { HistoryReport, Plan, Program, StateView } from "./history.js";
 
 // Objects made out of band (in the web console) and what a run may do to them, to keys in use and to previous
@@ -33,6 +34,17 @@ export function holders(state: StateView): { keys: Map<string, string>; tokens: 
 }
 
 const HOUR_MS = 3_600_000;
+
+/** The project the histories' stacks belong to, as the mark of their batches names it. */
+export const PROJECT = "histories";
+
+/**
+ * The `mark` the SubAccountBatch class gives batch `name` of stack `stack` (stack 0, 1, ...: `stack0`, `stack1`):
+ * the same at every run of that resource, another for another stack or name.
+ */
+export function markOf(stack: number, name: string): string {
+  return identityMark([PROJECT, `stack${stack}`, "SubAccountBatch", name]);
+}
 
 /**
  * Issue 21's day-two semantics: once a resource owns what it adopted, a program may drop `adoptKey` or
@@ -161,8 +173,10 @@ export class Watch {
         }
       }
     });
-    const batches = plan.batches.map(({ adopt, ...b }, i) => {
+    const batches = plan.batches.map(({ adopt, marked, ...b }, i) => {
       const decl: Program["batches"][number] = { ...b };
+      // A program of this version (the class gives the mark), or of an earlier one (no mark: random marks).
+      if (marked) decl.mark = markOf(0, b.name);
       let list = lists[i];
       if (!DAY_TWO.semantics) {
         const own = adoptedSet(b.name);

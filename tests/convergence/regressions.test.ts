@@ -189,3 +189,31 @@ describe("histories that once broke convergence", () => {
     expect(report.violations).toEqual([]);
   });
 });
+
+describe("a killed up and a re-import (issue 36)", () => {
+  const marked = (name: string, count: number): Plan["batches"][number] => ({ ...batch(name, 0), count, marked: true });
+  const killed = (program: Partial<Plan>): Step => ({ ...up(program), kill: true });
+
+  test("an up killed between a batch's create and its edit: the up after it takes the 2 sub-accounts under the batch's mark, creates none", async () => {
+    const report = await runHistory([killed({ keys: [key("k0")], batches: [marked("b0", 2)] })]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ killsTriggered: 1, takenAfterKill: 2, killedUnmarkedLeft: 0 });
+  });
+
+  test("a scale-up killed between its create and its edit: the up after it takes what it made under the mark", async () => {
+    const report = await runHistory([up({ batches: [marked("b0", 1)] }), killed({ batches: [marked("b0", 3)] })]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ killsTriggered: 1, takenAfterKill: 2, killedUnmarkedLeft: 0 });
+  });
+
+  test("a re-import after a scale-up whose create answer and recovery list were lost: the import keeps them for the batch (the create's marked alias it holds), no second batch adopts them", async () => {
+    const report = await runHistory([
+      // A batch of an earlier program (no mark): its scale-up lists nothing before it creates, so the create is lost.
+      up({ batches: [{ ...batch("b0", 0), count: 1 }] }),
+      up({ batches: [{ ...batch("b0", 0), count: 3 }] }, [{ kind: "drop-after", rate: 1, ops: ["sub-account/create", "sub-account/list"] }]),
+      { kind: "reimport", dropUnlisted: false, refresh: false, parallel: 4 },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ reimports: 1, reimportsRefused: 0, reimportAdopted: 0 });
+  });
+});

@@ -32,6 +32,15 @@ export function inStack<T>(settings: StackSettings, work: () => Promise<T>): Pro
 const DELETE = OPERATIONS.deleteSubAccounts;
 
 /**
+ * A `pulumi up` killed (SIGKILL) at the request `at` names: that request and every later one of the stack never
+ * reach the platform, and no answer reaches the stack after it (the process is gone). `killed` is set at that moment.
+ */
+export interface Kill {
+  at: (path: string, body: unknown) => boolean;
+  killed: boolean;
+}
+
+/**
  * One stack's way to the platform: an HTTP proxy on 127.0.0.1 to the emulator (`target`, which changes when the
  * emulator restarts on another port), that records the tokens of every sub-account delete it forwards. A
  * connection the emulator drops (an injected fault) is dropped toward the stack too.
@@ -39,6 +48,8 @@ const DELETE = OPERATIONS.deleteSubAccounts;
 export class StackProxy {
   /** Tokens this stack asked the platform to delete since the last `takeDeleted()`, answered or not. */
   private deleted = new Set<string>();
+  /** Set for a run that is killed (see Kill); cleared by the runner after it. */
+  kill?: Kill;
   private constructor(
     private readonly server: Server,
     public target: number,
@@ -69,6 +80,7 @@ export class StackProxy {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const body = Buffer.concat(chunks);
+      if (this.dies(req.url?.split("?")[0] ?? "", body)) return void req.socket.destroy();
       if (req.method === DELETE.method && req.url?.split("?")[0].endsWith(DELETE.path)) {
         try {
           for (const t of (JSON.parse(body.toString("utf8")) as { sks?: unknown }).sks as string[]) this.deleted.add(t);
@@ -79,6 +91,11 @@ export class StackProxy {
       const upstream = request(
         { host: "127.0.0.1", port: this.target, method: req.method, path: req.url, headers: req.headers, agent: false },
         (answer) => {
+          // The process died while the platform answered: nobody reads the answer.
+          if (this.kill?.killed) {
+            answer.resume();
+            return void req.socket.destroy();
+          }
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
           answer.on("error", () => req.socket.destroy());
@@ -87,6 +104,21 @@ export class StackProxy {
       upstream.on("error", () => req.socket.destroy());
       upstream.end(body);
     });
+  }
+
+  /** Whether this request finds the stack's process dead, or kills it. */
+  private dies(path: string, body: Buffer): boolean {
+    const kill = this.kill;
+    if (!kill) return false;
+    if (kill.killed) return true;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString("utf8"));
+    } catch {
+      parsed = undefined;
+    }
+    if (kill.at(path, parsed)) kill.killed = true;
+    return kill.killed;
   }
 
   async close(): Promise<void> {
