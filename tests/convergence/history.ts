@@ -574,11 +574,12 @@ async function reimport(emu: Emulator, stacks: Stack[], watch: Watch, dropUnlist
   const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
   const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, env));
   const others = stacks.slice(1);
-  const theirs = new Set(others.flatMap((s) => [...holders(s.engine.state).tokens.keys()]));
+  const twins = REIMPORT.twinsKeptOut ? [...stacks[0].engine.state.values()].filter((e) => e.pendingDelete).flatMap((e) => (e.outputs.tokens as string[] | undefined) ?? []) : [];
+  const theirs = new Set([...others.flatMap((s) => [...holders(s.engine.state).tokens.keys()]), ...twins]);
   const theirAliases = new Set(others.flatMap((s) => [...s.engine.state.values()].flatMap((e) => (typeof e.outputs.unconfirmedAlias === "string" ? [e.outputs.unconfirmedAlias] : []))));
   const theirMarks = new Set(others.flatMap((s, i) => s.program.batches.map((b) => markOf(i + 1, b.name))));
   const reading =
-    others.length === 0
+    theirs.size === 0 && others.length === 0
       ? client
       : (Object.assign(Object.create(client) as LlmAccountsClient, {
           subAccounts: Object.assign(Object.create(client.subAccounts) as LlmAccountsClient["subAccounts"], {
@@ -589,6 +590,14 @@ async function reimport(emu: Emulator, stacks: Stack[], watch: Watch, dropUnlist
   const keys = watch.oobKeys.filter((k) => emu.state.hasKey(k));
   return readAccount(reading, keys, () => {}, stateOfStack(stacks[0].engine, 0), { dropUnlisted });
 }
+
+/**
+ * Plays import as keeping out of what it adopts the sub-accounts a replaced resource still pending delete holds
+ * (`delete: true` in the export), which the next `up` deletes. provider/import does not yet: it adopts them into a
+ * new batch, and the up that applies its program deletes them with the twin (regressions.test.ts, test.failing).
+ * Set to false to play the command as it is.
+ */
+export const REIMPORT = { twinsKeptOut: true };
 
 /**
  * The program `import` writes (program.ts renderProgram), as the engine receives it when it runs: every key adopts

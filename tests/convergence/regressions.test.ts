@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
 import type { FaultSpec } from "../../provider/emulator/index.js";
-import { runHistory, type Plan, type Step } from "./history.js";
+import { REIMPORT, runHistory, type Plan, type Step } from "./history.js";
 
 // Minimal histories that once broke the invariant of issue 12, kept so that they never do again.
 
@@ -215,5 +215,19 @@ describe("a killed up and a re-import (issue 36)", () => {
     ]);
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ reimports: 1, reimportsRefused: 0, reimportAdopted: 0 });
+  });
+  // Fails today: a defect of provider/import (its account read adopts a pending twin's sub-accounts), not of the
+  // runtime. The soak plays import with the twin's sub-accounts kept out (history.ts REIMPORT.twinsKeptOut).
+  test.failing("a re-import while a replaced batch awaits its delete (a failed run): the import does not adopt the twin's sub-accounts, which the next up deletes", async () => {
+    REIMPORT.twinsKeptOut = false;
+    // Run 2 replaces b0 (a new balance) and fails on a key's create: run 1's b0 stays in the state to delete
+    // (`delete: true` in the export). The import reads that resource as on its way out and groups its sub-account
+    // into a new batch; the up that applies the program deletes the twin, and with it what the new batch adopted.
+    const report = await runHistory([
+      up({ batches: [marked("b0", 1)] }),
+      up({ keys: [key("k0")], batches: [{ ...marked("b0", 1), balance: 2 }] }, [{ kind: "500", ops: ["api-key/create"], count: 1 }]),
+      { kind: "reimport", dropUnlisted: false, refresh: false, parallel: 4 },
+    ]).finally(() => (REIMPORT.twinsKeptOut = true));
+    expect(report.violations).toEqual([]);
   });
 });
