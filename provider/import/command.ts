@@ -381,7 +381,7 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   if (account.keys.length === 0) return out(next);
   const stored = values.stack ? await storeKeys(keysValue, values.stack, dir, io.env) : false;
   if (stored) {
-    out(`Stored the ${account.keys.length} API key(s) in the encrypted config of stack ${values.stack}: one secret value, ${KEYS_CONFIG_KEY} (${Math.ceil(envBytes / 1024)} KiB of the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a stack's config may take).`);
+    out(`Stored the ${Object.keys(JSON.parse(keysValue) as object).length} API key(s) in the encrypted config of stack ${values.stack}: one secret value, ${KEYS_CONFIG_KEY} (${Math.ceil(envBytes / 1024)} KiB of the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a stack's config may take).`);
     return out(next);
   }
   const keysFlag = values.keys === undefined ? "" : values.keys === "-" ? " --keys - < <key file>" : ` --keys ${values.keys}`;

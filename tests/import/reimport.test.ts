@@ -193,9 +193,12 @@ describe("what a stack's state holds keeps its resource name, in every shape of 
     expect(account.keys.find((k) => k.name === "rotating")?.rotation).toEqual({ everyDays: 30 });
     expect(account.drifted).toEqual(["ci-runner"]);
     expect(account.notes).toEqual([expect.stringMatching(/^ApiKey gone \(sk-\.\.\.gggg\): no longer on the platform; declared as the state holds it/)]);
+    // Only the keys the program adopts: one the stack holds needs no adoptKey (it would go stale at its next rotation).
     const stored = JSON.parse(keysConfigValue(account)) as Record<string, string>;
-    expect(stored).toEqual({ "ci-runner": renamed, "deploy-bot": unlisted, rotating: rotatedTo, "ci-runner-2": fresh, pending, legacy: old });
+    expect(stored).toEqual({ "ci-runner-2": fresh, pending, legacy: old });
     const program = renderProgram(account, emu.baseUrl, new Date(0));
+    expect(program).toContain(`  // sk-...${rotatedTo.slice(-4)}: held by the stack already, no adoptKey needed\n});`);
+    expect(program).not.toContain('adoptKey: consoleKey("rotating")');
     expect(program).toContain('  rotation: {"everyDays":30},');
     expect(program).toContain('}, {"retainOnDelete":true});');
     expect(program).toContain("// Kept under their resource names: 4 object(s)");
