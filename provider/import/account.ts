@@ -352,15 +352,21 @@ export async function readAccount(
   const listed = new Set<StateKey>();
   const fresh: KeyToRead[] = [];
   const seen = new Set<string>();
+  const leavingKeys = new Set(state?.leaving?.keys ?? []);
   apiKeys.forEach((key, i) => {
     const held = holder.get(key);
     if (held) listed.add(held);
+    else if (leavingKeys.has(key) && !seen.has(key)) leftOut.push(`API key ${maskKey(key)}: a replaced key the stack deletes at its next up: not adopted`);
     else if (!seen.has(key)) fresh.push({ key, listedAt: i + 1 });
     seen.add(key);
   });
   for (const c of state?.configKeys ?? []) {
     if (holder.has(c.key) || seen.has(c.key)) continue;
     seen.add(c.key);
+    if (leavingKeys.has(c.key)) {
+      leftOut.push(`API key ${maskKey(c.key)} of the stack's config (${c.name}): a replaced key the stack deletes at its next up: not adopted`);
+      continue;
+    }
     if (options.dropUnlisted) leftOut.push(`API key ${maskKey(c.key)} of the stack's config (${c.name}): not in --keys, not adopted (--drop-unlisted)`);
     else fresh.push({ key: c.key, configName: c.name });
   }
@@ -428,7 +434,13 @@ export async function readAccount(
     }
     batches.push(await keptBatch(held, liveByToken, drifted, notes, lost.length, reverted));
   }
-  const unheld = subAccounts.filter((s) => !claimed.has(s.token));
+  // Sub-accounts of a replaced batch the stack's next up deletes: not adopted (the up would delete them from under the new batch).
+  const leaving = new Set(state?.leaving?.tokens ?? []);
+  const outgoing = subAccounts.filter((s) => leaving.has(s.token) && !claimed.has(s.token));
+  if (outgoing.length > 0) {
+    leftOut.push(`${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`);
+  }
+  const unheld = subAccounts.filter((s) => !claimed.has(s.token) && !leaving.has(s.token));
   batches.push(...(await batchesOf(unheld, leftOut, heldBatches.map((b) => b.name))));
   return { keys, batches, leftOut, dropped, drifted, notes, pending, reverted };
 }

@@ -43,6 +43,11 @@ export interface StackState {
   keys: StateKey[];
   batches: StateBatch[];
   foreign: string[];
+  /**
+   * Keys and sub-account tokens of resources the engine still has to delete (a replaced resource, `delete: true`,
+   * left by a failed run): the stack's next `up` deletes them, so no import may adopt them.
+   */
+  leaving?: { keys: string[]; tokens: string[] };
   /** API keys the stack's config holds for adoption (adoptKeys, and adoptKey-<name> of older programs), by name. */
   configKeys: { name: string; key: string }[];
 }
@@ -94,14 +99,31 @@ function optionsOf(r: z.infer<typeof ResourceSchema>): StateOptions {
   return options;
 }
 
+/** The keys and tokens a resource on its way out names (read leniently: whatever of them it holds). */
+function leavingOf(r: z.output<typeof ResourceSchema>, leaving: { keys: string[]; tokens: string[] }): void {
+  const outputs = r.outputs ?? {};
+  const texts = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : []);
+  if (r.type === RESOURCE_TYPES.ApiKey) {
+    for (const k of [outputs.key, outputs.previousKey]) if (typeof k === "string") leaving.keys.push(k);
+  } else if (r.type === RESOURCE_TYPES.SubAccountBatch) {
+    const fromViews = Array.isArray(outputs.subAccounts) ? outputs.subAccounts.map((v) => (v as { token?: unknown } | null)?.token) : [];
+    leaving.tokens.push(...texts(outputs.tokens), ...texts(fromViews));
+  }
+}
+
 /** Reads an exported state (revealed in memory) as what it manages. Exported for tests of every shape of state. */
 export function parseStackExport(text: string, stack: string): Omit<StackState, "configKeys"> {
   const parsed = ExportSchema.safeParse(revealed(JSON.parse(text)));
   if (!parsed.success) throw new Error(`the state of stack ${stack} is not a deployment this command can read`);
-  const state: Omit<StackState, "configKeys"> = { stack, keys: [], batches: [], foreign: [] };
+  const state: Omit<StackState, "configKeys"> = { stack, keys: [], batches: [], foreign: [], leaving: { keys: [], tokens: [] } };
   for (const r of parsed.data.deployment?.resources ?? []) {
-    // A resource the engine still has to delete (a replaced one) is on its way out, not managed.
-    if (r.delete || isBookkeeping(r.type)) continue;
+    // A resource the engine still has to delete (a replaced one) is on its way out, not managed: what it names is
+    // the next up's to delete, never another resource's to adopt.
+    if (r.delete) {
+      leavingOf(r, state.leaving!);
+      continue;
+    }
+    if (isBookkeeping(r.type)) continue;
     const name = nameOfUrn(r.urn);
     if (r.type === RESOURCE_TYPES.ApiKey) {
       // Outputs of any version in today's shape, parsed once here by the provider's own state module.

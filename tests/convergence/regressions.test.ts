@@ -218,7 +218,7 @@ describe("a killed up and a re-import (issue 36)", () => {
   });
   // Fails today: a defect of provider/import (its account read adopts a pending twin's sub-accounts), not of the
   // runtime. The soak plays import with the twin's sub-accounts kept out (history.ts REIMPORT.twinsKeptOut).
-  test.failing("a re-import while a replaced batch awaits its delete (a failed run): the import does not adopt the twin's sub-accounts, which the next up deletes", async () => {
+  test("a re-import while a replaced batch awaits its delete (a failed run): the import does not adopt the twin's sub-accounts, which the next up deletes", async () => {
     REIMPORT.twinsKeptOut = false;
     // Run 2 replaces b0 (a new balance) and fails on a key's create: run 1's b0 stays in the state to delete
     // (`delete: true` in the export). The import reads that resource as on its way out and groups its sub-account
