@@ -592,16 +592,15 @@ async function reimport(emu: Emulator, stacks: Stack[], watch: Watch, dropUnlist
 }
 
 /**
- * Plays import as keeping out of what it adopts the sub-accounts a replaced resource still pending delete holds
- * (`delete: true` in the export), which the next `up` deletes. provider/import does not yet: it adopts them into a
- * new batch, and the up that applies its program deletes them with the twin (regressions.test.ts, test.failing).
- * Set to false to play the command as it is.
+ * `twinsKeptOut`: plays import as keeping out of what it adopts the sub-accounts a replaced resource still pending
+ * delete holds (`delete: true` in the export). provider/import does that itself since it reads such resources as
+ * leaving (stackState.ts), so the histories play the command as it is (false); true only to compare.
  */
-export const REIMPORT = { twinsKeptOut: true };
+export const REIMPORT = { twinsKeptOut: false };
 
 /**
- * The program `import` writes (program.ts renderProgram), as the engine receives it when it runs: every key adopts
- * the key the stack's config holds for it, a batch adopts its sub-accounts by id (their tokens), but a held batch
+ * The program `import` writes (program.ts renderProgram), as the engine receives it when it runs: a key it adopts
+ * (one the stack does not hold, or holds but the platform lost) declares adoptKey, a held one does not, a batch adopts its sub-accounts by id (their tokens), but a held batch
  * that adopted nothing; the SubAccountBatch class of this version gives every batch its mark.
  */
 function programOfImport(account: ImportedAccount): Program {
@@ -612,7 +611,7 @@ function programOfImport(account: ImportedAccount): Program {
       enabled: k.enabled,
       securityConfig: k.securityConfig as Props,
       ...(k.rotation !== undefined ? { rotation: k.rotation as Rotation } : {}),
-      adoptKey: k.key,
+      ...(!k.kept || k.gone ? { adoptKey: k.key } : {}),
     })),
     batches: account.batches.map((b) => ({
       name: b.name,

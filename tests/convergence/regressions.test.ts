@@ -216,8 +216,7 @@ describe("a killed up and a re-import (issue 36)", () => {
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ reimports: 1, reimportsRefused: 0, reimportAdopted: 0 });
   });
-  // Fails today: a defect of provider/import (its account read adopts a pending twin's sub-accounts), not of the
-  // runtime. The soak plays import with the twin's sub-accounts kept out (history.ts REIMPORT.twinsKeptOut).
+  // Failed before provider/import read a pending twin's sub-accounts as leaving (stackState.ts): it adopted them.
   test("a re-import while a replaced batch awaits its delete (a failed run): the import does not adopt the twin's sub-accounts, which the next up deletes", async () => {
     REIMPORT.twinsKeptOut = false;
     // Run 2 replaces b0 (a new balance) and fails on a key's create: run 1's b0 stays in the state to delete
