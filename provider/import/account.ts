@@ -79,6 +79,22 @@ export interface ReimportOptions {
    * never dropped (what this account lacks says nothing of another's).
    */
   sameAccount?: (connection: unknown) => boolean;
+  /**
+   * What the project's other stacks hold (their keys, previous and adopted keys, config adoption keys, sub-account
+   * tokens), by stack name: never adopted here, where one object would get two owners and a destroy of either
+   * stack would delete what the other holds.
+   */
+  elsewhere?: { stack: string; keys: ReadonlySet<string>; tokens: ReadonlySet<string>; markedAliases?: ReadonlySet<string> }[];
+}
+
+/** The other stack that holds `value` (a key or a token), if any. */
+function heldElsewhere(options: ReimportOptions, value: string, kind: "keys" | "tokens"): string | undefined {
+  return options.elsewhere?.find((o) => o[kind].has(value))?.stack;
+}
+
+/** The other stack whose batch's lost create left `s` under its marked alias, if any: that batch's next run adopts it. */
+function markedElsewhere(options: ReimportOptions, s: { alias: string }): string | undefined {
+  return options.elsewhere?.find((o) => o.markedAliases?.has(s.alias))?.stack;
 }
 
 /** An error of the user's making (credentials, files, keys): shown as is, without the usage text. */
@@ -357,7 +373,9 @@ export async function readAccount(
     const held = holder.get(key);
     if (held) listed.add(held);
     else if (leavingKeys.has(key) && !seen.has(key)) leftOut.push(`API key ${maskKey(key)}: a replaced key the stack deletes at its next up: not adopted`);
-    else if (!seen.has(key)) fresh.push({ key, listedAt: i + 1 });
+    else if (heldElsewhere(options, key, "keys") !== undefined && !seen.has(key)) {
+      leftOut.push(`API key ${maskKey(key)}: held by stack ${heldElsewhere(options, key, "keys")} of this project: not adopted (one object, one owner)`);
+    } else if (!seen.has(key)) fresh.push({ key, listedAt: i + 1 });
     seen.add(key);
   });
   for (const c of state?.configKeys ?? []) {
@@ -440,7 +458,17 @@ export async function readAccount(
   if (outgoing.length > 0) {
     leftOut.push(`${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`);
   }
-  const unheld = subAccounts.filter((s) => !claimed.has(s.token) && !leaving.has(s.token));
+  const theirs = new Map<string, string[]>();
+  for (const s of subAccounts) {
+    const other = claimed.has(s.token) || leaving.has(s.token) ? undefined : (heldElsewhere(options, s.token, "tokens") ?? markedElsewhere(options, s));
+    if (other !== undefined) theirs.set(other, [...(theirs.get(other) ?? []), maskKey(s.token)]);
+  }
+  for (const [other, tokens] of theirs) {
+    leftOut.push(`${tokens.length} sub-account(s) held by stack ${other} of this project (${tokens.slice(0, 5).join(", ")}${tokens.length > 5 ? ", ..." : ""}): not adopted (one object, one owner)`);
+  }
+  const unheld = subAccounts.filter(
+    (s) => !claimed.has(s.token) && !leaving.has(s.token) && heldElsewhere(options, s.token, "tokens") === undefined && markedElsewhere(options, s) === undefined,
+  );
   batches.push(...(await batchesOf(unheld, leftOut, heldBatches.map((b) => b.name))));
   return { keys, batches, leftOut, dropped, drifted, notes, pending, reverted };
 }

@@ -20,6 +20,7 @@ import {
 } from "./program.js";
 import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
 import { capture, readStackState, StackStateError } from "./stackState.js";
+import type { ReimportOptions } from "./account.js";
 
 /** Help text of `llm-accounts import`. */
 export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -267,6 +268,42 @@ async function unselectedStacks(dir: string, env: NodeJS.ProcessEnv): Promise<st
   return listed.flatMap((s: unknown) => (typeof (s as { name?: unknown })?.name === "string" ? [(s as { name: string }).name] : []));
 }
 
+/**
+ * What the project's other stacks hold (`pulumi stack ls`, then one `pulumi stack export` of each, kept in memory),
+ * so that the import never adopts an object another stack holds. A stack that cannot be read is named on stderr:
+ * what it holds may then be adopted here, and the user is told which.
+ */
+async function otherStacks(dir: string, target: string | undefined, io: ImportIo): Promise<NonNullable<ReimportOptions["elsewhere"]>> {
+  const r = await capture(["stack", "ls", "--json"], dir, io.env);
+  let listed: unknown;
+  try {
+    listed = r !== null && r.code === 0 ? JSON.parse(r.stdout) : undefined;
+  } catch {
+    listed = undefined;
+  }
+  if (!Array.isArray(listed)) return [];
+  const entries = listed.flatMap((e: unknown) => {
+    const o = e as { name?: unknown; current?: unknown } | null;
+    return typeof o?.name === "string" ? [{ name: o.name, current: o.current === true }] : [];
+  });
+  const short = (name: string) => name.split("/").pop()!;
+  const isTarget = (e: { name: string; current: boolean }) => (target !== undefined ? short(e.name) === short(target) : e.current);
+  const out: NonNullable<ReimportOptions["elsewhere"]> = [];
+  for (const other of entries.filter((e) => !isTarget(e))) {
+    try {
+      const state = await readStackState(dir, other.name, io.env);
+      if (!state) continue;
+      const keys = new Set([...state.keys.flatMap((k) => [k.key, k.previousKey, k.adoptKey].filter((v): v is string => v !== undefined)), ...state.configKeys.map((c) => c.key)]);
+      const tokens = new Set(state.batches.flatMap((b) => b.subAccounts.map((s) => s.token)));
+      const markedAliases = new Set(state.batches.flatMap((b) => (b.unconfirmedAlias ? [b.unconfirmedAlias] : [])));
+      out.push({ stack: other.name, keys, tokens, markedAliases });
+    } catch (err) {
+      io.stderr.write(`llm-accounts import: stack ${other.name} of this project could not be read (${redact((err as Error).message)}): what it holds may be adopted here too; read it, or check the program before its up\n`);
+    }
+  }
+  return out;
+}
+
 /** `llm-accounts import`: reads the account, writes the program folder, stores its API keys in the stack config. */
 export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const { values } = parseArgs({
@@ -327,7 +364,8 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
       return false;
     }
   };
-  const account = await readAccount(client, apiKeys, progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS), state, { dropUnlisted, sameAccount });
+  const elsewhere = existsSync(join(dir, "Pulumi.yaml")) ? await otherStacks(dir, values.stack, io) : [];
+  const account = await readAccount(client, apiKeys, progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS), state, { dropUnlisted, sameAccount, elsewhere });
   for (const f of state?.foreign ?? []) account.dropped.push(`${f}: not this package's; the next up DELETES it`);
 
   const project = values.project ?? slug(basename(dir), "llm-accounts");

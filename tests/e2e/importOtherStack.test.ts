@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { linkNodeModules, typeCheckProgram } from "../../scripts/lib/stack.mjs";
+import { emulator } from "../support/emulator.js";
+import { REPO } from "../support/programDir.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+
+// Issue 36, "another stack's objects": `llm-accounts import` into one stack of a project never adopts what another
+// stack of the same project holds (both would hold it, and a destroy of one would delete the other's). Through the
+// real CLI: stack dev holds a key and a batch; an import into a new stack prod of the same project adopts only what
+// nobody holds, says why it left the rest out, and prod's up writes nothing and its destroy leaves dev's objects.
+
+const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
+const pricing = [{ model: "model-a", pricing_factor: 1.2 }];
+
+let emu: Emulator | undefined;
+let ledger: SecretLedger | undefined;
+let dir: string;
+let dev: PulumiStack | undefined;
+let prod: PulumiStack | undefined;
+
+beforeAll(async () => {
+  await requirePulumiCli();
+  emu = await emulator({ rateWindowMs: 1000 });
+  ledger = new SecretLedger(emu);
+  dir = mkdtempSync(join(tmpdir(), "llm-import-other-stack-"));
+  linkNodeModules(dir);
+}, CLI_BUILD_TIMEOUT_MS);
+
+afterAll(async () => endFile({ emu, ledger, stacks: [prod, dev], folders: [dir] }), 5 * 60_000);
+
+/** `llm-accounts import --out dir` from the built package, as a user runs it, the API keys on its stdin. */
+function llmImport(args: string[], env: Record<string, string>, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => done({ code: code ?? 1, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+const writes = (e: Emulator) => Object.fromEntries(Object.entries(e.calls()).filter(([op]) => !op.endsWith("/list") && !op.endsWith("/get") && op !== "models"));
+
+describe("import into a stack of a project whose other stack holds objects", () => {
+  test(
+    "prod adopts only what no stack holds, names what dev holds as left out; prod's up writes nothing, its destroy leaves dev's objects",
+    async () => {
+      const e = emu!;
+      const key = e.state.createKey("ci").key;
+      const team = e.state.createSubAccounts({ alias: "team", balance: 10, modelPricing: pricing, count: 2 }).map((s) => s.token);
+      const credentials = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: e.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: e.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: e.accountKey };
+      expect((await llmImport(["--keys", "-"], credentials, `${key}\n`)).code).toBe(0);
+      await typeCheckProgram(dir);
+      dev = await PulumiStack.create({ dir, stack: "dev", account: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey }, env: WINDOW_ENV, typeCheck: false });
+      expect((await llmImport(["--stack", "dev", "--force", "--keys", "-"], dev.env, `${key}\n`)).code).toBe(0);
+      await dev.up();
+      ledger!.record(key, ...team);
+
+      // The same project, the same backend: a second stack, prod.
+      prod = new PulumiStack(
+        { dir, stack: "prod", account: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey }, env: { ...WINDOW_ENV, PULUMI_BACKEND_URL: dev.env.PULUMI_BACKEND_URL, PULUMI_HOME: dev.home }, typeCheck: false },
+        dev.cli,
+      );
+      await prod.run(["stack", "init", "prod"]);
+      const extra = e.state.createSubAccounts({ alias: "extra", balance: 1, modelPricing: pricing, count: 1 })[0].token;
+      ledger!.record(extra);
+
+      const imported = await llmImport(["--stack", "prod", "--force", "--keys", "-"], prod.env, `${key}\n`);
+      expect(imported.code).toBe(0);
+      expect(imported.stdout).toContain("held by stack dev of this project: not adopted (one object, one owner)");
+      expect(imported.stdout).toContain("2 sub-account(s) held by stack dev of this project");
+      const program = readFileSync(join(dir, "index.ts"), "utf8");
+      expect(program).not.toContain("new llm.ApiKey(");
+      expect(program).toMatch(/new llm\.SubAccountBatch\("extra"/);
+      expect(program).not.toMatch(/new llm\.SubAccountBatch\("team"/);
+      ledger!.expectAbsent(imported.stdout + imported.stderr, "the import's output");
+
+      e.clearRequests();
+      await prod.up();
+      expect(writes(e)).toEqual({});
+      await prod.destroy();
+      expect(e.state.listSubAccounts().map((s) => s.token).sort()).toEqual([...team].sort());
+      expect(e.state.hasKey(key)).toBe(true);
+
+      await dev.destroy();
+      expect(e.state.listSubAccounts()).toEqual([]);
+      expect(e.state.listKeys()).toEqual([]);
+    },
+    10 * 60_000,
+  );
+});
