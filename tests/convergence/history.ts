@@ -460,6 +460,13 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
           const probe: HistoryReport = { steps: 0, faultsInjected: 0, explainedOrphans: 0, violations: [] };
           declaredAsLive(emu, stacks[0].engine.state, imported, emu.state.listKeys(), emu.state.listSubAccounts(), new Set(), new Set(), probe, "after the up of a re-import: ");
           report.violations.push(...probe.violations);
+          // What the program's header asks once that up adopted everything: its adoption config goes (a key adopted
+          // then deleted in the console would otherwise stop every later up, as documented: remove adoptKey).
+          imported = {
+            keys: imported.keys.map(({ adoptKey: _k, ...k }) => k),
+            batches: imported.batches.map(({ adoptTokens: _t, ...b }) => b),
+          };
+          stacks[0].program = imported;
         }
       } else if (step.kind === "up") {
         plan = step.program;
