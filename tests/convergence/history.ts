@@ -21,6 +21,7 @@ import { resolveClientOptions } from "../../provider/client/config.js";
 import { ImportError, readAccount, type ImportedAccount } from "../../provider/import/account.js";
 import { parseStackExport, type StackState } from "../../provider/import/stackState.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
+import { dueByAge } from "../../provider/runtime/rotation.js";
 
 // Generated histories of program changes, platform faults, console edits and emulator restarts, and the
 // invariant of issue 12 checked after fault-free `up --refresh` runs.
@@ -451,11 +452,20 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
         kills.reimportDropped += account.dropped.length;
         imported = programOfImport(account);
         stacks[0].program = imported;
+        const keyBefore = new Map([...stacks[0].engine.state].map(([urn, e]) => [urn, e.outputs.key]));
         const [result] = await round([{ stack: 0, refresh: step.refresh, parallel: step.parallel }], []);
+        // A key this up issued while a clock step holds the platform's clock back is born older than its
+        // `rotation.everyDays` (created_at 2200 hours back): due at the next run, as that step means; not the import's.
+        const bornDue = (urn: string) => {
+          const e = stacks[0].engine.state.get(urn);
+          return clockOffsetMs !== 0 && e?.type === "ApiKey" && e.outputs.key !== keyBefore.get(urn) && dueByAge(e.outputs, e.outputs, Date.now()) !== undefined;
+        };
         if (result.errors.length > 0) report.violations.push(`the up after a re-import failed: ${result.errors.map((e) => e.message).join(" | ")}`);
         else {
           // The invariant after that up: the stack holds exactly what the imported program declares, as declared.
-          const gate = await (count > 1 ? inStack(stacks[0].settings, () => stacks[0].engine.gate(declared(imported!))) : stacks[0].engine.gate(declared(imported)));
+          const gate = (await (count > 1 ? inStack(stacks[0].settings, () => stacks[0].engine.gate(declared(imported!))) : stacks[0].engine.gate(declared(imported)))).filter(
+            (reason) => !(reason.endsWith(" would be updated") && bornDue(reason.slice(0, -" would be updated".length))),
+          );
           if (gate.length > 0) report.violations.push(`after the up of a re-import, the gate fails: ${gate.join("; ")}`);
           const probe: HistoryReport = { steps: 0, faultsInjected: 0, explainedOrphans: 0, violations: [] };
           declaredAsLive(emu, stacks[0].engine.state, imported, emu.state.listKeys(), emu.state.listSubAccounts(), new Set(), new Set(), probe, "after the up of a re-import: ");

@@ -227,8 +227,14 @@ export class Watch {
         else if (holderBefore !== holderNow) this.counts.transfers++;
         if (isKey) this.keysHeld.add(o);
         this.free.delete(o);
-        // An adopted object is never deleted while it exists (the state would hold a gone object).
-        if (existedBefore(o) && !exists(o)) v.push(`${what} adopted by ${holderNow} was deleted by a run that kept it in the state`);
+        // An adopted object is never deleted while it exists (the state would hold a gone object). Except a key a
+        // rotation with no overlap asked to delete, whose delete answers were all lost: the run fails and keeps it as
+        // the previous key, since it may still exist (rotate's error says so); the next refresh or update drops it.
+        const after = state.get(holderNow);
+        const inDoubt =
+          isKey && !errorFree && after?.outputs.previousKey === o && after.outputs.rotatedAt !== s.state.get(holderNow)?.outputs.rotatedAt &&
+          (s.program.keys.find((k) => `ApiKey::${k.name}` === holderNow)?.rotation?.overlapHours ?? 0) === 0;
+        if (existedBefore(o) && !exists(o) && !inDoubt) v.push(`${what} adopted by ${holderNow} was deleted by a run that kept it in the state`);
         continue;
       }
       if (holderBefore !== undefined) {

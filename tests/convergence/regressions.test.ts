@@ -188,6 +188,19 @@ describe("histories that once broke convergence", () => {
     const report = await runHistory([up({ batches: [batch("b7", 0)] }), up({ batches: [grow] }, [{ kind: "500", ops: ["sub-account/edit"], rate: 1 }])]);
     expect(report.violations).toEqual([]);
   });
+
+  test("an adopted key rotated at once (due, no overlap) whose delete answers are all lost: kept as the previous key, not a deleted adopted key", async () => {
+    // Seed 20261122, history 179 of the two-stack soak, shrunk. The adopting create rotates the 100-day-old key
+    // (every 30 days, no overlap) and deletes it: the delete is committed, then its answer and the 3 retries' are
+    // lost. rotate fails and keeps it as previousKey (it may exist); the next refresh drops it. The Watch took that
+    // for an adopted key deleted by a run that kept it (a harness false positive; 3 in 20 under drop-after 0.5).
+    const report = await runHistory([
+      { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
+      up({ keys: [{ ...key("k0"), adopt: 0, rotation: { everyDays: 30 } }] }, [{ kind: "drop-after", rate: 1, ops: ["api-key/delete"] }]),
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ adoptions: 1 });
+  });
 });
 
 describe("a killed up and a re-import (issue 36)", () => {
@@ -228,5 +241,19 @@ describe("a killed up and a re-import (issue 36)", () => {
       { kind: "reimport", dropUnlisted: false, refresh: false, parallel: 4 },
     ]).finally(() => (REIMPORT.twinsKeptOut = true));
     expect(report.violations).toEqual([]);
+  });
+
+  test("a re-import while a clock step holds the platform's clock back: a key its up rotates is born due, which is not a failed gate", async () => {
+    // Seed 20261122, history 217 of the two-stack soak, shrunk. k0 is issued 2200 hours back (every 90 days), so
+    // the import's up rotates it, and the new key's created_at is 2200 hours back too: due again by design of the
+    // clock step. The gate right after that up ("ApiKey::k0 would be updated") held it against the import.
+    const rotating = { ...key("k0"), rotation: { everyDays: 90 } };
+    const report = await runHistory([
+      { kind: "clock", hours: -2200 },
+      up({ keys: [rotating] }),
+      { kind: "reimport", dropUnlisted: false, refresh: false, parallel: 2 },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ reimports: 1, rotations: 2 });
   });
 });
