@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, llmImport as runImportCli, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
 
 // Issue 36, "another stack's objects": `llm-accounts import` into one stack of a project never adopts what another
 // stack of the same project holds (both would hold it, and a destroy of one would delete the other's). Through the
@@ -34,17 +32,7 @@ beforeAll(async () => {
 afterAll(async () => endFile({ emu, ledger, stacks: [prod, dev], folders: [dir] }), 5 * 60_000);
 
 /** `llm-accounts import --out dir` from the built package, as a user runs it, the API keys on its stdin. */
-function llmImport(args: string[], env: Record<string, string>, stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => done({ code: code ?? 1, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const llmImport = (args: string[], env: Record<string, string>, stdin: string) => runImportCli(dir, args, stdin, env);
 
 const writes = (e: Emulator) => Object.fromEntries(Object.entries(e.calls()).filter(([op]) => !op.endsWith("/list") && !op.endsWith("/get") && op !== "models"));
 

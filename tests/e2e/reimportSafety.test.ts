@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { linkNodeModules, PulumiStack, REPO, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
+import { linkNodeModules, PulumiStack, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { writeCalls } from "../support/emulatorCalls.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, requirePulumiCli, SecretLedger } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, llmImport as runImportCli, requirePulumiCli, SecretLedger } from "./support.js";
 
 // Issue 36 on the real CLI: `llm-accounts import` never treats an existing stack as new (no stack selected, a
 // fresh PULUMI_HOME: it refuses and names the stacks), respects a lost create's mark (no second batch adopts what
@@ -50,21 +49,11 @@ afterAll(async () => {
 /** The other account, as a held batch's `connection` names it: environment variable names, set for every command. */
 const farEnv = (): Record<string, string> => ({ FAR_BASE_URL: far.baseUrl, FAR_ADMIN_KEY: far.adminKey, FAR_ACCOUNT_KEY: far.accountKey });
 
-/** `llm-accounts import --out dir` from the built package, as a user runs it. */
-function llmImport(args: string[], env: Record<string, string>, stdin = `${ciKey}\n`): Promise<RunResult> {
-  const started = Date.now();
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => {
-      printed += stdout + stderr;
-      done({ code: code ?? 1, stdout, stderr, ms: Date.now() - started });
-    });
-    child.stdin.end(stdin);
-  });
+/** `llm-accounts import --out dir` from the built package, as a user runs it; what it printed kept for the secret check. */
+async function llmImport(args: string[], env: Record<string, string>, stdin = `${ciKey}\n`): Promise<RunResult> {
+  const r = await runImportCli(dir, args, stdin, env);
+  printed += r.stdout + r.stderr;
+  return r;
 }
 
 /** A re-import into stack prod that must succeed: its stdout. */
