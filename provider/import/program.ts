@@ -17,17 +17,17 @@ export const KEYS_CONFIG_MAX_BYTES = 120 * 1024;
 
 /** The `adoptKeys` value: a JSON object of resource name to key, in program order. Never printed or passed as an argument. */
 export function keysConfigValue(account: ImportedAccount): string {
-  return JSON.stringify(Object.fromEntries(account.keys.filter((k) => declaresAdoptKey(k) && !k.gone).map((k) => [k.name, k.key])));
+  return JSON.stringify(Object.fromEntries(account.keys.filter(declaresAdoptKey).map((k) => [k.name, k.key])));
 }
 
 /**
  * Whether the program declares the key's `adoptKey`: for a key it adopts, not for one the stack holds already. A
  * held key needs none (its resource is in the state), and one would go stale: once the resource rotates, the key
- * of the import is neither its key, its previous key nor the key it adopted, and the preview would refuse it. A held
- * key gone from the platform keeps it, so that the program says which key was meant.
+ * of the import is neither its key, its previous key nor the key it adopted, and the preview would refuse it. Nor
+ * a held key gone from the platform: after a refresh its next up creates a new one in its place.
  */
 function declaresAdoptKey(k: ImportedKey): boolean {
-  return !k.kept || k.gone === true;
+  return !k.kept;
 }
 
 /** Bytes the `adoptKeys` value takes in the environment variable that carries the stack config to the program. */
@@ -68,7 +68,8 @@ function keyDeclaration(k: ImportedKey): string {
   if (Object.keys(k.securityConfig).length > 0) lines.push(`  securityConfig: ${literal(k.securityConfig)},`);
   if (k.rotation !== undefined) lines.push(`  rotation: ${literal(k.rotation)},`);
   if (k.connection !== undefined) lines.push(`  connection: ${literal(k.connection)},`);
-  if (declaresAdoptKey(k)) lines.push(`  adoptKey: consoleKey(${literal(k.name)}), // ${maskKey(k.key)}${k.gone ? " (no longer on the platform)" : ""}`);
+  if (declaresAdoptKey(k)) lines.push(`  adoptKey: consoleKey(${literal(k.name)}), // ${maskKey(k.key)}`);
+  else if (k.gone) lines.push(`  // ${maskKey(k.key)}: held by the stack, no longer on the platform: after a refresh, the next up creates a new key`);
   else lines.push(`  // ${maskKey(k.key)}: held by the stack already, no adoptKey needed`);
   lines.push(`}${optionsOf(k.options)});`);
   return lines.join("\n");

@@ -617,7 +617,7 @@ export const REIMPORT = { twinsKeptOut: false };
 
 /**
  * The program `import` writes (program.ts renderProgram), as the engine receives it when it runs: a key it adopts
- * (one the stack does not hold, or holds but the platform lost) declares adoptKey, a held one does not, a batch adopts its sub-accounts by id (their tokens), but a held batch
+ * (one the stack does not hold) declares adoptKey, a held one does not (gone from the platform or not), a batch adopts its sub-accounts by id (their tokens), but a held batch
  * that adopted nothing; the SubAccountBatch class of this version gives every batch its mark.
  */
 function programOfImport(account: ImportedAccount): Program {
@@ -628,7 +628,7 @@ function programOfImport(account: ImportedAccount): Program {
       enabled: k.enabled,
       securityConfig: k.securityConfig as Props,
       ...(k.rotation !== undefined ? { rotation: k.rotation as Rotation } : {}),
-      ...(!k.kept || k.gone ? { adoptKey: k.key } : {}),
+      ...(!k.kept ? { adoptKey: k.key } : {}),
     })),
     batches: account.batches.map((b) => ({
       name: b.name,
