@@ -22,7 +22,7 @@ type WireSubAccount = z.infer<typeof s.SubAccountSchema>;
 export const LIST_PAGE_SIZE = 100;
 
 /** Whether a listed sub-account matches the filter exactly (a platform may match `alias` by prefix or not at all). */
-function matches(item: WireSubAccount, filter: SubAccountFilter): boolean {
+export function matchesFilter(item: { alias: string; token: string }, filter: SubAccountFilter): boolean {
   return (filter.alias === undefined || item.alias === filter.alias) && (filter.sk === undefined || item.token === filter.sk);
 }
 
@@ -87,7 +87,7 @@ export class SubAccountsApi extends ApiGroup {
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
     for (let read = 1; ; read++) {
       const whole = await this.readWhole(filter);
-      if (whole.items) return whole.items.filter((i) => matches(i, filter)).map((i) => fromWire(i));
+      if (whole.items) return whole.items.filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
       if (read >= LIST_READS) {
         throw new LlmAccountsError(
           `GET sub-account/list: ${whole.problem ?? `the account changed while its ${whole.pages} pages were read`}, ${LIST_READS} times in a row ` +

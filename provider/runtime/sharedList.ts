@@ -1,6 +1,6 @@
 import type { SubAccount } from "../api/schemas/index.js";
 import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
-import type { SubAccountFilter, SubAccountsApi } from "../client/subAccounts.js";
+import { matchesFilter, type SubAccountFilter, type SubAccountsApi } from "../client/subAccounts.js";
 import { QuietPeriod } from "./quietPeriod.js";
 
 /** Turns read sharing off (one list per read): the benchmark's baseline. */
@@ -20,7 +20,20 @@ export const SHARING_SWITCH = "LLM_ACCOUNTS_READ_SHARING";
 export const SHARE = { minQuietMs: 5, gapFactor: 4, maxQuietMs: 100, maxAgeMs: 30_000 };
 
 /** Past this many tokens missing from a shared list, one new list confirms them instead of one call each. */
-const CONFIRM_ONE_BY_ONE = 3;
+export const CONFIRM_ONE_BY_ONE = 3;
+
+/**
+ * A sub-account missing from a list is not proof that it is gone (a list read while the account changed may skip
+ * one): the platform is asked again. Up to CONFIRM_ONE_BY_ONE of them: one list filtered by token each (`sk`, one
+ * call); more: one new list of the account, not the shared one. Nothing missing: no call. Returns those still there.
+ */
+export async function stillListed(api: SubAccountsApi, missing: readonly string[]): Promise<Map<string, SubAccount>> {
+  if (missing.length === 0) return new Map();
+  const wanted = new Set(missing);
+  const found =
+    missing.length <= CONFIRM_ONE_BY_ONE ? (await Promise.all(missing.map((sk) => api.list({ sk })))).flat() : (await api.list()).filter((s) => wanted.has(s.token));
+  return new Map(found.filter((s) => wanted.has(s.token)).map((s) => [s.token, s]));
+}
 
 /** One list of the account, indexed by token for reads, as it came for every filter. */
 export interface AccountSnapshot {
@@ -107,18 +120,14 @@ export class SharedSubAccountList {
   async find(tokens: readonly string[]): Promise<Map<string, SubAccount>> {
     const { byToken } = await this.snapshot();
     const found = new Map(tokens.flatMap((t) => (byToken.has(t) ? [[t, byToken.get(t)!] as const] : [])));
-    const missing = new Set(tokens.filter((t) => !found.has(t)));
-    if (missing.size === 0) return found;
-    const again =
-      missing.size <= CONFIRM_ONE_BY_ONE ? (await Promise.all([...missing].map((sk) => this.api.list({ sk })))).flat() : await this.api.list();
-    for (const s of again) if (missing.has(s.token)) found.set(s.token, s);
+    for (const [t, s] of await stillListed(this.api, tokens.filter((t) => !found.has(t)))) found.set(t, s);
     return found;
   }
 
   /** Sub-accounts that match a filter (getSubAccounts), filtered here from the shared list. */
   async list(filter: SubAccountFilter = {}): Promise<SubAccount[]> {
     const { all } = await this.snapshot();
-    return all.filter((s) => (filter.alias === undefined || s.alias === filter.alias) && (filter.sk === undefined || s.token === filter.sk));
+    return all.filter((s) => matchesFilter(s, filter));
   }
 
   private schedule(round: Round): void {

@@ -2,6 +2,7 @@ import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/err
 import { fingerprint } from "../api/redact.js";
 import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
+import { stillListed } from "./sharedList.js";
 import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption, releasedBy } from "./adoption.js";
 import { connectionDiff } from "./connection.js";
 import { createBatch, leftUnderMark, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
@@ -291,25 +292,6 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   if (old.connection !== undefined) liveInputs.connection = old.connection;
   if (old.mark !== undefined) liveInputs.mark = old.mark;
   return { id, props: outs, inputs: liveInputs };
-}
-
-/** Past this many sub-accounts that seem gone, one new list of the account confirms them instead of one call each. */
-export const CONFIRM_ONE_BY_ONE = 3;
-
-/**
- * A sub-account missing from a list is not proof that it is gone (a list read while the account changed may skip
- * one): before a read drops held sub-accounts, the platform is asked again. Up to CONFIRM_ONE_BY_ONE of them: one
- * list filtered by token each (`sk`, one call); more: one new list of the account, not the shared one. Nothing
- * missing: no call. Returns those still there.
- */
-async function stillListed(api: SubAccountsApi, missing: string[]): Promise<Map<string, SubAccount>> {
-  if (missing.length === 0) return new Map();
-  const wanted = new Set(missing);
-  const found =
-    missing.length <= CONFIRM_ONE_BY_ONE
-      ? (await Promise.all(missing.map((sk) => api.list({ sk })))).flat()
-      : (await api.list()).filter((s) => wanted.has(s.token));
-  return new Map(found.filter((s) => wanted.has(s.token)).map((s) => [s.token, s]));
 }
 
 /**
