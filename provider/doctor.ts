@@ -83,19 +83,22 @@ function otherForm(value: unknown, field = ""): string | undefined {
 class Probe {
   readonly envelope = { seen: false };
   readonly answers: unknown[] = [];
-  calls = 0;
 
   constructor(
     private readonly base: URL,
     private readonly keys: { admin?: string; account?: string },
   ) {}
 
+  /** The platform's origin (no credentials in it), for messages. */
+  get origin(): string {
+    return this.base.origin;
+  }
+
   /** One raw request; an envelope `{code: 0, data}` is unwrapped (and remembered). */
   async send(group: "management" | "sub-account", method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<Raw> {
     const credential = group === "management" ? this.keys.admin : this.keys.account;
     const url = new URL(this.base.pathname.replace(/\/$/, "") + path, this.base);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
-    this.calls++;
     const res = await fetch(url, {
       method,
       redirect: "manual",
@@ -177,10 +180,10 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<DoctorRo
   const S = "/api/v1/account/sub-account";
 
   const balance = await probe.send("management", "POST", `${M}/account/balance`, {});
-  if (balance.status === 401) throw new Error(`the admin key was refused (401) by ${probe_origin(options.baseUrl)}`);
+  if (balance.status === 401) throw new Error(`the admin key was refused (401) by ${probe.origin}`);
   if (balance.status >= 300) throw new Error(`account/balance answered ${balance.status}`);
   const list = await probe.send("sub-account", "GET", `${S}/list`, undefined, { page_size: "-1" });
-  if (list.status === 401) throw new Error(`the main account key was refused (401) by ${probe_origin(options.baseUrl)}`);
+  if (list.status === 401) throw new Error(`the main account key was refused (401) by ${probe.origin}`);
   rows.push({ point: "credentials", assumes: "admin key for the management group, main account key for the sub-account group", observed: "both accepted", verdict: "holds" });
   await probe.send("management", "GET", `${M}/models`);
 
@@ -240,7 +243,6 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<DoctorRo
   return [...rows, ...written].sort((a, b) => order(a) - order(b));
 }
 
-const probe_origin = (baseUrl: string): string => parseBaseUrl(baseUrl).origin;
 const order = (r: DoctorRow): number => ["holds", "handled", "setting", "not checked"].indexOf(r.verdict);
 
 /** The row of an error answer's shape. */
