@@ -230,10 +230,14 @@ export class Watch {
         // An adopted object is never deleted while it exists (the state would hold a gone object). Except a key a
         // rotation with no overlap asked to delete, whose delete answers were all lost: the run fails and keeps it as
         // the previous key, since it may still exist (rotate's error says so); the next refresh or update drops it.
+        // And an object of a resource the program removed (a replaced twin's resource still declared is not): its
+        // delete, committed but every answer lost, fails the run, and the engine keeps the resource as it keeps any
+        // whose delete failed; the next refresh drops it.
         const after = state.get(holderNow);
         const inDoubt =
-          isKey && !errorFree && after?.outputs.previousKey === o && after.outputs.rotatedAt !== s.state.get(holderNow)?.outputs.rotatedAt &&
-          (s.program.keys.find((k) => `ApiKey::${k.name}` === holderNow)?.rotation?.overlapHours ?? 0) === 0;
+          (isKey && !errorFree && after?.outputs.previousKey === o && after.outputs.rotatedAt !== s.state.get(holderNow)?.outputs.rotatedAt &&
+            (s.program.keys.find((k) => `ApiKey::${k.name}` === holderNow)?.rotation?.overlapHours ?? 0) === 0) ||
+          (!errorFree && !declared.has(holderNow.replace(/#\d+$/, "")));
         if (existedBefore(o) && !exists(o) && !inDoubt) v.push(`${what} adopted by ${holderNow} was deleted by a run that kept it in the state`);
         continue;
       }

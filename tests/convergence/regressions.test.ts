@@ -256,4 +256,18 @@ describe("a killed up and a re-import (issue 36)", () => {
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ reimports: 1, rotations: 2 });
   });
+
+  test("a batch that adopted, removed from the program, whose delete answers are all lost: kept in the state, not an adopted sub-account deleted", async () => {
+    // Seed 20261122, history 1343 of the two-stack soak, shrunk. The import groups the console's sub-account into a
+    // batch console-s0 and its up adopts it; the next program drops the batch, and its delete is committed but every
+    // answer of the 4 tries is lost: the run fails and the engine keeps the resource, whose next refresh drops it. The
+    // Watch took that for an adopted sub-account deleted by a run that kept it (a harness false positive).
+    const report = await runHistory([
+      { kind: "console", keys: 0, subAccounts: 1, balance: 2, ageDays: 0 },
+      { kind: "reimport", dropUnlisted: false, refresh: false, parallel: 2 },
+      up({}, [{ kind: "drop-after", rate: 1, ops: ["sub-account/delete"], count: 5 }]),
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ reimports: 1, reimportAdopted: 1, adoptions: 1 });
+  });
 });
