@@ -9,16 +9,18 @@ export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
 
 /**
  * When a batch goes out. The engine starts deletes one after another, each after a checkpoint write, so
- * they arrive spread out (tens of ms apart for a few hundred resources, more as the state grows), and it
- * never has more than `--parallel` of them running. A batch goes at once when as many deletes wait here as
- * this process has seen outstanding together (the engine's parallelism, learned from earlier batches and from
- * deletes arriving while a batch was on the wire): then no other delete can be coming until one of them is
- * answered. What is learned holds for one burst of deletes: after a pause longer than a quiet period, it
- * is learned again. Until that is learned, and for the last batch of a destroy, a batch goes once no delete has
- * arrived for `gapFactor` times the longest gap seen in it (at least `minQuietMs`), when it holds 1000 keys,
- * or at the latest `maxWaitMs` after its first key.
+ * they arrive spread out (tens of ms apart for a few hundred resources, more as the state grows and on a loaded
+ * machine), and it never has more than `--parallel` of them running. A batch goes once no delete has arrived for
+ * `gapFactor` times the longest gap seen in it (at least `minQuietMs`), when it holds 1000 keys, or at the latest
+ * `maxWaitMs` after its first key. Once the engine's parallelism is known, a batch goes at once when that many
+ * deletes wait: then no other delete can be coming until one of them is answered. It is known when two batches in
+ * a row went after a quiet period with the same number of deletes outstanding and none arrived while they were on
+ * the wire (the engine was waiting for us); a delete arriving while a batch is on the wire shows that its quiet
+ * period was the engine pausing (a checkpoint, a loaded machine), and one arriving beyond the parallelism shows it
+ * wrong: both are forgotten. A pause costs one more call, never one call per key. What is learned holds for one
+ * burst of deletes: after a pause longer than a quiet period, it is learned again.
  */
-export const COALESCE = { minQuietMs: 250, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
+export const COALESCE = { minQuietMs: 500, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
 
 /** The parts of the clock a coalescer uses: time, and timers (injectable, so that the schedule is tested without waiting). */
 export type CoalescerClock = Pick<Clock, "now" | "setTimeout" | "clearTimeout">;
@@ -46,8 +48,10 @@ export class DeleteCoalescer {
   private maxTimer: unknown;
   /** Deletes called and not yet answered (waiting here or on the wire). */
   private outstanding = 0;
-  /** The most deletes seen outstanding together once a batch went out: the engine's parallelism, or less. */
+  /** The engine's parallelism once known (0 until then); see COALESCE. */
   private parallelism = 0;
+  /** The deletes outstanding when the last batch went after a quiet period, none arriving since it went (0 if any did). */
+  private candidate = 0;
   /** When the last outstanding delete was answered, and the quiet period its batch used. */
   private idleSince = 0;
   private lastQuiet = 0;
@@ -70,13 +74,15 @@ export class DeleteCoalescer {
       this.quiet.arrive(now);
       // Deletes that come after a pause longer than a quiet period are another burst (a later step of the
       // deployment, not the engine waiting for us): what was learned before says nothing about it.
-      if (this.outstanding === 0 && now - this.idleSince > this.lastQuiet) this.parallelism = 0;
+      if (this.outstanding === 0 && now - this.idleSince > this.lastQuiet) this.forget();
+      // A batch on the wire while this one arrives: the engine was not waiting for it when it went.
+      if (this.outstanding > this.pending.length) this.candidate = 0;
       this.outstanding++;
+      if (this.outstanding > this.parallelism) this.parallelism = 0;
       const done = () => {
         if (--this.outstanding === 0) this.idleSince = this.clock.now();
       };
       this.pending.push({ key, resolve: () => (done(), resolve()), reject: (err) => (done(), reject(err)) });
-      if (this.parallelism > 0) this.parallelism = Math.max(this.parallelism, this.outstanding);
       if (this.pending.length >= API_KEY_DELETE_MAX) {
         this.flush();
         return;
@@ -90,9 +96,21 @@ export class DeleteCoalescer {
         }
         return;
       }
-      this.quiet.after(() => this.flush());
+      this.quiet.after(() => this.flushAfterQuiet());
       this.maxTimer ??= this.clock.setTimeout(() => this.flush(), this.options.maxWaitMs);
     });
+  }
+
+  /** A batch that waited out its quiet period: the second in a row with as many deletes outstanding tells the parallelism. */
+  private flushAfterQuiet(): void {
+    if (this.outstanding === this.candidate) this.parallelism = this.outstanding;
+    else this.candidate = this.outstanding;
+    this.flush();
+  }
+
+  private forget(): void {
+    this.parallelism = 0;
+    this.candidate = 0;
   }
 
   private flush(): void {
@@ -101,7 +119,6 @@ export class DeleteCoalescer {
     this.maxTimer = undefined;
     this.lastQuiet = this.quiet.ms;
     this.quiet.end();
-    this.parallelism = Math.max(this.parallelism, this.outstanding);
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, API_KEY_DELETE_MAX);
       void this.settle(batch);

@@ -140,7 +140,7 @@ describe("a stack through its life with the real Pulumi CLI", () => {
     ledger.expectAbsent(stack.backendText(), "the backend folder");
   }, 60_000);
 
-  test("destroy of 200 keys with --parallel 256 takes one delete call; destroy never runs the program", async () => {
+  test("destroy of 200 keys with --parallel 256 takes one delete call (two if the engine pauses); destroy never runs the program", async () => {
     await stack.setConfig("extraKeys", 200);
     await upSettled(stack, ["--parallel", "256"], { extra: ["--parallel", "256"] });
     ledger.record();
@@ -160,7 +160,13 @@ describe("a stack through its life with the real Pulumi CLI", () => {
     emu.clearRequests();
     await stack.destroy(["--parallel", "256"], { env: noEnv });
     // The batch's delete lists what a killed run may have left under its mark (one list, shared by every delete).
-    expect(emu.calls()).toEqual({ "api-key/delete": 1, "sub-account/list": 1, "sub-account/delete": 1 });
+    // The 201 key deletes go in one call when the engine sends them without pausing longer than a quiet period
+    // (COALESCE.minQuietMs); on a loaded machine it may pause once, which costs one more call, never one per key
+    // (tests/runtime/deleteCoalescer.test.ts holds the schedule exactly).
+    const { "api-key/delete": keyDeletes, ...others } = emu.calls();
+    expect(others).toEqual({ "sub-account/list": 1, "sub-account/delete": 1 });
+    expect(keyDeletes).toBeGreaterThanOrEqual(1);
+    expect(keyDeletes).toBeLessThanOrEqual(2);
     expect(liveKeys()).toHaveLength(0);
     expect(emu.state.listSubAccounts()).toHaveLength(0);
     ledger.expectAbsent(stack.backendText(), "the backend folder (with secret config)");

@@ -69,10 +69,12 @@ describe("delete coalescer schedule", () => {
   test("keys one resource deletes together (a rotated key and its previous one) go in one batch, whatever was learned", async () => {
     const clock = new ManualClock();
     const c = coalescer(clock);
-    const [single, current, previous] = keys(3);
-    const first = c.delete(single);
-    clock.advance(COALESCE.minQuietMs);
-    await first;
+    const [one, two, current, previous] = keys(4);
+    for (const k of [one, two]) {
+      const single = c.delete(k);
+      clock.advance(COALESCE.minQuietMs);
+      await single;
+    }
     emu.clearRequests();
     // Learned: one delete at a time. A resource that deletes two keys at once still makes one call.
     await Promise.all([c.delete(current), c.delete(previous)]);
@@ -81,16 +83,20 @@ describe("delete coalescer schedule", () => {
     expect(emu.state.hasKey(previous)).toBe(false);
   });
 
-  test("once the parallelism is learned, a full batch goes at once, without a quiet period", async () => {
+  test("two batches of the same size after a quiet period tell the parallelism: the next full batch goes at once", async () => {
     const clock = new ManualClock();
     const c = coalescer(clock);
-    const first = arrive(c, clock, keys(8), 10);
-    clock.advance(COALESCE.minQuietMs);
-    await Promise.all(first);
-    emu.clearRequests();
+    for (let i = 0; i < 2; i++) {
+      const batch = arrive(c, clock, keys(8), 10);
+      await settled();
+      expect(calls(emu)).toEqual({}); // not known yet: each waits its quiet period
+      clock.advance(COALESCE.minQuietMs);
+      await Promise.all(batch);
+      emu.clearRequests();
+    }
     // The engine sends the next 8 as slots free up: the 8th goes out with no timer advanced.
-    const second = arrive(c, clock, keys(8), 10);
-    await Promise.all(second);
+    const third = arrive(c, clock, keys(8), 10);
+    await Promise.all(third);
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
     // A short last batch (fewer than the parallelism) still goes after its quiet period.
     emu.clearRequests();
@@ -102,7 +108,7 @@ describe("delete coalescer schedule", () => {
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
   });
 
-  test("deletes arriving while a batch is on the wire raise the learned parallelism", async () => {
+  test("deletes arriving while a batch is on the wire show that its quiet period was a pause: nothing is learned from it", async () => {
     const clock = new ManualClock();
     const c = coalescer(clock);
     // The quiet period ends before the engine's 8 slots are all used: a batch of 5 goes early.
@@ -111,10 +117,51 @@ describe("delete coalescer schedule", () => {
     const late = arrive(c, clock, keys(3), 1); // while the 5 are on the wire: 8 outstanding
     await Promise.all(early);
     emu.clearRequests();
-    // The 3 wait for 5 more (8 in all), not for a timer, and go in one call.
+    // The 3 and 5 more (8 in all) wait for their quiet period, then go in one call.
     const refill = arrive(c, clock, keys(5), 1);
+    await settled();
+    expect(calls(emu)).toEqual({});
+    clock.advance(COALESCE.minQuietMs);
     await Promise.all([...late, ...refill]);
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+  });
+
+  test("a loaded machine: the engine pausing after the first delete of 200 costs one more call, not one per key", async () => {
+    const clock = new ManualClock();
+    const c = coalescer(clock);
+    const first = c.delete(keys(1)[0]);
+    clock.advance(COALESCE.minQuietMs + 100); // the engine stalls (a checkpoint, another process): the first goes alone
+    await first;
+    // The other 199 arrive 30 ms apart, each after the last answer could come back.
+    const rest: Promise<void>[] = [];
+    for (const k of keys(199)) {
+      clock.advance(30);
+      rest.push(c.delete(k));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    clock.advance(COALESCE.gapFactor * 30 + COALESCE.minQuietMs);
+    await Promise.all(rest);
+    expect(calls(emu)).toEqual({ "api-key/delete": 2 });
+  });
+
+  test("a delete beyond the known parallelism shows it wrong: the batch waits for its quiet period again", async () => {
+    const clock = new ManualClock();
+    const c = coalescer(clock);
+    for (let i = 0; i < 2; i++) {
+      const batch = arrive(c, clock, keys(2), 10);
+      clock.advance(COALESCE.minQuietMs);
+      await Promise.all(batch);
+    }
+    emu.clearRequests();
+    // Known: 2. The engine now sends 6 (the first 2 go at once, as known; 4 more arrive while they are on the wire).
+    const six = arrive(c, clock, keys(2), 10);
+    await Promise.resolve();
+    six.push(...arrive(c, clock, keys(4), 10));
+    await settled();
+    expect(calls(emu)).toEqual({ "api-key/delete": 1 });
+    clock.advance(COALESCE.minQuietMs);
+    await Promise.all(six);
+    expect(calls(emu)).toEqual({ "api-key/delete": 2 }); // the other 4 together, after the quiet period
   });
 
   test("1000 keys arriving together: one call, sent on the 1000th without waiting", async () => {
@@ -137,12 +184,14 @@ describe("delete coalescer schedule", () => {
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
   });
 
-  test("--parallel 1: once learned, each delete that follows an answer at once goes at once", async () => {
+  test("--parallel 1: once learned (two single batches), each delete that follows an answer at once goes at once", async () => {
     const clock = new ManualClock();
     const c = coalescer(clock);
-    const first = c.delete(keys(1)[0]);
-    clock.advance(COALESCE.minQuietMs);
-    await first;
+    for (const k of keys(2)) {
+      const single = c.delete(k);
+      clock.advance(COALESCE.minQuietMs);
+      await single;
+    }
     emu.clearRequests();
     for (const k of keys(3)) await c.delete(k); // no timer advanced: each went out on arrival
     expect(calls(emu)).toEqual({ "api-key/delete": 3 });
