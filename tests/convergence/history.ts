@@ -73,7 +73,8 @@ export interface StackRun {
  * runs, at the same time as stack 0's, the `up` of each other stack that has a run in it (null: that stack sits
  * this round out), all under the round's faults. With `kill`, stack 0's `up` is killed (SIGKILL) at its first
  * edit of sub-accounts still under a create's marked alias (between a batch's create or scale-up's create and its
- * edit), then run again with the same program, as a user does after `pulumi cancel`. A `reimport` runs
+ * edit), then run again with the same program, as a user does after `pulumi cancel` (the killed run under the step's
+ * faults: none in generated histories, latency in a written one to time the kill). A `reimport` runs
  * `llm-accounts import --force` (`--drop-unlisted` or not) on stack 0, and stack 0's next `up` applies its program.
  */
 export type Step =
@@ -358,7 +359,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
       expectClean(ledger, result, report);
       // A killed run is not one without errors: it never finished.
       const clean = result.errors.length === 0 && !(stack === 0 && kill?.killed);
-      if (stack === 0) watch.after(emu, s.engine.state, clean);
+      if (stack === 0) watch.after(emu, s.engine.state, clean, kill?.killed === true);
       if (refresh && clean) s.consoleDeleted.clear();
       if (clean) stateObjectsExist(emu, s.engine.state, s.consoleDeleted, report, `${label(stack)}after a run without errors`);
     });
@@ -428,7 +429,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
         kills.kills++;
         const before = live();
         const kill: Kill = { at: (path, body) => path === EDIT_PATH && killsAt(body), killed: false };
-        await round([{ stack: 0, refresh: step.refresh, parallel: step.parallel }], [], kill);
+        await round([{ stack: 0, refresh: step.refresh, parallel: step.parallel }], step.faults, kill);
         if (kill.killed) {
           kills.killsTriggered++;
           afterKill(before);

@@ -1,5 +1,6 @@
 import type { Emulator } from "../../provider/emulator/index.js";
 import { identityMark } from "../../provider/runtime/batchRecovery.js";
+import { dueByAge } from "../../provider/runtime/rotation.js";
 import type { HistoryReport, Plan, Program, StateView } from "./history.js";
 
 // Objects made out of band (in the web console) and what a run may do to them, to keys in use and to previous
@@ -78,6 +79,8 @@ export class Watch {
     look: Map<string, Json | undefined>;
     program: Program;
     startedAt: number;
+    /** Keys named for adoption already due by age, with no overlap: the adopting create rotates and deletes them. */
+    dueOnAdoption: Set<string>;
   };
 
   constructor(private readonly report: HistoryReport) {}
@@ -198,11 +201,18 @@ export class Watch {
     const held = holders(state);
     for (const o of [...this.oobKeys, ...this.oobTokens, ...held.keys.keys(), ...held.tokens.keys()]) look.set(o, this.look(emu, o));
     const copy = new Map([...state].map(([urn, e]) => [urn, { type: e.type, outputs: { ...e.outputs } }]));
-    this.snapshot = { state: copy, held, look, program, startedAt: Date.now() };
+    const dueOnAdoption = new Set(
+      program.keys.flatMap((k) =>
+        k.adoptKey !== undefined && (k.rotation?.overlapHours ?? 0) === 0 && dueByAge({ createdAt: emu.state.getKey(k.adoptKey)?.created_at }, k, Date.now()) !== undefined
+          ? [k.adoptKey]
+          : [],
+      ),
+    );
+    this.snapshot = { state: copy, held, look, program, startedAt: Date.now(), dueOnAdoption };
   }
 
-  /** Just after the run: what it did to out-of-band objects, keys in use and previous keys. */
-  after(emu: Emulator, state: StateView, errorFree: boolean): void {
+  /** Just after the run (`killed`: its process died on the way, see stacks.ts): what it did to out-of-band objects, keys in use and previous keys. */
+  after(emu: Emulator, state: StateView, errorFree: boolean, killed = false): void {
     const s = this.snapshot;
     if (!s) return;
     this.snapshot = undefined;
@@ -284,7 +294,10 @@ export class Watch {
           if ((adopter?.rotation?.overlapHours ?? 0) > 0) v.push(`${what} adopted and rotated with an overlap was deleted at once`);
           continue;
         }
-        if (existedBefore(o) && !exists(o)) v.push(`${what} named for adoption by a run that failed to adopt it was deleted`);
+        // Killed after that rotation's delete left for the platform: the key is gone, and the create's answer (the new
+        // key, the kill's leftover) never reached the state.
+        const killedRotating = killed && s.dueOnAdoption.has(o);
+        if (existedBefore(o) && !exists(o) && !killedRotating) v.push(`${what} named for adoption by a run that failed to adopt it was deleted`);
         this.free.set(o, this.look(emu, o));
       } else if (this.look(emu, o) !== this.free.get(o)) {
         v.push(`${what} that no program adopted was changed: ${this.look(emu, o) ?? "deleted"}, was ${this.free.get(o) ?? "deleted"}`);

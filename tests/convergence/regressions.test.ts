@@ -270,4 +270,24 @@ describe("a killed up and a re-import (issue 36)", () => {
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ reimports: 1, reimportAdopted: 1, adoptions: 1 });
   });
+
+  test("an up killed after the rotation of a key adopted when due (no overlap) deleted it: not a key a failed adoption deleted", async () => {
+    // Seed 424242, history 1460 of the two-stack soak, shrunk. The create adopting the 100-day-old key rotates it at
+    // once (every 30 days, no overlap): it issues a new key and deletes the adopted one, as the program asks. The kill
+    // falls while that delete is in flight (the latencies time it; the soak's history met it by chance): the delete
+    // is committed, its answer and the create's never reach the state, and the new key is the kill's leftover. The
+    // Watch took that for a key a failed adoption deleted (a harness false positive).
+    const report = await runHistory([
+      { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
+      {
+        ...up({ keys: [{ ...key("k0"), adopt: 0, rotation: { everyDays: 30 } }], batches: [marked("b0", 1)] }, [
+          { kind: "latency", ops: ["sub-account/create"], ms: 300 },
+          { kind: "latency", ops: ["api-key/delete"], ms: 600 },
+        ]),
+        kill: true,
+      },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ killsTriggered: 1, killedKeysLeft: 1 });
+  });
 });
