@@ -115,8 +115,9 @@ export class Watch {
     for (const t of this.oobTokens) if (tokens.has(t) && !emu.state.hasSubAccount(t)) this.counts.adoptedGoneInConsole++;
   }
 
+  /** How key or token `o` looks now, whoever made it (undefined: gone). */
   private look(emu: Emulator, o: string): Json | undefined {
-    return this.oobKeys.includes(o) ? lookOfKey(emu, o) : lookOfSub(emu, o);
+    return emu.state.hasKey(o) ? lookOfKey(emu, o) : lookOfSub(emu, o);
   }
 
   /**
