@@ -1,6 +1,7 @@
 import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
 import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup } from "./apiGroup.js";
+import { BadRequestError } from "./errors.js";
 import { OPERATIONS } from "../api/operations.js";
 import type * as s from "../api/schemas/index.js";
 
@@ -13,14 +14,18 @@ export class ApiKeysApi extends ApiGroup {
    * lost for another field of its answer. The next read shows the platform's values.
    */
   async create(request: s.ApiKeyCreateRequest): Promise<s.ApiKeyCreated> {
-    const res = await this.http.send({ op: OPERATIONS.createApiKey, body: toWire(request) });
-    const sent = toWire(request);
-    return fromWire({
-      key: res.key,
-      alias: res.alias ?? sent.alias,
-      enabled: res.enabled ?? true,
-      security_config: res.security_config === undefined ? sent.security_config : res.security_config,
-      created_at: res.created_at ?? new Date().toISOString(),
+    return withoutRefusedParts(request, async (req) => {
+      const sent = bodyOf(req);
+      const res = await this.http.send({ op: OPERATIONS.createApiKey, body: sent });
+      const answered = res.security_config !== undefined;
+      return fromWire({
+        key: res.key,
+        alias: res.alias ?? sent.alias,
+        enabled: res.enabled ?? true,
+        security_config: answered ? res.security_config : sent.security_config,
+        platform_parts: answered ? res.platform_parts : req.platformParts,
+        created_at: res.created_at ?? new Date().toISOString(),
+      });
     });
   }
 
@@ -32,8 +37,7 @@ export class ApiKeysApi extends ApiGroup {
 
   /** Replaces alias and security configuration as a whole; `enabled` is left as it is. */
   async edit(request: s.ApiKeyEditRequest): Promise<s.ApiKeyView> {
-    const res = await this.http.send({ op: OPERATIONS.editApiKey, body: toWire(request) });
-    return fromWire(res);
+    return withoutRefusedParts(request, async (req) => fromWire(await this.http.send({ op: OPERATIONS.editApiKey, body: { key: req.key, ...bodyOf(req) } })));
   }
 
   /** Enables or disables a key; returns the confirmed state. */
@@ -49,5 +53,35 @@ export class ApiKeysApi extends ApiGroup {
     const res = await this.http.send({ op: OPERATIONS.deleteApiKeys, body: { keys: [...keys] } });
     // The batch is all or nothing (spec 4.5): a 2xx that is no refusal without a count deleted them all.
     return res.deleted ?? keys.length;
+  }
+}
+
+/**
+ * The wire body of a create or edit: the declared security config, with the parts of it the platform holds and the
+ * package does not know (`platformParts`, s.platformPartsOf) sent back as they came, since the platform replaces the
+ * whole `security_config`. A declared part always wins (the package never takes a part it knows for another's).
+ */
+function bodyOf(request: s.ApiKeyCreateRequest): { alias: string; security_config?: Record<string, unknown> } {
+  const declared = request.securityConfig === undefined ? undefined : (toWire(request.securityConfig) as Record<string, unknown>);
+  if (request.platformParts === undefined) return declared === undefined ? { alias: request.alias } : { alias: request.alias, security_config: declared };
+  return { alias: request.alias, security_config: { ...(JSON.parse(request.platformParts) as Record<string, unknown>), ...declared } };
+}
+
+/**
+ * Sends `request`; when the platform refuses it (400) naming parts of its `security_config` the package sent back
+ * only because the platform showed them (an annotation of its answers it does not take as input, say), sends it once
+ * more without those parts. A 400 made nothing, so the second try is safe; a refusal that names none of them is
+ * the user's to see.
+ */
+async function withoutRefusedParts<R extends s.ApiKeyCreateRequest, T>(request: R, send: (request: R) => Promise<T>): Promise<T> {
+  try {
+    return await send(request);
+  } catch (err) {
+    if (!(err instanceof BadRequestError) || request.platformParts === undefined) throw err;
+    const parts = JSON.parse(request.platformParts) as Record<string, unknown>;
+    const refused = Object.keys(parts).filter((name) => new RegExp(`\\b${name.replace(/[^A-Za-z0-9_]/g, "\\$&")}\\b`).test(err.message));
+    if (refused.length === 0) throw err;
+    for (const name of refused) delete parts[name];
+    return send({ ...request, platformParts: Object.keys(parts).length === 0 ? undefined : JSON.stringify(parts) });
   }
 }

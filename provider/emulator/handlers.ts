@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../api/assumptions.js";
 import type { OPERATIONS, OperationId } from "../api/operations.js";
 import { fingerprint, maskKey } from "../api/redact.js";
-import { convertModelPricing } from "../api/schemas/index.js";
+import { convertModelPricing, KNOWN_SECURITY_PARTS } from "../api/schemas/index.js";
 import { MODEL_CATALOGUE, usageRows, type UsageRowsQuery } from "./catalogue.js";
 import { invalidField, notFound } from "./errors.js";
 import { addDays, utcDate } from "./format.js";
@@ -15,6 +15,19 @@ type ResponseOf<K extends OperationId> = z.infer<(typeof OPERATIONS)[K]["respons
 export type Handlers = { [K in OperationId]: (request: RequestOf<K>) => ResponseOf<K> };
 
 const SUB_ACCOUNT_PAGE_SIZE = 10;
+
+/**
+ * The restriction this platform has beyond the four parts the spec shows: set in its web console, answered by get
+ * and edit, and taken back by create and edit. The package does not know it and must not remove it (docs/decisions.md).
+ */
+export const PLATFORM_ONLY_RESTRICTIONS: readonly string[] = ["hours"];
+
+/** A security config as a create or edit sent it, refused (400, naming every one) when it holds parts this platform does not have. */
+function restrictionsOf(config: ApiKeyRecord["security_config"] | undefined): ApiKeyRecord["security_config"] | undefined {
+  const unknown = Object.keys(config ?? {}).filter((name) => !KNOWN_SECURITY_PARTS.includes(name) && !PLATFORM_ONLY_RESTRICTIONS.includes(name));
+  if (unknown.length > 0) throw invalidField(["security_config"], `not restrictions this platform has: ${unknown.join(", ")}`);
+  return config;
+}
 
 /** get and edit answer without the key (spec 2.1). */
 function view({ key: _key, ...rest }: ApiKeyRecord): Omit<ApiKeyRecord, "key"> {
@@ -72,13 +85,13 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
   };
 
   return {
-    createApiKey: (r) => state.createKey(r.alias, r.security_config),
+    createApiKey: (r) => state.createKey(r.alias, restrictionsOf(r.security_config)),
 
     getApiKey: (r) => view(existingKey(r.key)),
 
     editApiKey: (r) => {
       existingKey(r.key);
-      return view(state.editKey(r.key, r.alias, r.security_config)!);
+      return view(state.editKey(r.key, r.alias, restrictionsOf(r.security_config))!);
     },
 
     setApiKeyStatus: (r) => {

@@ -1,7 +1,7 @@
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { AccountKeySchema, AdminKeySchema, ApiKeyCreatedSchema, DecimalStringSchema, SubAccountSchema, TimestampSchema } from "../api/schemas/index.js";
+import { AccountKeySchema, AdminKeySchema, DecimalStringSchema, KeySchema, SecurityConfigRequestSchema, SubAccountSchema, TimestampSchema } from "../api/schemas/index.js";
 import { randomToken } from "./random.js";
 
 /** A sub-account as the emulator keeps it: every field of spec 2.5, which the client reads tolerantly, present. */
@@ -10,6 +10,15 @@ export const SubAccountRecordSchema = SubAccountSchema.extend({
   token_type: z.string(),
   monthly_cost: DecimalStringSchema,
   updated_at: TimestampSchema,
+});
+
+/** An API key as the emulator stores it (wire form, the key value included; its security config as it was sent). */
+export const ApiKeyRecordSchema = z.object({
+  key: KeySchema,
+  alias: z.string(),
+  enabled: z.boolean(),
+  security_config: SecurityConfigRequestSchema,
+  created_at: TimestampSchema,
 });
 
 /** The whole emulator state as the state file holds it (keys included: the file is written with mode 0600). */
@@ -21,7 +30,7 @@ export const StateSnapshotSchema = z
     balance: DecimalStringSchema,
     next_sub_account_id: z.number().int().positive(),
     next_user_id: z.number().int().positive(),
-    api_keys: z.array(ApiKeyCreatedSchema),
+    api_keys: z.array(ApiKeyRecordSchema),
     sub_accounts: z.array(SubAccountRecordSchema),
   })
   .superRefine((snapshot, ctx) => {

@@ -64,6 +64,11 @@ export class Readings {
 
   /** The request's input as the handlers should see it (the usage cursor moved to the emulator's own paging field). */
   input(op: string, input: unknown): unknown {
+    // The annotations extra-fields adds to a key's security config, sent back by a client, are ignored as input.
+    if ((op === "api-key/create" || op === "api-key/edit") && this.has("extra-fields") && isObject(input) && isObject(input.security_config)) {
+      const { x_meta: _meta, x_flag: _flag, ...restrictions } = input.security_config;
+      return { ...input, security_config: restrictions };
+    }
     if (op !== "usage/summary" || !this.has("usage-cursor") || !isObject(input)) return input;
     const { [USAGE_CURSOR_FIELD]: cursor, [USAGE_NEXT_PAGE_FIELD]: _ignored, ...rest } = input;
     return cursor === undefined ? rest : { ...rest, [USAGE_NEXT_PAGE_FIELD]: cursor };

@@ -1,15 +1,11 @@
 import type { z } from "zod";
-import type {
-  ApiKeyCreatedSchema,
-  ModelPricingSchema,
-  SecurityConfigWire,
-} from "../api/schemas/index.js";
+import type { ModelPricingSchema } from "../api/schemas/index.js";
 import { decimal6, isoUtc, isoWithOffset } from "./format.js";
-import type { StateFile, StateSnapshot, SubAccountRecordSchema } from "./persistence.js";
+import type { ApiKeyRecordSchema, StateFile, StateSnapshot, SubAccountRecordSchema } from "./persistence.js";
 import { newKey } from "./random.js";
 
 /** An API key as the emulator stores it (wire form, the key value included). */
-export type ApiKeyRecord = z.infer<typeof ApiKeyCreatedSchema>;
+export type ApiKeyRecord = z.infer<typeof ApiKeyRecordSchema>;
 /** A sub-account as the emulator stores and returns it (wire form). */
 export type SubAccountRecord = z.infer<typeof SubAccountRecordSchema>;
 type ModelPricing = z.infer<typeof ModelPricingSchema>;
@@ -83,7 +79,7 @@ export class EmulatorState {
   // --- API keys -------------------------------------------------------------------------------------------
 
   /** Creates an enabled key; the returned record is the only place its value is handed out by the API. */
-  createKey(alias: string, securityConfig: SecurityConfigWire = {}): ApiKeyRecord {
+  createKey(alias: string, securityConfig: ApiKeyRecord["security_config"] = {}): ApiKeyRecord {
     const record: ApiKeyRecord = {
       key: newKey(),
       alias,
@@ -113,7 +109,7 @@ export class EmulatorState {
   }
 
   /** Replaces alias and security config as a whole; `enabled` stays. Undefined when the key does not exist. */
-  editKey(key: string, alias: string, securityConfig: SecurityConfigWire = {}): ApiKeyRecord | undefined {
+  editKey(key: string, alias: string, securityConfig: ApiKeyRecord["security_config"] = {}): ApiKeyRecord | undefined {
     const record = this.keys.get(key);
     if (!record) return undefined;
     record.alias = alias;

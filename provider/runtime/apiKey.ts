@@ -36,14 +36,16 @@ async function find(client: Client, key: string): Promise<ApiKeyView | undefined
 }
 
 /**
- * Brings a key from what it is (`live`) to what is declared: one edit when alias or security config differ, then
- * one status call when `enabled` differs; nothing when all match.
+ * Brings a key from what it is (`live`) to what is declared: one edit when alias or security config differ (the
+ * parts of the config the package does not know sent back as the platform showed them), then one status call when
+ * `enabled` differs; nothing when all match.
  */
 async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs): Promise<LiveView> {
   let view = live;
   if (view.alias !== inputs.alias || !same(view.securityConfig, inputs.securityConfig)) {
-    const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig }));
-    view = { ...view, alias: edited.alias, securityConfig: edited.securityConfig };
+    const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts: view.platformParts }));
+    view = { enabled: view.enabled, alias: edited.alias, securityConfig: edited.securityConfig };
+    if (edited.platformParts !== undefined) view.platformParts = edited.platformParts;
   }
   if (view.enabled !== inputs.enabled) view = { ...view, enabled: await client.apiKeys.setStatus(key, inputs.enabled) };
   return view;

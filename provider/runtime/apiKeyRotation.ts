@@ -26,12 +26,17 @@ function adviseLostKey(err: unknown, alias: string): unknown {
 }
 
 /**
- * One `api-key/create` with the declared alias and security config, plus one `api-key/status` only when the
- * key is declared disabled. A key that cannot be disabled is deleted again, so that state and platform agree
+ * One `api-key/create` with the declared alias and security config (and the restrictions the package does not know
+ * that the key it succeeds held, `platformParts`), plus one `api-key/status` only when the key is declared disabled. A key that cannot be disabled is deleted again, so that state and platform agree
  * and a re-run starts clean; only if that fails too is it kept, through the error `kept` builds.
  */
-export async function issueKey(client: Client, inputs: ApiKeyInputs, kept: (issued: Issued, cause: Error) => Error): Promise<Issued> {
-  const created = await client.apiKeys.create({ alias: inputs.alias, securityConfig: inputs.securityConfig }).catch((err: unknown) => {
+export async function issueKey(
+  client: Client,
+  inputs: ApiKeyInputs,
+  kept: (issued: Issued, cause: Error) => Error,
+  platformParts?: string,
+): Promise<Issued> {
+  const created = await client.apiKeys.create({ alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts }).catch((err: unknown) => {
     throw adviseLostKey(err, inputs.alias);
   });
   const issued: Issued = { key: created.key, createdAt: created.createdAt, view: viewOf(created) };
@@ -71,6 +76,7 @@ export async function rotate(session: Session, id: string, old: ApiKeyOutputs, i
       id,
       withPrevious(kept),
     ),
+    old.platformParts,
   );
   const outs = withPrevious(issued);
   if (overlapHoursOf(inputs) > 0) return outs;
@@ -117,6 +123,7 @@ export async function reissue(session: Session, id: string, old: ApiKeyOutputs, 
       id,
       outsOf(made),
     ),
+    old.platformParts,
   );
   return outsOf(issued);
 }

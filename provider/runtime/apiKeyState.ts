@@ -65,6 +65,12 @@ const ApiKeyStateV1Schema = z.object({
   /** The key masked; derived from `key` by every write. */
   keyHint: z.string().optional(),
   createdAt: z.string(),
+  /**
+   * The parts of the key's `security_config` the package does not know, as the platform last showed them (JSON text,
+   * api/schemas platformPartsOf): sent back with every edit, which replaces the whole config, and with the create of
+   * a rotated successor. Absent in states written before 2026-11-26 and for keys without such parts.
+   */
+  platformParts: z.string().optional(),
   ...RotationStateSchema.shape,
   /** The shape version of this state. */
   stateVersion: z.number().optional(),
@@ -92,8 +98,8 @@ export const API_KEY_STATE_VERSION = API_KEY_STATE.current;
 /** What the state holds, in today's shape. */
 export type ApiKeyOutputs = z.output<typeof ApiKeyStateV1Schema>;
 
-/** A key's configuration as the platform holds it. */
-export type LiveView = { alias: string; enabled: boolean; securityConfig: SecurityConfig };
+/** A key's configuration as the platform holds it (`platformParts`: the parts of its security config the package does not know). */
+export type LiveView = { alias: string; enabled: boolean; securityConfig: SecurityConfig; platformParts?: string };
 
 /** A security config as any version of the state held it (absent, null, wire or camelCase), in today's form. */
 export function normalizeSecurityConfig(value: unknown): SecurityConfig {
@@ -101,8 +107,10 @@ export function normalizeSecurityConfig(value: unknown): SecurityConfig {
 }
 
 /** A key's configuration as the platform answered it (a key without restrictions may answer null). */
-export function viewOf(answer: { alias: string; enabled: boolean; securityConfig?: SecurityConfig | null }): LiveView {
-  return { alias: answer.alias, enabled: answer.enabled, securityConfig: answer.securityConfig ?? {} };
+export function viewOf(answer: { alias: string; enabled: boolean; securityConfig?: SecurityConfig | null; platformParts?: string }): LiveView {
+  const view: LiveView = { alias: answer.alias, enabled: answer.enabled, securityConfig: answer.securityConfig ?? {} };
+  if (answer.platformParts !== undefined) view.platformParts = answer.platformParts;
+  return view;
 }
 
 /**
@@ -119,6 +127,7 @@ export function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, 
     createdAt,
     stateVersion: API_KEY_STATE_VERSION,
   };
+  if (live?.platformParts !== undefined) out.platformParts = live.platformParts;
   if (adoptKey !== undefined) out.adoptKey = adoptKey;
   if (inputs.connection !== undefined) out.connection = inputs.connection;
   if (inputs.rotation !== undefined) out.rotation = inputs.rotation;

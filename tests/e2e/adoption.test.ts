@@ -13,6 +13,7 @@ const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 const pricing = (model: string, factor: number) => [{ model, pricing_factor: factor }];
 
 let apiKeys: string[];
+const CONSOLE_HOURS = { from: "08:00", to: "18:00" };
 const file = setUpFile({
   emulator: { rateWindowMs: 1000 },
   seed: (emu) => {
@@ -27,6 +28,8 @@ const file = setUpFile({
       }).key,
     ];
     emu.state.disableKey(apiKeys[1]);
+    // A restriction the spec does not show, set in the web console: no program can declare it, no edit may remove it.
+    emu.state.editKey(apiKeys[2], "locked-down", { ...emu.state.getKey(apiKeys[2])!.security_config, hours: CONSOLE_HOURS });
     emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: pricing("model-a", 1.2), count: 3 });
     emu.state.createSubAccounts({ alias: "team-b", balance: 20, modelPricing: pricing("model-b", 2), count: 2 });
     emu.state.createSubAccounts({ alias: "ops", balance: 5, modelPricing: [...pricing("model-a", 1), ...pricing("model-b", 1.5)], count: 2 });
@@ -112,6 +115,12 @@ describe("an existing account brought under management with llm-accounts import 
     editProgram('alias: "team-b",', 'alias: "team-b-renamed",');
     expect(await upCalls()).toEqual({ "sub-account/edit": 1, "sub-account/list": 1 });
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "team-b-renamed")).toHaveLength(2);
+  }, 300_000);
+
+  test("an adopted key renamed in the program: exactly one edit, and the restriction set in the console the package does not know stays", async () => {
+    editProgram('alias: "locked-down",', 'alias: "locked-down-renamed",');
+    expect(await upCalls()).toEqual({ "api-key/edit": 1, "sub-account/list": 1 });
+    expect(emu.state.getKey(apiKeys[2])).toMatchObject({ alias: "locked-down-renamed", security_config: { hours: CONSOLE_HOURS, geo: { countries: ["CN", "SG"] } } });
   }, 300_000);
 
   test("one batch's count raised: exactly one create (and its edit), the adopted ones untouched", async () => {

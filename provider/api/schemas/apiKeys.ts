@@ -57,11 +57,33 @@ export type SecurityConfig = Camel<SecurityConfigWire>;
 
 const AliasSchema = AliasStringSchema;
 
+/** The `security_config` parts the package knows (spec 2.1); a platform may hold others (see platformPartsOf). */
+export const KNOWN_SECURITY_PARTS: readonly string[] = Object.keys(SecurityConfigSchema.shape);
+
+/**
+ * The parts of an answer's `security_config` the package does not know (a restriction the platform has and the spec
+ * does not show, set in the web console), as JSON text of their wire form; undefined when there are none. Edits
+ * replace the whole `security_config` (spec 4.3), so these are sent back with every edit of the key and with the
+ * create of its rotated successor: what the package cannot declare, it does not remove.
+ */
+export function platformPartsOf(config: unknown): string | undefined {
+  if (config === null || typeof config !== "object" || Array.isArray(config)) return undefined;
+  const parts = Object.entries(config).filter(([name, value]) => !KNOWN_SECURITY_PARTS.includes(name) && value !== null && value !== undefined);
+  return parts.length === 0 ? undefined : JSON.stringify(Object.fromEntries(parts));
+}
+
+/**
+ * Requests: the known parts as declared (checked strictly), and the platform's other parts sent back as they came.
+ * Also what the emulator stores: a platform holds what it was sent.
+ */
+export const SecurityConfigRequestSchema = SecurityConfigSchema.catchall(z.unknown());
+
 export const ApiKeyCreateRequestSchema = z.object({
   alias: AliasSchema,
-  security_config: SecurityConfigSchema.optional(),
+  security_config: SecurityConfigRequestSchema.optional(),
 });
-export type ApiKeyCreateRequest = Camel<z.infer<typeof ApiKeyCreateRequestSchema>>;
+/** A create or edit as the runtime asks for it: `platformParts` (platformPartsOf) are merged into `security_config`. */
+export type ApiKeyCreateRequest = Camel<{ alias: string; security_config?: SecurityConfigWire }> & { platformParts?: string };
 
 /**
  * `security_config` as the platform answers it: read for the parts and fields the package knows, every other field
@@ -87,40 +109,53 @@ export const SecurityConfigAnswerSchema = z
     return parts;
   });
 
+/** An answer with `platform_parts` added: the parts of its `security_config` the package does not know (platformPartsOf). */
+function withPlatformParts(answer: unknown): unknown {
+  if (answer === null || typeof answer !== "object" || Array.isArray(answer)) return answer;
+  return { ...answer, platform_parts: platformPartsOf((answer as { security_config?: unknown }).security_config) };
+}
+
 /** The configuration of a key as get and edit answer (spec 4.2, 4.3); the key itself is never in it. */
-export const ApiKeyViewSchema = z.object({
-  alias: z.string(),
-  enabled: AnswerBooleanSchema,
-  security_config: SecurityConfigAnswerSchema.nullish(),
-  created_at: AnswerTimestampSchema,
-});
-export type ApiKeyView = Camel<z.infer<typeof ApiKeyViewSchema>>;
+export const ApiKeyViewSchema = z.preprocess(
+  withPlatformParts,
+  z.object({
+    alias: z.string(),
+    enabled: AnswerBooleanSchema,
+    security_config: SecurityConfigAnswerSchema.nullish(),
+    platform_parts: z.string().optional(),
+    created_at: AnswerTimestampSchema,
+  }),
+);
+export type ApiKeyView = Camel<z.output<typeof ApiKeyViewSchema>>;
 
 /**
  * The creation answer: the only response that carries the key (spec 4.1). Only the key is needed: a create whose
  * answer lacks another field (or holds it in a form no schema reads) still made the key, and losing the key would
  * orphan it on the platform. The client fills what is missing from the request (ApiKeysApi.create).
  */
-export const ApiKeyCreatedAnswerSchema = z.object({
-  key: KeySchema,
-  alias: z.string().optional().catch(undefined),
-  enabled: AnswerBooleanSchema.optional().catch(undefined),
-  security_config: SecurityConfigAnswerSchema.nullish().catch(undefined),
-  created_at: AnswerTimestampSchema.optional().catch(undefined),
-});
+export const ApiKeyCreatedAnswerSchema = z.preprocess(
+  withPlatformParts,
+  z.object({
+    key: KeySchema,
+    alias: z.string().optional().catch(undefined),
+    enabled: AnswerBooleanSchema.optional().catch(undefined),
+    security_config: SecurityConfigAnswerSchema.nullish().catch(undefined),
+    platform_parts: z.string().optional(),
+    created_at: AnswerTimestampSchema.optional().catch(undefined),
+  }),
+);
 
 /** A created key, as the client gives it: the view with the key. */
-export const ApiKeyCreatedSchema = ApiKeyViewSchema.extend({ key: KeySchema });
-export type ApiKeyCreated = Camel<z.infer<typeof ApiKeyCreatedSchema>>;
+export type ApiKeyCreated = ApiKeyView & { key: string };
 
 export const ApiKeyGetRequestSchema = z.object({ key: KeySchema });
 
 export const ApiKeyEditRequestSchema = z.object({
   key: KeySchema,
   alias: AliasSchema,
-  security_config: SecurityConfigSchema.optional(),
+  security_config: SecurityConfigRequestSchema.optional(),
 });
-export type ApiKeyEditRequest = Camel<z.infer<typeof ApiKeyEditRequestSchema>>;
+export type ApiKeyEditRequest = ApiKeyCreateRequest & { key: string };
 
 export const ApiKeyStatusRequestSchema = z.object({ key: KeySchema, enabled: z.boolean() });
 /** The status answer: `{enabled}`, the confirmed state (spec 4.4); a platform that confirms otherwise (`{success: true}`) leaves it out. */
