@@ -8,15 +8,17 @@
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import { ALIAS_MAX_LENGTH, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
+import { ALIAS_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
 import { redact } from "./api/redact.js";
+import { printable } from "./account/printable.js";
 import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
 import { SETTINGS } from "./client/settings.js";
 import { UsageError } from "./usageError.js";
 
 export const DOCTOR_USAGE = `Options of "doctor" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
-  --write    Also check what only a write shows: creates one API key and one sub-account of balance 0, both under
-             an alias marked "doctor", and deletes them again (nothing else is touched)
+  --write    Also check what only a write shows: creates one API key, and sub-accounts of balance 0 (a few, then
+             one create of 100, the most the package sends at once) under an alias marked "doctor", and deletes
+             them again (nothing else is touched)
   --json     One JSON object on stdout instead of the table
   Exit code: 0 when every point holds or the package handles it by itself, 1 when a setting is needed,
   2 when the check could not run (no credentials, no answer, a credential refused)
@@ -325,6 +327,17 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
       verdict: matched > 0 ? "handled" : "holds",
       reading: matched > 0 ? "alias-filter-prefix" : undefined,
     });
+    // The largest count of one create (not shown): one create of as many as the package sends at once, balance 0.
+    const full = await probe.send("sub-account", "POST", `${S}/token`, { alias, balance: 0, model_pricing: [], count: SUB_ACCOUNT_MAX_COUNT });
+    made.push(...tokensOf(full));
+    const capped = refused(full);
+    rows.push({
+      point: "largest count of one sub-account create",
+      assumes: `${SUB_ACCOUNT_MAX_COUNT}`,
+      observed: capped ? `count ${SUB_ACCOUNT_MAX_COUNT} refused (${describeRefusal(full)})` : `count ${SUB_ACCOUNT_MAX_COUNT} accepted`,
+      verdict: capped ? "handled" : "holds",
+      reading: capped ? "small-count-cap" : undefined,
+    });
     // Sub-account refusals: a delete of a token that does not exist (deletes nothing).
     const gone = await probe.send("sub-account", "DELETE", `${S}/token`, { sks: [`sk-doctor${randomBytes(12).toString("hex")}`] });
     rows.push(errorShapeRow("sub-account group errors", gone, probe.envelope.seen));
@@ -332,6 +345,13 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
     if (made.length > 0) await probe.send("sub-account", "DELETE", `${S}/token`, { sks: made });
   }
   return rows;
+}
+
+/** The words of a refusal in any of its shapes, short, redacted and printable. */
+function describeRefusal(answer: Raw): string {
+  const inner = isObject(answer.body) && isObject(answer.body.error) ? answer.body.error : answer.body;
+  const message = isObject(inner) && typeof inner.message === "string" ? inner.message : `status ${answer.status}`;
+  return printable(redact(message)).slice(0, 80);
 }
 
 /** Candidate request fields for a further usage page, tried when the assumed one is not read. */

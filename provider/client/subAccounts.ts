@@ -72,6 +72,13 @@ export class SubAccountsApi extends ApiGroup {
   markForm: CreateMarkForm = this.http.platform?.createMark ?? "tilde";
 
   /**
+   * The most sub-accounts one create makes on this platform, once a create refused a larger `count` (the spec does
+   * not show the maximum; the package assumes SUB_ACCOUNT_MAX_COUNT): creates are split to it (runtime/batchRecovery.ts),
+   * for the life of this client. Undefined until then.
+   */
+  countCap: number | undefined;
+
+  /**
    * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer below
    * `total`; then the rest page by page (by offset), at the size it answered with. A paged read is kept only when
    * it is consistent: every page gave the same `total`, no item came twice, and the items add up to `total`. A

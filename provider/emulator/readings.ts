@@ -21,6 +21,7 @@ export const READINGS = {
   "short-aliases": "aliases are capped at 32 characters",
   "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
+  "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
 } as const;
 
 /** The name of a reading. */
@@ -32,6 +33,8 @@ export const READING_NAMES = Object.keys(READINGS) as Reading[];
 export const SHORT_ALIAS_MAX = 32;
 /** The page size cap of `list-no-total`. */
 export const NO_TOTAL_LIST_CAP = 7;
+/** The cap of `small-count-cap`. */
+export const SMALL_COUNT_CAP = 20;
 /** The request field `usage-cursor` reads. */
 export const USAGE_CURSOR_FIELD = "cursor";
 
@@ -82,6 +85,9 @@ export class Readings {
     }
     if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) > 100) {
       return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
+    }
+    if (op === "sub-account/create" && this.has("small-count-cap") && Number(request.count) > SMALL_COUNT_CAP) {
+      return new ErrorAnswer(400, "invalid_count", `count must be at most ${SMALL_COUNT_CAP}`);
     }
     if (!ALIAS_OPS.has(op) || typeof request.alias !== "string") return undefined;
     if (this.has("short-aliases") && [...request.alias].length > SHORT_ALIAS_MAX) {

@@ -114,15 +114,45 @@ export async function listUnconfirmed(
  * One batch create, its sub-accounts under a marked alias (markedAlias) that the caller then replaces with the
  * declared one in the edit that aligns the batch. Where the platform refuses the marked alias (a 400, or a refusal
  * that means one: aliases capped or restricted there), the create, which made nothing, is sent once more under the
- * `fit` form, and the client keeps that form; a refusal of both names the marker and the setting.
+ * `fit` form, and the client keeps that form; a refusal of both names the marker and the setting. Where it refuses
+ * the `count` (its cap is below the package's assumption), the create is split into creates the platform takes,
+ * all under the same mark, and the client keeps the cap: each part is what `left` is to the next.
  */
 export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest, mark?: string, left: readonly SubAccount[] = []): Promise<SubAccount[]> {
+  let made = [...left];
+  while (made.length < request.count) {
+    const chunk = Math.min(api.countCap ?? request.count, request.count - made.length);
+    try {
+      made = await createInForm(api, { ...request, count: made.length + chunk }, mark, made);
+    } catch (err) {
+      const cap = smallerCountCap(err, chunk);
+      if (cap === undefined) throw err;
+      api.countCap = cap;
+    }
+  }
+  return made;
+}
+
+/**
+ * The most sub-accounts one create may make, when `err` is a create of `chunk` refused for its `count` (a 400 naming
+ * it: a platform whose cap is below the package's assumption): the number the refusal gives, else half the chunk.
+ * Undefined for any other failure, or a chunk of 1.
+ */
+function smallerCountCap(err: unknown, chunk: number): number | undefined {
+  if (!(err instanceof BadRequestError) || err.mayHaveSucceeded || chunk <= 1) return undefined;
+  const words = `${err.code ?? ""} ${err.apiMessage ?? err.message}`;
+  if (!/\bcount\b/i.test(words)) return undefined;
+  const given = (words.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < chunk);
+  return given.length > 0 ? Math.max(...given) : Math.floor(chunk / 2);
+}
+
+/** One create of `request.count - left.length` sub-accounts under the client's mark form, falling back to `fit` (createBatch). */
+async function createInForm(api: SubAccountsApi, request: SubAccountCreateRequest, mark: string | undefined, left: readonly SubAccount[]): Promise<SubAccount[]> {
   const form = api.markForm;
-  if (left.length >= request.count) return [...left];
   try {
     return await createMarked(api, request, form, mark, left);
   } catch (err) {
-    if (!(err instanceof BadRequestError) || err.mayHaveSucceeded) throw err;
+    if (!(err instanceof BadRequestError) || err.mayHaveSucceeded || !mayMeanTheMark(err)) throw err;
     if (form === "fit") throw markerRefused(err, request.alias, ["fit"]);
     try {
       const made = await createMarked(api, request, "fit", mark, left);
@@ -133,6 +163,20 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
       throw again;
     }
   }
+}
+
+/** Request fields of a batch create other than its alias, as a refusal's words may name them. */
+const OTHER_CREATE_FIELDS = /\b(count|balance|model_pricing|modelPricing|pricing_factor|pricingFactor|model|models)\b/i;
+
+/**
+ * Whether a create's 400 may be a refusal of its marked alias: it names the alias, or no field at all (a platform
+ * that says only "invalid parameter"). One that names another field of the request (a `count` above the platform's
+ * cap, a model it does not know) is the user's to see as it is: sending it again under another mark would fail
+ * the same way, and the advice would blame the marker.
+ */
+function mayMeanTheMark(err: BadRequestError): boolean {
+  const words = `${err.code ?? ""} ${err.apiMessage ?? err.message}`;
+  return /alias/i.test(words) || !OTHER_CREATE_FIELDS.test(words);
 }
 
 /**

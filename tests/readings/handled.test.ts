@@ -16,6 +16,7 @@ afterEach(async () => {
 });
 
 async function platform(readings: Reading[], settings: Record<string, string> = {}): Promise<{ emu: Emulator; client: LlmAccountsClient }> {
+  await emu?.close(); // a test's earlier platform, so that none is left open
   emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings });
   startFresh({
     stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...settings },
@@ -93,6 +94,30 @@ describe("each reading is played, and handled", () => {
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as Error).message).toMatch(/alias must be at most 32 characters .*the package's marked alias, not "x{40}" itself.*LLM_ACCOUNTS_CREATE_MARK or the stack config llm-accounts:createMark/);
     expect(e.state.listSubAccounts()).toEqual([]);
+  });
+
+  test("small-count-cap: a batch of 50 is made in creates of 20 under one mark after one refusal, then aligned by one edit; the cap is kept; a 400 naming count is never blamed on the marker", async () => {
+    const { emu: e } = await platform(["small-count-cap"]);
+    const made = await subAccountBatch.create(await batch("team-big", 50));
+    const creates = e.requests().filter((r) => r.op === "sub-account/create");
+    expect(creates.map((r) => r.status)).toEqual([400, 200, 200, 200]);
+    expect(e.calls()["sub-account/edit"]).toBe(1);
+    expect(made.outs.tokens).toHaveLength(50);
+    expect(e.state.listSubAccounts().filter((s) => s.alias === "team-big")).toHaveLength(50);
+    e.clearRequests();
+    const more = await subAccountBatch.create(await batch("team-more", 30));
+    expect(e.requests().filter((r) => r.op === "sub-account/create").map((r) => r.status)).toEqual([200, 200]);
+    await subAccountBatch.delete(made.id, made.outs);
+    await subAccountBatch.delete(more.id, more.outs);
+    expect(e.state.listSubAccounts()).toEqual([]);
+
+    // A count the platform refuses even alone is the platform's 400, as it came: one create, no `fit` retry, no advice about the marker.
+    const direct = await platform(["small-count-cap"]);
+    const err = await new LlmAccountsClient({ baseUrl: direct.emu.baseUrl, adminKey: direct.emu.adminKey, accountKey: direct.emu.accountKey, rateLimits: false }).subAccounts
+      .create({ alias: "x", balance: 0, modelPricing: [], count: 21 })
+      .catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect((err as Error).message).toMatch(/count must be at most 20/);
   });
 
   test("list-no-total and list-all-refused: every sub-account is read, page by page; alias-filter-prefix: the filter matches exactly all the same", async () => {
