@@ -1,5 +1,5 @@
 import type { SubAccount } from "../api/schemas/index.js";
-import { canonical } from "../runtime/canonical.js";
+import { canonical } from "../api/canonical.js";
 
 /** Which batch a sub-account belongs to: sub-accounts of one alias and one pricing are declared together. */
 export function batchGroupOf(s: Pick<SubAccount, "alias" | "modelPricing">): string {

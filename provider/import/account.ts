@@ -5,7 +5,7 @@ import { maskKey, redact } from "../api/redact.js";
 import type { ApiKeyView, ModelPricing, SecurityConfig, SubAccount } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
 import type { CheckFailure } from "../runtime/check.js";
-import { same } from "../runtime/canonical.js";
+import { same } from "../api/canonical.js";
 import { batchGroupOf } from "../account/batchGroups.js";
 import { unconfirmedAmong } from "../runtime/batchRecovery.js";
 import { printable } from "../account/printable.js";

@@ -6,7 +6,7 @@ import { formatMicros, toMicros } from "../api/money.js";
 import { fingerprint } from "../api/redact.js";
 import type { Model, SubAccount, UsageRow } from "../api/schemas/index.js";
 import { currentSession, startFresh, type Session, type SessionClient } from "../runtime/session.js";
-import { canonical } from "../runtime/canonical.js";
+import { canonical } from "../api/canonical.js";
 
 /** Options every data source takes: which account. */
 export interface DataSourceOptions {

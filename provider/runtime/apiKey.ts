@@ -18,7 +18,7 @@ import type { Props, ReadOutcome } from "./contract.js";
 import { KEY_DELETED, TRIGGERED, dueByAge, previousExpiry, rotationReason, triggersChanged } from "./rotation.js";
 import type { Session, SessionClient } from "./session.js";
 import type { StateError } from "./stateVersions.js";
-import { same } from "./canonical.js";
+import { same } from "../api/canonical.js";
 import { checkInputs, type CheckFailure } from "./check.js";
 
 export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";

@@ -1,6 +1,6 @@
 import { ConnectionSchema, readStackConfig, type ConnectionArgs, type StackConfig } from "../client/config.js";
 import { STACK_CONFIG_SLOT } from "./slot.js";
-import { same } from "./canonical.js";
+import { same } from "../api/canonical.js";
 import { neverShown, optionalOrNull } from "./check.js";
 
 export { STACK_CONFIG_SLOT };

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DAY_MS, HOUR_MS, ROTATION_EVERY_DAYS_MAX, ROTATION_OVERLAP_HOURS_MAX } from "../api/assumptions.js";
 import { KeySchema, settingsObject } from "../api/schemas/common.js";
-import { same } from "./canonical.js";
+import { same } from "../api/canonical.js";
 import { containsUnknown, optionalOrNull } from "./check.js";
 
 const EVERY_DAYS = "is not a positive whole number of days";

@@ -41,7 +41,7 @@ import { WriteCounter } from "../client/subAccounts.js";
 import { setStackConfig, stackConfig } from "./connection.js";
 import { DeleteCoalescer } from "./deleteCoalescer.js";
 import { sharedListOf, type SharedSubAccountList } from "./sharedList.js";
-import { canonical } from "./canonical.js";
+import { canonical } from "../api/canonical.js";
 
 /** Retry settings and clock for every client a session makes. */
 export type ClientOverrides = Pick<TransportOptions, "retry" | "clock">;

@@ -10,7 +10,7 @@ import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { hold, notToTake, holdKept, takeForCreate } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
 import type { StateError } from "./stateVersions.js";
-import { same } from "./canonical.js";
+import { same } from "../api/canonical.js";
 import { checkInputs, containsUnknown, type CheckFailure } from "./check.js";
 import {
   byId,

@@ -56,6 +56,15 @@ describe("restrictions the package does not know are kept", () => {
     expect(emu.state.getKey(outs.key)?.security_config).toEqual({ hours: later });
   });
 
+  test("the same restrictions answered with their fields in another order read the same (canonical JSON): a refresh changes nothing", async () => {
+    const key = consoleKey("order");
+    const { id, outs } = await apiKey.create(await checked({ alias: "order", securityConfig: { geo: { countries: ["SG"] } }, adoptKey: key }));
+    emu.state.editKey(key, "order", { hours: { zone: HOURS.zone, to: HOURS.to, from: HOURS.from }, geo: { countries: ["SG"] } });
+    const read = found(await apiKey.read(id, outs));
+    expect(read.props.platformParts).toBe(outs.platformParts);
+    expect(read.inputs).toBeUndefined();
+  });
+
   test("a rotation gives the new key the old key's hours", async () => {
     const key = consoleKey("rot");
     const declared = { alias: "rot", securityConfig: { geo: { countries: ["SG"] } }, rotation: { triggers: ["t1"] } };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { canonical } from "../canonical.js";
 import { API_KEY_DELETE_MAX, COUNTRIES_MAX, IP_ALLOW_MAX, IP_ENTRY_MAX_LENGTH, MODEL_LIST_MAX, MODEL_MODES } from "../assumptions.js";
 import type { Camel } from "../casing.js";
 import { AnswerBooleanSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerStringListSchema, AnswerTimestampSchema } from "./answers.js";
@@ -69,7 +70,8 @@ export const KNOWN_SECURITY_PARTS: readonly string[] = Object.keys(SecurityConfi
 export function platformPartsOf(config: unknown): string | undefined {
   if (config === null || typeof config !== "object" || Array.isArray(config)) return undefined;
   const parts = Object.entries(config).filter(([name, value]) => !KNOWN_SECURITY_PARTS.includes(name) && value !== null && value !== undefined);
-  return parts.length === 0 ? undefined : JSON.stringify(Object.fromEntries(parts));
+  // Canonical (keys sorted at every depth): a platform may answer its fields in another order each time.
+  return parts.length === 0 ? undefined : canonical(Object.fromEntries(parts));
 }
 
 /**
