@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { ALIAS_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
 import { redact } from "./api/redact.js";
+import { platformPartsOf } from "./api/schemas/index.js";
 import { printable } from "./account/printable.js";
 import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
 import { SETTINGS } from "./client/settings.js";
@@ -274,6 +275,20 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
   if (!key) throw new Error(`api-key/create answered ${created.status} without a key`);
   try {
     rows.push(await usageRow(probe, usageField));
+    // Parts of a key's security_config the spec does not show: the package keeps them and sends them back with every
+    // edit (an edit replaces the whole config). Where the new key shows some, one edit sends them back as it would.
+    const shown = isObject(created.body) ? platformPartsOf(created.body.security_config) : undefined;
+    if (shown !== undefined) {
+      const echoed = await probe.send("management", "POST", `${M}/api-key/edit`, { key, alias: `doctor-${hex}`, security_config: JSON.parse(shown) as unknown });
+      const taken = echoed.status < 300 && !(isObject(echoed.body) && echoed.body.success === false);
+      rows.push({
+        point: "security_config parts the spec does not show",
+        assumes: "none; any is kept and sent back with every edit",
+        observed: `${printable(Object.keys(JSON.parse(shown) as object).join(", "))}; sent back ${taken ? "and accepted" : `and refused (${describeRefusal(echoed)}): the package sends its edit again without the parts a refusal names`}`,
+        verdict: "handled",
+        reading: "extra-fields",
+      });
+    }
     const status = await probe.send("management", "POST", `${M}/api-key/status`, { key, enabled: false });
     const removed = await probe.send("management", "POST", `${M}/api-key/delete`, { keys: [key] });
     const terse = !(isObject(status.body) && "enabled" in status.body) || !(isObject(removed.body) && "deleted" in removed.body);

@@ -44,8 +44,11 @@ describe("llm-accounts doctor (issue 35)", () => {
     const emu = await startEmulator({ port: 0, rateLimits: false, readings: [reading] });
     try {
       const { code, out } = await doctor(emu, ["--write", "--json"]);
-      const report = JSON.parse(out) as { differs: string[]; settings: string[] };
+      const report = JSON.parse(out) as { differs: string[]; settings: string[]; rows: { point: string; observed: string }[] };
       expect(report.differs).toEqual([reading]);
+      // The parts extra-fields adds to a key's security_config are sent back once, as the package's edits send them.
+      const parts = report.rows.find((r) => r.point === "security_config parts the spec does not show");
+      expect(parts?.observed).toBe(reading === "extra-fields" ? "x_flag, x_meta; sent back and accepted" : undefined);
       expect(code).toBe(NEEDS_SETTING.includes(reading) ? DOCTOR_EXIT.settingNeeded : DOCTOR_EXIT.holds);
       if (reading === "usage-cursor") expect(report.settings).toEqual(["llm-accounts:usagePageField=cursor (or LLM_ACCOUNTS_USAGE_PAGE_FIELD)"]);
       expect(emu.state.listKeys()).toEqual([]);
