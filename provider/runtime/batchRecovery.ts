@@ -123,7 +123,9 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
   while (made.length < request.count) {
     const chunk = Math.min(api.countCap ?? request.count, request.count - made.length);
     try {
-      made = await createInForm(api, { ...request, count: made.length + chunk }, mark, made);
+      const next = await createInForm(api, { ...request, count: made.length + chunk }, mark, made);
+      if (next.length <= made.length) throw new LlmAccountsError(`a sub-account create of ${chunk} answered without the sub-accounts it made (alias ${JSON.stringify(request.alias)})`);
+      made = next;
     } catch (err) {
       const cap = smallerCountCap(err, chunk);
       if (cap === undefined) throw err;
