@@ -17,7 +17,8 @@ export const ApiKeyRecordSchema = z.object({
   key: KeySchema,
   alias: z.string(),
   enabled: z.boolean(),
-  security_config: SecurityConfigRequestSchema,
+  // A file written before the record had its own schema may hold null for "no restriction".
+  security_config: z.preprocess((value) => value ?? {}, SecurityConfigRequestSchema),
   created_at: TimestampSchema,
 });
 

@@ -46,6 +46,19 @@ describe("state file", () => {
     expect(await ok(second, "balance")).toEqual({ balance: "42.250000" });
   });
 
+  it("keeps a key's restrictions the spec does not show across a restart, and reads null as none", async () => {
+    const first = await start();
+    const { key } = await ok(first, "createApiKey", { alias: "hours", security_config: { hours: { from: "08:00", to: "18:00" } } });
+    const { key: bare } = await ok(first, "createApiKey", { alias: "bare" });
+    await first.close();
+    const written = await saved();
+    written.api_keys.find((k: { key: string }) => k.key === bare).security_config = null;
+    await writeFile(file, JSON.stringify(written));
+    const second = await start();
+    expect((await ok(second, "getApiKey", { key })).security_config).toEqual({ hours: { from: "08:00", to: "18:00" } });
+    expect((await ok(second, "getApiKey", { key: bare })).security_config).toEqual({});
+  });
+
   it("has the change on disk before the answer is sent", async () => {
     const emu = await start();
     const { key } = await ok(emu, "createApiKey", { alias: "written" });
