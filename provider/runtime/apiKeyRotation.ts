@@ -27,8 +27,9 @@ function adviseLostKey(err: unknown, alias: string): unknown {
 
 /**
  * One `api-key/create` with the declared alias and security config (and the restrictions the package does not know
- * that the key it succeeds held, `platformParts`), plus one `api-key/status` only when the key is declared disabled. A key that cannot be disabled is deleted again, so that state and platform agree
- * and a re-run starts clean; only if that fails too is it kept, through the error `kept` builds.
+ * that the key it succeeds held, `platformParts`), plus one `api-key/status` only when the key is declared disabled.
+ * A key that cannot be disabled is deleted again, so that state and platform agree and a re-run starts clean; only
+ * if that fails too is it kept, through the error `kept` builds.
  */
 export async function issueKey(
   client: Client,
