@@ -279,12 +279,13 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
     // edit (an edit replaces the whole config). Where the new key shows some, one edit sends them back as it would.
     const shown = isObject(created.body) ? platformPartsOf(created.body.security_config) : undefined;
     if (shown !== undefined) {
-      const echoed = await probe.send("management", "POST", `${M}/api-key/edit`, { key, alias: `doctor-${hex}`, security_config: JSON.parse(shown) as unknown });
+      const parts = JSON.parse(shown) as Record<string, unknown>;
+      const echoed = await probe.send("management", "POST", `${M}/api-key/edit`, { key, alias: `doctor-${hex}`, security_config: parts });
       const taken = echoed.status < 300 && !(isObject(echoed.body) && echoed.body.success === false);
       rows.push({
         point: "security_config parts the spec does not show",
         assumes: "none; any is kept and sent back with every edit",
-        observed: `${printable(Object.keys(JSON.parse(shown) as object).join(", "))}; sent back ${taken ? "and accepted" : `and refused (${describeRefusal(echoed)}): the package sends its edit again without the parts a refusal names`}`,
+        observed: `${printable(Object.keys(parts).join(", "))}; sent back ${taken ? "and accepted" : `and refused (${describeRefusal(echoed)}): the package sends its edit again without the parts a refusal names`}`,
         verdict: "handled",
         reading: "extra-fields",
       });

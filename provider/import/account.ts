@@ -372,10 +372,12 @@ export async function readAccount(
   apiKeys.forEach((key, i) => {
     const held = holder.get(key);
     if (held) listed.add(held);
-    else if (leavingKeys.has(key) && !seen.has(key)) leftOut.push(`API key ${maskKey(key)}: a replaced key the stack deletes at its next up: not adopted`);
-    else if (heldElsewhere(options, key, "keys") !== undefined && !seen.has(key)) {
-      leftOut.push(`API key ${maskKey(key)}: held by stack ${heldElsewhere(options, key, "keys")} of this project: not adopted (one object, one owner)`);
-    } else if (!seen.has(key)) fresh.push({ key, listedAt: i + 1 });
+    else if (!seen.has(key)) {
+      const other = heldElsewhere(options, key, "keys");
+      if (leavingKeys.has(key)) leftOut.push(`API key ${maskKey(key)}: a replaced key the stack deletes at its next up: not adopted`);
+      else if (other !== undefined) leftOut.push(`API key ${maskKey(key)}: held by stack ${other} of this project: not adopted (one object, one owner)`);
+      else fresh.push({ key, listedAt: i + 1 });
+    }
     seen.add(key);
   });
   for (const c of state?.configKeys ?? []) {
@@ -453,22 +455,27 @@ export async function readAccount(
     batches.push(await keptBatch(held, liveByToken, drifted, notes, lost.length, reverted));
   }
   // Sub-accounts of a replaced batch the stack's next up deletes: not adopted (the up would delete them from under the new batch).
+  // Held by another stack of the project (or left under its batch's mark by a lost create): that stack's, not adopted.
   const leaving = new Set(state?.leaving?.tokens ?? []);
-  const outgoing = subAccounts.filter((s) => leaving.has(s.token) && !claimed.has(s.token));
+  const outgoing: SubAccount[] = [];
+  const theirs = new Map<string, string[]>();
+  const unheld: SubAccount[] = [];
+  for (const s of subAccounts) {
+    if (claimed.has(s.token)) continue;
+    if (leaving.has(s.token)) {
+      outgoing.push(s);
+      continue;
+    }
+    const other = heldElsewhere(options, s.token, "tokens") ?? markedElsewhere(options, s);
+    if (other !== undefined) theirs.set(other, [...(theirs.get(other) ?? []), maskKey(s.token)]);
+    else unheld.push(s);
+  }
   if (outgoing.length > 0) {
     leftOut.push(`${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`);
-  }
-  const theirs = new Map<string, string[]>();
-  for (const s of subAccounts) {
-    const other = claimed.has(s.token) || leaving.has(s.token) ? undefined : (heldElsewhere(options, s.token, "tokens") ?? markedElsewhere(options, s));
-    if (other !== undefined) theirs.set(other, [...(theirs.get(other) ?? []), maskKey(s.token)]);
   }
   for (const [other, tokens] of theirs) {
     leftOut.push(`${tokens.length} sub-account(s) held by stack ${other} of this project (${tokens.slice(0, 5).join(", ")}${tokens.length > 5 ? ", ..." : ""}): not adopted (one object, one owner)`);
   }
-  const unheld = subAccounts.filter(
-    (s) => !claimed.has(s.token) && !leaving.has(s.token) && heldElsewhere(options, s.token, "tokens") === undefined && markedElsewhere(options, s) === undefined,
-  );
   batches.push(...(await batchesOf(unheld, leftOut, heldBatches.map((b) => b.name))));
   return { keys, batches, leftOut, dropped, drifted, notes, pending, reverted };
 }

@@ -44,8 +44,7 @@ async function converge(client: Client, key: string, live: LiveView, inputs: Api
   let view = live;
   if (view.alias !== inputs.alias || !same(view.securityConfig, inputs.securityConfig)) {
     const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts: view.platformParts }));
-    view = { enabled: view.enabled, alias: edited.alias, securityConfig: edited.securityConfig };
-    if (edited.platformParts !== undefined) view.platformParts = edited.platformParts;
+    view = { ...edited, enabled: view.enabled };
   }
   if (view.enabled !== inputs.enabled) view = { ...view, enabled: await client.apiKeys.setStatus(key, inputs.enabled) };
   return view;

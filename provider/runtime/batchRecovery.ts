@@ -142,7 +142,7 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
  */
 function smallerCountCap(err: unknown, chunk: number): number | undefined {
   if (!(err instanceof BadRequestError) || err.mayHaveSucceeded || chunk <= 1) return undefined;
-  const words = `${err.code ?? ""} ${err.apiMessage ?? err.message}`;
+  const words = refusalWords(err);
   if (!/\bcount\b/i.test(words)) return undefined;
   const given = (words.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < chunk);
   return given.length > 0 ? Math.max(...given) : Math.floor(chunk / 2);
@@ -167,6 +167,11 @@ async function createInForm(api: SubAccountsApi, request: SubAccountCreateReques
   }
 }
 
+/** What a refusal says: its code and the platform's message (the whole message where the platform gave none). */
+function refusalWords(err: BadRequestError): string {
+  return `${err.code ?? ""} ${err.apiMessage ?? err.message}`;
+}
+
 /** Request fields of a batch create other than its alias, as a refusal's words may name them. */
 const OTHER_CREATE_FIELDS = /\b(count|balance|model_pricing|modelPricing|pricing_factor|pricingFactor|model|models)\b/i;
 
@@ -177,7 +182,7 @@ const OTHER_CREATE_FIELDS = /\b(count|balance|model_pricing|modelPricing|pricing
  * the same way, and the advice would blame the marker.
  */
 function mayMeanTheMark(err: BadRequestError): boolean {
-  const words = `${err.code ?? ""} ${err.apiMessage ?? err.message}`;
+  const words = refusalWords(err);
   return /alias/i.test(words) || !OTHER_CREATE_FIELDS.test(words);
 }
 
