@@ -36,6 +36,14 @@ export function holders(state: StateView): { keys: Map<string, string>; tokens: 
 
 const HOUR_MS = 3_600_000;
 
+/** The restriction the emulator has beyond the spec's four parts, as a person sets it in the console. */
+const CONSOLE_HOURS = { from: "08:00", to: "18:00" };
+
+/** Whether a key holds the console's hours restriction. */
+function hasHours(emu: Emulator, key: string): boolean {
+  return emu.state.getKey(key)?.security_config.hours !== undefined;
+}
+
 /** The project the histories' stacks belong to, as the mark of their batches names it. */
 export const PROJECT = "histories";
 
@@ -91,7 +99,8 @@ export class Watch {
     emu.setClockOffset(clockOffsetMs - Math.max(1, made.ageDays * 24) * HOUR_MS);
     try {
       for (let i = 0; i < made.keys; i++) {
-        const k = emu.state.createKey(`console-k${this.oobKeys.length}`, {});
+        // Every other console key holds a restriction the package does not know: no run may remove it (platformParts).
+        const k = emu.state.createKey(`console-k${this.oobKeys.length}`, this.oobKeys.length % 2 === 0 ? { hours: CONSOLE_HOURS } : {});
         this.oobKeys.push(k.key);
         this.free.set(k.key, lookOfKey(emu, k.key));
       }
@@ -317,6 +326,23 @@ export class Watch {
     for (const name of [...this.adoptedKeyOf.keys()]) if (!state.has(`ApiKey::${name}`)) this.adoptedKeyOf.delete(name);
 
     this.checkKeysInUse(emu, state, s, errorFree);
+    this.checkConsoleRestrictions(emu, state, s);
+  }
+
+  /**
+   * A restriction set in the console that the package does not know (`hours`) is never removed: a key that held it
+   * before a run and still exists holds it after, and a key a resource rotated to from one that held it holds it too.
+   */
+  private checkConsoleRestrictions(emu: Emulator, state: StateView, s: NonNullable<Watch["snapshot"]>): void {
+    const v = this.report.violations;
+    const hadHours = (o: string) => (s.look.get(o) ?? "").includes('"hours"');
+    for (const [o] of s.look) if (hadHours(o) && emu.state.hasKey(o) && !hasHours(emu, o)) v.push(`a key's console restriction (hours) was removed by a run`);
+    for (const [urn, is] of state) {
+      const was = s.state.get(urn);
+      const from = was?.outputs.key;
+      if (is.type !== "ApiKey" || typeof from !== "string" || is.outputs.key === from || !hadHours(from)) continue;
+      if (typeof is.outputs.key === "string" && emu.state.hasKey(is.outputs.key) && !hasHours(emu, is.outputs.key)) v.push(`${urn}: the key it rotated to lacks the console restriction (hours) of the key it replaced`);
+    }
   }
 
   /** Keys in use are deleted only when the program asks; a previous key lives out its overlap, then goes. */
