@@ -132,23 +132,55 @@ export function releasedBy(olds: Record<string, unknown>, news: Record<string, u
   return nextAdoption(adoptedTokens(olds), adoptedTokens(news)).released;
 }
 
-/** The keys ApiKey creates adopted, per command (one session), by fingerprint. */
-const adoptedInCommand = new WeakMap<object, Set<string>>();
+/**
+ * The keys ApiKeys keep in one command (one session), by fingerprint: who keeps each (an ApiKey's id), and whether
+ * a create adopted it (else a diff found it the key or previous key of the resource).
+ */
+const keptInCommand = new WeakMap<object, Map<string, { owner: string; adopted: boolean }>>();
+
+function keptKeysOf(command: object): Map<string, { owner: string; adopted: boolean }> {
+  let kept = keptInCommand.get(command);
+  if (!kept) keptInCommand.set(command, (kept = new Map()));
+  return kept;
+}
+
+/** ApiKey `owner` (its id) keeps `keys` in this command (diff: its key and previous key). */
+export function keepKeys(command: object, owner: string, keys: readonly (string | undefined)[]): void {
+  const kept = keptKeysOf(command);
+  for (const k of keys) if (typeof k === "string" && k !== "") kept.set(fingerprint(k), { owner, adopted: false });
+}
 
 /**
  * An ApiKey create's `adoptKey`, taken for it before anything is read or written: fails naming the key masked when
- * another ApiKey create of the same command (`command`: its session) adopted it. One key, one owner, also for
- * programs that bypass the resource classes.
+ * another ApiKey of the same command (`command`: its session) holds it or adopted it. One key, one owner, also for
+ * programs that bypass the resource classes. The create's resource id is the key's fingerprint.
  */
 export function takeKeyForCreate(command: object, key: string): void {
-  let taken = adoptedInCommand.get(command);
-  if (!taken) adoptedInCommand.set(command, (taken = new Set()));
+  const kept = keptKeysOf(command);
   const id = fingerprint(key);
-  if (taken.has(id)) {
+  const other = kept.get(id);
+  if (other !== undefined) {
+    const who = other.adopted ? "adopted by another ApiKey created in this deployment" : "held by another ApiKey of this deployment";
     throw new LlmAccountsError(
-      `adoptKey: the key ${maskKey(key)} is adopted by another ApiKey created in this deployment: one key has one owner, so only one resource may adopt it; ` +
+      `adoptKey: the key ${maskKey(key)} is ${who}: one key has one owner, so only one resource may adopt it; ` +
         "nothing was changed. Remove adoptKey from one of them",
     );
   }
-  taken.add(id);
+  kept.set(id, { owner: id, adopted: true });
+}
+
+/**
+ * Of the keys an ApiKey's delete would delete (`owner`: its id), those another ApiKey of this command keeps: one
+ * declared in its place whose create adopts its key (a resource renamed without an alias: its id, the key's
+ * fingerprint, is this one's too, but the engine never creates and deletes one resource in one command), or one
+ * whose diff found it its own. Deleting it would delete what that one holds.
+ */
+export function keysKeptByOthers(command: object, owner: string, keys: readonly string[]): Set<string> {
+  const kept = keptKeysOf(command);
+  return new Set(
+    keys.filter((k) => {
+      const other = kept.get(fingerprint(k));
+      return other !== undefined && (other.adopted || other.owner !== owner);
+    }),
+  );
 }

@@ -1,7 +1,7 @@
 import { LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
 import type { ApiKeyView } from "../api/schemas/index.js";
-import { adoptKeyFailure, takeKeyForCreate } from "./adoption.js";
+import { adoptKeyFailure, keepKeys, keysKeptByOthers, takeKeyForCreate } from "./adoption.js";
 import { issueKey, keptWithError, reissue, rotate } from "./apiKeyRotation.js";
 import {
   ApiKeyInputsSchema,
@@ -66,9 +66,11 @@ export async function check(olds: Props, news: Props): Promise<{ inputs: ApiKeyI
  * `adoptKey` after creation changes nothing (removed, or a key the resource holds or adopted); another key fails
  * here, at preview.
  */
-export async function diff(_id: string, olds: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(session: Session, id: string, olds: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const notOurs = adoptKeyFailure(news.adoptKey, olds);
   if (notOurs !== undefined) throw new LlmAccountsError(notOurs);
+  // What it holds, no other create of this command may adopt, and no other delete delete.
+  keepKeys(session, id, [olds.key, olds.previousKey]);
   const replaces: string[] = [];
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
@@ -183,9 +185,12 @@ export async function read(session: Session, id: string, old: ApiKeyOutputs): Pr
  * delete: the key and a previous one, coalesced with the other key deletes of this process. A key a refresh
  * found deleted is not sent: a delete naming it would be refused and split to isolate it.
  */
-export async function remove(session: Session, _id: string, old: ApiKeyOutputs): Promise<void> {
+export async function remove(session: Session, id: string, old: ApiKeyOutputs): Promise<void> {
   const current = old.rotationDue === KEY_DELETED ? undefined : old.key;
-  const keys = [current, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
+  const named = [current, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
+  // Not one that another ApiKey of this command holds or adopted: deleting it would delete what that one holds.
+  const others = keysKeptByOthers(session, id, named);
+  const keys = named.filter((k) => !others.has(k));
   if (keys.length === 0) return;
   const { deletes } = session.client(old.connection);
   await Promise.all(keys.map((k) => deletes.delete(k)));
@@ -196,12 +201,13 @@ export async function remove(session: Session, _id: string, old: ApiKeyOutputs):
  * `remove` deletes them; when its key cannot be read, the delete then fails, so that the resource stays in the
  * state: never a success for a delete that was not made.
  */
-export async function removeUnreadable(session: Session, _id: string, state: Props, error: StateError): Promise<void> {
+export async function removeUnreadable(session: Session, id: string, state: Props, error: StateError): Promise<void> {
   const found = deletableOf(state);
   if (!found.connection.success || found.keys.length === 0) {
     throw error.after(`this delete cannot tell ${found.connection.success ? "which key to delete" : "which account it is on"}, so nothing was deleted`);
   }
   const { deletes } = session.client(found.connection.data);
-  await Promise.all(found.keys.map((k) => deletes.delete(k)));
+  const others = keysKeptByOthers(session, id, found.keys);
+  await Promise.all(found.keys.filter((k) => !others.has(k)).map((k) => deletes.delete(k)));
   if (found.unidentified) throw error.after("this delete deleted the previous key it names, but cannot read the key itself, so the resource stays in the state");
 }

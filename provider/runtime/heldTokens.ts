@@ -25,44 +25,157 @@ export function notToTake(held: ReadonlySet<string>, own: Iterable<string>): Set
 }
 
 /**
- * Tokens a batch keeps in this command (its own, less those its new `adoptTokens` releases; what a create adopted),
- * beside the held set they belong to: what another batch's create may not adopt. A token released by one batch
- * may be adopted by another in the same deployment, so released ones are not kept.
+ * Tokens a batch keeps in this command, by who keeps them: its own, less those its new `adoptTokens` releases (diff),
+ * what a create or an update adopted. Beside the held set they belong to. What another batch's create may not
+ * adopt, and what a batch's delete must leave (another batch of this command has it). A token released by one
+ * batch may be adopted by another in the same deployment, so released ones are not kept.
  */
-const keptBeside = new WeakMap<Set<string>, Set<string>>();
+const keptBeside = new WeakMap<Set<string>, Map<string, string>>();
 
-function keptOf(held: Set<string>): Set<string> {
+function keptOf(held: Set<string>): Map<string, string> {
   let kept = keptBeside.get(held);
-  if (!kept) keptBeside.set(held, (kept = new Set()));
+  if (!kept) keptBeside.set(held, (kept = new Map()));
   return kept;
 }
 
-/** A batch holds `tokens` and keeps all but `released` (diff: its state's tokens and what its new input releases). */
-export function holdKept(held: Set<string>, tokens: Iterable<string>, released: Iterable<string>): void {
+/** Who keeps what a create adopts: each create its own name (its id is not known before it ends). */
+let creates = 0;
+
+/** A name for one create, as the owner of what it adopts. */
+export function createOwner(): string {
+  return `create#${++creates}`;
+}
+
+/**
+ * A batch (`owner`: its id) holds `tokens` and keeps all but `released` (diff: its state's tokens and what its new
+ * input releases).
+ */
+export function holdKept(held: Set<string>, tokens: Iterable<string>, released: Iterable<string>, owner: string): void {
   const out = new Set(released);
   const kept = keptOf(held);
   for (const t of tokens) {
     held.add(t);
-    if (!out.has(t)) kept.add(t);
+    if (!out.has(t)) kept.set(t, owner);
   }
 }
 
 /**
- * A create's `adoptTokens`, taken for it before anything is read or written: fails, naming the first such token
+ * The tokens a create or an update adopts (`joining`, listed in its `adoptTokens`), taken for it (`owner`: an
+ * update's batch id, a create's createOwner) before anything is read or written: fails, naming the first such token
  * masked, when another batch of this command keeps one (one sub-account, one owner, also for programs that bypass
  * the resource classes); else they are kept from now on.
  */
-export function takeForCreate(held: Set<string>, adoptTokens: readonly string[]): void {
+export function takeAdopted(held: Set<string>, adoptTokens: readonly string[], joining: readonly string[], owner: string): void {
   const kept = keptOf(held);
-  const i = adoptTokens.findIndex((t) => kept.has(t));
-  if (i >= 0) {
+  const taken = joining.find((t) => kept.has(t) && kept.get(t) !== owner);
+  if (taken !== undefined) {
     throw new LlmAccountsError(
-      `adoptTokens[${i}] (${maskKey(adoptTokens[i])}) is held by another SubAccountBatch of this deployment: one sub-account has one owner, ` +
+      `adoptTokens[${adoptTokens.indexOf(taken)}] (${maskKey(taken)}) is held by another SubAccountBatch of this deployment: one sub-account has one owner, ` +
         "so only one resource may hold it; nothing was changed. Remove it from this batch's adoptTokens (or release it from the other by listing the tokens that one keeps)",
     );
   }
-  for (const t of adoptTokens) {
-    kept.add(t);
-    held.add(t);
+  holdKept(held, joining, [], owner);
+}
+
+/**
+ * Of the tokens a batch's delete would delete (`owner`: its id), those another batch of this command keeps: its
+ * state still names one it released in a run that never recorded the release (a killed `up`), or one that a create
+ * adopts (a batch declared in its place, renamed without an alias: its id may be this one's, but the engine never
+ * creates and deletes one resource in one command). Deleting it would delete what that one holds.
+ */
+export function keptByOthers(held: Set<string>, owner: string, tokens: Iterable<string>): Set<string> {
+  const kept = keptOf(held);
+  // A create's owner (createOwner) is never a batch id.
+  return new Set([...tokens].filter((t) => kept.has(t) && kept.get(t) !== owner));
+}
+
+/** A release of one batch in this command: announced by its diff, begun and ended by its update. */
+interface Release {
+  owner: string;
+  begun: Promise<void>;
+  ended: Promise<void>;
+  begin: () => void;
+  end: () => void;
+}
+
+function release(owner: string): Release {
+  let begin!: () => void;
+  let end!: () => void;
+  const begun = new Promise<void>((resolve) => (begin = resolve));
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  return { owner, begun, ended, begin, end };
+}
+
+/**
+ * The releases of adopted sub-accounts in one command, and who waits for whom. A token one batch releases may be
+ * adopted by another in the same deployment, but the release is recorded only when the releasing update ends: a
+ * taker that went first, in a run killed before that end, would leave both states holding it. So a taker waits,
+ * before it adopts, for a release its releaser's diff announced: until that update ends, once it has begun. It
+ * waits at most `graceMs` for one that has not begun: the engine diffs a resource when the program registers it and
+ * updates it when one of its `--parallel` slots is free, and under `--parallel 1` the taker holds the only one.
+ * A release announced after the taker began is not waited for either; in both cases a delete then never removes
+ * what another batch keeps (keptByOthers).
+ */
+export class Transfers {
+  private readonly releases = new Map<string, Release>();
+  private readonly waiting = new Map<string, Set<string>>();
+
+  constructor(private readonly graceMs = 1000) {}
+
+  /** The diff of batch `owner` found that its update will release `tokens`. */
+  announce(owner: string, tokens: readonly string[]): void {
+    for (const t of tokens) if (this.releases.get(t)?.owner !== owner) this.releases.set(t, release(owner));
+  }
+
+  /** The update of batch `owner` that releases `tokens` begins; what it calls when it ends, however it ends. */
+  begin(owner: string, tokens: readonly string[]): () => void {
+    const mine = tokens.map((t) => {
+      let r = this.releases.get(t);
+      if (r?.owner !== owner) this.releases.set(t, (r = release(owner)));
+      r.begin();
+      return [t, r] as const;
+    });
+    return () => {
+      for (const [t, r] of mine) {
+        if (this.releases.get(t) === r) this.releases.delete(t);
+        r.end();
+      }
+    };
+  }
+
+  /**
+   * Before `by` (a batch id, or a create's own name) adopts `tokens`: waits for the releases of them by other batches
+   * (see the class), except one by a batch that waits for `by` itself (two batches swapping sub-accounts: one of
+   * them goes first).
+   */
+  async awaitReleases(by: string, tokens: readonly string[]): Promise<void> {
+    const others = new Map<string, Release>();
+    for (const t of tokens) {
+      const r = this.releases.get(t);
+      if (r && r.owner !== by && !this.waitsFor(r.owner, by)) others.set(r.owner, r);
+    }
+    if (others.size === 0) return;
+    this.waiting.set(by, new Set(others.keys()));
+    try {
+      await Promise.all([...others.values()].map((r) => this.untilEnded(r)));
+    } finally {
+      this.waiting.delete(by);
+    }
+  }
+
+  private async untilEnded(r: Release): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.graceMs)));
+    const begun = await Promise.race([r.begun.then(() => true), late]);
+    clearTimeout(timer);
+    if (begun) await r.ended;
+  }
+
+  /** Whether `from` waits, directly or through others, for `to`. */
+  private waitsFor(from: string, to: string, seen = new Set<string>()): boolean {
+    if (from === to) return true;
+    if (seen.has(from)) return false;
+    seen.add(from);
+    return [...(this.waiting.get(from) ?? [])].some((next) => this.waitsFor(next, to, seen));
   }
 }

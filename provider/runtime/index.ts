@@ -83,10 +83,7 @@ function parsedAtEntry<I, O extends object>(
 }
 
 /** The ApiKey provider's methods. */
-export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = parsedAtEntry(API_KEY_STATE, {
-  ...apiKeyImpl,
-  diff: (_session, id, olds, news) => apiKeyImpl.diff(id, olds, news),
-});
+export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = parsedAtEntry(API_KEY_STATE, apiKeyImpl);
 
 /** The SubAccountBatch provider's methods. */
 export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = parsedAtEntry(BATCH_STATE, subAccountBatchImpl);

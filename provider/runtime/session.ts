@@ -14,6 +14,7 @@
  *     deletes       its DeleteCoalescer (deleteCoalescer.ts), made on first use
  *     subAccounts   its SharedSubAccountList (sharedList.ts), made on first use
  *     heldTokens    Set<string>: sub-account tokens batches hold or made (heldTokens.ts)
+ *     transfers     Transfers: the updates releasing adopted sub-accounts while they run (heldTokens.ts)
  *     answers       Map<string, Promise>: the data sources' answers (dataSources.ts)
  *
  * HOW A RUNTIME FUNCTION GETS IT
@@ -40,6 +41,7 @@ import { PROCESS_LIMITERS, type RateLimiters } from "../client/limiter.js";
 import { WriteCounter } from "../client/subAccounts.js";
 import { setStackConfig, stackConfig } from "./connection.js";
 import { DeleteCoalescer } from "./deleteCoalescer.js";
+import { Transfers } from "./heldTokens.js";
 import { sharedListOf, type SharedSubAccountList } from "./sharedList.js";
 import { canonical } from "../api/canonical.js";
 
@@ -52,6 +54,8 @@ export class SessionClient {
   private list: SharedSubAccountList | undefined;
   /** Sub-account tokens batches hold or made, as this session saw them (heldTokens.ts). */
   readonly heldTokens = new Set<string>();
+  /** The updates releasing adopted sub-accounts while they run, for those that adopt them (heldTokens.ts). */
+  readonly transfers = new Transfers();
   /** The data sources' answers, by call and arguments (dataSources.ts). */
   readonly answers = new Map<string, Promise<unknown>>();
 

@@ -7,7 +7,7 @@ import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, n
 import { connectionDiff } from "./connection.js";
 import { createBatch, leftUnderMark, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
-import { hold, notToTake, holdKept, takeForCreate } from "./heldTokens.js";
+import { createOwner, hold, notToTake, holdKept, keptByOthers, takeAdopted } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
 import type { StateError } from "./stateVersions.js";
 import { same } from "../api/canonical.js";
@@ -46,9 +46,13 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * fails here, at preview, and so does a `count` too low for the tokens newly listed to join without a delete.
  * A held sub-account whose alias or pricing differs from the declared ones is a change (update's edit aligns it).
  */
-export async function diff(session: Session, _id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(session: Session, id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   try {
-    holdKept(session.client(olds.connection).heldTokens, olds.tokens, releasedBy(olds, news));
+    const own = session.client(olds.connection);
+    const released = releasedBy(olds, news);
+    holdKept(own.heldTokens, olds.tokens, released, id);
+    // What its update will release, for a batch that adopts it in this deployment (at preview, nothing: unknown).
+    if (!containsUnknown(news.adoptTokens)) own.transfers.announce(id, released);
   } catch {
     // No client for these settings: nothing can be created or recovered with them either.
   }
@@ -189,7 +193,10 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
   const own = session.client(inputs.connection);
   const api = own.client.subAccounts;
   const adopt = adoptedTokens(inputs);
-  takeForCreate(own.heldTokens, adopt);
+  const me = createOwner();
+  takeAdopted(own.heldTokens, adopt, adopt, me);
+  // One that another batch of this deployment releases joins once that batch's update has ended (heldTokens.ts).
+  await own.transfers.awaitReleases(me, adopt);
   const adopted = (await findAdopted(api, adopt, adopt)).map(view);
   hold(own.heldTokens, adopted.map((s) => s.token));
   const first = [...adopted].sort(byId)[0]?.token;
@@ -213,19 +220,42 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
  * sub-accounts whose alias or pricing differ from the declared ones (those just created among them), none when
  * all match. Tokens added to a non-empty `adoptTokens` are
  * verified with one list and adopted; tokens taken out of it are released: they leave the batch and stay on the
- * platform untouched (another batch may adopt them in the same deployment).
+ * platform untouched (another batch may adopt them in the same deployment: it waits for this update to end, and
+ * a failure of this one records the release all the same).
  */
 export async function update(session: Session, id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const own = session.client(inputs.connection);
+  const adoption = nextAdoption(adoptedTokens(old), adoptedTokens(inputs));
+  // A batch that adopts what this one releases in the same deployment waits for it to end (heldTokens.ts, Transfers).
+  const end = own.transfers.begin(id, adoption.released);
+  try {
+    return { outs: await changeBatch(own, id, old, inputs, adoption) };
+  } catch (err) {
+    throw keepReleased(err, id, old, adoption.released);
+  } finally {
+    end();
+  }
+}
+
+/** The body of `update`, with the adoption it makes (nextAdoption). */
+async function changeBatch(
+  own: SessionClient,
+  id: string,
+  old: SubAccountBatchOutputs,
+  inputs: SubAccountBatchInputs,
+  adoption: ReturnType<typeof nextAdoption>,
+): Promise<SubAccountBatchOutputs> {
   const api = own.client.subAccounts;
-  const declared = adoptedTokens(inputs);
-  const adoption = nextAdoption(adoptedTokens(old), declared);
   const keep = new Set(adoption.set);
   const released = new Set(adoption.released);
   let current = old.subAccounts.filter((s) => !released.has(s.token));
   const held = new Set(current.map((s) => s.token));
   // Only a token never adopted by this batch must exist: one adopted before and gone since is recreated below.
-  const added = await findAdopted(api, declared, adoption.added.filter((t) => !held.has(t)));
+  const joining = adoption.added.filter((t) => !held.has(t));
+  takeAdopted(own.heldTokens, adoptedTokens(inputs), joining, id);
+  // One that another batch of this deployment releases joins once that batch's update has ended (heldTokens.ts).
+  await own.transfers.awaitReleases(id, joining);
+  const added = await findAdopted(api, adoptedTokens(inputs), joining);
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
     current = [...current, ...(await listUnconfirmed(api, old, notToTake(own.heldTokens, current.map((s) => s.token)))).map(view)].sort(byId);
@@ -250,8 +280,26 @@ export async function update(session: Session, id: string, old: SubAccountBatchO
   // One edit: what was created (under its marked alias) and what differs from the declared alias or pricing.
   current = await alignMade(api, inputs, current, made, id, adoption.set);
   hold(own.heldTokens, current.map((s) => s.token));
-  return { outs: outputsOf(inputs, current, adoption.set) };
+  return outputsOf(inputs, current, adoption.set);
 }
+
+/**
+ * An update's failure, where the batch releases adopted sub-accounts: a release touches nothing on the platform, so
+ * the state records it whatever failed (else a batch that adopted them in the same deployment and this one would
+ * both hold them). A failure that carries outputs already (sub-accounts created) records it in them.
+ */
+function keepReleased(err: unknown, id: string, old: SubAccountBatchOutputs, released: readonly string[]): unknown {
+  if (released.length === 0 || !(err instanceof Error) || "properties" in err) return err;
+  const out = new Set(released);
+  const subAccounts = old.subAccounts.filter((s) => !out.has(s.token));
+  const adopted = adoptedTokens(old).filter((t) => !out.has(t));
+  const { adoptTokens: _released, ...rest } = old;
+  const properties: SubAccountBatchOutputs = { ...rest, subAccounts, tokens: old.tokens.filter((t) => !out.has(t)), count: subAccounts.length };
+  if (adopted.length > 0) properties.adoptTokens = adopted;
+  return keptInState(err, id, properties);
+}
+
+
 
 /**
  * read (refresh): one list call, shared with the other reads of the command (sharedList.ts). Sub-accounts
@@ -311,17 +359,24 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
   }
 }
 
-/** delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost). */
-export async function remove(session: Session, _id: string, old: SubAccountBatchOutputs): Promise<void> {
+/**
+ * delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost),
+ * except one that another batch of this command keeps (its state named it after a release that a killed run never
+ * recorded, or a batch declared in its place adopts it).
+ */
+export async function remove(session: Session, id: string, old: SubAccountBatchOutputs): Promise<void> {
   const own = session.client(old.connection);
   const api = own.client.subAccounts;
-  // Both lists: a state edited by hand may name a sub-account in one only.
-  const tokens = [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
+  // Both lists: a state edited by hand may name a sub-account in one only. Not one another batch of this command
+  // keeps (keptByOthers): deleting it would delete what that batch holds.
+  const named = [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
+  const others = keptByOthers(own.heldTokens, id, named);
+  const tokens = named.filter((t) => !others.has(t));
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
-  const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, notToTake(own.heldTokens, tokens)) : [];
+  const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, notToTake(own.heldTokens, named)) : [];
   // And what a killed `up` of this resource left under its mark.
-  const left = await leftByKilledRun(own, old, [...tokens, ...unconfirmed.map((s) => s.token)]);
+  const left = await leftByKilledRun(own, old, [...named, ...unconfirmed.map((s) => s.token)]);
   await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token), ...left.map((s) => s.token)]);
 }
 
@@ -330,7 +385,7 @@ export async function remove(session: Session, _id: string, old: SubAccountBatch
  * deletes them; when it names some it cannot read, or none at all, the delete then fails, so that the resource
  * stays in the state: never a success for a delete that was not made.
  */
-export async function removeUnreadable(session: Session, _id: string, state: Props, error: StateError): Promise<void> {
+export async function removeUnreadable(session: Session, id: string, state: Props, error: StateError): Promise<void> {
   const found = deletableOf(state);
   if (!found.connection.success || (found.tokens.length === 0 && found.unidentified > 0)) {
     throw error.after(`this delete cannot tell ${found.connection.success ? "which sub-accounts to delete" : "which account they are on"}, so nothing was deleted`);
@@ -338,7 +393,8 @@ export async function removeUnreadable(session: Session, _id: string, state: Pro
   const own = session.client(found.connection.data);
   const api = own.client.subAccounts;
   const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, notToTake(own.heldTokens, found.tokens)) : [];
-  await deleteTokens(api, [...found.tokens, ...unconfirmed.map((s) => s.token)]);
+  const others = keptByOthers(own.heldTokens, id, found.tokens);
+  await deleteTokens(api, [...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
   if (found.unidentified > 0 || found.lostCreate === null) {
     const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : "the sub-accounts of a lost create cannot be looked for";
     throw error.after(`this delete deleted the ${found.tokens.length} sub-account(s) it names, but ${rest}, so the resource stays in the state`);

@@ -290,4 +290,22 @@ describe("a killed up and a re-import (issue 36)", () => {
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ killsTriggered: 1, killedKeysLeft: 1 });
   });
+
+  test("a sub-account moved between two batches by an up killed before the giver's update ended: never held by both", async () => {
+    // Seed 20261126, history 49 of the two-stack soak, shrunk. b3 releases a console sub-account and b0 adopts it in
+    // the same up; b3's update also creates one (slow), and the kill falls at its edit. b0's update had ended before:
+    // both states held the sub-account, and a later removal of b3 would have deleted what b0 holds. Now a taker waits
+    // for the release its giver's diff announced, and a delete leaves what another batch keeps.
+    const b0 = { ...marked("b0", 1) };
+    const report = await runHistory([
+      { kind: "console", keys: 0, subAccounts: 3, balance: 2, ageDays: 0 },
+      up({ batches: [b0, { ...batch("b3", 0), count: 3, adopt: [0, 1, 2] }] }),
+      {
+        ...up({ batches: [{ ...b0, count: 2, adopt: [2] }, { ...batch("b3", 0), count: 2, adopt: [0] }] }, [{ kind: "latency", ops: ["sub-account/create"], ms: 300 }]),
+        kill: true,
+      },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ killsTriggered: 1, transfers: 1 });
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/api/redact.js";
-import { apiKey, type ApiKeyOutputs } from "../../provider/runtime/index.js";
+import { apiKey, startFresh, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { cleanFailure, only, retryWaits, statuses, useFaultEmulator } from "../support/faults.js";
 import type { SecretLedger } from "../support/secrets.js";
 import { checkedInputs } from "../support/check.js";
@@ -245,6 +245,8 @@ describe("ApiKey under dropped connections", () => {
     expect(adopted.outs.key).toBe(found[0].key);
     expect(statuses(emu)).toEqual({ "api-key/get 200": 1 });
     expectExactly("lost-answer", [adopted]);
+    // A delete in the next command: in this one, the create adopted the key, and a delete would leave it (one owner).
+    startFresh();
     await remove(adopted);
   });
 
@@ -281,6 +283,8 @@ describe("ApiKey under malformed and wrongly typed answers", () => {
     expect(found.map((k) => k.alias)).toHaveLength(1);
     const adopted = await create({ alias: "malformed-create", adoptKey: found[0].key });
     expectExactly("malformed-create", [adopted]);
+    // A delete in the next command: in this one, the create adopted the key, and a delete would leave it (one owner).
+    startFresh();
     await remove(adopted);
   });
 
@@ -293,6 +297,8 @@ describe("ApiKey under malformed and wrongly typed answers", () => {
     expect(found.map((k) => k.alias)).toHaveLength(1);
     const adopted = await create({ alias: "typed-create", adoptKey: found[0].key });
     expectExactly("typed-create", [adopted]);
+    // A delete in the next command: in this one, the create adopted the key, and a delete would leave it (one owner).
+    startFresh();
     await remove(adopted);
   });
 

@@ -63,3 +63,139 @@ describe("one owner per key in one command", () => {
     await expect(apiKey.create(await inputs("ci"))).resolves.toMatchObject({ outs: { alias: "ci" } });
   });
 });
+
+describe("one owner while a deployment moves sub-accounts (issue 36: a killed run, a resource renamed)", () => {
+  const console = (count: number) => emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count }).map((s) => s.token);
+  const live = () => new Set(emu.state.listSubAccounts().map((s) => s.token));
+
+  test("a batch that adopts a token another batch's running update releases waits for that update to end before it writes", async () => {
+    const [x, y] = console(2);
+    const giver = await subAccountBatch.create(await batch("giver", { count: 2, adoptTokens: [x, y] }));
+    const taker = await subAccountBatch.create(await batch("taker", { count: 1 }));
+    startFresh();
+    // The giver releases y and creates one more (slow); the taker adopts y. Without the wait the taker's list and
+    // edit finish first: a run killed then would leave both states holding y.
+    emu.setFaults([{ kind: "latency", ops: ["sub-account/create"], ms: 400 }]);
+    const ended: string[] = [];
+    const gives = subAccountBatch.update(giver.id, giver.outs, await batch("giver", { count: 2, adoptTokens: [x] })).then(() => ended.push("giver"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const takes = subAccountBatch.update(taker.id, taker.outs, await batch("taker", { count: 2, adoptTokens: [y] })).then((r) => (ended.push("taker"), r));
+    const [, took] = await Promise.all([gives, takes]);
+    expect(ended).toEqual(["giver", "taker"]);
+    expect(took.outs.tokens).toContain(y);
+  });
+
+  test("a taker whose update begins before the giver's (its diff announced the release) waits for it too; one announced and never begun holds it up a second at most", async () => {
+    const [x, y, z] = console(3);
+    const giver = await subAccountBatch.create(await batch("giver", { count: 3, adoptTokens: [x, y, z] }));
+    const taker = await subAccountBatch.create(await batch("taker", { count: 1 }));
+    startFresh();
+    emu.setFaults([{ kind: "latency", ops: ["sub-account/create"], ms: 300 }]);
+    const givesTo = await batch("giver", { count: 3, adoptTokens: [x, z] });
+    await subAccountBatch.diff(giver.id, giver.outs, givesTo);
+    const ended: string[] = [];
+    const takes = subAccountBatch.update(taker.id, taker.outs, await batch("taker", { count: 2, adoptTokens: [y] })).then((r) => (ended.push("taker"), r));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const gives = subAccountBatch.update(giver.id, giver.outs, givesTo).then((r) => (ended.push("giver"), r));
+    const [took] = await Promise.all([takes, gives]);
+    expect(ended).toEqual(["giver", "taker"]);
+
+    // Next command: the giver's diff announces that z goes, and its update never comes (the engine stopped).
+    startFresh();
+    emu.setFaults([]);
+    const given = await gives;
+    await subAccountBatch.diff(giver.id, given.outs, await batch("giver", { count: 2, adoptTokens: [x] }));
+    const started = Date.now();
+    const second = await subAccountBatch.update(taker.id, took.outs, await batch("taker", { count: 3, adoptTokens: [y, z] }));
+    expect(second.outs.tokens).toContain(z);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  test("two batches that swap sub-accounts in one command do not wait for each other: both updates end", async () => {
+    const [x, y] = console(2);
+    const a = await subAccountBatch.create(await batch("a", { adoptTokens: [x] }));
+    const b = await subAccountBatch.create(await batch("b", { adoptTokens: [y] }));
+    startFresh();
+    emu.setFaults([{ kind: "latency", ops: ["sub-account/list"], ms: 200 }]);
+    const [toA, toB] = await Promise.all([
+      subAccountBatch.update(a.id, a.outs, await batch("a", { adoptTokens: [y] })),
+      subAccountBatch.update(b.id, b.outs, await batch("b", { adoptTokens: [x] })),
+    ]);
+    expect([toA.outs.tokens, toB.outs.tokens]).toEqual([[y], [x]]);
+  });
+
+  test("an update that releases a token and then fails records the release: its failure's state no longer holds it", async () => {
+    const [x, y] = console(2);
+    const giver = await subAccountBatch.create(await batch("giver", { count: 2, adoptTokens: [x, y] }));
+    startFresh();
+    const gone = `sk-${"0".repeat(40)}`;
+    const err = await subAccountBatch.update(giver.id, giver.outs, await batch("giver", { count: 2, adoptTokens: [x, gone] })).catch((e: Error) => e);
+    expect((err as Error).message).toContain("adoptTokens[1]");
+    const kept = (err as unknown as { properties: { tokens: string[]; adoptTokens: string[]; count: number } }).properties;
+    expect(kept).toMatchObject({ tokens: [x], adoptTokens: [x], count: 1 });
+  });
+
+  test("an update adopting a token another batch of the command keeps fails naming it masked, writing nothing", async () => {
+    const [x] = console(1);
+    const holder = await subAccountBatch.create(await batch("holder", { adoptTokens: [x] }));
+    const other = await subAccountBatch.create(await batch("other"));
+    startFresh();
+    await subAccountBatch.diff(holder.id, holder.outs, await batch("holder", { adoptTokens: [x] }));
+    emu.clearRequests();
+    const err = await subAccountBatch.update(other.id, other.outs, await batch("other", { count: 2, adoptTokens: [x] })).catch((e: Error) => e);
+    expect((err as Error).message).toContain(`adoptTokens[0] (${mask(x)}) is held by another SubAccountBatch of this deployment`);
+    expect(emu.calls()).toEqual({});
+  });
+
+  test("a batch renamed without an alias (removed, and one declared in its place adopts its sub-accounts): the old one's delete leaves them", async () => {
+    const [x, y] = console(2);
+    const old = await subAccountBatch.create(await batch("old", { count: 3, adoptTokens: [x, y] }));
+    const created = old.outs.tokens.find((t) => t !== x && t !== y)!;
+    startFresh();
+    // The engine runs the new resource's create, then deletes the removed one.
+    const renamed = await subAccountBatch.create(await batch("new", { count: 2, adoptTokens: [x, y] }));
+    await subAccountBatch.delete(old.id, old.outs);
+    expect(renamed.outs.tokens.sort()).toEqual([x, y].sort());
+    expect(live().has(x) && live().has(y)).toBe(true);
+    expect(live().has(created)).toBe(false);
+  });
+
+  test("a state that still holds a token its killed run released, beside the batch that took it: deleting it leaves that token", async () => {
+    const [x, y] = console(2);
+    const giver = await subAccountBatch.create(await batch("giver", { count: 2, adoptTokens: [x, y] }));
+    startFresh();
+    const taker = await subAccountBatch.create(await batch("taker", { adoptTokens: [y] }));
+    // Both states hold y (the giver's update that released it was killed). The next command: the giver is removed.
+    startFresh();
+    await subAccountBatch.diff(taker.id, taker.outs, await batch("taker", { adoptTokens: [y] }));
+    await subAccountBatch.delete(giver.id, giver.outs);
+    expect(live().has(y)).toBe(true);
+    expect(live().has(x)).toBe(false);
+  });
+});
+
+describe("one owner per key while a deployment renames a resource", () => {
+  test("an ApiKey removed while one declared in its place adopts its key: the old one's delete leaves the key", async () => {
+    const key = emu.state.createKey("ci").key;
+    startFresh();
+    const old = await apiKey.create(await checkedInputs(apiKey, { alias: "ci", adoptKey: key }));
+    startFresh();
+    await apiKey.create(await checkedInputs(apiKey, { alias: "ci", adoptKey: key }));
+    await apiKey.delete(old.id, old.outs);
+    expect(emu.state.listKeys().map((k) => k.key)).toContain(key);
+  });
+
+  test("a create adopting the key another ApiKey of the command holds (seen by its diff) fails naming it masked, writing nothing", async () => {
+    startFresh();
+    const holder = await apiKey.create(await checkedInputs(apiKey, { alias: "ci" }));
+    startFresh();
+    await apiKey.diff(holder.id, holder.outs, await checkedInputs(apiKey, { alias: "ci" }));
+    emu.clearRequests();
+    const err = await apiKey.create(await checkedInputs(apiKey, { alias: "ci-copy", adoptKey: holder.outs.key })).catch((e: Error) => e);
+    expect((err as Error).message).toBe(
+      `adoptKey: the key ${mask(holder.outs.key)} is held by another ApiKey of this deployment: one key has one owner, so only one resource may adopt it; nothing was changed. Remove adoptKey from one of them`,
+    );
+    expect(emu.calls()).toEqual({});
+  });
+});
