@@ -9,7 +9,7 @@ import { prepareProgram } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { writeCalls } from "../support/emulatorCalls.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, type PulumiStack, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
 
 // Issue 36, the claims registry of one program run (provider/resources/ownership.ts), on the real CLI:
 // - an Automation API program (a portal) runs an inline program adopting a console key in two `up`s of one
@@ -199,8 +199,29 @@ describe("one owner over time, at preview", () => {
     expect(out).toContain("one sub-account has one owner");
     expect(writeCalls(emu.calls())).toEqual({});
     await overTime!.removeConfig("twinTokens");
+  }, 300_000);
+
+  test("both renamed without an alias, each adopting what the old one holds: the up creates the new ones and deletes the old ones, and the key and sub-account stay", async () => {
+    // What a user does to rename a resource that adopted: the new name with the adoption config. The engine creates
+    // "a2" and "team2" (each adopting) and then deletes "a" and "team": those deletes deleted what the new ones had
+    // just adopted (the key, the sub-account), and the up printed success.
+    const [token] = emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token);
+    await overTime!.setConfig("aName", "a2");
+    await overTime!.setConfig("aKey", key, { secret: true });
+    await overTime!.setConfig("teamName", "team2");
+    await overTime!.setConfig("teamTokens", JSON.stringify([token]), { secret: true });
+    emu.clearRequests();
+    const r = await overTime!.up();
+    printed += r.stdout;
+    expect(r.stdout).toMatch(/2 created/);
+    expect(r.stdout).toMatch(/2 deleted/);
+    expect(writeCalls(emu.calls())).toEqual({});
+    expect(emu.state.hasKey(key)).toBe(true);
+    expect(emu.state.hasSubAccount(token)).toBe(true);
+    await expectSettled(overTime!);
     await overTime!.destroy();
     expect(emu.state.hasKey(key)).toBe(false);
+    expect(emu.state.hasSubAccount(token)).toBe(false);
   }, 300_000);
 
   test("no key or token in plain text in anything printed", () => {
