@@ -118,7 +118,8 @@ function release(owner: string): Release {
  */
 export class Transfers {
   private readonly releases = new Map<string, Release>();
-  private readonly waiting = new Map<string, Set<string>>();
+  /** Who waits for whom: by waiter, each batch it waits for and what ends that wait at once. */
+  private readonly waiting = new Map<string, Map<string, () => void>>();
 
   constructor(private readonly graceMs = 1000) {}
 
@@ -145,19 +146,29 @@ export class Transfers {
 
   /**
    * Before `by` (a batch id, or a create's own name) adopts `tokens`: waits for the releases of them by other batches
-   * (see the class), except one by a batch that waits for `by` itself (two batches swapping sub-accounts: one of
-   * them goes first).
+   * (see the class). Two batches that swap sub-accounts do not wait for each other: the second to ask ends the
+   * first one's wait, and both go at once (no order makes a swap whole: the shorter the window, the better). A batch
+   * that waits for `by` through others is not waited for.
    */
   async awaitReleases(by: string, tokens: readonly string[]): Promise<void> {
     const others = new Map<string, Release>();
     for (const t of tokens) {
       const r = this.releases.get(t);
-      if (r && r.owner !== by && !this.waitsFor(r.owner, by)) others.set(r.owner, r);
+      if (!r || r.owner === by) continue;
+      const swap = this.waiting.get(r.owner)?.get(by);
+      if (swap) swap();
+      else if (!this.waitsFor(r.owner, by)) others.set(r.owner, r);
     }
     if (others.size === 0) return;
-    this.waiting.set(by, new Set(others.keys()));
+    const mine = new Map<string, () => void>();
+    this.waiting.set(by, mine);
     try {
-      await Promise.all([...others.values()].map((r) => this.untilEnded(r)));
+      await Promise.all(
+        [...others].map(([owner, r]) => {
+          const swapped = new Promise<void>((resolve) => mine.set(owner, resolve));
+          return Promise.race([this.untilEnded(r), swapped]);
+        }),
+      );
     } finally {
       this.waiting.delete(by);
     }
@@ -176,6 +187,6 @@ export class Transfers {
     if (from === to) return true;
     if (seen.has(from)) return false;
     seen.add(from);
-    return [...(this.waiting.get(from) ?? [])].some((next) => this.waitsFor(next, to, seen));
+    return [...(this.waiting.get(from)?.keys() ?? [])].some((next) => this.waitsFor(next, to, seen));
   }
 }

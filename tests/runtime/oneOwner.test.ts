@@ -112,17 +112,23 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
-  test("two batches that swap sub-accounts in one command do not wait for each other: both updates end", async () => {
+  test("two batches that swap sub-accounts in one command do not wait for each other: both updates go at once and end", async () => {
     const [x, y] = console(2);
-    const a = await subAccountBatch.create(await batch("a", { adoptTokens: [x] }));
-    const b = await subAccountBatch.create(await batch("b", { adoptTokens: [y] }));
+    const a = await subAccountBatch.create(await batch("a", { adoptTokens: [x], alias: "a" }));
+    const b = await subAccountBatch.create(await batch("b", { adoptTokens: [y], alias: "b" }));
     startFresh();
-    emu.setFaults([{ kind: "latency", ops: ["sub-account/list"], ms: 200 }]);
-    const [toA, toB] = await Promise.all([
-      subAccountBatch.update(a.id, a.outs, await batch("a", { adoptTokens: [y] })),
-      subAccountBatch.update(b.id, b.outs, await batch("b", { adoptTokens: [x] })),
-    ]);
-    expect([toA.outs.tokens, toB.outs.tokens]).toEqual([[y], [x]]);
+    const [toA, toB] = [await batch("a", { adoptTokens: [y] }), await batch("b", { adoptTokens: [x] })];
+    await subAccountBatch.diff(a.id, a.outs, toA);
+    await subAccountBatch.diff(b.id, b.outs, toB);
+    emu.clearRequests();
+    // Each edit (the alias of the sub-account it takes) answers after 400 ms: one update waiting for the other
+    // would send its edit only after the other's answer.
+    emu.setFaults([{ kind: "latency", ops: ["sub-account/edit"], ms: 400 }]);
+    const [gotA, gotB] = await Promise.all([subAccountBatch.update(a.id, a.outs, toA), subAccountBatch.update(b.id, b.outs, toB)]);
+    expect([gotA.outs.tokens, gotB.outs.tokens]).toEqual([[y], [x]]);
+    const edits = emu.requests().filter((r) => r.op === "sub-account/edit");
+    expect(edits).toHaveLength(2);
+    expect(Math.abs(edits[1].at - edits[0].at)).toBeLessThan(400);
   });
 
   test("an update that releases a token and then fails records the release: its failure's state no longer holds it", async () => {
