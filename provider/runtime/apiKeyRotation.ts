@@ -1,7 +1,7 @@
 // How an ApiKey gets a new key: the one issuing rule (create + status, undone when it cannot finish), a
 // rotation (rotate) and a key issued again after a refresh found it deleted (reissue). What is due and when
 // lives in rotation.ts; the lifecycle that calls these, in apiKey.ts.
-import { LlmAccountsError } from "../client/errors.js";
+import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { maskKey } from "../api/redact.js";
 import { outputsOf, rotationStateOf, viewOf, type ApiKeyInputs, type ApiKeyOutputs, type LiveView } from "./apiKeyState.js";
 import { keptInState } from "./contract.js";
@@ -29,7 +29,7 @@ function adviseLostKey(err: unknown, alias: string): unknown {
  * One `api-key/create` with the declared alias and security config (and the restrictions the package does not know
  * that the key it succeeds held, `platformParts`), plus one `api-key/status` only when the key is declared disabled.
  * A key that cannot be disabled is deleted again, so that state and platform agree and a re-run starts clean; only
- * if that fails too is it kept, through the error `kept` builds.
+ * if it may still exist after that (deletedAgain) is it kept, through the error `kept` builds.
  */
 export async function issueKey(
   client: Client,
@@ -46,13 +46,29 @@ export async function issueKey(
     issued.view.enabled = await client.apiKeys.setStatus(created.key, inputs.enabled);
     return issued;
   } catch (err) {
-    try {
-      await client.apiKeys.delete([created.key]);
-    } catch {
-      throw kept(issued, err as Error);
-    }
+    if (!(await deletedAgain(client, created.key))) throw kept(issued, err as Error);
     throw new LlmAccountsError(
       `the key was created but could not be disabled, so it was deleted again; nothing is left behind, re-run to retry: ${(err as Error).message}`,
+    );
+  }
+}
+
+/**
+ * Deletes a key just issued that could not be finished; whether it is gone. A delete answered 2xx whose body cannot
+ * be read took effect (deleteTookEffect), and one answered 404 names a key that is not there; one refused otherwise
+ * or unanswered is asked about with one get (404: gone). A key the get cannot place is kept: the state must not lose
+ * one that may exist, nor hold one that does not.
+ */
+async function deletedAgain(client: Client, key: string): Promise<boolean> {
+  try {
+    await client.apiKeys.delete([key]);
+    return true;
+  } catch (err) {
+    // 404: the only key it names is not there (a retry after a lost answer that had taken effect, for one).
+    if (deleteTookEffect(err) || err instanceof NotFoundError) return true;
+    return client.apiKeys.get(key).then(
+      () => false,
+      (gone: unknown) => gone instanceof NotFoundError,
     );
   }
 }

@@ -308,4 +308,19 @@ describe("a killed up and a re-import (issue 36)", () => {
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ killsTriggered: 1, transfers: 1 });
   });
+
+  test("a key declared disabled whose status answer and undoing delete's answer are unreadable is not kept: the next up, rotating it without refresh, holds no gone key", async () => {
+    // Seed 424242, history 477 of the two-stack soak, shrunk. The create's status call took effect, its answer was
+    // unreadable; the delete that undoes the key took effect too, its answer unreadable: the key was kept in the
+    // state all the same. The next up (no refresh) rotated it with an overlap and held the gone key as its previous.
+    const disabled = { ...key("k0"), enabled: false, rotation: { everyDays: 30, triggers: ["t2"] } };
+    const report = await runHistory([
+      up({ keys: [disabled] }, [
+        { kind: "wrong-type", ops: ["api-key/status"], count: 1 },
+        { kind: "wrong-type", ops: ["api-key/delete"], count: 1 },
+      ]),
+      up({ keys: [{ ...disabled, enabled: true, rotation: { everyDays: 30, triggers: ["t1"], overlapHours: 1 } }] }),
+    ]);
+    expect(report.violations).toEqual([]);
+  });
 });

@@ -173,6 +173,27 @@ describe("ApiKey under server errors", () => {
     await remove(k);
   });
 
+  test.each([
+    ["answered with a body it cannot read", { kind: "wrong-type" as const, count: 1 }, { "api-key/delete 200": 1 }],
+    // The retry after the lost answer finds the key gone (404).
+    ["unanswered after it took effect", { kind: "drop-after" as const, count: 1 }, { "api-key/delete 0": 1, "api-key/delete 404": 1 }],
+    // Every answer lost (the first try took effect): one get finds it gone.
+    ["unanswered at every try", { kind: "drop-after" as const, rate: 1 }, { "api-key/delete 0": 4, "api-key/get 404": 1 }],
+  ])(
+    "declared disabled, the status answer unreadable, and the delete that undoes the key %s: the key is gone, so nothing is kept in the state",
+    async (_, deleteFault, deleteCalls) => {
+      // Before, any failure of that delete kept the key in the state: a later run without refresh then held a key
+      // that did not exist (the soak's seed 424242, history 477: a rotation kept it as the previous key).
+      emu.setFaults([only(["api-key/status"], { kind: "wrong-type", count: 1 }), only(["api-key/delete"], deleteFault)]);
+      const err = await failed(() => create({ alias: "undone", enabled: false }));
+      expect(err.message).toMatch(/created but could not be disabled, so it was deleted again; nothing is left behind/);
+      expect(err.properties).toBeUndefined();
+      expectExactly("undone", []);
+      const calls = statuses(emu);
+      expect(Object.fromEntries(Object.entries(calls).filter(([op]) => op.startsWith("api-key/delete") || op.startsWith("api-key/get")))).toEqual(deleteCalls);
+    },
+  );
+
   test("declared disabled, and both status and delete fail: the key is recorded as created-but-failed, and the next update disables it", async () => {
     emu.setFaults([only(["api-key/status", "api-key/delete"], { kind: "503" })]);
     const news = await inputs({ alias: "half-made", enabled: false });
