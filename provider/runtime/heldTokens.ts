@@ -1,5 +1,6 @@
 import { maskKey } from "../api/redact.js";
 import { LlmAccountsError } from "../client/errors.js";
+import { QuietPeriod } from "./quietPeriod.js";
 
 /**
  * Sub-account tokens that batches hold or made, as this session saw them: the outputs diff and read get, what
@@ -89,6 +90,9 @@ export function keptByOthers(held: Set<string>, owner: string, tokens: Iterable<
   return new Set([...tokens].filter((t) => kept.has(t) && kept.get(t) !== owner));
 }
 
+/** How long checks and diffs must be quiet before a taker looks for the releases diffs announce (see Transfers). */
+export const REGISTRATIONS_QUIET = { minQuietMs: 20, gapFactor: 4, maxQuietMs: 250 };
+
 /** A release of one batch in this command: announced by its diff, begun and ended by its update. */
 interface Release {
   owner: string;
@@ -110,18 +114,32 @@ function release(owner: string): Release {
  * The releases of adopted sub-accounts in one command, and who waits for whom. A token one batch releases may be
  * adopted by another in the same deployment, but the release is recorded only when the releasing update ends: a
  * taker that went first, in a run killed before that end, would leave both states holding it. So a taker waits,
- * before it adopts, for a release its releaser's diff announced: until that update ends, once it has begun. It
- * waits at most `graceMs` for one that has not begun: the engine diffs a resource when the program registers it and
- * updates it when one of its `--parallel` slots is free, and under `--parallel 1` the taker holds the only one.
- * A release announced after the taker began is not waited for either; in both cases a delete then never removes
- * what another batch keeps (keptByOthers).
+ * before it adopts, for a release its releaser's diff announced: until that update ends, once it has begun.
+ *
+ * The engine checks and diffs each resource as the program registers it, one after another, and starts a create or
+ * an update at once: a taker registered before its giver may start before the giver's diff arrives. So a taker
+ * first waits until no check or diff of any resource has arrived for a quiet period (QuietPeriod: `gapFactor` times
+ * the longest gap seen between them, 20 to 250 ms), the engine being then done with what the program registered
+ * so far. It waits at most `graceMs` for a giver's update that has not begun: the engine updates when one of its
+ * `--parallel` slots is free, and under `--parallel 1` the taker holds the only one. A giver registered later than
+ * that, or not begun in time, is not waited for; a delete then never removes what another batch keeps
+ * (keptByOthers).
  */
 export class Transfers {
+  /** Checks and diffs arriving: the engine going through the program's registrations. */
+  private readonly registrations = new QuietPeriod(REGISTRATIONS_QUIET);
+  private lastArrival = 0;
   private readonly releases = new Map<string, Release>();
   /** Who waits for whom: by waiter, each batch it waits for and what ends that wait at once. */
   private readonly waiting = new Map<string, Map<string, () => void>>();
 
   constructor(private readonly graceMs = 1000) {}
+
+  /** A check or a diff of any resource of the command arrived (runtime/index.ts). */
+  arrived(now = Date.now()): void {
+    this.registrations.arrive(now);
+    this.lastArrival = now;
+  }
 
   /** The diff of batch `owner` found that its update will release `tokens`. */
   announce(owner: string, tokens: readonly string[]): void {
@@ -151,6 +169,8 @@ export class Transfers {
    * that waits for `by` through others is not waited for.
    */
   async awaitReleases(by: string, tokens: readonly string[]): Promise<void> {
+    if (tokens.length === 0) return;
+    await this.registrationsSettled();
     const others = new Map<string, Release>();
     for (const t of tokens) {
       const r = this.releases.get(t);
@@ -171,6 +191,13 @@ export class Transfers {
       );
     } finally {
       this.waiting.delete(by);
+    }
+  }
+
+  /** Once no check or diff has arrived for the quiet period. */
+  private async registrationsSettled(): Promise<void> {
+    for (let wait = this.lastArrival + this.registrations.ms - Date.now(); wait > 0; wait = this.lastArrival + this.registrations.ms - Date.now()) {
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
 

@@ -9,12 +9,13 @@
  *               keeps. The platform counts per credential over windows that do not restart with a session, and
  *               clients made alone (import, audit, tests) share them too, as before the session existed
  *   run         the Pulumi program run (resource monitor) its data sources answered for (dataSources.ts)
+ *   transfers   the diffs of the command, and the releases of adopted sub-accounts they announce, for a batch that
+ *               adopts what another releases (heldTokens.ts)
  *   client(connection, config?) -> SessionClient, one per distinct resolved client options, made on first use:
  *     client        the LlmAccountsClient (with the session's limiters and write counter)
  *     deletes       its DeleteCoalescer (deleteCoalescer.ts), made on first use
  *     subAccounts   its SharedSubAccountList (sharedList.ts), made on first use
  *     heldTokens    Set<string>: sub-account tokens batches hold or made (heldTokens.ts)
- *     transfers     Transfers: the updates releasing adopted sub-accounts while they run (heldTokens.ts)
  *     answers       Map<string, Promise>: the data sources' answers (dataSources.ts)
  *
  * HOW A RUNTIME FUNCTION GETS IT
@@ -54,8 +55,6 @@ export class SessionClient {
   private list: SharedSubAccountList | undefined;
   /** Sub-account tokens batches hold or made, as this session saw them (heldTokens.ts). */
   readonly heldTokens = new Set<string>();
-  /** The updates releasing adopted sub-accounts while they run, for those that adopt them (heldTokens.ts). */
-  readonly transfers = new Transfers();
   /** The data sources' answers, by call and arguments (dataSources.ts). */
   readonly answers = new Map<string, Promise<unknown>>();
 
@@ -90,6 +89,8 @@ export class Session {
   readonly limiters: RateLimiters;
   readonly writes = new WriteCounter();
   readonly run: unknown;
+  /** The diffs of the command and the releases of adopted sub-accounts they announce (heldTokens.ts). */
+  readonly transfers = new Transfers();
   private readonly clients = new Map<string, SessionClient>();
 
   constructor(options: Omit<SessionOptions, "stackConfig"> = {}) {

@@ -52,7 +52,7 @@ export async function diff(session: Session, id: string, olds: SubAccountBatchOu
     const released = releasedBy(olds, news);
     holdKept(own.heldTokens, olds.tokens, released, id);
     // What its update will release, for a batch that adopts it in this deployment (at preview, nothing: unknown).
-    if (!containsUnknown(news.adoptTokens)) own.transfers.announce(id, released);
+    if (!containsUnknown(news.adoptTokens)) session.transfers.announce(id, released);
   } catch {
     // No client for these settings: nothing can be created or recovered with them either.
   }
@@ -196,7 +196,7 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
   const me = createOwner();
   takeAdopted(own.heldTokens, adopt, adopt, me);
   // One that another batch of this deployment releases joins once that batch's update has ended (heldTokens.ts).
-  await own.transfers.awaitReleases(me, adopt);
+  await session.transfers.awaitReleases(me, adopt);
   const adopted = (await findAdopted(api, adopt, adopt)).map(view);
   hold(own.heldTokens, adopted.map((s) => s.token));
   const first = [...adopted].sort(byId)[0]?.token;
@@ -227,9 +227,9 @@ export async function update(session: Session, id: string, old: SubAccountBatchO
   const own = session.client(inputs.connection);
   const adoption = nextAdoption(adoptedTokens(old), adoptedTokens(inputs));
   // A batch that adopts what this one releases in the same deployment waits for it to end (heldTokens.ts, Transfers).
-  const end = own.transfers.begin(id, adoption.released);
+  const end = session.transfers.begin(id, adoption.released);
   try {
-    return { outs: await changeBatch(own, id, old, inputs, adoption) };
+    return { outs: await changeBatch(session, own, id, old, inputs, adoption) };
   } catch (err) {
     throw keepReleased(err, id, old, adoption.released);
   } finally {
@@ -239,6 +239,7 @@ export async function update(session: Session, id: string, old: SubAccountBatchO
 
 /** The body of `update`, with the adoption it makes (nextAdoption). */
 async function changeBatch(
+  session: Session,
   own: SessionClient,
   id: string,
   old: SubAccountBatchOutputs,
@@ -254,7 +255,7 @@ async function changeBatch(
   const joining = adoption.added.filter((t) => !held.has(t));
   takeAdopted(own.heldTokens, adoptedTokens(inputs), joining, id);
   // One that another batch of this deployment releases joins once that batch's update has ended (heldTokens.ts).
-  await own.transfers.awaitReleases(id, joining);
+  await session.transfers.awaitReleases(id, joining);
   const added = await findAdopted(api, adoptedTokens(inputs), joining);
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {

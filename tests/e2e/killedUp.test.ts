@@ -5,16 +5,18 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, requirePulumiCli, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, requirePulumiCli, revealed, SecretLedger, stackFor, type PulumiStack } from "./support.js";
 
 // Issue 36, "a killed up": `pulumi up` killed (SIGKILL, the whole process group: CLI, language host, plugin) between
 // a batch's create and its edit. The next `up` of the same stack finds what the killed one created by the
 // resource's own mark and creates nothing twice; the gate passes and `destroy` leaves nothing.
 const PROGRAM = join(REPO, "tests/e2e/programs/lifecycle");
+const TRANSFER = join(REPO, "tests/e2e/programs/transfer");
 
 let emu: Emulator | undefined;
 let ledger: SecretLedger | undefined;
 let stack: PulumiStack | undefined;
+let transfer: PulumiStack | undefined;
 
 beforeAll(async () => {
   await requirePulumiCli();
@@ -23,20 +25,20 @@ beforeAll(async () => {
   stack = await stackFor(PROGRAM, emu);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => endFile({ emu, ledger, stacks: [stack] }), 5 * 60_000);
+afterAll(async () => endFile({ emu, ledger, stacks: [stack, transfer].filter((s): s is PulumiStack => s !== undefined) }), 5 * 60_000);
 
 /**
  * Runs `pulumi up` and kills it, with every process it started, while the edit that follows its batch create waits
- * at the emulator (a latency fault holds it): the sub-accounts exist under their marked alias and nothing recorded
- * them. The kill waits 2 s more, so that it does not land in the CLI's write of a checkpoint of another resource (a
+ * at the emulator (a latency fault holds it: `at`, the operation it waits for): the sub-accounts exist under their
+ * marked alias and nothing recorded them. The kill waits 2 s more, so that it does not land in the CLI's write of a checkpoint of another resource (a
  * local backend's state file cut in the middle is another failure, Pulumi's: its backup restores it).
  */
-async function killedUp(s: PulumiStack, e: Emulator): Promise<void> {
+async function killedUp(s: PulumiStack, e: Emulator, at = "sub-account/edit"): Promise<void> {
   const child = spawn(s.cli.pulumi, ["up", "--yes", "--skip-preview", "--non-interactive", "--stack", s.stack], { cwd: s.dir, env: s.env, detached: true, stdio: "ignore" });
   const exited = new Promise<void>((done) => child.on("exit", () => done()));
   const deadline = Date.now() + 120_000;
-  while ((e.calls()["sub-account/edit"] ?? 0) < 1) {
-    if (Date.now() > deadline) throw new Error("the up never reached its sub-account edit");
+  while ((e.calls()[at] ?? 0) < 1) {
+    if (Date.now() > deadline) throw new Error(`the up never reached its ${at}`);
     await new Promise((r) => setTimeout(r, 20));
   }
   await new Promise((r) => setTimeout(r, 2000));
@@ -135,3 +137,54 @@ describe("pulumi up killed between a batch's create and its edit", () => {
     10 * 60_000,
   );
 });
+
+describe("pulumi up killed while a sub-account moves from one batch to another", () => {
+  test(
+    "killed while the giver's update runs: the taker (registered first) has not adopted it, the next up moves it, and one batch holds it",
+    async () => {
+      const e = emu!;
+      transfer = await stackFor(TRANSFER, e);
+      const [x, y] = e.state.createSubAccounts({ alias: "console", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: 2 }).map((sub) => sub.token);
+      ledger!.record(x, y);
+      await transfer.setConfig("giverTokens", JSON.stringify([x, y]), { secret: true });
+      await transfer.setConfig("giverCount", 2);
+      await transfer.setConfig("takerCount", 1);
+      await transfer.up();
+
+      // The giver releases y and creates one (its create held 10 minutes at the emulator); the taker adopts y.
+      await transfer.setConfig("giverTokens", JSON.stringify([x]), { secret: true });
+      await transfer.setConfig("takerTokens", JSON.stringify([y]), { secret: true });
+      await transfer.setConfig("takerCount", 2);
+      e.clearRequests();
+      e.setFaults([{ kind: "latency", ops: ["sub-account/create"], ms: 600_000, count: 1 }]);
+      await killedUp(transfer, e, "sub-account/create");
+      e.setFaults([]);
+      // Before, the taker's list and edit ended while the giver's create waited: y renamed "taker", and both states
+      // held it (a later removal of the giver would have deleted it).
+      expect(e.state.getSubAccount(y)?.alias).toBe("giver");
+      expect(holdersOf(await exported(transfer), y)).toEqual(["giver"]);
+
+      ledger!.record(...e.state.listSubAccounts().map((sub) => sub.token));
+      await transfer.run(["up", "--yes", "--skip-preview"]);
+      expect(e.state.getSubAccount(y)?.alias).toBe("taker");
+      expect(holdersOf(await exported(transfer), y)).toEqual(["taker"]);
+      await expectSettled(transfer);
+      await transfer.destroy();
+      expect(e.state.listSubAccounts()).toEqual([]);
+    },
+    10 * 60_000,
+  );
+});
+
+/** `pulumi stack export --show-secrets`, kept in memory only. */
+async function exported(s: PulumiStack): Promise<string> {
+  return (await s.run(["stack", "export", "--show-secrets"])).stdout;
+}
+
+/** The names of the batches whose state holds `token`, in an export with its secrets shown. */
+function holdersOf(text: string, token: string): string[] {
+  const state = JSON.parse(text) as { deployment: { resources?: { urn: string; type: string; outputs?: Record<string, unknown> }[] } };
+  return (state.deployment.resources ?? [])
+    .filter((r) => r.type.endsWith("SubAccountBatch") && JSON.stringify(revealed(r.outputs ?? {})).includes(token))
+    .map((r) => r.urn.split("::").pop()!);
+}

@@ -112,6 +112,26 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  test("a taker registered before its giver, its update begun before the giver's diff arrived (as the engine may order them), waits for the giver all the same", async () => {
+    const [x, y] = console(2);
+    const giver = await subAccountBatch.create(await batch("giver", { count: 2, adoptTokens: [x, y] }));
+    const taker = await subAccountBatch.create(await batch("taker", { count: 1 }));
+    startFresh();
+    emu.setFaults([{ kind: "latency", ops: ["sub-account/create"], ms: 300 }]);
+    const [takesTo, givesTo] = [await batch("taker", { count: 2, adoptTokens: [y] }), await batch("giver", { count: 2, adoptTokens: [x] })];
+    // The engine: the taker's check and diff, its update at once; the giver's check and diff a moment later.
+    await subAccountBatch.check({}, takesTo);
+    await subAccountBatch.diff(taker.id, taker.outs, takesTo);
+    const ended: string[] = [];
+    const takes = subAccountBatch.update(taker.id, taker.outs, takesTo).then(() => ended.push("taker"));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await subAccountBatch.check({}, givesTo);
+    await subAccountBatch.diff(giver.id, giver.outs, givesTo);
+    const gives = subAccountBatch.update(giver.id, giver.outs, givesTo).then(() => ended.push("giver"));
+    await Promise.all([takes, gives]);
+    expect(ended).toEqual(["giver", "taker"]);
+  });
+
   test("two batches that swap sub-accounts in one command do not wait for each other: both updates go at once and end", async () => {
     const [x, y] = console(2);
     const a = await subAccountBatch.create(await batch("a", { adoptTokens: [x], alias: "a" }));
