@@ -1,6 +1,6 @@
 import type { Emulator } from "../../provider/emulator/index.js";
 import { identityMark } from "../../provider/runtime/batchRecovery.js";
-import { dueByAge } from "../../provider/runtime/rotation.js";
+import { dueByAge, rotationReason } from "../../provider/runtime/rotation.js";
 import type { HistoryReport, Plan, Program, StateView } from "./history.js";
 
 // Objects made out of band (in the web console) and what a run may do to them, to keys in use and to previous
@@ -254,7 +254,10 @@ export class Watch {
         // delete, committed but every answer lost, fails the run, and the engine keeps the resource as it keeps any
         // whose delete failed; the next refresh drops it.
         const after = state.get(holderNow);
+        // Or a killed run whose rotation of the holder (due) deleted its previous key first, as every rotation does
+        // (one previous key at most), and died before the state could record that.
         const inDoubt =
+          (isKey && killed && after?.outputs.previousKey === o && this.rotating(s, holderNow)) ||
           (isKey && !errorFree && after?.outputs.previousKey === o && after.outputs.rotatedAt !== s.state.get(holderNow)?.outputs.rotatedAt &&
             (s.program.keys.find((k) => `ApiKey::${k.name}` === holderNow)?.rotation?.overlapHours ?? 0) === 0) ||
           (!errorFree && !declared.has(holderNow.replace(/#\d+$/, "")));
@@ -325,7 +328,7 @@ export class Watch {
     }
     for (const name of [...this.adoptedKeyOf.keys()]) if (!state.has(`ApiKey::${name}`)) this.adoptedKeyOf.delete(name);
 
-    this.checkKeysInUse(emu, state, s, errorFree);
+    this.checkKeysInUse(emu, state, s, errorFree, killed);
     this.checkConsoleRestrictions(emu, state, s);
   }
 
@@ -345,8 +348,20 @@ export class Watch {
     }
   }
 
-  /** Keys in use are deleted only when the program asks; a previous key lives out its overlap, then goes. */
-  private checkKeysInUse(emu: Emulator, state: StateView, s: NonNullable<Watch["snapshot"]>, errorFree: boolean): void {
+  /** Whether the run's program rotates key resource `urn` (a trigger changed, or its key is due by age). */
+  private rotating(s: NonNullable<Watch["snapshot"]>, urn: string): boolean {
+    const k = s.program.keys.find((d) => `ApiKey::${d.name}` === urn);
+    const was = s.state.get(urn);
+    return k !== undefined && was !== undefined && rotationReason(was.outputs, k, Date.now()) !== undefined;
+  }
+
+  /**
+   * Keys in use are deleted only when the program asks; a previous key lives out its overlap, then goes. A killed run
+   * whose rotation (due) deleted the previous key first, or the key in use after issuing its successor (no overlap),
+   * leaves the state naming the gone key: the program asked for that delete, and the kill came before the state
+   * could record it (the successor is the kill's leftover; docs/guides/rotation.md).
+   */
+  private checkKeysInUse(emu: Emulator, state: StateView, s: NonNullable<Watch["snapshot"]>, errorFree: boolean, killed: boolean): void {
     const v = this.report.violations;
     const live = (k: unknown) => typeof k === "string" && emu.state.hasKey(k);
     for (const k of s.program.keys) {
@@ -357,7 +372,8 @@ export class Watch {
       const current = was.outputs.key as string;
       if (is.outputs.key !== current) this.counts.rotations++;
       if (s.look.get(current) !== undefined) {
-        if ((is.outputs.key === current || is.outputs.previousKey === current) && !live(current)) {
+        const killedRotating = killed && (k.rotation?.overlapHours ?? 0) === 0 && this.rotating(s, urn);
+        if ((is.outputs.key === current || is.outputs.previousKey === current) && !live(current) && !killedRotating) {
           v.push(`${urn}: its key in use was deleted by a run that kept it in the state`);
         } else if (is.outputs.key !== current && is.outputs.previousKey !== current && live(current)) {
           v.push(`${urn}: the key it rotated away from is neither its previous key nor deleted`);
@@ -371,7 +387,7 @@ export class Watch {
       const expiresAt = Date.parse(String(was.outputs.previousKeyExpiresAt ?? ""));
       if (typeof previous === "string" && s.look.get(previous) !== undefined && !live(previous)) {
         const displaced = is.outputs.key !== current;
-        if (!displaced && expiresAt > Date.now()) v.push(`${urn}: its previous key was deleted before its overlap ended`);
+        if (!displaced && expiresAt > Date.now() && !(killed && this.rotating(s, urn))) v.push(`${urn}: its previous key was deleted before its overlap ended`);
       }
       // A previous key this run made expires, by the platform's created_at, at the earliest at the next run.
       const kept = typeof is.outputs.previousKey === "string" && is.outputs.previousKey === was.outputs.previousKey;

@@ -323,4 +323,45 @@ describe("a killed up and a re-import (issue 36)", () => {
     ]);
     expect(report.violations).toEqual([]);
   });
+
+  test("an up killed after a due rotation deleted the previous key (an adopted console key) and before the state took its successor", async () => {
+    // Seed 20261123, history 712 of the two-stack soak, shrunk. The adopting create rotated the console key (due,
+    // overlap 1 hour): it is k0's previous key. The next up changes a trigger: the rotation deletes the previous key
+    // first (one previous key at most), then issues a key; the kill falls while that create waits. The state still
+    // names the deleted key as previous: the Watch took that for an adopted key deleted by a run that kept it.
+    const adopting = { ...key("k0"), adopt: 0, rotation: { everyDays: 30, triggers: ["t1"], overlapHours: 1 } };
+    const report = await runHistory([
+      { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
+      up({ keys: [adopting] }),
+      {
+        ...up({ keys: [{ ...adopting, rotation: { ...adopting.rotation, triggers: ["t2"] } }], batches: [marked("b0", 1)] }, [
+          { kind: "latency", ops: ["sub-account/create"], ms: 1200 },
+          { kind: "latency", ops: ["api-key/create"], ms: 3000 },
+        ]),
+        kill: true,
+      },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ killsTriggered: 1, adoptions: 1 });
+  });
+
+  test("an up killed after a rotation with no overlap deleted the key in use and before the state took its successor", async () => {
+    // Seed 20261126, history 926 of the two-stack soak, shrunk. A trigger changes (no overlap): the rotation issues
+    // a key, then deletes the key in use; the kill falls while that delete waits at the platform. The state names the
+    // deleted key, the new one is the kill's leftover (docs/guides/rotation.md): the Watch took that for a key in use
+    // deleted by a run that kept it.
+    const rotating = { ...key("k0"), rotation: { triggers: ["t1"] } };
+    const report = await runHistory([
+      up({ keys: [rotating] }),
+      {
+        ...up({ keys: [{ ...rotating, rotation: { triggers: ["t2"], overlapHours: 0 } }], batches: [marked("b0", 1)] }, [
+          { kind: "latency", ops: ["sub-account/create"], ms: 1200 },
+          { kind: "latency", ops: ["api-key/delete"], ms: 3000 },
+        ]),
+        kill: true,
+      },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ killsTriggered: 1, killedKeysLeft: 1 });
+  });
 });
