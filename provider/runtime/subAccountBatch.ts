@@ -300,8 +300,6 @@ function keepReleased(err: unknown, id: string, old: SubAccountBatchOutputs, rel
   return keptInState(err, id, properties);
 }
 
-
-
 /**
  * read (refresh): one list call, shared with the other reads of the command (sharedList.ts). Sub-accounts
  * missing from it are confirmed gone first (stillListed: one call per missing one, up to three; one new list
