@@ -2,6 +2,11 @@ import { maskKey } from "../api/redact.js";
 import { LlmAccountsError } from "../client/errors.js";
 import { QuietPeriod } from "./quietPeriod.js";
 
+// What one command (one plugin process) knows of who holds which sub-account: the tokens batches hold or made
+// (`hold`, for a lost create's recovery), who keeps each (`holdKept`, `takeAdopted`: one sub-account, one owner, and
+// what a delete must leave), and the releases of adopted sub-accounts under way (`Transfers`: a taker waits for its
+// giver). Keys have the same rules in adoption.ts (`keepKeys`, `takeKeyForCreate`, `keysKeptByOthers`).
+
 /**
  * Sub-account tokens that batches hold or made, as this session saw them: the outputs diff and read get, what
  * create and update return, what a create's answer named. Needed only for a batch that an earlier version kept as
@@ -27,8 +32,8 @@ export function notToTake(held: ReadonlySet<string>, own: Iterable<string>): Set
 
 /**
  * Tokens a batch keeps in this command, by who keeps them: its own, less those its new `adoptTokens` releases (diff),
- * what a create or an update adopted. Beside the held set they belong to. What another batch's create may not
- * adopt, and what a batch's delete must leave (another batch of this command has it). A token released by one
+ * what a create or an update adopted. Beside the held set they belong to. What another batch's create or update may
+ * not adopt, and what a batch's delete must leave (another batch of this command has it). A token released by one
  * batch may be adopted by another in the same deployment, so released ones are not kept.
  */
 const keptBeside = new WeakMap<Set<string>, Map<string, string>>();
