@@ -9,8 +9,8 @@
  *               keeps. The platform counts per credential over windows that do not restart with a session, and
  *               clients made alone (import, audit, tests) share them too, as before the session existed
  *   run         the Pulumi program run (resource monitor) its data sources answered for (dataSources.ts)
- *   transfers   the diffs of the command, and the releases of adopted sub-accounts they announce, for a batch that
- *               adopts what another releases (heldTokens.ts)
+ *   transfers   the checks and diffs of the command, and the releases of adopted sub-accounts the diffs announce,
+ *               for a batch that adopts what another releases (heldTokens.ts)
  *   client(connection, config?) -> SessionClient, one per distinct resolved client options, made on first use:
  *     client        the LlmAccountsClient (with the session's limiters and write counter)
  *     deletes       its DeleteCoalescer (deleteCoalescer.ts), made on first use
@@ -89,7 +89,7 @@ export class Session {
   readonly limiters: RateLimiters;
   readonly writes = new WriteCounter();
   readonly run: unknown;
-  /** The diffs of the command and the releases of adopted sub-accounts they announce (heldTokens.ts). */
+  /** The checks and diffs of the command, and the releases of adopted sub-accounts the diffs announce (heldTokens.ts). */
   readonly transfers = new Transfers();
   private readonly clients = new Map<string, SessionClient>();
 

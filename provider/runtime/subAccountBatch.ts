@@ -247,16 +247,17 @@ async function changeBatch(
   adoption: ReturnType<typeof nextAdoption>,
 ): Promise<SubAccountBatchOutputs> {
   const api = own.client.subAccounts;
+  const declared = adoptedTokens(inputs);
   const keep = new Set(adoption.set);
   const released = new Set(adoption.released);
   let current = old.subAccounts.filter((s) => !released.has(s.token));
   const held = new Set(current.map((s) => s.token));
   // Only a token never adopted by this batch must exist: one adopted before and gone since is recreated below.
   const joining = adoption.added.filter((t) => !held.has(t));
-  takeAdopted(own.heldTokens, adoptedTokens(inputs), joining, id);
+  takeAdopted(own.heldTokens, declared, joining, id);
   // One that another batch of this deployment releases joins once that batch's update has ended (heldTokens.ts).
   await session.transfers.awaitReleases(id, joining);
-  const added = await findAdopted(api, adoptedTokens(inputs), joining);
+  const added = await findAdopted(api, declared, joining);
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
     current = [...current, ...(await listUnconfirmed(api, old, notToTake(own.heldTokens, current.map((s) => s.token)))).map(view)].sort(byId);
