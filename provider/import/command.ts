@@ -3,8 +3,9 @@ import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, o
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { LlmAccountsClient } from "../client/client.js";
-import { resolveClientOptions, type ConnectionArgs } from "../client/config.js";
-import { redact } from "../api/redact.js";
+import { resolveClientOptions, type ConnectionArgs, type TransportOptions } from "../client/config.js";
+import { SETTINGS, type StackConfig } from "../client/settings.js";
+import { maskKey, redact } from "../api/redact.js";
 import { PACKAGE } from "../version.js";
 import { parseKeyList } from "../account/keyList.js";
 import { ImportError, readAccount, slug, type ImportedAccount } from "./account.js";
@@ -304,6 +305,30 @@ async function otherStacks(dir: string, target: string | undefined, io: ImportIo
   return out;
 }
 
+/** The settings that say which account is meant: a stack config that sets one of them names its own account. */
+const ACCOUNT_SETTINGS = ["baseUrl", "adminKey", "accountKey"] as const;
+
+/**
+ * The account the import reads: the one the stack's `up` acts on (its config wins over the environment, as in the
+ * provider). Where the environment names another account than the stack's config, the import refuses: reading the
+ * shell's account would write a program whose next `up` on the stack's account deletes what it holds there.
+ */
+function accountToRead(settings: StackConfig, env: NodeJS.ProcessEnv, stack: string | undefined): TransportOptions {
+  const forStack = resolveClientOptions(undefined, settings, env);
+  if (!ACCOUNT_SETTINGS.some((name) => settings[name])) return forStack;
+  const differs = ACCOUNT_SETTINGS.filter((name) => {
+    const given = env[SETTINGS[name].env];
+    return settings[name] && given && given !== forStack[name];
+  });
+  if (differs.length === 0) return forStack;
+  const shown = (name: (typeof ACCOUNT_SETTINGS)[number], value: string) => (name === "baseUrl" ? redact(value) : maskKey(value));
+  const pairs = differs.map((name) => `${SETTINGS[name].config} is ${shown(name, settings[name]!)}, ${SETTINGS[name].env} is ${shown(name, env[SETTINGS[name].env]!)}`);
+  throw new ImportError(
+    `stack ${stack ?? "(selected)"}'s config names another account than the environment (${pairs.join("; ")}). ` +
+      "Its up acts on the account of its config, so the import reads that one: unset those variables (or set them to the stack's account), or import into another stack; nothing was written",
+  );
+}
+
 /** `llm-accounts import`: reads the account, writes the program folder, stores its API keys in the stack config. */
 export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const { values } = parseArgs({
@@ -353,12 +378,13 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
     );
   }
 
-  const here = resolveClientOptions(undefined, {}, io.env);
+  const settings = state?.settings ?? {};
+  const here = accountToRead(settings, io.env, state?.stack);
   const client = new LlmAccountsClient(here);
   // A held object's connection reaches this account when it resolves here to the same URL and keys.
   const sameAccount = (connection: unknown): boolean => {
     try {
-      const there = resolveClientOptions(connection as ConnectionArgs, {}, io.env);
+      const there = resolveClientOptions(connection as ConnectionArgs, settings, io.env);
       return there.baseUrl === here.baseUrl && there.adminKey === here.adminKey && there.accountKey === here.accountKey;
     } catch {
       return false;

@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { redact } from "../api/redact.js";
+import { readStackConfig } from "../client/config.js";
+import type { StackConfig } from "../client/settings.js";
 import { RESOURCE_TYPES } from "../resources/typeTokens.js";
 import { API_KEY_STATE, type ApiKeyOutputs } from "../runtime/apiKeyState.js";
 import { BATCH_STATE, type SubAccountBatchOutputs, type SubAccountView } from "../runtime/subAccountBatchState.js";
@@ -50,6 +52,8 @@ export interface StackState {
   leaving?: { keys: string[]; tokens: string[] };
   /** API keys the stack's config holds for adoption (adoptKeys, and adoptKey-<name> of older programs), by name. */
   configKeys: { name: string; key: string }[];
+  /** The `llm-accounts:` settings of the stack's config (baseUrl, adminKey...): the account its `up` acts on. */
+  settings?: StackConfig;
 }
 
 /** The signature Pulumi marks a secret value with in an exported state. */
@@ -163,9 +167,14 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
   return state;
 }
 
+/** A stack's config as `pulumi config --show-secrets --json` gives it: each full key to its value. */
+function parseConfig(text: string): Record<string, { value?: unknown }> {
+  return JSON.parse(text) as Record<string, { value?: unknown }>;
+}
+
 /** The API keys of a stack's config, as `pulumi config --show-secrets --json` gives them: adoptKeys, then adoptKey-<name>. */
 export function parseConfigKeys(text: string): { name: string; key: string }[] {
-  const config = JSON.parse(text) as Record<string, { value?: unknown }>;
+  const config = parseConfig(text);
   const keys: { name: string; key: string }[] = [];
   for (const [fullKey, entry] of Object.entries(config)) {
     const key = fullKey.slice(fullKey.indexOf(":") + 1);
@@ -184,6 +193,15 @@ export function parseConfigKeys(text: string): { name: string; key: string }[] {
     }
   }
   return keys;
+}
+
+/** The `llm-accounts:` settings of a stack's config text, read as the provider reads them at `up`. */
+export function parseConfigSettings(text: string): StackConfig {
+  const config = parseConfig(text);
+  return readStackConfig((fullKey) => {
+    const value = config[fullKey]?.value;
+    return typeof value === "string" ? value : undefined;
+  });
 }
 
 /** Runs the Pulumi CLI keeping its stdout in memory (it may hold secrets): null when there is no CLI. */
@@ -236,19 +254,21 @@ export async function readStackState(dir: string, stack: string | undefined, env
   } catch (err) {
     throw new StackStateError(`${redact((err as Error).message)}; nothing was written`);
   }
-  return { ...state, configKeys: await readConfigKeys(dir, stack, env) };
+  return { ...state, ...(await readConfig(dir, stack, env)) };
 }
 
-/** The adoption keys of the stack's config; one `pulumi config` run, only when its file names such keys. */
-async function readConfigKeys(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<{ name: string; key: string }[]> {
-  const file = stack ? [`Pulumi.${stack.split("/").pop()}.yaml`] : stackFiles(dir);
-  const mentions = file.some((f) => existsSync(join(dir, f)) && /:adoptKeys?[-:]/.test(readFileSync(join(dir, f), "utf8")));
-  if (!mentions) return [];
+/**
+ * The stack's config, in one `pulumi config` run: the keys it adopts, and the settings that name the account its
+ * `up` acts on (a stack may keep them in its config, an environment, or its backend: the CLI's answer covers all).
+ */
+async function readConfig(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<Pick<StackState, "configKeys" | "settings">> {
   const r = await capture(["config", "--show-secrets", "--json", ...(stack ? ["--stack", stack] : [])], dir, env);
-  if (r === null || r.code !== 0) throw new StackStateError(`pulumi config --show-secrets failed, so the keys the stack's config adopts cannot be kept: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written`);
+  if (r === null || r.code !== 0) {
+    throw new StackStateError(`pulumi config --show-secrets failed, so the account and the keys the stack's config names cannot be read: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written`);
+  }
   try {
-    return parseConfigKeys(r.stdout);
+    return { configKeys: parseConfigKeys(r.stdout), settings: parseConfigSettings(r.stdout) };
   } catch (err) {
-    throw new StackStateError(`${(err as Error).message}; nothing was written`);
+    throw new StackStateError(`${redact((err as Error).message)}; nothing was written`);
   }
 }

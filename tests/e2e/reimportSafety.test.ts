@@ -240,6 +240,38 @@ describe("--drop-unlisted drops only objects of the account it read", () => {
     expect(live()).toEqual(before);
   }, 300_000);
 
+  test("the stack's config names its account and the shell another: import --force --drop-unlisted refuses, naming both (masked), and writes nothing; the next up writes nothing", async () => {
+    await stack!.setConfig("llm-accounts:baseUrl", emu.baseUrl);
+    await stack!.setConfig("llm-accounts:adminKey", emu.adminKey, { secret: true });
+    await stack!.setConfig("llm-accounts:accountKey", emu.accountKey, { secret: true });
+    const program = readFileSync(join(dir, "index.ts"), "utf8");
+    const before = live();
+    const shell = { LLM_ACCOUNTS_BASE_URL: far.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: far.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: far.accountKey };
+    const r = await llmImport(["--stack", "prod", "--force", "--drop-unlisted", "--keys", "-"], { ...stack!.env, ...farEnv(), ...shell });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("stack prod's config names another account than the environment");
+    expect(r.stderr).toContain(`llm-accounts:baseUrl is ${emu.baseUrl}, LLM_ACCOUNTS_BASE_URL is ${far.baseUrl}`);
+    expect(r.stderr).toContain(`llm-accounts:adminKey is sk-admin-...${emu.adminKey.slice(-4)}`);
+    expect(r.stderr).toContain("nothing was written");
+    expect(readFileSync(join(dir, "index.ts"), "utf8")).toBe(program);
+    expect(await upWrites()).toEqual({});
+    expect(live()).toEqual(before);
+  }, 300_000);
+
+  test("the stack's config alone names the account (no LLM_ACCOUNTS_* in the shell): import reads that account, keeps everything, and the next up writes nothing", async () => {
+    const before = live();
+    const shell = Object.fromEntries(Object.entries({ ...stack!.env, ...farEnv() }).filter(([k]) => !k.startsWith("LLM_ACCOUNTS_")));
+    const r = await llmImport(["--stack", "prod", "--force", "--drop-unlisted", "--keys", "-"], shell);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Added 0 object(s) it does not manage yet.");
+    expect(r.stdout).not.toContain("Dropped");
+    expect(await plannedOps()).toEqual({});
+    expect(await upWrites()).toEqual({});
+    expect(live()).toEqual(before);
+  }, 300_000);
+
   test("destroy removes what the stack holds on both accounts; nothing printed holds a key", async () => {
     await stack!.destroy([], { env: farEnv() });
     expect(far.state.listSubAccounts()).toEqual([]);
