@@ -1,6 +1,6 @@
 import type { LlmAccountsClient } from "../client/client.js";
 import { AuthenticationError, LlmAccountsError, NotFoundError } from "../client/errors.js";
-import { SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
+import { CREATE_MARKER, SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
 import type { ApiKeyView, ModelPricing, SecurityConfig, SubAccount } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
@@ -91,6 +91,10 @@ export interface ReimportOptions {
 function heldElsewhere(options: ReimportOptions, value: string, kind: "keys" | "tokens"): string | undefined {
   return options.elsewhere?.find((o) => o[kind].has(value))?.stack;
 }
+
+/** A create's marked alias (`<alias>~<12 hex digits>`, batchRecovery.ts markedAlias): what a killed create left unrecorded. */
+const CREATE_MARKED = new RegExp(`${CREATE_MARKER}[0-9a-f]{12}$`); // "~" needs no escape in a pattern
+const underCreateMark = (alias: string): boolean => CREATE_MARKED.test(alias);
 
 /** The other stack whose batch's lost create left `s` under its marked alias, if any: that batch's next run adopts it. */
 function markedElsewhere(options: ReimportOptions, s: { alias: string }): string | undefined {
@@ -460,6 +464,7 @@ export async function readAccount(
   const outgoing: SubAccount[] = [];
   const theirs = new Map<string, string[]>();
   const unheld: SubAccount[] = [];
+  const marked: SubAccount[] = [];
   for (const s of subAccounts) {
     if (claimed.has(s.token)) continue;
     if (leaving.has(s.token)) {
@@ -468,7 +473,15 @@ export async function readAccount(
     }
     const other = heldElsewhere(options, s.token, "tokens") ?? markedElsewhere(options, s);
     if (other !== undefined) theirs.set(other, [...(theirs.get(other) ?? []), maskKey(s.token)]);
+    else if (underCreateMark(s.alias)) marked.push(s);
     else unheld.push(s);
+  }
+  if (marked.length > 0) {
+    leftOut.push(
+      `${marked.length} sub-account(s) under the mark of a create whose up was killed before it recorded them (${marked.slice(0, 5).map((s) => `${maskKey(s.token)} ${printable(s.alias)}`).join(", ")}${marked.length > 5 ? ", ..." : ""}): ` +
+        "not adopted, since the batch that made them (of this or another stack or project) adopts them at its next up (one object, one owner); " +
+        "if no stack will, give them another alias in the console and import again",
+    );
   }
   if (outgoing.length > 0) {
     leftOut.push(`${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`);

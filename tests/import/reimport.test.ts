@@ -390,3 +390,18 @@ describe("reading the stack's state and config", () => {
     expect(noCli.err?.message).toMatch(/has stacks \(Pulumi\.dev\.yaml\) and no pulumi CLI is on PATH .* nothing was written$/);
   });
 });
+
+describe("sub-accounts under a create's mark that no state records (an up killed before it recorded them)", () => {
+  test("never adopted: named masked in leftOut (that batch, of this or another stack or project, adopts them at its next up); the rest of the alias is adopted", async () => {
+    const team = emu.state.createSubAccounts({ alias: "team", balance: 10, modelPricing: pricingA, count: 1 });
+    const marked = emu.state.createSubAccounts({ alias: "team~0123456789ab", balance: 10, modelPricing: pricingA, count: 2 });
+    const notAMark = emu.state.createSubAccounts({ alias: "team~short", balance: 10, modelPricing: pricingA, count: 1 });
+    const account = await readAccount(client, []);
+    const adopted = account.batches.flatMap((b) => b.ids);
+    expect(adopted.sort()).toEqual([team[0].id, notAMark[0].id].sort());
+    expect(account.leftOut).toHaveLength(1);
+    expect(account.leftOut[0]).toContain("2 sub-account(s) under the mark of a create whose up was killed before it recorded them");
+    for (const s of marked) expect(account.leftOut[0]).toContain(`sk-...${s.token.slice(-4)}`);
+    expectNoSecret(account.leftOut.join("\n"), secretsOf(emu));
+  });
+});
