@@ -52,12 +52,18 @@ export function usageRowCap(query: UsageQuery): number {
  * asked for in. Names the open point and the setting that fixes it.
  */
 function ignoredPageField(field: string): LlmAccountsError {
-  const s = SETTINGS.usagePageField;
   return new LlmAccountsError(
-    `the usage summary answered the same page again when asked for the next one in the request field "${field}": the platform ` +
-      `reads its further-page token from another field (the spec does not name it). Set ${s.env} or the stack config ${s.config} ` +
-      `to the field the platform reads (\`llm-accounts doctor\` tries the usual ones) (POST usage/summary)`,
+    `the usage summary answered the same page again when asked for the next one in the request field "${field}": ${pageFieldAdvice(field)} (POST usage/summary)`,
     { operation: "POST usage/summary" },
+  );
+}
+
+/** What to do when the platform does not read the further-page token where it was sent: the setting that names the field. */
+function pageFieldAdvice(field: string): string {
+  const s = SETTINGS.usagePageField;
+  return (
+    `the platform reads its further-page token from another request field than "${field}" (the spec does not name it). Set ${s.env} ` +
+    `or the stack config ${s.config} to the field the platform reads (\`llm-accounts doctor\` tries the usual ones)`
   );
 }
 
@@ -91,7 +97,11 @@ export class AccountApi extends ApiGroup {
       // Paged by number (no token): the first page again (its first row again) means the field was not read. With
       // tokens, the same token again says it (below).
       const head = res.items.length > 0 ? JSON.stringify(res.items[0]) : undefined;
-      if (n === 2 && token === null && head !== undefined && head === firstRow && more) throw ignoredPageField(field);
+      if (n === 2 && head !== undefined && head === firstRow && more) {
+        // With tokens that change at every answer (opaque cursors), the same first row again says it as well.
+        if (token === null) throw ignoredPageField(field);
+        throw endless(`page 2 begins with page 1's first row though it was asked for in the request field "${field}"`, pageFieldAdvice(field));
+      }
       if (n === 1) firstRow = head;
       rows.push(...res.items.map((r) => fromWire(r)));
       if (!more) {
@@ -108,9 +118,9 @@ export class AccountApi extends ApiGroup {
       page = next;
     }
 
-    function endless(what: string): LlmAccountsError {
+    function endless(what: string, advice?: string): LlmAccountsError {
       return new LlmAccountsError(
-        `the usage summary does not end: ${what}, but ${query.start}..${query.end} holds at most ${cap} (one row per day${query.withModel ? ` and model, at most ${USAGE_MODELS_PER_DAY_MAX} models` : ""}); stopped (POST usage/summary)`,
+        `the usage summary does not end: ${what}, but ${query.start}..${query.end} holds at most ${cap} (one row per day${query.withModel ? ` and model, at most ${USAGE_MODELS_PER_DAY_MAX} models` : ""})${advice ? `; ${advice}` : ""}; stopped (POST usage/summary)`,
         { operation: "POST usage/summary" },
       );
     }

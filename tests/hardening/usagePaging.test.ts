@@ -39,3 +39,27 @@ describe("usage paging cap", () => {
     }
   });
 });
+
+describe("usage paging with opaque cursors that change at every answer (the platform ignores the request field)", () => {
+  test("stops at page 2, naming the request field and the setting that fixes it (it made 731 calls of page 1, then an error naming neither)", async () => {
+    let pages = 0;
+    const server = createServer((req, res) => {
+      pages += 1;
+      req.resume();
+      // Page 1 every time, with a new cursor: what a platform that does not read `page` answers.
+      const body = { items: [{ date: yesterday, cost: "1.000000" }], has_more: true, next_page: `cursor-${pages}-${Math.random()}` };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const client = new LlmAccountsClient({ baseUrl: url, adminKey: ADMIN, rateLimits: false });
+      const failure = client.account.usage({ start: "2025-12-01", end: today });
+      await expect(failure).rejects.toThrow(/page 2 begins with page 1's first row though it was asked for in the request field "page"/);
+      await expect(failure).rejects.toThrow(/Set LLM_ACCOUNTS_USAGE_PAGE_FIELD or the stack config llm-accounts:usagePageField/);
+      expect(pages).toBe(2);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
