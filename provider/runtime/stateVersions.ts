@@ -30,6 +30,12 @@ function issuesText(issues: readonly z.core.$ZodIssue[]): string {
   return shown.join("; ") + (issues.length > 5 ? `; and ${issues.length - 5} more` : "");
 }
 
+/** The fields that say which objects a state holds: emptied, a refresh takes the resource for deleted. */
+const HOLDINGS = new Set(["tokens", "subAccounts", "key"]);
+const HOLDINGS_ADVICE =
+  ". Put back what it held (the earlier values are in `pulumi stack history` and `pulumi stack export --version N`); " +
+  "never empty it: a resource whose state holds nothing is taken for deleted by that refresh, and what it held stays on the platform, managed by nothing";
+
 /**
  * A stored state that does not parse against the schema of the version it records (edited by hand, or cut
  * short): it names the resource type, each field and what was expected, and what to do about it.
@@ -44,7 +50,8 @@ export class StateError extends LlmAccountsError {
     super(
       `${resource}: the state (version ${version}) cannot be read: ${issuesText(issues)}; ${consequence}. ` +
         "Correct the field with `pulumi state edit` (or restore the state from a backup), then run `pulumi refresh` " +
-        "to read the rest back from the platform",
+        "to read the rest back from the platform" +
+        (issues.some((i) => HOLDINGS.has(String(i.path[0]))) ? HOLDINGS_ADVICE : ""),
     );
   }
 

@@ -51,6 +51,13 @@ describe("a batch state edited by hand without tokens (issue 37: `TypeError: tok
     expect(writeCalls(calls(emu))).toEqual({});
   });
 
+  test("the advice says to put the tokens back, never to empty them (followed literally, `tokens: []` then a refresh dropped the batch and left its sub-accounts)", async () => {
+    const { id, outs } = await batch("no-tokens-advice");
+    const err = await stateErrorOf(subAccountBatch.read(id, without(outs, "tokens")));
+    expect(err.message).toContain("Put back what it held (the earlier values are in `pulumi stack history` and `pulumi stack export --version N`)");
+    expect(err.message).toContain("never empty it: a resource whose state holds nothing is taken for deleted by that refresh");
+  });
+
   test("delete deletes the sub-accounts its subAccounts name, with one call, and fails no more (they are what the batch held)", async () => {
     const { id, outs } = await batch("no-tokens-delete");
     expect(liveAliases("no-tokens-delete")).toHaveLength(2);
