@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { RULES } from "../../provider/policy/index.js";
+import { cliAtLeast } from "../support/cliVersion.js";
 import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, setUpFile, stackFor, type PulumiStack, type SecretLedger } from "./support.js";
 
@@ -168,6 +169,39 @@ describe("the example policy pack on the real CLI", () => {
     const preview = await file.pulumi(stack.preview(withReady("mandatory"), { allowFailure: true }));
     expect(findings(analyzed.stdout)).toEqual(findings(preview.stdout));
     expect(findings(analyzed.stdout).join("\n")).toMatch(/api-key-spend-limit[\s\S]*account-budget|account-budget[\s\S]*api-key-spend-limit/);
+  }, 300_000);
+
+  test("`pulumi policy analyze --file` (CLI 3.249+) audits an exported state with neither backend nor passphrase: the same findings", async () => {
+    const exported = join(scratch, "exported-state.json");
+    await file.pulumi(stack.run(["stack", "export", "--file", exported]));
+    // Outside the project, with no backend, no passphrase and no platform credential: only the CLI and the pack.
+    const bare = {
+      PATH: `${stack.cli.binDir}:${process.env.PATH ?? ""}`,
+      HOME: process.env.HOME ?? scratch,
+      PULUMI_HOME: mkdtempSync(join(scratch, "pulumi-home-")),
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    };
+    emu.clearRequests();
+    const analyzed = await run(stack.cli.pulumi, ["policy", "analyze", "--file", exported, "--non-interactive", ...withReady("mandatory")], { cwd: scratch, env: bare }).then(
+      (r) => ({ code: 0, out: r.stdout + r.stderr }),
+      (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? 1, out: `${e.stdout ?? ""}${e.stderr ?? ""}` }),
+    );
+    file.printed += analyzed.out;
+    if (!cliAtLeast(stack.cli.version, "3.249.0")) {
+      // The floor has no such flag.
+      expect(analyzed.code).not.toBe(0);
+      expect(analyzed.out).toMatch(/unknown flag: --file/);
+      return;
+    }
+    expect(analyzed.code).not.toBe(0);
+    expect(emu.requests()).toEqual([]);
+    // The state's secrets (keys, tokens) cannot be decrypted without the passphrase: the CLI reads them as
+    // "[secret]", and no rule reads a key or token, so the findings are those of the stack's own analyze.
+    expect(analyzed.out).toMatch(/could not decrypt secrets/);
+    const onStack = await file.pulumi(stack.run(["policy", "analyze", ...withReady("mandatory")], { allowFailure: true }));
+    expect(findings(analyzed.out)).toEqual(findings(onStack.stdout));
+    expect(findings(analyzed.out).join("\n")).toMatch(/api-key-spend-limit/);
   }, 300_000);
 
   test("a compliant program passes the mandatory pack with no violation", async () => {
