@@ -84,7 +84,7 @@ function otherForm(value: unknown, field = ""): string | undefined {
 
 /** The doctor's probes of one account. */
 class Probe {
-  readonly envelope = { seen: false };
+  readonly envelope = { seen: false, withoutData: false };
   readonly answers: unknown[] = [];
 
   constructor(
@@ -117,9 +117,13 @@ class Probe {
       json = undefined;
     }
     let answer = res.status < 300;
+    // An envelope's refusal without `data` (issue 43): the envelope platform that says no in a bare {code, message}.
+    if (isObject(json) && res.status < 300 && "code" in json && !("data" in json) && "message" in json && !["0", "200", "ok", "success", "succeeded"].includes(String(json.code).toLowerCase())) {
+      this.envelope.withoutData = true;
+    }
     if (isObject(json) && "code" in json && "data" in json) {
       this.envelope.seen = true;
-      answer &&= ["0", "200", "ok", "success"].includes(String(json.code).toLowerCase());
+      answer &&= ["0", "200", "ok", "success", "succeeded"].includes(String(json.code).toLowerCase());
       if (answer) json = json.data;
     }
     // Answers only (a refusal is no answer): what the checks of fields and forms read.
@@ -209,7 +213,7 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<DoctorRo
 
   // The management group's error shape: a get of a key that does not exist.
   const missing = await probe.send("management", "POST", `${M}/api-key/get`, { key: `sk-doctor${randomBytes(12).toString("hex")}` });
-  rows.push(errorShapeRow("management group errors", missing, probe.envelope.seen));
+  rows.push(errorShapeRow("management group errors", missing, probe.envelope));
 
   let written: DoctorRow[] = [];
   if (write) written = await writes(probe, usageField);
@@ -223,7 +227,7 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<DoctorRo
     assumes: "answers as the spec shows them",
     observed: probe.envelope.seen ? "wrapped as {code, message, data}" : "not wrapped",
     verdict: probe.envelope.seen ? "handled" : "holds",
-    reading: probe.envelope.seen ? "envelope" : undefined,
+    reading: probe.envelope.seen ? (probe.envelope.withoutData ? "envelope-no-data" : "envelope") : undefined,
   });
   const extra = new Set<string>();
   for (const a of probe.answers) unknownFields(a, extra);
@@ -249,10 +253,11 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<DoctorRo
 const order = (r: DoctorRow): number => ["holds", "handled", "setting", "not checked"].indexOf(r.verdict);
 
 /** The row of an error answer's shape. */
-function errorShapeRow(point: string, answer: Raw, envelope: boolean): DoctorRow {
+function errorShapeRow(point: string, answer: Raw, envelope: { seen: boolean; withoutData: boolean }): DoctorRow {
   const assumes = "non-2xx {error: {code, message}}";
   if (answer.status < 300) {
-    if (envelope) return { point, assumes, observed: `HTTP ${answer.status} with an envelope's code`, verdict: "handled", reading: "envelope" };
+    if (envelope.seen && envelope.withoutData) return { point, assumes, observed: `HTTP ${answer.status} {code, message} without data`, verdict: "handled", reading: "envelope-no-data" };
+    if (envelope.seen) return { point, assumes, observed: `HTTP ${answer.status} with an envelope's code`, verdict: "handled", reading: "envelope" };
     if (isObject(answer.body) && answer.body.success === false) return { point, assumes, observed: `HTTP ${answer.status} with success: false`, verdict: "handled", reading: "refusals-200" };
     return { point, assumes, observed: `HTTP ${answer.status} without a refusal the package recognises`, verdict: "setting", setting: "none exists: report this platform's refusal shape" };
   }
@@ -358,7 +363,7 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
     });
     // Sub-account refusals: a delete of a token that does not exist (deletes nothing).
     const gone = await probe.send("sub-account", "DELETE", `${S}/token`, { sks: [`sk-doctor${randomBytes(12).toString("hex")}`] });
-    rows.push(errorShapeRow("sub-account group errors", gone, probe.envelope.seen));
+    rows.push(errorShapeRow("sub-account group errors", gone, probe.envelope));
   } finally {
     if (made.length > 0) await probe.send("sub-account", "DELETE", `${S}/token`, { sks: made });
   }

@@ -23,6 +23,9 @@ const text = (v: unknown): string | undefined => (typeof v === "string" && v.tri
 /** Codes an envelope uses for "done" (`{code: 0, data}` and its kin). */
 const DONE_CODES = new Set(["0", "200", "ok", "success", "succeeded"]);
 
+/** The fields of an envelope itself (its code, message and request ids): a body of these alone carries no answer. */
+const ENVELOPE_FIELDS = new Set(["code", "message", "msg", "request_id", "requestId", "trace_id", "traceId", "timestamp"]);
+
 /** The status a refusal stands for, by its code and message (the platform's codes are not shown: read by their words). */
 export function meansStatus(code: string | undefined, message: string | undefined): number {
   const words = `${code ?? ""} ${message ?? ""}`.toLowerCase();
@@ -55,9 +58,13 @@ export function readBody(json: unknown): Read {
   if (!isObject(json)) return { answer: json };
   if (json.success === false || json.success === "false" || json.success === 0) return refusal(json, "HTTP 2xx with success: false");
   if (isObject(json.error) || (typeof json.error === "string" && json.error.trim() !== "")) return refusal(json, "HTTP 2xx with an error");
-  if ("code" in json && "data" in json && (typeof json.code === "number" || typeof json.code === "string")) {
-    if (!DONE_CODES.has(String(json.code).toLowerCase())) return refusal(json, `HTTP 2xx with code ${JSON.stringify(json.code)}`);
-    return { answer: json.data ?? {} };
+  if (typeof json.code === "number" || typeof json.code === "string") {
+    const done = DONE_CODES.has(String(json.code).toLowerCase());
+    if ("data" in json) return done ? { answer: json.data ?? {} } : refusal(json, `HTTP 2xx with code ${JSON.stringify(json.code)}`);
+    // No `data`: a code that is not "done" with a message and nothing else is a refusal (issue 43); a done one, an empty answer.
+    const onlyEnvelope = Object.keys(json).every((k) => ENVELOPE_FIELDS.has(k));
+    if (onlyEnvelope && !done && (text(json.message) ?? text(json.msg)) !== undefined) return refusal(json, `HTTP 2xx with code ${JSON.stringify(json.code)}`);
+    if (onlyEnvelope && done) return { answer: {} };
   }
   return { answer: json };
 }

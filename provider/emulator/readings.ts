@@ -22,6 +22,7 @@ export const READINGS = {
   "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
+  "envelope-no-data": "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 {code, message} with no `data` (authentication excepted)",
 } as const;
 
 /** The name of a reading. */
@@ -123,6 +124,7 @@ export class Readings {
     if (this.has("other-forms")) body = otherForms(body);
     if (this.has("extra-fields")) body = withExtraFields(body);
     if (this.has("envelope")) body = { code: 0, message: "success", data: body };
+    if (this.has("envelope-no-data")) body = { code: 0, message: "success", data: body };
     return { ...outcome, body };
   }
 
@@ -132,6 +134,7 @@ export class Readings {
     const { code, message } = error;
     const auth = outcome.status === 401;
     if (this.has("envelope") && !auth) return { status: 200, body: { code, message, data: null } };
+    if (this.has("envelope-no-data") && !auth) return { status: 200, body: { code, message } };
     if (this.has("refusals-200") && SUB_ACCOUNT_OPS(op) && !auth) return { status: 200, body: { success: false, code, message } };
     if (this.has("bare-errors")) return { ...outcome, body: { code, message } };
     return outcome;
