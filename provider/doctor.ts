@@ -13,6 +13,7 @@ import { redact } from "./api/redact.js";
 import { platformPartsOf } from "./api/schemas/index.js";
 import { printable } from "./account/printable.js";
 import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
+import { readBody } from "./client/refusals.js";
 import { SETTINGS } from "./client/settings.js";
 import { UsageError } from "./usageError.js";
 
@@ -82,6 +83,9 @@ function otherForm(value: unknown, field = ""): string | undefined {
   return undefined;
 }
 
+/** Tries of one probe while its answers are transient (the client tries a dozen; the doctor needs an answer, not a wait). */
+const TRANSIENT_TRIES = 8;
+
 /** The doctor's probes of one account. */
 class Probe {
   readonly envelope = { seen: false, withoutData: false };
@@ -97,8 +101,22 @@ class Probe {
     return this.base.origin;
   }
 
-  /** One raw request; an envelope `{code: 0, data}` is unwrapped (and remembered). */
+  /** Answers in a 2xx that the client reads as transient ("busy, try again"), tried again as the client does. */
+  transient?: string;
+
+  /** One raw request, tried again while the client's reading says transient (client/refusals.ts). */
   async send(group: "management" | "sub-account", method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<Raw> {
+    for (let attempt = 1; ; attempt++) {
+      const raw = await this.sendOnce(group, method, path, body, query);
+      const read = raw.status < 300 ? readBody(raw.wire) : undefined;
+      if (!(read && "refusal" in read && read.refusal.meaning === "transient") || attempt >= TRANSIENT_TRIES) return raw;
+      this.transient ??= `HTTP ${raw.status} ${printable(redact(read.refusal.apiMessage ?? read.refusal.form)).slice(0, 60)}`;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+
+  /** One raw request; an envelope `{code: 0, data}` is unwrapped (and remembered). */
+  private async sendOnce(group: "management" | "sub-account", method: string, path: string, body?: unknown, query?: Record<string, string>): Promise<Raw & { wire: unknown }> {
     const credential = group === "management" ? this.keys.admin : this.keys.account;
     const url = new URL(this.base.pathname.replace(/\/$/, "") + path, this.base);
     for (const [k, v] of Object.entries(query ?? {})) url.searchParams.set(k, v);
@@ -116,6 +134,7 @@ class Probe {
     } catch {
       json = undefined;
     }
+    const wire = json;
     let answer = res.status < 300;
     // An envelope's refusal without `data` (issue 43): the envelope platform that says no in a bare {code, message}.
     if (isObject(json) && res.status < 300 && "code" in json && !("data" in json) && "message" in json && !["0", "200", "ok", "success", "succeeded"].includes(String(json.code).toLowerCase())) {
@@ -128,7 +147,7 @@ class Probe {
     }
     // Answers only (a refusal is no answer): what the checks of fields and forms read.
     if (answer && !(isObject(json) && json.success === false)) this.answers.push(json);
-    return { status: res.status, body: json };
+    return { status: res.status, body: json, wire };
   }
 }
 
@@ -245,6 +264,13 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<DoctorRo
     observed: form ?? "as assumed",
     verdict: form ? "handled" : "holds",
     reading: form ? "other-forms" : undefined,
+  });
+  rows.push({
+    point: "transient answers",
+    assumes: "429 (or 5xx) when the platform cannot answer now",
+    observed: probe.transient ? `${probe.transient}: the client tries it again` : "none seen",
+    verdict: probe.transient ? "handled" : "holds",
+    reading: probe.transient ? "transient-200" : undefined,
   });
   rows.push({ point: "rate limit answer", assumes: "429 with Retry-After", observed: "not reached (it takes 60 writes a minute)", verdict: "not checked" });
   return [...rows, ...written].sort((a, b) => order(a) - order(b));

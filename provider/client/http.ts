@@ -122,8 +122,9 @@ export class HttpTransport extends ShowsOriginOnly {
       } else if (outcome.res.statusCode >= 200 && outcome.res.statusCode < 300) {
         const read = this.readAnswer(op, outcome.res.body);
         if ("answer" in read) return read.answer;
-        // A refusal in a 2xx (client/refusals.ts): never a success. A rate limit said so waits as a 429 does.
-        if (read.refusal.meansStatus !== RATE_LIMIT_STATUS) throw refused(op, outcome.res, read.refusal);
+        // A refusal in a 2xx (client/refusals.ts): never a success. A transient one (a rate limit, "busy, try
+        // again") was not processed: it waits as a 429 does, for writes too.
+        if (read.refusal.meaning !== "transient") throw refused(op, outcome.res, read.refusal);
         rateLimited += 1;
         waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res, read.refusal);
       } else if (outcome.res.statusCode === RATE_LIMIT_STATUS) {
@@ -170,14 +171,15 @@ export class HttpTransport extends ShowsOriginOnly {
 
   /** After the `count`th 429 in a row (or a refusal that says rate limit): the wait the server asks for (within the policy's bounds), or the 429. */
   private waitAfterRateLimit(op: Operation, count: number, res: Response<string>, said?: Refusal): number {
-    const details = said ? { ...detailsOf(op, res), code: said.code, apiMessage: said.apiMessage } : detailsOf(op, res);
+    const details = said ? { ...detailsOf(op, res), code: said.code, apiMessage: `${said.apiMessage ?? "refused without a message"} (answered ${said.form.replace("2xx", String(res.statusCode))})` } : detailsOf(op, res);
+    const status = said?.meansStatus ?? RATE_LIMIT_STATUS;
     const asked = retryAfterMs(res.headers, this.clock.now());
     const next = this.retry.afterRateLimit(count, asked);
     if ("waitMs" in next) return next.waitMs;
     if (next.giveUp === "too-long" && asked !== undefined) {
-      throw ApiError.fromResponse(429, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
+      throw ApiError.fromResponse(status, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
     }
-    throw ApiError.fromResponse(429, details, { retryAfterMs: asked });
+    throw ApiError.fromResponse(status, details, { retryAfterMs: asked });
   }
 
   /**

@@ -4,11 +4,16 @@
  * shapes"). A refusal in any shape is never taken for a success.
  */
 
+/** What an answer that is not "done" means for the caller: not made, no such object, try again later, wrong credential. */
+export type Meaning = "refused" | "gone" | "transient" | "unauthorised";
+
 /** What a refusal says: the platform's code and message, and the status it stands for (which error class, which retry). */
 export interface Refusal {
   code?: string;
   apiMessage?: string;
-  /** 400, 401, 404 or 429, read from the code and message: what the refusal means for the caller. */
+  /** What it means: a transient refusal was not processed and is tried again, as a 429 is. */
+  meaning: Meaning;
+  /** 400, 401, 404, 429 or 503: the status of the error it becomes (its class) when it is not tried again. */
   meansStatus: number;
   /** How the platform answered, for the message: `HTTP 200 with success: false`. */
   form: string;
@@ -26,13 +31,28 @@ const DONE_CODES = new Set(["0", "200", "ok", "success", "succeeded"]);
 /** The fields of an envelope itself (its code, message and request ids): a body of these alone carries no answer. */
 const ENVELOPE_FIELDS = new Set(["code", "message", "msg", "request_id", "requestId", "trace_id", "traceId", "timestamp"]);
 
-/** The status a refusal stands for, by its code and message (the platform's codes are not shown: read by their words). */
-export function meansStatus(code: string | undefined, message: string | undefined): number {
+/**
+ * Without a profile, the words of a refusal that say what it means, in English and in Chinese (the platform's kin
+ * answer in Chinese: docs/decisions.md, "classification"). A rate limit and "busy, try again" are transient; each
+ * rule can only make a refusal an error of another class, never a success, and "gone" needs words that say so.
+ */
+const WORDS: { meaning: Meaning; status: number; words: RegExp }[] = [
+  { meaning: "transient", status: 429, words: /rate.?limit|too.?many|throttl|429|请求过于频繁|请求过多|频率|限流/ },
+  { meaning: "transient", status: 503, words: /\bbusy\b|try again|temporar(il)?y|overload|繁忙|稍后再试|稍后重试/ },
+  { meaning: "gone", status: 404, words: /not.?found|not.?exist|no.?such|unknown (key|token|sub.?account)|404|不存在/ },
+  { meaning: "unauthorised", status: 401, words: /unauthori[sz]ed|unauthenticated|forbidden|permission|invalid (token|credential|api key)|401|403|未授权|无权/ },
+];
+
+/** What a refusal means, by its code and message, when no profile says (the platform's codes are not shown: read by their words). */
+export function meaningOf(code: string | undefined, message: string | undefined): { meaning: Meaning; status: number } {
   const words = `${code ?? ""} ${message ?? ""}`.toLowerCase();
-  if (/rate.?limit|too.?many|throttl|429/.test(words)) return 429;
-  if (/not.?found|not.?exist|no.?such|unknown (key|token|sub.?account)|404/.test(words)) return 404;
-  if (/unauthori[sz]ed|unauthenticated|forbidden|permission|invalid (token|credential|api key)|401|403/.test(words)) return 401;
-  return 400;
+  const rule = WORDS.find((r) => r.words.test(words));
+  return rule ? { meaning: rule.meaning, status: rule.status } : { meaning: "refused", status: 400 };
+}
+
+/** The status a refusal stands for, by its code and message (meaningOf). */
+export function meansStatus(code: string | undefined, message: string | undefined): number {
+  return meaningOf(code, message).status;
 }
 
 /** The code and message of an error body or part: `{error: {code, message}}`, `{code, message}`, `{msg}`, `{error: "text"}` and their kin. */
@@ -46,7 +66,8 @@ export function detailsOf(body: Record<string, unknown>): { code?: string; apiMe
 
 function refusal(body: Record<string, unknown>, form: string): { refusal: Refusal } {
   const details = detailsOf(body);
-  return { refusal: { ...details, meansStatus: meansStatus(details.code, details.apiMessage), form } };
+  const { meaning, status } = meaningOf(details.code, details.apiMessage);
+  return { refusal: { ...details, meaning, meansStatus: status, form } };
 }
 
 /**

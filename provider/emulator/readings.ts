@@ -22,6 +22,7 @@ export const READINGS = {
   "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
+  "transient-200": "the first 2 requests of each operation are answered HTTP 200 {success: false, message} saying the system is busy, in English then in Chinese, and processed nothing; later ones as usual",
   "envelope-no-data": "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 {code, message} with no `data` (authentication excepted)",
 } as const;
 
@@ -36,6 +37,11 @@ export const SHORT_ALIAS_MAX = 32;
 export const NO_TOTAL_LIST_CAP = 7;
 /** The cap of `small-count-cap`. */
 export const SMALL_COUNT_CAP = 20;
+/** How many requests of each operation `transient-200` answers busy. */
+export const TRANSIENT_200_COUNT = 2;
+/** What `transient-200` says, in turn. */
+export const BUSY_MESSAGES = ["system busy, try again", "系统繁忙，请稍后再试"];
+
 /** The request field `usage-cursor` reads. */
 export const USAGE_CURSOR_FIELD = "cursor";
 
@@ -47,6 +53,8 @@ export interface Outcome {
   headers?: Record<string, string>;
 }
 
+/** The code of the busy answer `transient-200` makes (before it is shaped as a 200 without a code). */
+const BUSY_CODE = "system_busy";
 const ALIAS_OPS = new Set(["api-key/create", "api-key/edit", "sub-account/create", "sub-account/edit"]);
 const SUB_ACCOUNT_OPS = (op: string) => op.startsWith("sub-account/");
 const RESTRICTED = /^[A-Za-z0-9 ._-]*$/;
@@ -55,6 +63,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** What the emulator does differently under a set of readings: checks of requests, and the shape of answers. */
 export class Readings {
   private readonly on: ReadonlySet<Reading>;
+  /** Requests of each operation answered so far (`transient-200` answers the first ones busy). */
+  private readonly seen = new Map<string, number>();
 
   constructor(readings: readonly Reading[] = []) {
     for (const r of readings) if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
@@ -80,6 +90,11 @@ export class Readings {
 
   /** A refusal this platform makes of a request the default emulator accepts, or undefined. */
   refusal(op: string, request: unknown): ErrorAnswer | undefined {
+    if (this.has("transient-200")) {
+      const seen = this.seen.get(op) ?? 0;
+      this.seen.set(op, seen + 1);
+      if (seen < TRANSIENT_200_COUNT) return new ErrorAnswer(503, BUSY_CODE, BUSY_MESSAGES[seen % BUSY_MESSAGES.length]);
+    }
     if (!isObject(request)) return undefined;
     if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) === -1) {
       return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
@@ -133,6 +148,7 @@ export class Readings {
     if (!error) return outcome;
     const { code, message } = error;
     const auth = outcome.status === 401;
+    if (this.has("transient-200") && code === BUSY_CODE) return { status: 200, body: { success: false, message } };
     if (this.has("envelope") && !auth) return { status: 200, body: { code, message, data: null } };
     if (this.has("envelope-no-data") && !auth) return { status: 200, body: { code, message } };
     if (this.has("refusals-200") && SUB_ACCOUNT_OPS(op) && !auth) return { status: 200, body: { success: false, code, message } };

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "@jest/globals";
 import { NotFoundError, RateLimitError } from "../../provider/client/index.js";
-import { readBody } from "../../provider/client/refusals.js";
+import { meaningOf, readBody } from "../../provider/client/refusals.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { clientOf, emulator } from "../support/emulator.js";
 
@@ -45,5 +45,38 @@ describe("envelope refusals without data (issue 43)", () => {
     expect(await client.apiKeys.delete([key])).toBe(1);
     expect(emu.state.listKeys()).toEqual([]);
     await expect(client.apiKeys.get(key)).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe("transient refusals in a 200, in any language (issue 44)", () => {
+  test("busy and too-many words in English and Chinese are transient; 不存在 is gone; other words refuse", () => {
+    expect(meaningOf(undefined, "system busy, try again")).toEqual({ meaning: "transient", status: 503 });
+    expect(meaningOf(undefined, "系统繁忙，请稍后再试")).toEqual({ meaning: "transient", status: 503 });
+    expect(meaningOf(undefined, "请求过于频繁")).toEqual({ meaning: "transient", status: 429 });
+    expect(meaningOf(undefined, "令牌不存在")).toEqual({ meaning: "gone", status: 404 });
+    expect(meaningOf("invalid_alias", "alias must be at most 32 characters")).toEqual({ meaning: "refused", status: 400 });
+    expect(meaningOf(undefined, "余额不足")).toEqual({ meaning: "refused", status: 400 });
+  });
+
+  test("transient-200: a read and a create answered 200 {success: false, message: busy} are tried again and succeed; the create makes one key", async () => {
+    emu = await emulator({ rateLimits: false, readings: ["transient-200"] });
+    const client = clientOf(emu, { rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    const raw = await fetch(`${emu.baseUrl}/api/v1/management/models`, { headers: { authorization: `Bearer ${emu.adminKey}` } });
+    expect({ status: raw.status, body: await raw.json() }).toEqual({ status: 200, body: { success: false, message: "system busy, try again" } });
+    expect(await client.account.balance()).toMatch(/^\d+\.\d{6}$/);
+    expect(emu.calls()["account/balance"]).toBe(3);
+    const { key } = await client.apiKeys.create({ alias: "once" });
+    expect(emu.state.listKeys().map((k) => k.key)).toEqual([key]);
+    expect(emu.calls()["api-key/create"]).toBe(3);
+    expect((await client.subAccounts.create({ alias: "busy", balance: 0, count: 2 })).length).toBe(2);
+    expect(emu.state.listSubAccounts()).toHaveLength(2);
+  });
+
+  test("a busy answer that lasts fails the call as a 503 naming how the platform answered, never as a bad request", async () => {
+    emu = await emulator({ rateLimits: false, readings: ["transient-200"] });
+    const client = clientOf(emu, { rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2, maxRateLimitAttempts: 2 } });
+    const err = (await client.account.balance().catch((x: unknown) => x)) as Error & { status?: number };
+    expect(err.status).toBe(503);
+    expect(err.message).toMatch(/系统繁忙，请稍后再试 \(answered HTTP 200 with success: false\)/);
   });
 });
