@@ -3,6 +3,9 @@
  * the one rule that decides, for every 2xx answer, whether it is an answer or a refusal (docs/decisions.md, "error
  * shapes"). A refusal in any shape is never taken for a success.
  */
+import { PROFILE_MARKERS, PROFILE_MEANINGS, type Profile, type ProfileMeaning } from "../api/profile.js";
+import type { Group } from "../api/operations.js";
+import { ApiError } from "./errors.js";
 
 /** What an answer that is not "done" means for the caller: not made, no such object, try again later, wrong credential. */
 export type Meaning = "refused" | "gone" | "transient" | "unauthorised";
@@ -89,3 +92,91 @@ export function readBody(json: unknown): Read {
   }
   return { answer: json };
 }
+
+/**
+ * What an answer means, the one judge the transport and `llm-accounts doctor` both call: the answer (unwrapped),
+ * a refusal with its meaning, or, with a profile, an answer that matches none of its signatures (shown, masked).
+ */
+export type Judgement = { answer: unknown } | { refusal: Refusal } | { unclassified: string };
+
+/** The code a profile's signature is matched with: the platform's own, else the marker of the body's shape. */
+export function codeOf(json: unknown): string | undefined {
+  if (json === undefined) return PROFILE_MARKERS.noBody;
+  if (!isObject(json)) return undefined;
+  const { code } = detailsOf(json);
+  if (code !== undefined) return code;
+  if (json.success === false || json.success === "false" || json.success === 0) return PROFILE_MARKERS.successFalse;
+  if (typeof json.error === "string" && json.error.trim() !== "") return PROFILE_MARKERS.errorText;
+  return undefined;
+}
+
+/** The status and meaning a profile's meaning stands for. */
+const PROFILE_STATUS: Record<ProfileMeaning, { meaning: Meaning; status: (answered: number) => number }> = {
+  transient: { meaning: "transient", status: (s) => (s === 429 || s >= 500 ? s : 503) },
+  unauthorised: { meaning: "unauthorised", status: () => 401 },
+  goneKey: { meaning: "gone", status: () => 404 },
+  goneSubAccount: { meaning: "gone", status: () => 404 },
+  refused: { meaning: "refused", status: (s) => (s >= 400 && s < 500 ? s : 400) },
+};
+
+/** Whether a 2xx body is done in the shape the profile says, and the answer it carries. */
+function doneAnswer(json: unknown, done: Profile["done"]): { answer: unknown } | undefined {
+  if (done.shape === "envelope") {
+    if (!isObject(json) || (typeof json.code !== "number" && typeof json.code !== "string") || String(json.code) !== done.code) return undefined;
+    return { answer: json.data ?? {} };
+  }
+  // plain and success-flag: a body that carries no refusal of a shape the package knows (readBody).
+  const read = readBody(json);
+  return "answer" in read ? read : undefined;
+}
+
+/** An answer as it is shown in an error: JSON, masked by the error's redaction, control characters escaped, cut short. */
+function shown(status: number, json: unknown): string {
+  const text = json === undefined ? "(no JSON body)" : JSON.stringify(json);
+  const safe = text.replace(/[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return `HTTP ${status} ${safe.length > 300 ? `${safe.slice(0, 300)}...` : safe}`;
+}
+
+/**
+ * Judges one answer of an operation of `group`: `status` and its parsed body (undefined when not JSON).
+ * With a profile, by the profile's signatures only: an exact code first, then a signature of the status alone; an
+ * answer that is not done and matches no signature, or matches two meanings, is unclassified. Without one, by
+ * the package's defaults: a 2xx by readBody, any other status by what the spec's statuses mean.
+ */
+export function judge(group: Group, status: number, json: unknown, profile?: Profile): Judgement {
+  const ok = status >= 200 && status < 300;
+  if (!profile) {
+    if (ok) return readBody(json);
+    const details = isObject(json) ? detailsOf(json) : {};
+    const form = `HTTP ${status}`;
+    if (status === 429 || status >= 500) return { refusal: { ...details, meaning: "transient", meansStatus: status, form } };
+    if (status === 401 || status === 403) return { refusal: { ...details, meaning: "unauthorised", meansStatus: status, form } };
+    if (status === 404) return { refusal: { ...details, meaning: "gone", meansStatus: 404, form } };
+    return { refusal: { ...details, meaning: "refused", meansStatus: status, form } };
+  }
+  if (ok) {
+    const done = doneAnswer(json, profile.done);
+    if (done) return done;
+  }
+  const code = codeOf(json);
+  const meanings = PROFILE_MEANINGS.filter((m) => (group === "management" ? m !== "goneSubAccount" : m !== "goneKey"));
+  const exact = meanings.filter((m) => profile[m].some((s) => s.status === status && s.code !== undefined && s.code === code));
+  const byStatus = meanings.filter((m) => profile[m].some((s) => s.status === status && s.code === undefined));
+  const found = [...new Set((exact.length > 0 ? exact : byStatus).map((m) => PROFILE_STATUS[m].meaning))];
+  const answer = shown(status, json);
+  // The spec's own statuses that no profile needs to list: a 429 or 5xx is tried again, a 401 is the credential.
+  if (found.length === 0 && !ok && (status === 429 || status >= 500 || status === 401)) {
+    const details = isObject(json) ? detailsOf(json) : {};
+    return { refusal: { ...details, meaning: status === 401 ? "unauthorised" : "transient", meansStatus: status, form: `HTTP ${status}` } };
+  }
+  if (found.length !== 1) {
+    const why = found.length === 0 ? "matches no signature of" : `matches more than one meaning (${found.join(", ")}) of`;
+    return { unclassified: `the answer ${answer} ${why} the platform profile (${"llm-accounts:profile"}); run \`llm-accounts doctor --write --save\` to measure this platform again` };
+  }
+  const meaning = meanings.find((m) => (exact.length > 0 ? exact : byStatus).includes(m))!;
+  const details = isObject(json) ? detailsOf(json) : {};
+  return { refusal: { ...details, code: details.code ?? code, meaning: found[0], meansStatus: PROFILE_STATUS[meaning].status(status), form: `HTTP ${ok ? "2xx" : status}${code ? ` with code ${code}` : ""}` } };
+}
+
+/** An answer the profile cannot classify: shown (masked), with the doctor named. Never taken for done, so a delete it answers is not done. */
+export class UnclassifiedAnswerError extends ApiError {}
