@@ -1,10 +1,12 @@
 /**
  * `llm-accounts doctor`: checks a real account against each point the spec leaves open (docs/decisions.md), before the
- * first `pulumi up`. It probes the API with raw requests (it must see the answers as the wire carries them, which the
- * client reads tolerantly), names each point where the platform answers otherwise than the package assumes, says
- * whether the package handles that by itself or which setting to set, and exits 0 (every point holds or is handled),
- * 1 (a setting is needed) or 2 (the check could not run). Read-only by default; `--write` adds what only a write
- * shows, with throwaway objects under a marked alias that it deletes again. Nothing secret is printed.
+ * first `pulumi up`. It sends the operations of api/operations.ts itself (it must see the answers as the wire carries
+ * them) and judges each as the client will: by the client's own reading (client/refusals.ts judge) and schemas, never
+ * copies of them. It names each point where the platform answers otherwise than the package assumes, says whether the
+ * package handles that by itself or which setting to set, and exits 0 (every point holds or is handled), 1 (a setting
+ * is needed) or 2 (the check could not run). Read-only by default; `--write` adds what only a write shows, with
+ * throwaway objects under a marked alias that it deletes again, and `--save` writes the platform profile it measured
+ * (api/profile.ts). Nothing secret is printed.
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -24,6 +26,9 @@ export const DOCTOR_USAGE = `Options of "doctor" (credentials from LLM_ACCOUNTS_
   --write    Also check what only a write shows: creates one API key, and sub-accounts of balance 0 (a few, then
              one create of 100, the most the package sends at once) under an alias marked "doctor", and deletes
              them again (nothing else is touched)
+  --save     With --write: print the platform profile it measured as a "pulumi config set llm-accounts:profile" line
+             (plain JSON, no secret); with it, the package classifies every answer by the profile's signatures
+  --stack NAME  With --save: run that "pulumi config set" for the stack NAME instead of printing it
   --json     One JSON object on stdout instead of the table
   Exit code: 0 when every point holds or the package handles it by itself, 1 when a setting is needed,
   2 when the check could not run (no credentials, no answer, a credential refused)
