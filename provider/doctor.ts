@@ -285,7 +285,10 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<{ rows: 
   let list = await probe.send(OPERATIONS.listSubAccounts, { page_size: -1 });
   if (meaning(list) === "unauthorised") throw new Error(`the main account key was refused (${list.status}) by ${probe.origin}`);
   const allRefused = refused(list);
-  if (allRefused) list = await probe.send(OPERATIONS.listSubAccounts, { page: 1, page_size: 100 });
+  if (allRefused) {
+    measured.refused.push(signatureOf(list));
+    list = await probe.send(OPERATIONS.listSubAccounts, { page: 1, page_size: 100 });
+  }
   // A list refused in pages too (403, success: false in a 200): the main account key cannot list, so nothing runs.
   if (refused(list)) throw new Error(`the sub-account list was refused with the main account key: ${describeRefusal(list)}`);
   rows.push({ point: "credentials", assumes: "admin key for the management group, main account key for the sub-account group", observed: "both accepted", verdict: "holds" });
