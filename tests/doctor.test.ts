@@ -238,3 +238,14 @@ describe("llm-accounts doctor against platforms nobody here wrote (issue 44)", (
     expect((JSON.parse(saved.out) as Report).saved).toBe("saved in the config of stack dev (llm-accounts:profile)");
   });
 });
+
+describe("the profile shown in docs/doctor.md", () => {
+  test("is one the package reads", async () => {
+    const { readFileSync } = await import("node:fs");
+    const doc = readFileSync("docs/doctor.md", "utf8");
+    const block = /```json\n(\{\n {2}"version": 1[\s\S]*?)```/.exec(doc);
+    expect(block).not.toBeNull();
+    expect(ProfileSchema.safeParse(JSON.parse(block![1])).success).toBe(true);
+    expect(resolveClientOptions(undefined, { profile: block![1] }, { LLM_ACCOUNTS_BASE_URL: "https://api.example.com" }).platform?.profile?.limits).toEqual({ createCap: 50 });
+  });
+});
