@@ -318,7 +318,7 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<{ rows: 
   if (refused(missing)) measured.goneKey.push(signatureOf(missing));
 
   let written: DoctorRow[] = [];
-  if (write) written = await writes(probe, usageField, measured);
+  if (write) written = await writes(probe, usageField, measured, allRefused ? { page: 1, page_size: 100 } : { page_size: -1 });
   else {
     rows.push({ point: "usage paging field", assumes: `"${usageField}"`, observed: "checked with --write only (a key of the doctor's makes usage to page through)", verdict: "not checked" });
     rows.push({ point: "create mark, write answers, refusals, alias filter", assumes: "see docs/decisions.md", observed: "checked with --write only", verdict: "not checked" });
@@ -441,7 +441,7 @@ function errorShapeRow(point: string, answer: Raw, envelope: { seen: boolean; wi
 }
 
 /** The checks that need a write, each with its throwaway object, deleted again whatever happens. */
-async function writes(probe: Probe, usageField: string, measured: Measured): Promise<DoctorRow[]> {
+async function writes(probe: Probe, usageField: string, measured: Measured, paging: Record<string, number>): Promise<DoctorRow[]> {
   const rows: DoctorRow[] = [];
   const hex = randomBytes(6).toString("hex");
 
@@ -525,7 +525,8 @@ async function writes(probe: Probe, usageField: string, measured: Measured): Pro
     }
     rows.push(mark);
     // Alias filter: a prefix of the alias the doctor's sub-account has must match nothing.
-    const prefix = await probe.send(OPERATIONS.listSubAccounts, { alias: alias.slice(0, -3), page_size: -1 });
+    // Listed as the client lists: all at once, or by pages of 100 where page_size=-1 is refused.
+    const prefix = await probe.send(OPERATIONS.listSubAccounts, { alias: alias.slice(0, -3), ...paging });
     const matched = isObject(prefix.body) && Array.isArray(prefix.body.items) ? prefix.body.items.length : 0;
     rows.push(
       refused(prefix)

@@ -249,3 +249,17 @@ describe("the profile shown in docs/doctor.md", () => {
     expect(resolveClientOptions(undefined, { profile: block![1] }, { LLM_ACCOUNTS_BASE_URL: "https://api.example.com" }).platform?.profile?.limits).toEqual({ createCap: 50 });
   });
 });
+
+describe("readings that combine (issue 44)", () => {
+  test("list-all-refused with alias-filter-prefix: the alias filter is probed by pages as the client lists, and both readings are named", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false, readings: ["list-all-refused", "alias-filter-prefix"] });
+    try {
+      const { code, out } = await doctor(emu, ["--write", "--json"]);
+      const report = JSON.parse(out) as { differs: string[] };
+      expect([...report.differs].sort()).toEqual(["alias-filter-prefix", "list-all-refused"]);
+      expect(code).toBe(DOCTOR_EXIT.holds);
+    } finally {
+      await emu.close();
+    }
+  });
+});
