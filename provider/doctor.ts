@@ -498,6 +498,7 @@ async function writes(probe: Probe, usageField: string, measured: Measured, pagi
   const tokensOf = (answer: Raw): string[] =>
     isObject(answer.body) && Array.isArray(answer.body.items) ? answer.body.items.flatMap((i) => (isObject(i) && typeof i.token === "string" ? [i.token] : [])) : [];
   const made: string[] = [];
+  let finished = false;
   try {
     const short = await subCreate(tildeShort);
     made.push(...tokensOf(short));
@@ -566,10 +567,31 @@ async function writes(probe: Probe, usageField: string, measured: Measured, pagi
     const goneDelete = await probe.send(OPERATIONS.deleteSubAccounts, { sks: [unknownKey()] });
     if (refused(goneDelete)) measured.goneSubAccount.push(signatureOf(goneDelete));
     rows.push(deletesRow(keyDelete, goneDelete));
+    finished = true;
   } finally {
+    // A create whose answer was lost made sub-accounts all the same: they are looked for under the doctor's aliases.
+    if (!finished) made.push(...(await leftUnder(probe, [tildeShort, tildeLong, fit], paging, made)));
     if (made.length > 0) await probe.send(OPERATIONS.deleteSubAccounts, { sks: made });
   }
   return rows;
+}
+
+/** Tokens of sub-accounts under the doctor's aliases that it has not recorded; none when the list cannot be read. */
+async function leftUnder(probe: Probe, aliases: string[], paging: Record<string, number>, known: string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const alias of aliases) {
+    try {
+      for (let page = 1; page <= 10; page++) {
+        const list = await probe.send(OPERATIONS.listSubAccounts, { alias, ...paging, ...("page" in paging && { page }) });
+        const items = isObject(list.body) && Array.isArray(list.body.items) ? list.body.items : [];
+        for (const i of items) if (isObject(i) && i.alias === alias && typeof i.token === "string" && !known.includes(i.token)) found.push(i.token);
+        if (!("page" in paging) || items.length < 100) break;
+      }
+    } catch {
+      // The cleanup goes on with what it found; the error that stopped the doctor is the one it reports.
+    }
+  }
+  return [...new Set(found)];
 }
 
 /** The row of deletes of what does not exist: done (idempotent), gone (the package takes it as done), or neither. */

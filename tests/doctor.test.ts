@@ -97,7 +97,8 @@ describe("the docs name every reading", () => {
  */
 async function platformBefore(
   emu: Emulator,
-  rewrite: (path: string, status: number, body: unknown) => { status: number; body: unknown },
+  /** The answer to give, or null to drop the connection without one (the request was processed). */
+  rewrite: (path: string, status: number, body: unknown, request: unknown) => { status: number; body: unknown } | null,
   /** An answer of the platform's own, given without passing the request on (it makes nothing). */
   refuse: (path: string, request: unknown) => { status: number; body: unknown } | undefined = () => undefined,
 ): Promise<{ baseUrl: string; close: () => Promise<void> }> {
@@ -115,7 +116,8 @@ async function platformBefore(
         headers: { authorization: req.headers.authorization ?? "", "content-type": "application/json" },
         body: req.method === "GET" ? undefined : text,
       }).then(async (r) => {
-        const answered = rewrite(path, r.status, await r.json());
+        const answered = rewrite(path, r.status, await r.json(), text ? JSON.parse(text) : undefined);
+        if (answered === null) return void res.socket?.destroy();
         res.writeHead(answered.status, { "content-type": "application/json" }).end(JSON.stringify(answered.body));
       });
     });
@@ -205,6 +207,14 @@ describe("llm-accounts doctor against platforms nobody here wrote (issue 44)", (
     expect(row(report, "largest count of one sub-account create")).toMatchObject({ verdict: "setting", observed: expect.stringMatching(/at most 50 in one request.*does not name count/) });
     expect(code).toBe(DOCTOR_EXIT.settingNeeded);
     expect(report.profile?.limits?.createCap).toBe(50);
+  });
+
+  test("a create of 100 whose answer is lost: the doctor cannot run, and the sub-accounts it made are found and deleted all the same", async () => {
+    const rewrite = (path: string, status: number, body: unknown, request: unknown) =>
+      path.endsWith("/sub-account/token") && (request as { count?: number } | undefined)?.count === 100 ? null : { status, body };
+    const { code, out } = await withPlatform(rewrite, ["--write"]);
+    expect(code).toBe(DOCTOR_EXIT.couldNotRun);
+    expect(out).toMatch(/could not run/);
   });
 
   test("--save: a gone key answered 400 invalid_key is named; the saved profile makes the client read it as gone where the defaults cannot; --stack sets it with pulumi config set", async () => {
