@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ADMIN_KEY_PREFIX, KEY_PREFIX, type CreateMarkForm } from "../api/assumptions.js";
 import type { Group } from "../api/operations.js";
 import { KeyTextSchema, settingsObject } from "../api/schemas/common.js";
+import type { Profile } from "../api/profile.js";
 import type { Clock } from "./clock.js";
 import { ConfigurationError } from "./errors.js";
 import type { RetryOptions } from "./retry.js";
@@ -40,6 +41,8 @@ export interface PlatformReadings {
   usagePageField?: string;
   /** The form of a create's marked alias (CREATE_MARK_FORMS; `tilde` when not set). */
   createMark?: CreateMarkForm;
+  /** The platform profile (`llm-accounts:profile`): with one, answers are classified by its signatures only (client/refusals.ts). */
+  profile?: Profile;
 }
 
 function isLoopback(hostname: string): boolean {
@@ -199,10 +202,12 @@ export function resolveClientOptions(
   const admin = pickKey("adminKey", connection, config, env);
   const account = pickKey("accountKey", connection, config, env);
   const missing = { ...(admin.problem && { adminKey: admin.problem }), ...(account.problem && { accountKey: account.problem }) };
-  const usagePageField = readSetting("usagePageField", config, env);
-  const createMark = readSetting("createMark", config, env);
+  const profile = readSetting("profile", config, env);
+  // A setting of its own wins over what the profile measured.
+  const usagePageField = readSetting("usagePageField", config, env) ?? profile?.limits?.usagePageField;
+  const createMark = readSetting("createMark", config, env) ?? profile?.limits?.createMark;
   return {
-    ...((usagePageField !== undefined || createMark !== undefined) && { platform: { usagePageField, createMark } }),
+    ...((usagePageField !== undefined || createMark !== undefined || profile !== undefined) && { platform: { usagePageField, createMark, profile } }),
     baseUrl,
     adminKey: admin.key,
     accountKey: account.key,

@@ -15,7 +15,7 @@ import { credentialFor, parseBaseUrl, type PlatformReadings, type TransportOptio
 import { PROCESS_LIMITERS, type OperationLimiters, type RateLimiters } from "./limiter.js";
 import { ShowsOriginOnly } from "./apiGroup.js";
 import { readAtMost } from "./responseSize.js";
-import { detailsOf as refusalDetails, readBody, type Refusal } from "./refusals.js";
+import { detailsOf as refusalDetails, judge, UnclassifiedAnswerError, type Refusal } from "./refusals.js";
 import { describeOperation, type Call, type Operation } from "../api/operations.js";
 import { redact } from "../api/redact.js";
 import { SYSTEM_CLOCK, type Clock } from "./clock.js";
@@ -120,12 +120,20 @@ export class HttpTransport extends ShowsOriginOnly {
         waitMs = this.waitAfterNetworkFailure(op, attempt, outcome.failure);
         failed += 1;
       } else if (outcome.res.statusCode >= 200 && outcome.res.statusCode < 300) {
-        const read = this.readAnswer(op, outcome.res.body);
+        const read = this.readAnswer(op, outcome.res);
         if ("answer" in read) return read.answer;
-        // A refusal in a 2xx (client/refusals.ts): never a success. A rate limit said so waits as a 429 does.
-        if (read.refusal.meansStatus !== RATE_LIMIT_STATUS) throw refused(op, outcome.res, read.refusal);
+        // A refusal in a 2xx (client/refusals.ts): never a success. A transient one (a rate limit, "busy, try
+        // again") was not processed: it waits as a 429 does, for writes too.
+        if (read.refusal.meaning !== "transient") throw refused(op, outcome.res, read.refusal);
         rateLimited += 1;
         waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res, read.refusal);
+      } else if (this.options.platform?.profile && outcome.res.statusCode >= 400 && outcome.res.statusCode < 500) {
+        // With a profile, a 4xx means what the profile's signatures say (a 400 `invalid_key` may be gone), never a guess.
+        const judged = judge(op.group, outcome.res.statusCode, parsedJson(outcome.res.body), this.options.platform.profile);
+        if ("unclassified" in judged) throw unclassified(op, outcome.res, judged.unclassified);
+        if (!("refusal" in judged) || judged.refusal.meaning !== "transient") throw refused(op, outcome.res, "refusal" in judged ? judged.refusal : undefined);
+        rateLimited += 1;
+        waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res, outcome.res.statusCode === RATE_LIMIT_STATUS ? undefined : judged.refusal);
       } else if (outcome.res.statusCode === RATE_LIMIT_STATUS) {
         rateLimited += 1;
         waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res);
@@ -170,14 +178,15 @@ export class HttpTransport extends ShowsOriginOnly {
 
   /** After the `count`th 429 in a row (or a refusal that says rate limit): the wait the server asks for (within the policy's bounds), or the 429. */
   private waitAfterRateLimit(op: Operation, count: number, res: Response<string>, said?: Refusal): number {
-    const details = said ? { ...detailsOf(op, res), code: said.code, apiMessage: said.apiMessage } : detailsOf(op, res);
+    const details = said ? { ...detailsOf(op, res), code: said.code, apiMessage: `${said.apiMessage ?? "refused without a message"} (answered ${said.form.replace("2xx", String(res.statusCode))})` } : detailsOf(op, res);
+    const status = said?.meansStatus ?? RATE_LIMIT_STATUS;
     const asked = retryAfterMs(res.headers, this.clock.now());
     const next = this.retry.afterRateLimit(count, asked);
     if ("waitMs" in next) return next.waitMs;
     if (next.giveUp === "too-long" && asked !== undefined) {
-      throw ApiError.fromResponse(429, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
+      throw ApiError.fromResponse(status, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
     }
-    throw ApiError.fromResponse(429, details, { retryAfterMs: asked });
+    throw ApiError.fromResponse(status, details, { retryAfterMs: asked });
   }
 
   /**
@@ -271,7 +280,8 @@ export class HttpTransport extends ShowsOriginOnly {
    * A 2xx answer: a refusal in one of the shapes client/refusals.ts knows, or the answer (unwrapped from its
    * envelope) parsed by the operation's schema. One that cannot be read leaves a create in doubt (it was processed).
    */
-  private readAnswer<O extends Operation>(op: O, body: string): { answer: z.output<O["response"]> } | { refusal: Refusal } {
+  private readAnswer<O extends Operation>(op: O, res: Response<string>): { answer: z.output<O["response"]> } | { refusal: Refusal } {
+    const body = res.body;
     try {
       let json: unknown;
       try {
@@ -279,7 +289,8 @@ export class HttpTransport extends ShowsOriginOnly {
       } catch {
         throw new ResponseValidationError(`the response is not JSON (${describeOperation(op)})`, { operation: describeOperation(op) });
       }
-      const read = readBody(json);
+      const read = judge(op.group, res.statusCode, json, this.options.platform?.profile);
+      if ("unclassified" in read) throw unclassified(op, res, read.unclassified);
       if ("refusal" in read) return read;
       return { answer: this.parseResponse(op, read.answer) };
     } catch (err) {
@@ -311,13 +322,33 @@ export class HttpTransport extends ShowsOriginOnly {
  * 404 would be), its message saying how the platform answered. A create refused with what it made all the same (its
  * new sub-accounts or key in the answer) is in doubt, so that what it made is looked for, never lost.
  */
-function refused(op: Operation, res: Response<string>, refusal: Refusal): unknown {
+function refused(op: Operation, res: Response<string>, refusal: Refusal | undefined): unknown {
+  if (!refusal) return ApiError.fromResponse(res.statusCode, detailsOf(op, res));
   const err = ApiError.fromResponse(refusal.meansStatus, {
     ...detailsOf(op, res),
     code: refusal.code,
     apiMessage: `${refusal.apiMessage ?? "refused without a message"} (answered ${refusal.form.replace("2xx", String(res.statusCode))})`,
   });
   return madeSomething(res.body) ? mayHaveSucceeded(op, err) : err;
+}
+
+/** The error of an answer the platform profile cannot classify: never done; the answer shown masked, the doctor named. */
+function unclassified(op: Operation, res: Response<string> | undefined, why: string): UnclassifiedAnswerError {
+  const operation = describeOperation(op);
+  return new UnclassifiedAnswerError(`${why} (${operation})`, {
+    operation,
+    status: res?.statusCode,
+    requestId: res?.headers["x-request-id"] as string | undefined,
+  });
+}
+
+/** A body parsed as JSON, or undefined when it is not JSON. */
+function parsedJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether a refusal's body still carries what a create makes: a key, or sub-accounts. */

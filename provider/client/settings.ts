@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CREATE_MARK_FORMS, DEFAULT_RATE_LIMITS, type CreateMarkForm, type RateLimit } from "../api/assumptions.js";
+import { ProfileSchema, type Profile } from "../api/profile.js";
 import { ConfigurationError } from "./errors.js";
 
 /** Per-operation limits as a caller gives them: a number replaces the per-minute limit, a list replaces them all. */
@@ -92,6 +93,17 @@ export const SETTINGS = {
     "LLM_ACCOUNTS_CREATE_MARK",
     `the form of the alias a sub-account create is marked with: ${CREATE_MARK_FORMS.map((f) => JSON.stringify(f)).join(" or ")}`,
     text.pipe(z.enum(CREATE_MARK_FORMS)),
+  ),
+  profile: setting<Profile>(
+    "profile",
+    "LLM_ACCOUNTS_PROFILE",
+    "the platform profile `llm-accounts doctor --write --save` writes: a JSON object {version: 1, done, refused, goneKey, goneSubAccount, transient, unauthorised, ...} (docs/doctor.md)",
+    text.transform((raw, ctx): Profile => {
+      const parsed = ProfileSchema.safeParse(fromJson(raw, ctx));
+      if (parsed.success) return parsed.data;
+      for (const { path, message } of parsed.error.issues) ctx.addIssue({ code: "custom", path, message });
+      return z.NEVER;
+    }),
   ),
 } as const;
 

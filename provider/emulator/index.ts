@@ -133,7 +133,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     state.changed();
     await state.flush();
   }
-  const readings = new Readings(options.readings);
+  const readings = new Readings(options.readings, (op, item) => (op === "api-key/delete" ? state.hasKey(item) : state.hasSubAccount(item)));
   const listBehaviour: ListBehaviour = {
     subAccountListCap: options.subAccountListCap ?? readings.listCap,
     aliasMatches: (filter, alias) => readings.aliasMatches(filter, alias),

@@ -22,6 +22,9 @@ export const READINGS = {
   "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
+  "transient-200": "the first 2 requests of each operation are answered HTTP 200 {success: false, message} saying the system is busy, in English then in Chinese, and processed nothing; later ones as usual",
+  "idempotent-deletes": "a delete of API keys or sub-accounts that do not exist succeeds ({deleted: 0}, {success: true}); those that exist among others are deleted",
+  "envelope-no-data": "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 {code, message} with no `data` (authentication excepted)",
 } as const;
 
 /** The name of a reading. */
@@ -35,6 +38,11 @@ export const SHORT_ALIAS_MAX = 32;
 export const NO_TOTAL_LIST_CAP = 7;
 /** The cap of `small-count-cap`. */
 export const SMALL_COUNT_CAP = 20;
+/** How many requests of each operation `transient-200` answers busy. */
+export const TRANSIENT_200_COUNT = 2;
+/** What `transient-200` says, in turn. */
+export const BUSY_MESSAGES = ["system busy, try again", "系统繁忙，请稍后再试"];
+
 /** The request field `usage-cursor` reads. */
 export const USAGE_CURSOR_FIELD = "cursor";
 
@@ -46,6 +54,13 @@ export interface Outcome {
   headers?: Record<string, string>;
 }
 
+/** The list field of each delete, whose unknown entries `idempotent-deletes` ignores. */
+const DELETES: Record<string, string> = { "api-key/delete": "keys", "sub-account/delete": "sks" };
+/** The code of a delete of nothing under `idempotent-deletes` (before it is shaped as the delete's success). */
+const NOTHING_TO_DELETE = "nothing_to_delete";
+
+/** The code of the busy answer `transient-200` makes (before it is shaped as a 200 without a code). */
+const BUSY_CODE = "system_busy";
 const ALIAS_OPS = new Set(["api-key/create", "api-key/edit", "sub-account/create", "sub-account/edit"]);
 const SUB_ACCOUNT_OPS = (op: string) => op.startsWith("sub-account/");
 const RESTRICTED = /^[A-Za-z0-9 ._-]*$/;
@@ -54,8 +69,14 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** What the emulator does differently under a set of readings: checks of requests, and the shape of answers. */
 export class Readings {
   private readonly on: ReadonlySet<Reading>;
+  /** Requests of each operation answered so far (`transient-200` answers the first ones busy). */
+  private readonly seen = new Map<string, number>();
 
-  constructor(readings: readonly Reading[] = []) {
+  constructor(
+    readings: readonly Reading[] = [],
+    /** Whether a key (api-key/delete) or token (sub-account/delete) exists: `idempotent-deletes` deletes only those. */
+    private readonly exists: (op: string, item: string) => boolean = () => true,
+  ) {
     for (const r of readings) if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
     this.on = new Set(readings);
   }
@@ -72,6 +93,13 @@ export class Readings {
       const { x_meta: _meta, x_flag: _flag, ...restrictions } = input.security_config;
       return { ...input, security_config: restrictions };
     }
+    const deleted = DELETES[op];
+    if (deleted && this.has("idempotent-deletes") && isObject(input) && Array.isArray(input[deleted])) {
+      const items = input[deleted] as unknown[];
+      const known = items.filter((i) => typeof i !== "string" || this.exists(op, i));
+      // None exists: the request stays as sent, and refusal() answers it done.
+      return known.length > 0 ? { ...input, [deleted]: known } : input;
+    }
     if (op !== "usage/summary" || !this.has("usage-cursor") || !isObject(input)) return input;
     const { [USAGE_CURSOR_FIELD]: cursor, [USAGE_NEXT_PAGE_FIELD]: _ignored, ...rest } = input;
     return cursor === undefined ? rest : { ...rest, [USAGE_NEXT_PAGE_FIELD]: cursor };
@@ -79,7 +107,16 @@ export class Readings {
 
   /** A refusal this platform makes of a request the default emulator accepts, or undefined. */
   refusal(op: string, request: unknown): ErrorAnswer | undefined {
+    if (this.has("transient-200")) {
+      const seen = this.seen.get(op) ?? 0;
+      this.seen.set(op, seen + 1);
+      if (seen < TRANSIENT_200_COUNT) return new ErrorAnswer(503, BUSY_CODE, BUSY_MESSAGES[seen % BUSY_MESSAGES.length]);
+    }
     if (!isObject(request)) return undefined;
+    const deleted = DELETES[op];
+    if (deleted && this.has("idempotent-deletes") && Array.isArray(request[deleted]) && !(request[deleted] as unknown[]).some((i) => typeof i === "string" && this.exists(op, i))) {
+      return new ErrorAnswer(200, NOTHING_TO_DELETE, "nothing to delete");
+    }
     if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) === -1) {
       return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
     }
@@ -112,6 +149,9 @@ export class Readings {
   /** The answer as this platform writes it. */
   shape(op: string, outcome: Outcome): Outcome {
     if (outcome.text !== undefined || this.on.size === 0) return outcome;
+    if (this.has("idempotent-deletes") && isObject(outcome.body) && isObject(outcome.body.error) && outcome.body.error.code === NOTHING_TO_DELETE) {
+      outcome = { status: 200, body: op === "api-key/delete" ? { deleted: 0 } : { success: true } };
+    }
     const ok = outcome.status >= 200 && outcome.status < 300;
     if (!ok) return this.refusalShape(op, outcome);
     let body = outcome.body;
@@ -123,6 +163,7 @@ export class Readings {
     if (this.has("other-forms")) body = otherForms(body);
     if (this.has("extra-fields")) body = withExtraFields(body);
     if (this.has("envelope")) body = { code: 0, message: "success", data: body };
+    if (this.has("envelope-no-data")) body = { code: 0, message: "success", data: body };
     return { ...outcome, body };
   }
 
@@ -131,7 +172,9 @@ export class Readings {
     if (!error) return outcome;
     const { code, message } = error;
     const auth = outcome.status === 401;
+    if (this.has("transient-200") && code === BUSY_CODE) return { status: 200, body: { success: false, message } };
     if (this.has("envelope") && !auth) return { status: 200, body: { code, message, data: null } };
+    if (this.has("envelope-no-data") && !auth) return { status: 200, body: { code, message } };
     if (this.has("refusals-200") && SUB_ACCOUNT_OPS(op) && !auth) return { status: 200, body: { success: false, code, message } };
     if (this.has("bare-errors")) return { ...outcome, body: { code, message } };
     return outcome;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "@jest/globals";
 import { BadRequestError, LlmAccountsClient, NotFoundError } from "../../provider/client/index.js";
 import { startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
-import { startFresh, subAccountBatch } from "../../provider/runtime/index.js";
+import { apiKey, startFresh, subAccountBatch } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
 
 /**
@@ -63,6 +63,24 @@ describe("each reading is played, and handled", () => {
     const read = await subAccountBatch.read(made.id, made.outs);
     expect((read.props as { alias: string }).alias).toBe("team-a");
     await subAccountBatch.delete(made.id, made.outs);
+    expect(e.state.listSubAccounts()).toEqual([]);
+  });
+
+  test("envelope-no-data: a destroy whose deletes are refused in a 200 {code, message} (a rate limit that lasts) fails, and the key and sub-accounts stay live; once the refusal ends, the destroy removes them", async () => {
+    const { emu: e } = await platform(["envelope-no-data"]);
+    const key = await apiKey.create(await checkedInputs(apiKey, { alias: "kept" }));
+    const made = await subAccountBatch.create(await batch("team-a"));
+    e.setFaults([{ kind: "429", ops: ["api-key/delete", "sub-account/delete"] }]);
+    startFresh();
+    await expect(apiKey.delete(key.id, key.outs)).rejects.toThrow(/rate_limited/);
+    await expect(subAccountBatch.delete(made.id, made.outs)).rejects.toThrow(/rate_limited/);
+    expect(e.state.listKeys()).toHaveLength(1);
+    expect(e.state.listSubAccounts()).toHaveLength(2);
+    e.setFaults([]);
+    startFresh();
+    await apiKey.delete(key.id, key.outs);
+    await subAccountBatch.delete(made.id, made.outs);
+    expect(e.state.listKeys()).toEqual([]);
     expect(e.state.listSubAccounts()).toEqual([]);
   });
 
