@@ -22,6 +22,7 @@ export const READINGS = {
   "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
+  "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
 } as const;
 
 /** The name of a reading. */
@@ -126,7 +127,17 @@ export class Readings {
     return { ...outcome, body };
   }
 
-  private refusalShape(op: string, outcome: Outcome): Outcome {
+  /** `gone-400`: a 404 for an unknown key or token becomes a 400 with another code (the masked key kept in the message). */
+  private goneShape(outcome: Outcome): Outcome {
+    if (!this.has("gone-400") || outcome.status !== 404 || !isObject(outcome.body) || !isObject(outcome.body.error)) return outcome;
+    const gone = GONE_CODES[String(outcome.body.error.code)];
+    if (!gone) return outcome;
+    const masked = /sk-\.\.\.\w+/.exec(String(outcome.body.error.message))?.[0];
+    return { ...outcome, status: 400, body: { error: { code: gone.code, message: masked ? `${gone.message}: ${masked}` : gone.message } } };
+  }
+
+  private refusalShape(op: string, given: Outcome): Outcome {
+    const outcome = this.goneShape(given);
     const error = isObject(outcome.body) && isObject(outcome.body.error) ? outcome.body.error : undefined;
     if (!error) return outcome;
     const { code, message } = error;
@@ -137,6 +148,12 @@ export class Readings {
     return outcome;
   }
 }
+
+/** The emulator's own codes of an unknown key or token (handlers.ts), and what `gone-400` answers in their place. */
+const GONE_CODES: Record<string, { code: string; message: string }> = {
+  key_not_found: { code: "invalid_key", message: "invalid key" },
+  sub_account_not_found: { code: "invalid_token", message: "invalid sub-account token" },
+};
 
 /** `terse-writes`: confirmations without the fields the spec shows. */
 function terse(op: string, body: unknown): unknown {
