@@ -73,7 +73,7 @@ export class ApiKeysApi extends ApiGroup {
  * Whether a get's refusal says the key is unknown: a 404 (or a refusal that says "not found"), or a 400 whose code or
  * message names the key (`invalid_key`). A get sends nothing but the key, and a key the package holds is one the
  * platform issued, so such a 400 can only refuse the key itself: it is not (or no longer) this account's key
- * (docs/decisions.md, "Gone").
+ * (docs/decisions.md, "Other readings a platform may show": a gone object).
  */
 export function keyUnknown(err: unknown): boolean {
   if (err instanceof NotFoundError) return true;
