@@ -42,7 +42,7 @@ export interface SweptObject {
   /** `sk-...1a2b`. */
   hint: string;
   /** The sub-account's id (sub-accounts only). */
-  id?: number;
+  id?: number | string;
 }
 
 /** What `--json` prints. */

@@ -2,6 +2,7 @@ import type { Got, RequestError, Response } from "got";
 import { ZodError, type z } from "zod";
 import { HOUR_MS, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, RATE_LIMIT_STATUS } from "../api/assumptions.js";
 import { wirePath } from "../api/casing.js";
+import { parseAnswerJson } from "../api/schemas/answers.js";
 import {
   ApiError,
   ConnectionError,
@@ -275,7 +276,8 @@ export class HttpTransport extends ShowsOriginOnly {
     try {
       let json: unknown;
       try {
-        json = JSON.parse(body);
+        // An integer beyond 2^53 (a snowflake id) kept as its digits, never rounded (api/schemas/answers.ts).
+        json = parseAnswerJson(body);
       } catch {
         throw new ResponseValidationError(`the response is not JSON (${describeOperation(op)})`, { operation: describeOperation(op) });
       }

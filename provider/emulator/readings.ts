@@ -22,6 +22,7 @@ export const READINGS = {
   "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
+  "snowflake-ids": "sub-account ids are 19-digit snowflakes: `id` a JSON number beyond 2^53 (ids a few apart round to the same float), `user_id` a string of 19 digits",
   "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
 } as const;
 
@@ -123,7 +124,10 @@ export class Readings {
     }
     if (this.has("other-forms")) body = otherForms(body);
     if (this.has("extra-fields")) body = withExtraFields(body);
+    if (this.has("snowflake-ids")) body = snowflakes(body);
     if (this.has("envelope")) body = { code: 0, message: "success", data: body };
+    // A JSON number beyond 2^53 cannot come from JSON.stringify: its digits are written in place of a marked string.
+    if (this.has("snowflake-ids")) return { ...outcome, text: JSON.stringify(body).replace(SNOWFLAKE_MARK, "$1") };
     return { ...outcome, body };
   }
 
@@ -154,6 +158,19 @@ const GONE_CODES: Record<string, { code: string; message: string }> = {
   key_not_found: { code: "invalid_key", message: "invalid key" },
   sub_account_not_found: { code: "invalid_token", message: "invalid sub-account token" },
 };
+
+/** The first snowflake id of `snowflake-ids`: the emulator's id 1 is answered as this plus 1. */
+export const SNOWFLAKE_BASE = 1_234_567_890_123_456_789n;
+const SNOWFLAKE_MARK = /"snowflake:(\d+)"/g;
+
+/** `snowflake-ids`: each sub-account's `id` (a number of digits past 2^53, marked) and `user_id` (19 digits as a string). */
+function snowflakes(value: unknown, field?: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => snowflakes(v));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, snowflakes(v, k)]));
+  if (field === "id" && (typeof value === "number" || typeof value === "string")) return `snowflake:${SNOWFLAKE_BASE + BigInt(value)}`;
+  if (field === "user_id" && (typeof value === "number" || typeof value === "string")) return String(SNOWFLAKE_BASE * 2n + BigInt(value));
+  return value;
+}
 
 /** `terse-writes`: confirmations without the fields the spec shows. */
 function terse(op: string, body: unknown): unknown {
