@@ -110,8 +110,12 @@ export class SubAccountsApi extends ApiGroup {
     const page = (body: { page_size: number; page?: number }) =>
       this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
     const first = await this.firstPage(page);
-    const total = first.answer.total;
-    if (total !== undefined && first.answer.items.length >= total) return { items: first.answer.items, pages: 1 };
+    const answered = first.answer.total;
+    if (answered !== undefined && first.answer.items.length >= answered) return { items: first.answer.items, pages: 1 };
+    // A filtered answer shorter than its `total`: the platform may count the whole account there (its filters
+    // ignored by `total`), so the items decide, read on until a short page as without `total`.
+    const filtered = filter.alias !== undefined || filter.sk !== undefined;
+    const total = filtered ? undefined : answered;
     const size = first.answer.items.length;
     if (size === 0) return total === undefined || total === 0 ? { items: [], pages: 1 } : { pages: 1 };
     // Without `total`, a page as long as the first may have more behind it: read on until a short page.
@@ -120,7 +124,7 @@ export class SubAccountsApi extends ApiGroup {
     const pages = total === undefined ? Infinity : Math.ceil(total / size);
     for (let n = 2; n <= pages; n++) {
       const next = await page({ page: n, page_size: size });
-      if (next.total !== total) return { pages: n };
+      if (next.total !== answered) return { pages: n };
       for (const i of next.items) {
         if (!byToken.has(i.token)) continue;
         // The same first item again: the platform does not page by `page` at all.

@@ -23,6 +23,7 @@ export const READINGS = {
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
   "snowflake-ids": "sub-account ids are 19-digit snowflakes: `id` a JSON number beyond 2^53 (ids a few apart round to the same float), `user_id` a string of 19 digits",
+  "total-unfiltered": "the sub-account list's `total` counts every sub-account of the account, whatever the `alias` and `sk` filters",
   "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
 } as const;
 
