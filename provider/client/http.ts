@@ -276,8 +276,10 @@ export class HttpTransport extends ShowsOriginOnly {
     try {
       let json: unknown;
       try {
+        // No body (a 204 No Content, or a 2xx with nothing): `{}`, which the operation's schema takes only where no
+        // field is needed (a delete, a status, a sub-account edit: done); a get, a list or a create then fails.
         // An integer beyond 2^53 (a snowflake id) kept as its digits, never rounded (api/schemas/answers.ts).
-        json = parseAnswerJson(body);
+        json = body.trim() === "" ? {} : parseAnswerJson(body);
       } catch {
         throw new ResponseValidationError(`the response is not JSON (${describeOperation(op)})`, { operation: describeOperation(op) });
       }

@@ -24,6 +24,7 @@ export const READINGS = {
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
   "snowflake-ids": "sub-account ids are 19-digit snowflakes: `id` a JSON number beyond 2^53 (ids a few apart round to the same float), `user_id` a string of 19 digits",
   "total-unfiltered": "the sub-account list's `total` counts every sub-account of the account, whatever the `alias` and `sk` filters",
+  "no-content": "writes with nothing to return (api-key status and delete, sub-account edit and delete) answer 204 No Content, without a body",
   "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
 } as const;
 
@@ -50,6 +51,7 @@ export interface Outcome {
 }
 
 const ALIAS_OPS = new Set(["api-key/create", "api-key/edit", "sub-account/create", "sub-account/edit"]);
+const NO_CONTENT_OPS = new Set(["api-key/status", "api-key/delete", "sub-account/edit", "sub-account/delete"]);
 const SUB_ACCOUNT_OPS = (op: string) => op.startsWith("sub-account/");
 const RESTRICTED = /^[A-Za-z0-9 ._-]*$/;
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -117,6 +119,7 @@ export class Readings {
     if (outcome.text !== undefined || this.on.size === 0) return outcome;
     const ok = outcome.status >= 200 && outcome.status < 300;
     if (!ok) return this.refusalShape(op, outcome);
+    if (this.has("no-content") && NO_CONTENT_OPS.has(op)) return { status: 204, text: "" };
     let body = outcome.body;
     if (this.has("terse-writes")) body = terse(op, body);
     if (op === "sub-account/list" && this.has("list-no-total") && isObject(body)) {
