@@ -1,5 +1,6 @@
 import type { LlmAccountsClient } from "../client/client.js";
-import { AuthenticationError, LlmAccountsError, NotFoundError } from "../client/errors.js";
+import { AuthenticationError, LlmAccountsError } from "../client/errors.js";
+import { keyUnknown } from "../client/apiKeys.js";
 import { SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
 import type { ApiKeyView, ModelPricing, SecurityConfig, SubAccount } from "../api/schemas/index.js";
@@ -217,7 +218,8 @@ async function readKeys(client: LlmAccountsClient, reads: KeyToRead[], progress:
       try {
         return await client.apiKeys.get(read.key);
       } catch (err) {
-        if (err instanceof NotFoundError) {
+        // Gone: a 404, or a 400 naming the key (client/apiKeys.ts keyUnknown).
+        if (keyUnknown(err)) {
           if (read.listedAt !== undefined) throw new ImportError(`API key ${read.listedAt} of the list (${maskKey(read.key)}) does not exist on the platform`);
           return undefined;
         }
