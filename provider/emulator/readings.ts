@@ -5,6 +5,7 @@
  * the readings that differ from the package's.
  */
 import { USAGE_NEXT_PAGE_FIELD } from "../api/assumptions.js";
+import { maskKey } from "../api/redact.js";
 import { ErrorAnswer } from "./errors.js";
 
 /** Every reading the emulator can play, with what it changes. */
@@ -25,6 +26,7 @@ export const READINGS = {
   "snowflake-ids": "sub-account ids are 19-digit snowflakes: `id` a JSON number beyond 2^53 (ids a few apart round to the same float), `user_id` a string of 19 digits",
   "total-unfiltered": "the sub-account list's `total` counts every sub-account of the account, whatever the `alias` and `sk` filters",
   "no-content": "writes with nothing to return (api-key status and delete, sub-account edit and delete) answer 204 No Content, without a body",
+  "masked-tokens": "the sub-account list answers each token masked (`sk-...abcd`); the create's answer still holds them whole",
   "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
 } as const;
 
@@ -129,6 +131,9 @@ export class Readings {
     if (this.has("other-forms")) body = otherForms(body);
     if (this.has("extra-fields")) body = withExtraFields(body);
     if (this.has("snowflake-ids")) body = snowflakes(body);
+    if (this.has("masked-tokens") && op === "sub-account/list" && isObject(body) && Array.isArray(body.items)) {
+      body = { ...body, items: body.items.map((i: unknown) => (isObject(i) && typeof i.token === "string" ? { ...i, token: maskKey(i.token) } : i)) };
+    }
     if (this.has("envelope")) body = { code: 0, message: "success", data: body };
     // A JSON number beyond 2^53 cannot come from JSON.stringify: its digits are written in place of a marked string.
     if (this.has("snowflake-ids")) return { ...outcome, text: JSON.stringify(body).replace(SNOWFLAKE_MARK, "$1") };

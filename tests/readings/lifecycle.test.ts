@@ -47,7 +47,13 @@ async function gateIsEmpty<I>(provider: { read(id: string, p: Props): Promise<{ 
   return found.props as Props;
 }
 
-describe.each(["(the package's reading)" as const, ...READING_NAMES])("lifecycle under the reading %s", (reading) => {
+/**
+ * Readings whose lifecycle stops at the first list with the reading named, by design (docs/decisions.md): the
+ * package cannot tell its sub-accounts apart in a list that masks tokens (tests/readings/maskedTokens.test.ts).
+ */
+const STOPS: Reading[] = ["masked-tokens"];
+
+describe.each(["(the package's reading)" as const, ...READING_NAMES.filter((r) => !STOPS.includes(r))])("lifecycle under the reading %s", (reading) => {
   let emu: Emulator;
   const readings = reading === "(the package's reading)" ? [] : [reading];
   beforeAll(async () => {
