@@ -191,7 +191,9 @@ export class HttpTransport extends ShowsOriginOnly {
       throw ApiError.fromResponse(res.statusCode, {
         ...details,
         code: "redirect_refused",
-        apiMessage: `the server redirected to another address; redirects are not followed so that the credential is never sent elsewhere`,
+        apiMessage:
+          `the server redirected (${res.statusCode}) to ${redirectTarget(res.headers.location)}; redirects are not followed so that the credential is ` +
+          "never sent elsewhere: if the API moved, set baseUrl (LLM_ACCOUNTS_BASE_URL) to its new address",
       });
     }
     if (res.statusCode < 500) throw ApiError.fromResponse(res.statusCode, details);
@@ -333,6 +335,14 @@ function madeSomething(body: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Where a redirect points, for a message: its origin and path only (a query may carry a token), or "another address". */
+function redirectTarget(location: string | string[] | undefined): string {
+  const text = Array.isArray(location) ? location[0] : location;
+  if (text === undefined || !URL.canParse(text)) return "another address";
+  const url = new URL(text);
+  return redact(`${url.origin}${url.pathname}`);
 }
 
 /** The message of a 429 whose wait is longer than the client waits: how long, and when to come back. */

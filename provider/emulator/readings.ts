@@ -27,6 +27,7 @@ export const READINGS = {
   "total-unfiltered": "the sub-account list's `total` counts every sub-account of the account, whatever the `alias` and `sk` filters",
   "no-content": "writes with nothing to return (api-key status and delete, sub-account edit and delete) answer 204 No Content, without a body",
   "masked-tokens": "the sub-account list answers each token masked (`sk-...abcd`); the create's answer still holds them whole",
+  redirects: "every request is answered 308 Permanent Redirect to the same path at another origin (an API that moved), nothing processed",
   "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
 } as const;
 
@@ -39,6 +40,8 @@ export const READING_NAMES = Object.keys(READINGS) as Reading[];
 export const SHORT_ALIAS_MAX = 32;
 /** The page size cap of `list-no-total`. */
 export const NO_TOTAL_LIST_CAP = 7;
+/** Where `redirects` sends every request. */
+export const MOVED_ORIGIN = "https://moved.example.invalid";
 /** The cap of `small-count-cap`. */
 export const SMALL_COUNT_CAP = 20;
 /** The request field `usage-cursor` reads. */
@@ -104,6 +107,12 @@ export class Readings {
       return new ErrorAnswer(400, "invalid_alias", "alias may hold only letters, digits, '-', '_', '.' and spaces");
     }
     return undefined;
+  }
+
+  /** The answer of `redirects` to a request for `path` (before anything is processed), or undefined. */
+  redirect(path: string): Outcome | undefined {
+    if (!this.has("redirects")) return undefined;
+    return { status: 308, body: { error: { code: "moved", message: "moved permanently" } }, headers: { location: `${MOVED_ORIGIN}${path}` } };
   }
 
   /** How the sub-account list matches its alias filter. */

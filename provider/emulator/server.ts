@@ -198,6 +198,8 @@ export class EmulatorServer {
     if ("error" in found) return errorOutcome(found.error);
     const { id, op } = found;
     entry.op = op.name;
+    const moved = this.parts.readings.redirect(url.pathname);
+    if (moved) return moved;
 
     const credential = bearer(req.headers.authorization);
     const authError = this.authenticate(op, credential);
