@@ -4,7 +4,8 @@ import { API_KEY_DELETE_MAX, SUB_ACCOUNT_MAX_SKS } from "./api/assumptions.js";
 import { maskKey, redact } from "./api/redact.js";
 import { LlmAccountsClient } from "./client/client.js";
 import { resolveClientOptions } from "./client/config.js";
-import { AuthenticationError, NotFoundError } from "./client/errors.js";
+import { AuthenticationError } from "./client/errors.js";
+import { keyUnknown } from "./client/apiKeys.js";
 import { parseKeyList } from "./account/keyList.js";
 import { printable } from "./account/printable.js";
 
@@ -42,7 +43,7 @@ export interface SweptObject {
   /** `sk-...1a2b`. */
   hint: string;
   /** The sub-account's id (sub-accounts only). */
-  id?: number;
+  id?: number | string;
 }
 
 /** What `--json` prints. */
@@ -117,7 +118,8 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
         try {
           return { key, alias: (await client.apiKeys.get(key)).alias };
         } catch (err) {
-          if (err instanceof NotFoundError) {
+          // Gone: a 404, or a 400 naming the key (client/apiKeys.ts keyUnknown).
+          if (keyUnknown(err)) {
             keysGone += 1;
             return undefined;
           }

@@ -1,4 +1,5 @@
 import type { SubAccount } from "../api/schemas/index.js";
+import { compareIds } from "../api/schemas/index.js";
 import { canonical } from "../api/canonical.js";
 
 /** Which batch a sub-account belongs to: sub-accounts of one alias and one pricing are declared together. */
@@ -12,7 +13,7 @@ export function batchGroupOf(s: Pick<SubAccount, "alias" | "modelPricing">): str
  */
 export function groupSubAccounts<S extends Pick<SubAccount, "id" | "alias" | "modelPricing">>(subAccounts: readonly S[]): S[][] {
   const groups = new Map<string, S[]>();
-  for (const s of [...subAccounts].sort((a, b) => a.id - b.id)) {
+  for (const s of [...subAccounts].sort((a, b) => compareIds(a.id, b.id))) {
     const id = batchGroupOf(s);
     const group = groups.get(id);
     if (group) group.push(s);

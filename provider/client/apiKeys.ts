@@ -1,7 +1,7 @@
 import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
 import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup } from "./apiGroup.js";
-import { BadRequestError } from "./errors.js";
+import { BadRequestError, NotFoundError } from "./errors.js";
 import { OPERATIONS } from "../api/operations.js";
 import type * as s from "../api/schemas/index.js";
 
@@ -35,6 +35,19 @@ export class ApiKeysApi extends ApiGroup {
     return fromWire(res);
   }
 
+  /**
+   * A key's view with one get, or undefined when the platform says it does not know the key (keyUnknown): a 404,
+   * or a 400 that names the key.
+   */
+  async find(key: string): Promise<s.ApiKeyView | undefined> {
+    try {
+      return await this.get(key);
+    } catch (err) {
+      if (keyUnknown(err)) return undefined;
+      throw err;
+    }
+  }
+
   /** Replaces alias and security configuration as a whole; `enabled` is left as it is. */
   async edit(request: s.ApiKeyEditRequest): Promise<s.ApiKeyView> {
     return withoutRefusedParts(request, async (req) => fromWire(await this.http.send({ op: OPERATIONS.editApiKey, body: { key: req.key, ...bodyOf(req) } })));
@@ -54,6 +67,17 @@ export class ApiKeysApi extends ApiGroup {
     // The batch is all or nothing (spec 4.5): a 2xx that is no refusal without a count deleted them all.
     return res.deleted ?? keys.length;
   }
+}
+
+/**
+ * Whether a get's refusal says the key is unknown: a 404 (or a refusal that says "not found"), or a 400 whose code or
+ * message names the key (`invalid_key`). A get sends nothing but the key, and a key the package holds is one the
+ * platform issued, so such a 400 can only refuse the key itself: it is not (or no longer) this account's key
+ * (docs/decisions.md, "Other readings a platform may show": a gone object).
+ */
+export function keyUnknown(err: unknown): boolean {
+  if (err instanceof NotFoundError) return true;
+  return err instanceof BadRequestError && /key/i.test(`${err.code ?? ""} ${err.apiMessage ?? ""}`);
 }
 
 /**

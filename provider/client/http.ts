@@ -2,6 +2,7 @@ import type { Got, RequestError, Response } from "got";
 import { ZodError, type z } from "zod";
 import { HOUR_MS, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, RATE_LIMIT_STATUS } from "../api/assumptions.js";
 import { wirePath } from "../api/casing.js";
+import { parseAnswerJson } from "../api/schemas/answers.js";
 import {
   ApiError,
   ConnectionError,
@@ -199,7 +200,9 @@ export class HttpTransport extends ShowsOriginOnly {
       throw ApiError.fromResponse(res.statusCode, {
         ...details,
         code: "redirect_refused",
-        apiMessage: `the server redirected to another address; redirects are not followed so that the credential is never sent elsewhere`,
+        apiMessage:
+          `the server redirected (${res.statusCode}) to ${redirectTarget(res.headers.location)}; redirects are not followed so that the credential is ` +
+          "never sent elsewhere: if the API moved, set baseUrl (LLM_ACCOUNTS_BASE_URL) to its new address",
       });
     }
     if (res.statusCode < 500) throw ApiError.fromResponse(res.statusCode, details);
@@ -285,7 +288,10 @@ export class HttpTransport extends ShowsOriginOnly {
     try {
       let json: unknown;
       try {
-        json = JSON.parse(body);
+        // No body (a 204 No Content, or a 2xx with nothing): `{}`, which the operation's schema takes only where no
+        // field is needed (a delete, a status, a sub-account edit: done); a get, a list or a create then fails.
+        // An integer beyond 2^53 (a snowflake id) kept as its digits, never rounded (api/schemas/answers.ts).
+        json = body.trim() === "" ? {} : parseAnswerJson(body);
       } catch {
         throw new ResponseValidationError(`the response is not JSON (${describeOperation(op)})`, { operation: describeOperation(op) });
       }
@@ -360,6 +366,14 @@ function madeSomething(body: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Where a redirect points, for a message: its origin and path only (a query may carry a token), or "another address". */
+function redirectTarget(location: string | string[] | undefined): string {
+  const text = Array.isArray(location) ? location[0] : location;
+  if (text === undefined || !URL.canParse(text)) return "another address";
+  const url = new URL(text);
+  return redact(`${url.origin}${url.pathname}`);
 }
 
 /** The message of a 429 whose wait is longer than the client waits: how long, and when to come back. */

@@ -51,6 +51,25 @@ export class WriteCounter {
   }
 }
 
+/** A token as a list that masks them shows it (`sk-...abcd`, `sk-****abcd`): never one a call can name. */
+const MASKED_TOKEN = /\.\.\.|\*{3,}|\u2026/;
+
+/**
+ * The listed sub-accounts, when their tokens are whole. A list that masks them cannot tell which sub-account is which
+ * (the package holds and names them by token): concluding from it would take every held one for gone and create
+ * again, orphaning the first. It stops here instead, before anything is concluded or written (docs/decisions.md).
+ */
+function unmasked(items: WireSubAccount[]): WireSubAccount[] {
+  const masked = items.find((i) => MASKED_TOKEN.test(i.token));
+  if (masked === undefined) return items;
+  throw new LlmAccountsError(
+    `GET sub-account/list: the platform answers sub-account tokens masked (${masked.token.slice(0, 3)}...), and the package needs ` +
+      "them whole to find, edit and delete its sub-accounts: nothing was concluded or changed. This platform's list (the reading masked-tokens, " +
+      "docs/decisions.md) is not supported; run `llm-accounts doctor`",
+    { operation: "GET sub-account/list" },
+  );
+}
+
 /** The sub-account group (spec 4.9 to 4.12), authenticated with the main account key. */
 export class SubAccountsApi extends ApiGroup {
   constructor(
@@ -94,7 +113,7 @@ export class SubAccountsApi extends ApiGroup {
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
     for (let read = 1; ; read++) {
       const whole = await this.readWhole(filter);
-      if (whole.items) return whole.items.filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
+      if (whole.items) return unmasked(whole.items).filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
       if (read >= LIST_READS) {
         throw new LlmAccountsError(
           `GET sub-account/list: ${whole.problem ?? `the account changed while its ${whole.pages} pages were read`}, ${LIST_READS} times in a row ` +
@@ -110,8 +129,12 @@ export class SubAccountsApi extends ApiGroup {
     const page = (body: { page_size: number; page?: number }) =>
       this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
     const first = await this.firstPage(page);
-    const total = first.answer.total;
-    if (total !== undefined && first.answer.items.length >= total) return { items: first.answer.items, pages: 1 };
+    const answered = first.answer.total;
+    if (answered !== undefined && first.answer.items.length >= answered) return { items: first.answer.items, pages: 1 };
+    // A filtered answer shorter than its `total`: the platform may count the whole account there (its filters
+    // ignored by `total`), so the items decide, read on until a short page as without `total`.
+    const filtered = filter.alias !== undefined || filter.sk !== undefined;
+    const total = filtered ? undefined : answered;
     const size = first.answer.items.length;
     if (size === 0) return total === undefined || total === 0 ? { items: [], pages: 1 } : { pages: 1 };
     // Without `total`, a page as long as the first may have more behind it: read on until a short page.
@@ -120,7 +143,7 @@ export class SubAccountsApi extends ApiGroup {
     const pages = total === undefined ? Infinity : Math.ceil(total / size);
     for (let n = 2; n <= pages; n++) {
       const next = await page({ page: n, page_size: size });
-      if (next.total !== total) return { pages: n };
+      if (next.total !== answered) return { pages: n };
       for (const i of next.items) {
         if (!byToken.has(i.token)) continue;
         // The same first item again: the platform does not page by `page` at all.

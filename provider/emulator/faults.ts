@@ -2,13 +2,14 @@ import { OPERATIONS } from "../api/operations.js";
 import { seededRandom } from "./random.js";
 
 /** Every kind of fault the emulator can inject. */
-export const FAULT_KINDS = ["429", "500", "503", "latency", "drop-before", "drop-after", "malformed", "wrong-type"] as const;
+export const FAULT_KINDS = ["400", "429", "500", "503", "latency", "drop-before", "drop-after", "malformed", "wrong-type"] as const;
 /** One kind of injected fault (see FaultSpec). */
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /**
  * A fault to inject into authenticated requests.
  *
+ * - `400`: a refusal of the request's parameters that names no key (`invalid_request`), nothing processed.
  * - `429`: answered as rate limited, nothing processed; `Retry-After(-Ms)` headers unless `retryAfter: false`.
  * - `500` / `503`: a server error, nothing processed.
  * - `latency`: `ms` (default 100) added before processing; combines with one other fault.

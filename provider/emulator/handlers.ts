@@ -65,6 +65,8 @@ export interface ListBehaviour {
   subAccountListCap?: number;
   /** How the alias filter matches (readings.ts `alias-filter-prefix`); exactly when not given. */
   aliasMatches?: (filter: string, alias: string) => boolean;
+  /** Whether `total` counts every sub-account, whatever the filters (readings.ts `total-unfiltered`). */
+  totalIgnoresFilters?: boolean;
   /** Runs after each sub-account list answer is made, before it is sent: a test changes the account here. */
   afterSubAccountList?: (page: number) => void;
 }
@@ -139,7 +141,8 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
         .filter((s) => (q.alias === undefined || (limits.aliasMatches ?? Object.is)(q.alias, s.alias)) && (q.sk === undefined || s.token === q.sk));
       const size = Math.min(pageSize === -1 ? Infinity : pageSize, limits.subAccountListCap ?? Infinity);
       const items = size === Infinity ? matching : matching.slice((page - 1) * size, page * size);
-      const answer = { items, total: matching.length, page, pageSize: size === Infinity ? pageSize : size };
+      const total = limits.totalIgnoresFilters ? state.listSubAccounts().length : matching.length;
+      const answer = { items, total, page, pageSize: size === Infinity ? pageSize : size };
       limits.afterSubAccountList?.(page);
       return answer;
     },

@@ -137,6 +137,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const listBehaviour: ListBehaviour = {
     subAccountListCap: options.subAccountListCap ?? readings.listCap,
     aliasMatches: (filter, alias) => readings.aliasMatches(filter, alias),
+    totalIgnoresFilters: readings.has("total-unfiltered"),
   };
   const server = new EmulatorServer({
     state,

@@ -6,6 +6,8 @@ import { randomToken } from "./random.js";
 
 /** A sub-account as the emulator keeps it: every field of spec 2.5, which the client reads tolerantly, present. */
 export const SubAccountRecordSchema = SubAccountSchema.extend({
+  // The emulator's own ids are counters; a reading may answer them in other forms (readings.ts).
+  id: z.number().int(),
   user_id: z.number().int(),
   token_type: z.string(),
   monthly_cost: DecimalStringSchema,

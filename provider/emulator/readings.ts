@@ -5,6 +5,7 @@
  * the readings that differ from the package's.
  */
 import { USAGE_NEXT_PAGE_FIELD } from "../api/assumptions.js";
+import { maskKey } from "../api/redact.js";
 import { ErrorAnswer } from "./errors.js";
 
 /** Every reading the emulator can play, with what it changes. */
@@ -25,6 +26,12 @@ export const READINGS = {
   "transient-200": "the first 2 requests of each operation are answered HTTP 200 {success: false, message} saying the system is busy, in English then in Chinese, and processed nothing; later ones as usual",
   "idempotent-deletes": "a delete of API keys or sub-accounts that do not exist succeeds ({deleted: 0}, {success: true}); those that exist among others are deleted",
   "envelope-no-data": "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 {code, message} with no `data` (authentication excepted)",
+  "snowflake-ids": "sub-account ids are 19-digit snowflakes: `id` a JSON number beyond 2^53 (ids a few apart round to the same float), `user_id` a string of 19 digits",
+  "total-unfiltered": "the sub-account list's `total` counts every sub-account of the account, whatever the `alias` and `sk` filters",
+  "no-content": "writes with nothing to return (api-key status and delete, sub-account edit and delete) answer 204 No Content, without a body",
+  "masked-tokens": "the sub-account list answers each token masked (`sk-...abcd`); the create's answer still holds them whole",
+  redirects: "every request is answered 308 Permanent Redirect to the same path at another origin (an API that moved), nothing processed",
+  "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
 } as const;
 
 /** The name of a reading. */
@@ -36,6 +43,8 @@ export const READING_NAMES = Object.keys(READINGS) as Reading[];
 export const SHORT_ALIAS_MAX = 32;
 /** The page size cap of `list-no-total`. */
 export const NO_TOTAL_LIST_CAP = 7;
+/** Where `redirects` sends every request. */
+export const MOVED_ORIGIN = "https://moved.example.invalid";
 /** The cap of `small-count-cap`. */
 export const SMALL_COUNT_CAP = 20;
 /** How many requests of each operation `transient-200` answers busy. */
@@ -62,6 +71,7 @@ const NOTHING_TO_DELETE = "nothing_to_delete";
 /** The code of the busy answer `transient-200` makes (before it is shaped as a 200 without a code). */
 const BUSY_CODE = "system_busy";
 const ALIAS_OPS = new Set(["api-key/create", "api-key/edit", "sub-account/create", "sub-account/edit"]);
+const NO_CONTENT_OPS = new Set(["api-key/status", "api-key/delete", "sub-account/edit", "sub-account/delete"]);
 const SUB_ACCOUNT_OPS = (op: string) => op.startsWith("sub-account/");
 const RESTRICTED = /^[A-Za-z0-9 ._-]*$/;
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -136,6 +146,12 @@ export class Readings {
     return undefined;
   }
 
+  /** The answer of `redirects` to a request for `path` (before anything is processed), or undefined. */
+  redirect(path: string): Outcome | undefined {
+    if (!this.has("redirects")) return undefined;
+    return { status: 308, body: { error: { code: "moved", message: "moved permanently" } }, headers: { location: `${MOVED_ORIGIN}${path}` } };
+  }
+
   /** How the sub-account list matches its alias filter. */
   aliasMatches(filter: string, alias: string): boolean {
     return this.has("alias-filter-prefix") ? alias.startsWith(filter) : alias === filter;
@@ -154,6 +170,7 @@ export class Readings {
     }
     const ok = outcome.status >= 200 && outcome.status < 300;
     if (!ok) return this.refusalShape(op, outcome);
+    if (this.has("no-content") && NO_CONTENT_OPS.has(op)) return { status: 204, text: "" };
     let body = outcome.body;
     if (this.has("terse-writes")) body = terse(op, body);
     if (op === "sub-account/list" && this.has("list-no-total") && isObject(body)) {
@@ -162,12 +179,28 @@ export class Readings {
     }
     if (this.has("other-forms")) body = otherForms(body);
     if (this.has("extra-fields")) body = withExtraFields(body);
+    if (this.has("snowflake-ids")) body = snowflakes(body);
+    if (this.has("masked-tokens") && op === "sub-account/list" && isObject(body) && Array.isArray(body.items)) {
+      body = { ...body, items: body.items.map((i: unknown) => (isObject(i) && typeof i.token === "string" ? { ...i, token: maskKey(i.token) } : i)) };
+    }
     if (this.has("envelope")) body = { code: 0, message: "success", data: body };
     if (this.has("envelope-no-data")) body = { code: 0, message: "success", data: body };
+    // A JSON number beyond 2^53 cannot come from JSON.stringify: its digits are written in place of a marked string.
+    if (this.has("snowflake-ids")) return { ...outcome, text: JSON.stringify(body).replace(SNOWFLAKE_MARK, "$1") };
     return { ...outcome, body };
   }
 
-  private refusalShape(op: string, outcome: Outcome): Outcome {
+  /** `gone-400`: a 404 for an unknown key or token becomes a 400 with another code (the masked key kept in the message). */
+  private goneShape(outcome: Outcome): Outcome {
+    if (!this.has("gone-400") || outcome.status !== 404 || !isObject(outcome.body) || !isObject(outcome.body.error)) return outcome;
+    const gone = GONE_CODES[String(outcome.body.error.code)];
+    if (!gone) return outcome;
+    const masked = /sk-\.\.\.\w+/.exec(String(outcome.body.error.message))?.[0];
+    return { ...outcome, status: 400, body: { error: { code: gone.code, message: masked ? `${gone.message}: ${masked}` : gone.message } } };
+  }
+
+  private refusalShape(op: string, given: Outcome): Outcome {
+    const outcome = this.goneShape(given);
     const error = isObject(outcome.body) && isObject(outcome.body.error) ? outcome.body.error : undefined;
     if (!error) return outcome;
     const { code, message } = error;
@@ -179,6 +212,25 @@ export class Readings {
     if (this.has("bare-errors")) return { ...outcome, body: { code, message } };
     return outcome;
   }
+}
+
+/** The emulator's own codes of an unknown key or token (handlers.ts), and what `gone-400` answers in their place. */
+const GONE_CODES: Record<string, { code: string; message: string }> = {
+  key_not_found: { code: "invalid_key", message: "invalid key" },
+  sub_account_not_found: { code: "invalid_token", message: "invalid sub-account token" },
+};
+
+/** The first snowflake id of `snowflake-ids`: the emulator's id 1 is answered as this plus 1. */
+export const SNOWFLAKE_BASE = 1_234_567_890_123_456_789n;
+const SNOWFLAKE_MARK = /"snowflake:(\d+)"/g;
+
+/** `snowflake-ids`: each sub-account's `id` (a number of digits past 2^53, marked) and `user_id` (19 digits as a string). */
+function snowflakes(value: unknown, field?: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => snowflakes(v));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, snowflakes(v, k)]));
+  if (field === "id" && (typeof value === "number" || typeof value === "string")) return `snowflake:${SNOWFLAKE_BASE + BigInt(value)}`;
+  if (field === "user_id" && (typeof value === "number" || typeof value === "string")) return String(SNOWFLAKE_BASE * 2n + BigInt(value));
+  return value;
 }
 
 /** `terse-writes`: confirmations without the fields the spec shows. */

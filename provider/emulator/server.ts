@@ -71,6 +71,7 @@ function injected(fault: FaultSpec, retryMs: number): Outcome {
     const headers = fault.retryAfter === false ? {} : retryHeaders(ms);
     return errorOutcome(new ErrorAnswer(RATE_LIMIT_STATUS, "rate_limited", "too many requests (injected fault)", headers));
   }
+  if (fault.kind === "400") return errorOutcome(new ErrorAnswer(400, "invalid_request", "the request was refused (injected fault)"));
   if (fault.kind === "503") return errorOutcome(new ErrorAnswer(503, "service_unavailable", "the service is unavailable (injected fault)"));
   return errorOutcome(new ErrorAnswer(500, "internal_error", "internal server error (injected fault)"));
 }
@@ -197,6 +198,8 @@ export class EmulatorServer {
     if ("error" in found) return errorOutcome(found.error);
     const { id, op } = found;
     entry.op = op.name;
+    const moved = this.parts.readings.redirect(url.pathname);
+    if (moved) return moved;
 
     const credential = bearer(req.headers.authorization);
     const authError = this.authenticate(op, credential);
@@ -217,7 +220,7 @@ export class EmulatorServer {
 
     if (decision.latencyMs > 0) await this.sleep(decision.latencyMs);
     if (fault?.kind === "drop-before") return undefined;
-    if (fault?.kind === "500" || fault?.kind === "503") return injected(fault, this.parts.faultRetryMs);
+    if (fault?.kind === "400" || fault?.kind === "500" || fault?.kind === "503") return injected(fault, this.parts.faultRetryMs);
 
     const outcome = await this.process(id, op, req, url);
     if (fault?.kind === "drop-after") return undefined;

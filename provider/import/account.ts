@@ -1,8 +1,10 @@
 import type { LlmAccountsClient } from "../client/client.js";
-import { AuthenticationError, LlmAccountsError, NotFoundError } from "../client/errors.js";
+import { AuthenticationError, LlmAccountsError } from "../client/errors.js";
+import { keyUnknown } from "../client/apiKeys.js";
 import { CREATE_MARKER, SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
 import type { ApiKeyView, ModelPricing, SecurityConfig, SubAccount } from "../api/schemas/index.js";
+import { compareIds, type AnswerId } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
 import type { CheckFailure } from "../runtime/check.js";
 import { same } from "../api/canonical.js";
@@ -40,7 +42,7 @@ export interface ImportedBatch {
   /** Sub-accounts the batch holds (a batch the state holds may hold more than it adopted: those it created). */
   count: number;
   /** The sub-accounts it adopts, by id, and their tokens. */
-  ids: number[];
+  ids: AnswerId[];
   tokens: string[];
   /** Set for a batch the stack's state holds: its resource name is the state's. */
   kept?: boolean;
@@ -158,7 +160,7 @@ async function pool<T, R>(items: T[], width: number, read: (item: T, i: number) 
 }
 
 /** `ids 3, 4, 5` for a message, at most ten of them. */
-function idList(ids: number[]): string {
+function idList(ids: AnswerId[]): string {
   const shown = ids.slice(0, 10).join(", ");
   return ids.length > 10 ? `ids ${shown} and ${ids.length - 10} more` : `id${ids.length > 1 ? "s" : ""} ${shown}`;
 }
@@ -172,8 +174,8 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[], taken: It
   const batches: ImportedBatch[] = [];
   /** The batch still filling, per alias and pricing. */
   const open = new Map<string, ImportedBatch>();
-  const refused = new Map<string, number[]>();
-  for (const s of [...subAccounts].sort((a, b) => a.id - b.id)) {
+  const refused = new Map<string, AnswerId[]>();
+  for (const s of [...subAccounts].sort((a, b) => compareIds(a.id, b.id))) {
     const modelPricing = s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }));
     // A live balance may be below 0 (spent past zero); it is no input of the declaration, which adopts the
     // sub-account as it is: a batch's `balance` only applies to the sub-accounts it creates later.
@@ -220,7 +222,8 @@ async function readKeys(client: LlmAccountsClient, reads: KeyToRead[], progress:
       try {
         return await client.apiKeys.get(read.key);
       } catch (err) {
-        if (err instanceof NotFoundError) {
+        // Gone: a 404, or a 400 naming the key (client/apiKeys.ts keyUnknown).
+        if (keyUnknown(err)) {
           if (read.listedAt !== undefined) throw new ImportError(`API key ${read.listedAt} of the list (${maskKey(read.key)}) does not exist on the platform`);
           return undefined;
         }
@@ -288,7 +291,7 @@ async function keptBatch(
   reverted: string[] = [],
 ): Promise<ImportedBatch> {
   const members = held.subAccounts.flatMap((s) => liveByToken.get(s.token) ?? []);
-  const adopted = held.adoptTokens.flatMap((t) => liveByToken.get(t) ?? []).sort((a, b) => a.id - b.id);
+  const adopted = held.adoptTokens.flatMap((t) => liveByToken.get(t) ?? []).sort((a, b) => compareIds(a.id, b.id));
   const statePricing = held.modelPricing;
   const pricingOf = (s: SubAccount) => s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }));
   const first = members[0];

@@ -106,7 +106,7 @@ const TOKENS_PRELUDE = [
   "// The account's sub-accounts, tokens included (secret): one list each time the program runs. A batch adopts",
   "// its sub-accounts by id, which is not secret; their tokens stay encrypted in the state.",
   "const subAccounts = llm.getSubAccountsOutput().subAccounts;",
-  "const tokensOf = (batch: string, ids: number[]) =>",
+  "const tokensOf = (batch: string, ids: (number | string)[]) =>",
   "  subAccounts.apply((all) => {",
   "    const byId = new Map(all.map((s) => [s.id, s.token]));",
   "    const gone = ids.filter((id) => !byId.has(id));",

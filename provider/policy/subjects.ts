@@ -178,14 +178,14 @@ export function keyFromLive(key: string, live: { alias: string; securityConfig?:
 }
 
 /** `ids 3, 4, 5` for a label, at most five of them. */
-function idList(ids: number[]): string {
+function idList(ids: (number | string)[]): string {
   const shown = ids.slice(0, 5).join(", ");
   return ids.length > 5 ? `ids ${shown} and ${ids.length - 5} more` : `id${ids.length > 1 ? "s" : ""} ${shown}`;
 }
 
 /** Live sub-accounts of one alias and pricing (one batch, as `llm-accounts import` groups them) as a subject. */
 export function batchFromLive(
-  members: { id: number; token: string; alias: string; balance: string; modelPricing: { model: string; pricingFactor: number }[] }[],
+  members: { id: number | string; token: string; alias: string; balance: string; modelPricing: { model: string; pricingFactor: number }[] }[],
 ): BatchSubject {
   const first = members[0];
   return {

@@ -1,4 +1,4 @@
-import { LlmAccountsError, NotFoundError } from "../client/errors.js";
+import { LlmAccountsError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
 import type { ApiKeyView } from "../api/schemas/index.js";
 import { adoptKeyFailure, keepKeys, keysKeptByOthers, takeKeyForCreate } from "./adoption.js";
@@ -25,14 +25,9 @@ export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecu
 
 type Client = SessionClient["client"];
 
-/** The platform's view of a key with one get, or undefined when the key does not exist. */
-async function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
-  try {
-    return await client.apiKeys.get(key);
-  } catch (err) {
-    if (err instanceof NotFoundError) return undefined;
-    throw err;
-  }
+/** The platform's view of a key with one get, or undefined when the platform does not know the key (a 404, a 400 naming it). */
+function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
+  return client.apiKeys.find(key);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { ALIAS_MAX_LENGTH, CLOCK_SKEW_MS, CREATE_MARKER, FIT_MARK_MIN_LENGTH, type CreateMarkForm } from "../api/assumptions.js";
 import type { SubAccount, SubAccountCreateRequest } from "../api/schemas/index.js";
+import { compareIds } from "../api/schemas/index.js";
 import { BadRequestError, LlmAccountsError } from "../client/errors.js";
 import { SETTINGS } from "../client/settings.js";
 import { toMicros } from "../api/money.js";
@@ -94,7 +95,7 @@ export function unconfirmedAmong(
   const since = Date.parse(old.unconfirmedSince) - CLOCK_SKEW_MS;
   const existed = new Set(old.unconfirmedExcept ?? []);
   return listed.filter(
-    (s) => s.alias === old.alias && !known.has(s.token) && !existed.has(s.id) && Date.parse(s.createdAt) >= since && madeBy(old, s),
+    (s) => s.alias === old.alias && !known.has(s.token) && !(typeof s.id === "number" && existed.has(s.id)) && Date.parse(s.createdAt) >= since && madeBy(old, s),
   );
 }
 
@@ -223,7 +224,7 @@ async function createMarked(api: SubAccountsApi, request: SubAccountCreateReques
     if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
     let found: SubAccount[];
     try {
-      found = (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => a.id - b.id);
+      found = (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => compareIds(a.id, b.id));
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
       throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);

@@ -38,8 +38,9 @@ interface Pending {
  * Gathers the deletes of every ApiKey resource of one client of a session (`SessionClient.deletes`,
  * runtime/session.ts; one a process as the plugin runs it) into `api-key/delete` calls of up to 1000
  * keys. The engine runs up to `--parallel` deletes at once; they wait here until all the engine can send
- * are here, or until no more arrive (see COALESCE), and then go out together. A rejected batch (one bad key
- * rejects all) is split to isolate the bad key; a key that no longer exists counts as deleted. Each caller
+ * are here, or until no more arrive (see COALESCE), and then go out together. A batch rejected with a 404 (one
+ * bad key rejects all) is split to isolate the bad key; one rejected with a 400 is looked at, one get per key
+ * (deleteLive). A key that no longer exists counts as deleted. Each caller
  * resolves only after the platform confirmed its key.
  */
 export class DeleteCoalescer {
@@ -144,20 +145,44 @@ export class DeleteCoalescer {
       return failures;
     } catch (err) {
       if (deleteTookEffect(err)) return failures;
-      const rejectedAsBatch = err instanceof NotFoundError || err instanceof BadRequestError;
-      if (!rejectedAsBatch) {
+      if (err instanceof BadRequestError) return this.deleteLive(keys, err);
+      if (!(err instanceof NotFoundError)) {
         for (const k of keys) failures.set(k, err);
         return failures;
       }
-      if (keys.length === 1) {
-        // A key that is already gone is what a delete wants.
-        if (!(err instanceof NotFoundError)) failures.set(keys[0], err);
-        return failures;
-      }
+      // A key that is already gone is what a delete wants.
+      if (keys.length === 1) return failures;
     }
     const half = Math.ceil(keys.length / 2);
     const [a, b] = await Promise.all([this.deleteMany(keys.slice(0, half)), this.deleteMany(keys.slice(half))]);
     return new Map([...a, ...b]);
+  }
+
+  /**
+   * A batch refused with a 400: the spec rejects a batch "as a whole when any key fails validation", and a platform
+   * may say so for a key deleted elsewhere. One get per key tells which are gone (a 404, or a 400 naming the key:
+   * ApiKeysApi.find); the live ones are deleted in one call. When every key is live, the 400 refused them, not a
+   * gone one: each fails with it, and nothing is sent again.
+   */
+  private async deleteLive(keys: string[], refusal: unknown): Promise<Map<string, unknown>> {
+    const failures = new Map<string, unknown>();
+    const looked = await Promise.all(keys.map((k) => this.api.find(k).then((view) => ({ k, live: view !== undefined }), (error: unknown) => ({ k, error }))));
+    const live: string[] = [];
+    for (const l of looked) {
+      if ("error" in l) failures.set(l.k, l.error);
+      else if (l.live) live.push(l.k);
+    }
+    if (live.length === 0) return failures;
+    if (live.length + failures.size === keys.length) {
+      for (const k of live) failures.set(k, refusal);
+      return failures;
+    }
+    try {
+      await this.api.delete(live);
+    } catch (err) {
+      if (!deleteTookEffect(err)) for (const k of live) failures.set(k, err);
+    }
+    return failures;
   }
 
   private async deleteBatch(keys: string[]): Promise<void> {

@@ -1,4 +1,4 @@
-import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/errors.js";
+import { BadRequestError, deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/errors.js";
 import { fingerprint } from "../api/redact.js";
 import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
@@ -343,8 +343,9 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
 }
 
 /**
- * Deletes tokens in one call. The platform rejects the whole batch when a token is gone already: then one
- * list finds those that remain, and one more call deletes them.
+ * Deletes tokens in one call. The platform rejects the whole batch when a token is gone already (a 404, or a 400 as
+ * the spec's "rejected as a whole" allows): then one list finds those that remain, and one more call deletes them.
+ * A 400 when the list still shows every token refused them, not a gone one: it fails as it came, nothing sent again.
  */
 async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void> {
   if (tokens.length === 0) return;
@@ -352,9 +353,10 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
     await api.delete(tokens);
   } catch (err) {
     if (deleteTookEffect(err)) return;
-    if (!(err instanceof NotFoundError)) throw err;
+    if (!(err instanceof NotFoundError) && !(err instanceof BadRequestError)) throw err;
     const wanted = new Set(tokens);
     const remaining = (await api.list()).filter((s) => wanted.has(s.token)).map((s) => s.token);
+    if (err instanceof BadRequestError && remaining.length === wanted.size) throw err;
     if (remaining.length > 0) await api.delete(remaining);
   }
 }

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { fromWire, toWire } from "../api/casing.js";
 import {
+  compareIds,
   convertModelPricing,
   KeySchema,
   ModelPricingListSchema,
@@ -154,7 +155,7 @@ export function view(s: SubAccount): SubAccountView {
 }
 
 /** Sub-accounts in creation order. */
-export const byId = (a: SubAccountView, b: SubAccountView): number => a.id - b.id;
+export const byId = (a: SubAccountView, b: SubAccountView): number => compareIds(a.id, b.id);
 
 /**
  * The outputs of a batch. `adoptTokens` is the adopted set (see nextAdoption), kept whatever the input says later:

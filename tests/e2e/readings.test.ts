@@ -66,3 +66,44 @@ describe.each(Object.entries(GROUPS))("through the real CLI, a platform whose %s
     CLI_BUILD_TIMEOUT_MS,
   );
 });
+
+// Issue 43: a platform that answers a gone key or token with 400 (`gone-400`), not 404. Before, the gate errored
+// instead of reporting drift, `up --refresh` failed, and every plain `destroy` failed on the batch delete the spec
+// "rejects as a whole".
+describe("through the real CLI, a platform that answers a gone key or token with 400 (gone-400)", () => {
+  test(
+    "a console delete: the gate reports drift, up --refresh recreates; a plain destroy after another console delete finishes: nothing left",
+    async () => {
+      await requirePulumiCli();
+      const end: (typeof ends)[number] = {};
+      ends.push(end);
+      const emu = (end.emu = await emulator({ rateLimits: false, readings: ["gone-400"] }));
+      end.ledger = new SecretLedger(emu);
+      const stack = (end.stack = await stackFor(PROGRAM, emu));
+      await stack.setConfig("extraKeys", 2);
+      await upSettled(stack);
+      const record = () => end.ledger!.record(...emu.state.listKeys().map((k) => k.key), ...emu.state.listSubAccounts().map((s) => s.token));
+      record();
+
+      const lifecycle = () => emu.state.listKeys().find((k) => k.alias === "lifecycle")!;
+      emu.state.deleteKeys([lifecycle().key]);
+      emu.state.deleteSubAccounts([emu.state.listSubAccounts()[0].token]);
+      const gate = await stack.run(["preview", "--refresh", "--expect-no-changes"], { allowFailure: true });
+      expect(gate.code).not.toBe(0);
+      expect(gate.stdout + gate.stderr).not.toMatch(/invalid_key|invalid_token/);
+      await stack.up(["--refresh"]);
+      await expectSettled(stack);
+      record();
+      expect(emu.state.listKeys().map((k) => k.alias).sort()).toEqual(["extra-0", "extra-1", "lifecycle"]);
+      expect(emu.state.listSubAccounts()).toHaveLength(2);
+
+      // No refresh: the destroy meets a gone key in its batch delete, and a gone sub-account.
+      emu.state.deleteKeys([emu.state.listKeys().find((k) => k.alias === "extra-0")!.key]);
+      emu.state.deleteSubAccounts([emu.state.listSubAccounts()[1].token]);
+      await stack.destroy();
+      expect(emu.state.listKeys()).toEqual([]);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+    },
+    CLI_BUILD_TIMEOUT_MS,
+  );
+});

@@ -47,7 +47,14 @@ async function gateIsEmpty<I>(provider: { read(id: string, p: Props): Promise<{ 
   return found.props as Props;
 }
 
-describe.each(["(the package's reading)" as const, ...READING_NAMES])("lifecycle under the reading %s", (reading) => {
+/**
+ * Readings whose lifecycle stops at the first list with the reading named, by design (docs/decisions.md): the
+ * package cannot tell its sub-accounts apart in a list that masks tokens (tests/readings/maskedTokens.test.ts), and
+ * a redirect is never followed (tests/readings/redirects.test.ts).
+ */
+const STOPS: Reading[] = ["masked-tokens", "redirects"];
+
+describe.each(["(the package's reading)" as const, ...READING_NAMES.filter((r) => !STOPS.includes(r))])("lifecycle under the reading %s", (reading) => {
   let emu: Emulator;
   const readings = reading === "(the package's reading)" ? [] : [reading];
   beforeAll(async () => {
@@ -110,6 +117,36 @@ describe.each(["(the package's reading)" as const, ...READING_NAMES])("lifecycle
     nextCommand();
     await subAccountBatch.delete(made.id, outs);
     expect(live()).toEqual([]);
+  });
+
+  test("console deletes: the gate finds a deleted key and a deleted sub-account gone, the next command recreates them, and a destroy after one more console delete leaves nothing", async () => {
+    const keyInputs = await checkedInputs(apiKey, { alias: "deleted-in-console" });
+    const key = await apiKey.create(keyInputs);
+    const other = await apiKey.create(await checkedInputs(apiKey, { alias: "deleted-before-destroy" }));
+    const batchInputs = await checkedInputs(subAccountBatch, { ...BATCH, alias: "team-gone" });
+    const made = await subAccountBatch.create(batchInputs);
+    const ours = () => emu.state.listSubAccounts().filter((s) => s.alias === "team-gone");
+
+    emu.state.deleteKeys([key.outs.key]);
+    emu.state.deleteSubAccounts([made.outs.tokens[0]]);
+    nextCommand();
+    expect(await apiKey.read(key.id, key.outs as unknown as Props)).toEqual({ id: "", props: {} });
+    const found = await subAccountBatch.read(made.id, made.outs as unknown as Props);
+    expect(found.id).toBe(made.id);
+    expect((found.props as { count: number }).count).toBe(2);
+    expect((await subAccountBatch.diff(made.id, found.props as Props, batchInputs)).changes).toBe(true);
+    const again = await apiKey.create(keyInputs);
+    const repaired = (await subAccountBatch.update(made.id, found.props as Props, batchInputs)).outs;
+    expect(ours()).toHaveLength(3);
+    await gateIsEmpty(subAccountBatch, made.id, repaired, batchInputs);
+
+    // destroy without a refresh: one key and one sub-account were deleted in the console since.
+    emu.state.deleteKeys([other.outs.key]);
+    emu.state.deleteSubAccounts([repaired.tokens[2]]);
+    nextCommand();
+    await Promise.all([apiKey.delete(again.id, again.outs as unknown as Props), apiKey.delete(other.id, other.outs as unknown as Props), subAccountBatch.delete(made.id, repaired as unknown as Props)]);
+    expect(emu.state.listKeys()).toEqual([]);
+    expect(ours()).toEqual([]);
   });
 
   test("data sources: balance, models with prices, and usage over more than one page", async () => {

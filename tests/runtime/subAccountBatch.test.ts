@@ -24,7 +24,7 @@ describe("SubAccountBatch provider", () => {
   test("create: one batch create under a marked alias, one edit that sets the declared one; outputs in creation order; the id holds no token", async () => {
     const { id, outs } = await created({ alias: "team-a", balance: 50, count: 3, modelPricing: pricing });
     expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
-    expect(outs.subAccounts.map((s) => s.id)).toEqual([...outs.subAccounts.map((s) => s.id)].sort((a, b) => a - b));
+    expect(outs.subAccounts.map((s) => s.id)).toEqual([...outs.subAccounts.map((s) => s.id)].sort((a, b) => Number(a) - Number(b)));
     expect(outs.tokens).toEqual(outs.subAccounts.map((s) => s.token));
     expect(outs.count).toBe(3);
     for (const t of outs.tokens) expect(id).not.toContain(t);

@@ -31,6 +31,69 @@ export const AnswerIntegerSchema = z.union([
     .transform(Number),
 ]);
 
+/**
+ * An id (spec 2.5 shows integers): opaque, of any length, a number or a string. A whole number JavaScript holds
+ * exactly (a JSON integer, or a string of at most 15 digits) is kept as a number, as every earlier state stores it;
+ * anything else is kept as its text (a snowflake beyond 2^53, which parseAnswerJson keeps as the digits sent, a UUID).
+ * Never parsed into a float: an id is compared and stored, never computed with (compareIds orders them).
+ */
+export const AnswerIdSchema = z.union([
+  z.number().refine(Number.isSafeInteger, "must be a whole number (an id beyond 2^53 must reach the schema as text)"),
+  z
+    .string()
+    .min(1, "must be a non-empty id")
+    .transform((id) => (/^-?\d{1,15}$/.test(id) ? Number(id) : id)),
+]);
+
+/** An id as AnswerIdSchema gives it. */
+export type AnswerId = z.output<typeof AnswerIdSchema>;
+
+/** Orders ids: numbers (and strings of digits) by value, whatever their length, then other text. */
+export function compareIds(a: AnswerId, b: AnswerId): number {
+  const digits = (id: AnswerId) => (typeof id === "number" ? String(id) : /^\d+$/.test(id) ? id.replace(/^0+(?=\d)/, "") : undefined);
+  const [x, y] = [digits(a), digits(b)];
+  if (x !== undefined && y !== undefined) return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
+  if (x !== undefined) return -1;
+  if (y !== undefined) return 1;
+  return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
+}
+
+/**
+ * JSON.parse, except that an integer literal beyond 2^53 is kept as the string of its digits: JSON.parse would round
+ * it to a float (two snowflake ids a few apart come out equal). Only integers outside strings are touched; every
+ * other value is as JSON.parse gives it.
+ */
+const NUMBER = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
+
+export function parseAnswerJson(text: string): unknown {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  let out = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      // A string, escapes included, copied as it is.
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    NUMBER.lastIndex = i;
+    const number = c === "-" || (c >= "0" && c <= "9") ? NUMBER.exec(text) : null;
+    if (number) {
+      const literal = number[0];
+      const whole = number[1] === undefined && number[2] === undefined;
+      out += whole && !Number.isSafeInteger(Number(literal)) ? `"${literal}"` : literal;
+      i += literal.length;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return JSON.parse(out);
+}
+
 /** A number: JSON number or its decimal text. */
 export const AnswerNumberSchema = z.union([
   z.number().refine(Number.isFinite, "must be a finite number"),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { MODEL_LIST_MAX, QUERY_VALUE_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AnswerBooleanSchema, AnswerDecimalSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerTimestampSchema } from "./answers.js";
+import { AnswerBooleanSchema, AnswerDecimalSchema, AnswerIdSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerTimestampSchema } from "./answers.js";
 import { AliasStringSchema, FiniteNumberSchema, KeySchema, ModelNameSchema } from "./common.js";
 
 /** A permitted model and its price multiplier, as stored and returned (a factor sent as decimal text is read too). */
@@ -72,11 +72,12 @@ export function convertModelPricing(items: readonly z.infer<typeof ModelPricingI
 /**
  * A sub-account as the list and the create answer it (spec 2.5). The package needs its id, token, alias, pricing and
  * balance; `enabled` and `created_at` are shown in the outputs. `user_id`, `token_type`, `monthly_cost` and
- * `updated_at` are read when present and never required; an id or number may come as a string of digits.
+ * `updated_at` are read when present and never required; a number may come as a string of digits. `id` and `user_id`
+ * are opaque (AnswerIdSchema): a number, a snowflake beyond 2^53, any text.
  */
 export const SubAccountSchema = z.object({
-  id: AnswerIntegerSchema,
-  user_id: AnswerIntegerSchema.optional().catch(undefined),
+  id: AnswerIdSchema,
+  user_id: AnswerIdSchema.optional().catch(undefined),
   token: KeySchema,
   token_type: z.string().optional().catch(undefined),
   alias: z.string(),
