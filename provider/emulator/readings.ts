@@ -22,6 +22,9 @@ export const READINGS = {
   "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
+  "gateway-timeout-after-write":
+    "the first write of each kind that succeeds (sub-account create, edit and delete; key edit, status and delete) is done, then a gateway answers 504 in HTML: the answer is lost, not the write",
+  "sks-cap": "a sub-account edit or delete names at most 4 sub-account keys (more is refused with a 400 naming `sks` and the number)",
 } as const;
 
 /** The name of a reading. */
@@ -35,6 +38,12 @@ export const SHORT_ALIAS_MAX = 32;
 export const NO_TOTAL_LIST_CAP = 7;
 /** The cap of `small-count-cap`. */
 export const SMALL_COUNT_CAP = 20;
+/** The cap of `sks-cap`. */
+export const SKS_CAP = 4;
+/** The writes `gateway-timeout-after-write` answers 504 once (a key create is not among them: nothing could find the key it made). */
+const GATEWAY_LOST_OPS = new Set(["sub-account/create", "sub-account/edit", "sub-account/delete", "api-key/edit", "api-key/status", "api-key/delete"]);
+/** What a gateway answers when the server behind it took too long: HTML, not the platform's JSON. */
+export const GATEWAY_TIMEOUT_BODY = "<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center></body></html>";
 /** The request field `usage-cursor` reads. */
 export const USAGE_CURSOR_FIELD = "cursor";
 
@@ -54,6 +63,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** What the emulator does differently under a set of readings: checks of requests, and the shape of answers. */
 export class Readings {
   private readonly on: ReadonlySet<Reading>;
+  /** The writes whose answer `gateway-timeout-after-write` already lost (once each). */
+  private readonly lost = new Set<string>();
 
   constructor(readings: readonly Reading[] = []) {
     for (const r of readings) if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
@@ -86,6 +97,9 @@ export class Readings {
     if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) > 100) {
       return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
     }
+    if ((op === "sub-account/edit" || op === "sub-account/delete") && this.has("sks-cap") && Array.isArray(request.sks) && request.sks.length > SKS_CAP) {
+      return new ErrorAnswer(400, "invalid_sks", `sks must name at most ${SKS_CAP} sub-accounts`);
+    }
     if (op === "sub-account/create" && this.has("small-count-cap") && Number(request.count) > SMALL_COUNT_CAP) {
       return new ErrorAnswer(400, "invalid_count", `count must be at most ${SMALL_COUNT_CAP}`);
     }
@@ -97,6 +111,16 @@ export class Readings {
       return new ErrorAnswer(400, "invalid_alias", "alias may hold only letters, digits, '-', '_', '.' and spaces");
     }
     return undefined;
+  }
+
+  /**
+   * The answer a write that was done gets instead of its own, or undefined: under `gateway-timeout-after-write`, the
+   * first successful write of each kind (GATEWAY_LOST_OPS) is answered 504 by the gateway in front of the platform.
+   */
+  lostAnswer(op: string, outcome: Outcome): Outcome | undefined {
+    if (!this.has("gateway-timeout-after-write") || !GATEWAY_LOST_OPS.has(op) || outcome.status !== 200 || this.lost.has(op)) return undefined;
+    this.lost.add(op);
+    return { status: 504, text: GATEWAY_TIMEOUT_BODY, headers: { "content-type": "text/html" } };
   }
 
   /** How the sub-account list matches its alias filter. */

@@ -4,7 +4,7 @@ import type { SubAccount, SubAccountCreateRequest } from "../api/schemas/index.j
 import { BadRequestError, LlmAccountsError } from "../client/errors.js";
 import { SETTINGS } from "../client/settings.js";
 import { toMicros } from "../api/money.js";
-import type { SubAccountsApi } from "../client/subAccounts.js";
+import { refusedSizeCap, type SubAccountsApi } from "../client/subAccounts.js";
 
 /** The alias cut to at most `length` characters, never between the halves of a surrogate pair. */
 function cutTo(alias: string, length: number): string {
@@ -141,11 +141,7 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
  * Undefined for any other failure, or a chunk of 1.
  */
 function smallerCountCap(err: unknown, chunk: number): number | undefined {
-  if (!(err instanceof BadRequestError) || err.mayHaveSucceeded || chunk <= 1) return undefined;
-  const words = refusalWords(err);
-  if (!/\bcount\b/i.test(words)) return undefined;
-  const given = (words.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < chunk);
-  return given.length > 0 ? Math.max(...given) : Math.floor(chunk / 2);
+  return refusedSizeCap(err, /\bcount\b/i, chunk);
 }
 
 /** One create of `request.count - left.length` sub-accounts under the client's mark form, falling back to `fit` (createBatch). */
