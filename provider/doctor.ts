@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import { ALIAS_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
+import { ALIAS_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
 import { redact } from "./api/redact.js";
 import { platformPartsOf } from "./api/schemas/index.js";
 import { printable } from "./account/printable.js";
@@ -86,6 +86,8 @@ function otherForm(value: unknown, field = ""): string | undefined {
 class Probe {
   readonly envelope = { seen: false };
   readonly answers: unknown[] = [];
+  /** Writes answered 5xx although they were done (found by looking, or the same write sent again answered so). */
+  readonly lost: string[] = [];
 
   constructor(
     private readonly base: URL,
@@ -126,6 +128,19 @@ class Probe {
     if (answer && !(isObject(json) && json.success === false)) this.answers.push(json);
     return { status: res.status, body: json };
   }
+}
+
+/**
+ * A write that sets a target state (status, delete), sent once more when its answer is a 5xx, as the package sends
+ * it: `retried` says so; a second answer of 404 to a delete means the first did it.
+ */
+async function idempotent(probe: Probe, op: string, group: "management" | "sub-account", method: string, path: string, body: unknown): Promise<Raw & { retried: boolean }> {
+  const first = await probe.send(group, method, path, body);
+  if (first.status < 500) return { ...first, retried: false };
+  const again = await probe.send(group, method, path, body);
+  const deleted = (method === "DELETE" || path.endsWith("/delete")) && again.status === 404;
+  if (again.status < 300 || deleted) probe.lost.push(op);
+  return { ...again, retried: true };
 }
 
 /** Parses the doctor's options. */
@@ -290,9 +305,10 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
         reading: "extra-fields",
       });
     }
-    const status = await probe.send("management", "POST", `${M}/api-key/status`, { key, enabled: false });
-    const removed = await probe.send("management", "POST", `${M}/api-key/delete`, { keys: [key] });
-    const terse = !(isObject(status.body) && "enabled" in status.body) || !(isObject(removed.body) && "deleted" in removed.body);
+    const status = await idempotent(probe, "api-key/status", "management", "POST", `${M}/api-key/status`, { key, enabled: false });
+    const removed = await idempotent(probe, "api-key/delete", "management", "POST", `${M}/api-key/delete`, { keys: [key] });
+    // A write sent a second time after a lost answer says nothing of the confirmation's shape.
+    const terse = (!status.retried && !(isObject(status.body) && "enabled" in status.body)) || (!removed.retried && !(isObject(removed.body) && "deleted" in removed.body));
     rows.push({
       point: "write answers",
       assumes: "status answers {enabled}, delete {deleted}, sub-account writes {success}",
@@ -308,7 +324,16 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
   const tildeShort = `doctor~${hex}`;
   const tildeLong = `${"doctor".padEnd(ALIAS_MAX_LENGTH - 13, "-")}~${hex}`;
   const fit = `doct${hex}`;
-  const subCreate = (alias: string) => probe.send("sub-account", "POST", `${S}/token`, { alias, balance: 0, model_pricing: [], count: 1 });
+  // A create answered 5xx may have been done: what it made is looked for by its alias, as the package looks.
+  const subCreate = async (alias: string, count = 1): Promise<Raw> => {
+    const answer = await probe.send("sub-account", "POST", `${S}/token`, { alias, balance: 0, model_pricing: [], count });
+    if (answer.status < 500) return answer;
+    const listed = await probe.send("sub-account", "GET", `${S}/list`, undefined, { alias, page_size: "-1" });
+    const items = isObject(listed.body) && Array.isArray(listed.body.items) ? listed.body.items.filter((i) => isObject(i) && i.alias === alias) : [];
+    if (items.length === 0) return answer;
+    probe.lost.push("sub-account/create");
+    return { status: 200, body: { items } };
+  };
   const tokensOf = (answer: Raw): string[] =>
     isObject(answer.body) && Array.isArray(answer.body.items) ? answer.body.items.flatMap((i) => (isObject(i) && typeof i.token === "string" ? [i.token] : [])) : [];
   const refused = (a: Raw) => a.status >= 300 || (isObject(a.body) && a.body.success === false);
@@ -344,7 +369,7 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
       reading: matched > 0 ? "alias-filter-prefix" : undefined,
     });
     // The largest count of one create (not shown): one create of as many as the package sends at once, balance 0.
-    const full = await probe.send("sub-account", "POST", `${S}/token`, { alias, balance: 0, model_pricing: [], count: SUB_ACCOUNT_MAX_COUNT });
+    const full = await subCreate(alias, SUB_ACCOUNT_MAX_COUNT);
     made.push(...tokensOf(full));
     // The package splits a create only on a refusal that names `count` (batchRecovery.ts); another refusal says nothing of the cap.
     const why = refused(full) ? describeRefusal(full) : undefined;
@@ -360,9 +385,45 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
     const gone = await probe.send("sub-account", "DELETE", `${S}/token`, { sks: [`sk-doctor${randomBytes(12).toString("hex")}`] });
     rows.push(errorShapeRow("sub-account group errors", gone, probe.envelope.seen));
   } finally {
-    if (made.length > 0) await probe.send("sub-account", "DELETE", `${S}/token`, { sks: made });
+    if (made.length > 0) rows.push(await deleteMade(probe, made));
+  }
+  if (probe.lost.length > 0) {
+    rows.push({
+      point: "a write whose answer is lost",
+      assumes: "answered (a 5xx means not done, for a create: in doubt)",
+      observed: `${[...new Set(probe.lost)].join(", ")} answered 5xx although done (found by looking, or the write sent again)`,
+      verdict: "handled",
+      reading: "gateway-timeout-after-write",
+    });
   }
   return rows;
+}
+
+/**
+ * Deletes the doctor's sub-accounts, in one delete where the platform takes it; one refused for the length of its
+ * `sks` (a 400 naming it) is split to the number the refusal gives (else halves), as the package splits; the row of
+ * the largest `sks`.
+ */
+async function deleteMade(probe: Probe, made: string[]): Promise<DoctorRow> {
+  const S = "/api/v1/account/sub-account";
+  const point = "largest sks of one sub-account edit or delete";
+  let cap = made.length;
+  let why: string | undefined;
+  for (let done = 0; done < made.length; ) {
+    const part = made.slice(done, done + cap);
+    const answer = await idempotent(probe, "sub-account/delete", "sub-account", "DELETE", `${S}/token`, { sks: part });
+    const refusal = answer.status >= 300 || (isObject(answer.body) && answer.body.success === false) ? describeRefusal(answer) : undefined;
+    const smaller = refusal !== undefined && !answer.retried && /\bsks\b/i.test(refusal) && part.length > 1;
+    if (!smaller) {
+      done += part.length;
+      continue;
+    }
+    why ??= refusal;
+    const given = (refusal.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < part.length);
+    cap = given.length > 0 ? Math.max(...given) : Math.floor(part.length / 2);
+  }
+  if (why === undefined) return { point, assumes: `${SUB_ACCOUNT_MAX_SKS}`, observed: `a delete of ${made.length} accepted`, verdict: "holds" };
+  return { point, assumes: `${SUB_ACCOUNT_MAX_SKS}`, observed: `a delete of ${made.length} refused (${why}); split to ${cap}`, verdict: "handled", reading: "sks-cap" };
 }
 
 /** The words of a refusal in any of its shapes, short, redacted and printable. */
