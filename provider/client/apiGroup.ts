@@ -1,5 +1,5 @@
 import type { Send } from "../api/operations.js";
-import type { Clock } from "./clock.js";
+import { SYSTEM_CLOCK, type Clock } from "./clock.js";
 import type { PlatformReadings } from "./config.js";
 
 /**
@@ -41,5 +41,10 @@ export abstract class ApiGroup extends ShowsOriginOnly {
 
   get origin(): string {
     return this.http.origin;
+  }
+
+  /** Waits `ms` on the transport's clock: a read that missed what was just written looks again after it. */
+  wait(ms: number): Promise<void> {
+    return (this.http.clock ?? SYSTEM_CLOCK).sleep(ms);
   }
 }

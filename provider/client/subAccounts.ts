@@ -1,5 +1,4 @@
 import type { CreateMarkForm } from "../api/assumptions.js";
-import { SYSTEM_CLOCK } from "./clock.js";
 import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup, type Sender } from "./apiGroup.js";
 import { BadRequestError, LlmAccountsError } from "./errors.js";
@@ -101,11 +100,6 @@ export class SubAccountsApi extends ApiGroup {
    * split to it, for the life of this client. Undefined until then.
    */
   sksCap: number | undefined;
-
-  /** Waits `ms` on the transport's clock: a read that missed what was just written looks again after it. */
-  wait(ms: number): Promise<void> {
-    return (this.http.clock ?? SYSTEM_CLOCK).sleep(ms);
-  }
 
   /**
    * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer below

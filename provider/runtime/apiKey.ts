@@ -20,6 +20,7 @@ import type { Session, SessionClient } from "./session.js";
 import type { StateError } from "./stateVersions.js";
 import { same } from "../api/canonical.js";
 import { checkInputs, type CheckFailure } from "./check.js";
+import { justWritten, lookUntil } from "./sharedList.js";
 
 export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";
 
@@ -156,7 +157,9 @@ export async function update(session: Session, id: string, old: ApiKeyOutputs, i
  */
 export async function read(session: Session, id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const client = session.client(old.connection).client;
-  const live = await find(client, old.key);
+  let live = await find(client, old.key);
+  // A key the last command or this one just created may not answer its get yet (a platform that lags): asked again first.
+  if (!live && justWritten(old.createdAt)) live = await lookUntil((ms) => client.apiKeys.wait(ms), () => find(client, old.key), (v) => v !== undefined, { found: live });
   const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
   if (!live && !previousLives) return { id: "", props: {} };
   // A gone key keeps what the state recorded of it: the next update issues another.

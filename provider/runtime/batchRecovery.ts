@@ -5,6 +5,7 @@ import { BadRequestError, LlmAccountsError } from "../client/errors.js";
 import { SETTINGS } from "../client/settings.js";
 import { toMicros } from "../api/money.js";
 import { refusedSizeCap, type SubAccountsApi } from "../client/subAccounts.js";
+import { lookUntil } from "./sharedList.js";
 
 /** The alias cut to at most `length` characters, never between the halves of a surrogate pair. */
 function cutTo(alias: string, length: number): string {
@@ -219,7 +220,9 @@ async function createMarked(api: SubAccountsApi, request: SubAccountCreateReques
     if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
     let found: SubAccount[];
     try {
-      found = (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => a.id - b.id);
+      // A list may lag behind the create (LATE_VISIBILITY_WAITS_MS): one that shows fewer than it asked for is asked again.
+      const look = async () => (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => a.id - b.id);
+      found = await lookUntil((ms) => api.wait(ms), look, (f) => f.length >= marked.count);
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
       throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);

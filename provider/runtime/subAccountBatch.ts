@@ -2,7 +2,7 @@ import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/err
 import { fingerprint } from "../api/redact.js";
 import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { stillListed } from "./sharedList.js";
+import { justWritten, stillListedOrLate } from "./sharedList.js";
 import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption, releasedBy } from "./adoption.js";
 import { connectionDiff } from "./connection.js";
 import { createBatch, leftUnderMark, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
@@ -317,7 +317,11 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const { all, byToken } = await own.subAccounts.snapshot();
-  const alive = await stillListed(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)));
+  // One the last command or this one just made may not show yet (a list that lags): looked for again before it counts
+  // as gone. Not when the list shows another of the same create (the same created_at): a create shows whole or not at all.
+  const shown = new Set(old.subAccounts.filter((s) => byToken.has(s.token)).map((s) => s.createdAt));
+  const recent = new Set(old.subAccounts.filter((s) => justWritten(s.createdAt) && !shown.has(s.createdAt)).map((s) => s.token));
+  const alive = await stillListedOrLate(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)), recent);
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
   const known = notToTake(own.heldTokens, old.tokens);
   const lost = unconfirmedAmong(old, all, known);
