@@ -129,11 +129,31 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
       made = next;
     } catch (err) {
       const cap = smallerCountCap(err, chunk);
-      if (cap === undefined) throw err;
+      if (cap === undefined) throw made.length > 0 ? withMade(err, made) : err;
       api.countCap = cap;
     }
   }
   return made;
+}
+
+/** What a create that failed had made all the same (madeBefore), by its error. */
+const MADE = new WeakMap<object, SubAccount[]>();
+
+/**
+ * The error of a split create's later part (or of a create after a killed run's leftovers were taken), carrying the
+ * sub-accounts the earlier parts made: the caller records them in the state with the failure, so that a re-run
+ * aligns them and `destroy` deletes them. The message says how many, and under which alias.
+ */
+function withMade(err: unknown, made: SubAccount[]): unknown {
+  if (!(err instanceof Error)) return err;
+  MADE.set(err, made);
+  const advice = `${made.length} sub-account(s) this create made before the failure (alias ${JSON.stringify(made[0].alias)}) are kept in the state: the next run aligns them and creates the rest, and destroy deletes them`;
+  return err instanceof LlmAccountsError ? err.withAdvice(advice) : err;
+}
+
+/** The sub-accounts a failed createBatch made all the same (withMade); none for any other error. */
+export function madeBefore(err: unknown): SubAccount[] {
+  return (err !== null && typeof err === "object" && MADE.get(err)) || [];
 }
 
 /**

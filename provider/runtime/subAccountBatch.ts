@@ -5,7 +5,7 @@ import type { SubAccountsApi } from "../client/subAccounts.js";
 import { justWritten, stillListedOrLate } from "./sharedList.js";
 import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption, releasedBy } from "./adoption.js";
 import { connectionDiff } from "./connection.js";
-import { createBatch, leftUnderMark, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
+import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { createOwner, hold, notToTake, holdKept, keptByOthers, takeAdopted } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
@@ -118,9 +118,11 @@ function outputsAsFound(inputs: SubAccountBatchInputs, subAccounts: SubAccountVi
  * what the lost create made instead of leaving it orphaned. Any other error is left as it is.
  */
 function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[], adopted: readonly string[]): unknown {
-  if (!(err instanceof UnconfirmedCreateError)) return err;
+  // What the create made before it failed (a split create's earlier parts): held by the state like the rest.
+  const found = [...current, ...madeBefore(err).map(view)].sort(byId);
+  if (!(err instanceof UnconfirmedCreateError)) return err instanceof Error && found.length > current.length ? keptInState(err, id, outputsAsFound(inputs, found, adopted)) : err;
   const properties: SubAccountBatchOutputs = {
-    ...outputsAsFound(inputs, current, adopted),
+    ...outputsAsFound(inputs, found, adopted),
     unconfirmedSince: new Date(err.since).toISOString(),
     unconfirmedAlias: err.marked,
   };
@@ -134,7 +136,12 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
 async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
   // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
   const left = await leftByKilledRun(own, inputs, held.map((s) => s.token));
-  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left);
+  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left).catch(
+    (err: unknown) => {
+      hold(own.heldTokens, madeBefore(err).map((s) => s.token));
+      throw err;
+    },
+  );
   hold(own.heldTokens, made.map((s) => s.token));
   return made.map(view);
 }
@@ -205,7 +212,9 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
     try {
       created = await createMore(own, inputs, inputs.count - adopted.length, adopted);
     } catch (err) {
-      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, adopt);
+      // The id a success would have had: of the first sub-account held, made ones included.
+      const firstHeld = [...adopted, ...madeBefore(err).map(view)].sort(byId)[0]?.token;
+      throw keepUnconfirmed(err, `sab-${fingerprint(firstHeld ?? first ?? inputs.alias)}`, inputs, adopted, adopt);
     }
   }
   const all = [...adopted, ...created].sort(byId);

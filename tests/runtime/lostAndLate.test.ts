@@ -108,3 +108,35 @@ describe("a cap on the sub-account keys of one edit or delete (sks-cap)", () => 
     expect(e.requests().filter((r) => r.op === "sub-account/delete").map((r) => r.status)).toEqual([200, 200]);
   });
 });
+
+describe("a split create whose later part is refused (count cap)", () => {
+  test("what the first part made is kept in the state with the failure, named in the error; the re-run makes the rest, destroy leaves nothing", async () => {
+    let armed = false;
+    let e: Emulator | undefined;
+    // Once the first part (20) is answered, the platform asks to wait 10 minutes: the client gives up at once.
+    const log = (line: string) => {
+      if (armed || !/sub-account\/create 200/.test(line)) return;
+      armed = true;
+      e!.setFaults([{ kind: "429", ops: ["sub-account/create"], ms: 600_000 }]);
+    };
+    e = emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings: ["small-count-cap"], log });
+    startFresh({
+      stackConfig: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off" },
+      clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
+    });
+    const inputs = await batch("team-g", 25);
+    const err = (await subAccountBatch.create(inputs).catch((x: unknown) => x)) as Error & { id: string; properties: SubAccountBatchOutputs };
+    expect(err.message).toMatch(/20 sub-account\(s\) this create made before the failure \(alias "team-g~[0-9a-f]+"\) are kept in the state/);
+    expect(e.state.listSubAccounts()).toHaveLength(20);
+    expect([...err.properties.tokens].sort()).toEqual(e.state.listSubAccounts().map((s) => s.token).sort());
+
+    e.setFaults([]);
+    startFresh();
+    const { outs } = await subAccountBatch.update(err.id, err.properties, inputs);
+    expect(e.state.listSubAccounts().map((s) => s.alias)).toEqual(Array(25).fill("team-g"));
+    expect(outs.tokens).toHaveLength(25);
+    startFresh();
+    await subAccountBatch.delete(err.id, outs);
+    expect(e.state.listSubAccounts()).toEqual([]);
+  });
+});
