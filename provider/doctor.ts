@@ -285,10 +285,23 @@ async function writes(probe: Probe, usageField: string): Promise<DoctorRow[]> {
 
   // One key: the create answer, then status and delete answers; usage paging while it exists.
   // Letters, digits and `-` only: an API key's alias is sent as declared (no mark), and this one passes everywhere.
-  const created = await probe.send("management", "POST", `${M}/api-key/create`, { alias: `doctor-${hex}` });
+  // One IP address in its allow-list (a documentation address): the form the platform keeps it in.
+  const address = "192.0.2.10";
+  const created = await probe.send("management", "POST", `${M}/api-key/create`, { alias: `doctor-${hex}`, security_config: { ip: { allow: [address] } } });
   const key = isObject(created.body) && typeof created.body.key === "string" ? created.body.key : undefined;
   if (!key) throw new Error(`api-key/create answered ${created.status} without a key`);
   try {
+    const kept = await probe.send("management", "POST", `${M}/api-key/get`, { key });
+    const config = isObject(kept.body) && isObject(kept.body.security_config) ? kept.body.security_config : undefined;
+    const allow = config && isObject(config.ip) && Array.isArray(config.ip.allow) ? config.ip.allow : undefined;
+    const asRange = allow?.length === 1 && allow[0] === `${address}/32`;
+    rows.push({
+      point: "IP allow-list entries as kept",
+      assumes: "as sent",
+      observed: allow === undefined ? "not answered" : asRange ? `an address kept as its range (${address}/32)` : allow[0] === address ? "as sent" : `kept as ${printable(JSON.stringify(allow)).slice(0, 60)}`,
+      verdict: allow === undefined ? "not checked" : asRange ? "handled" : allow[0] === address ? "holds" : "not checked",
+      reading: asRange ? "normalised-values" : undefined,
+    });
     rows.push(await usageRow(probe, usageField));
     // Parts of a key's security_config the spec does not show: the package keeps them and sends them back with every
     // edit (an edit replaces the whole config). Where the new key shows some, one edit sends them back as it would.

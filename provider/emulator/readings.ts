@@ -25,6 +25,7 @@ export const READINGS = {
   "gateway-timeout-after-write":
     "the first write of each kind that succeeds (sub-account create, edit and delete; key edit, status and delete) is done, then a gateway answers 504 in HTML: the answer is lost, not the write",
   "sks-cap": "a sub-account edit or delete names at most 4 sub-account keys (more is refused with a 400 naming `sks` and the number)",
+  "normalised-values": "a key's IP allow-list is kept and answered as ranges: an address as `1.2.3.4/32` (`/128` for IPv6)",
 } as const;
 
 /** The name of a reading. */
@@ -78,6 +79,7 @@ export class Readings {
 
   /** The request's input as the handlers should see it (the usage cursor moved to the emulator's own paging field). */
   input(op: string, input: unknown): unknown {
+    if ((op === "api-key/create" || op === "api-key/edit") && this.has("normalised-values") && isObject(input)) input = withRanges(input);
     // The annotations extra-fields adds to a key's security config, sent back by a client, are ignored as input.
     if ((op === "api-key/create" || op === "api-key/edit") && this.has("extra-fields") && isObject(input) && isObject(input.security_config)) {
       const { x_meta: _meta, x_flag: _flag, ...restrictions } = input.security_config;
@@ -160,6 +162,14 @@ export class Readings {
     if (this.has("bare-errors")) return { ...outcome, body: { code, message } };
     return outcome;
   }
+}
+
+/** `normalised-values`: a create or edit's IP allow-list as the platform keeps it, each bare address as its range. */
+function withRanges(input: Record<string, unknown>): Record<string, unknown> {
+  const config = input.security_config;
+  if (!isObject(config) || !isObject(config.ip) || !Array.isArray(config.ip.allow)) return input;
+  const allow = config.ip.allow.map((e: unknown) => (typeof e === "string" && !e.includes("/") ? `${e}/${e.includes(":") ? 128 : 32}` : e));
+  return { ...input, security_config: { ...config, ip: { ...config.ip, allow } } };
 }
 
 /** `terse-writes`: confirmations without the fields the spec shows. */
