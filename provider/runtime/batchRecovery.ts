@@ -222,8 +222,9 @@ function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkFor
  * One create under a marked alias of form `form`: the resource's own `mark` (its identity's hex, given by the
  * SubAccountBatch class), else a random one. `left`: what an earlier run of the same resource made under its mark
  * and never recorded (an `up` killed between a create and its edit; leftUnderMark, found by the caller): taken, and
- * only as many more are created. If the answer is lost (the create may have happened), one list of the marked alias
- * finds what it made, which is adopted instead of being created twice: nothing else carries that alias, so nothing
+ * only as many more are created. If the answer is lost (the create may have happened), a list of the marked alias
+ * finds what it made (asked again after each of LATE_VISIBILITY_WAITS_MS while it shows fewer: a platform may show
+ * a create late), which is adopted instead of being created twice; only a create nothing was found of is sent again: nothing else carries that alias, so nothing
  * another stack or an earlier run of another resource made is taken. When that list fails too, an
  * UnconfirmedCreateError names the marked alias, which the state keeps for the next run.
  */
