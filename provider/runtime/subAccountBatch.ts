@@ -115,7 +115,8 @@ function outputsAsFound(inputs: SubAccountBatchInputs, subAccounts: SubAccountVi
 /**
  * The error the engine records as created-but-failed, for a lost create (batchRecovery.ts): the state keeps what
  * is known plus `unconfirmedSince` and the create's marked alias, so that the next read, update or delete finds
- * what the lost create made instead of leaving it orphaned. Any other error is left as it is.
+ * what the lost create made instead of leaving it orphaned. Another error that carries sub-accounts the create made
+ * before it failed (madeBefore: a split create's earlier parts) is recorded with them; any other is left as it is.
  */
 function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[], adopted: readonly string[]): unknown {
   // What the create made before it failed (a split create's earlier parts): held by the state like the rest.
