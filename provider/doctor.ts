@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import { ALIAS_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
+import { ALIAS_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
 import { redact } from "./api/redact.js";
 import { platformPartsOf } from "./api/schemas/index.js";
 import { printable } from "./account/printable.js";
@@ -110,6 +110,8 @@ class Probe {
   unreadable?: string;
   /** The first transient answer in a 2xx, tried again as the client does. */
   transient?: { text: string; status: number; code?: string };
+  /** Writes answered 5xx although they were done (found by looking, or the same write sent again answered so). */
+  readonly lost: string[] = [];
 
   constructor(
     private readonly base: URL,
@@ -171,6 +173,19 @@ class Probe {
 
 /** Text from the platform as the doctor prints it: keys masked, control characters escaped. */
 const clean = (text: string): string => printable(redact(text));
+
+/**
+ * A write that sets a target state (status, delete), sent once more when its answer is a 5xx, as the package sends
+ * it: `retried` says so; a second answer of 404 to a delete means the first did it.
+ */
+async function idempotent(probe: Probe, op: Operation, body: unknown): Promise<Raw & { retried: boolean }> {
+  const first = await probe.send(op, body);
+  if (first.status < 500) return { ...first, retried: false };
+  const again = await probe.send(op, body);
+  const deleted = op.name.endsWith("delete") && again.status === 404;
+  if (again.status < 300 || deleted) probe.lost.push(op.name);
+  return { ...again, retried: true };
+}
 
 /** Parses the doctor's options. */
 function options(args: string[]): { write: boolean; json: boolean; save: boolean; stack?: string } {
@@ -450,10 +465,23 @@ async function writes(probe: Probe, usageField: string, measured: Measured, pagi
   // A refused request of the management group (a usage window that ends before it starts): what "refused" looks like.
   const badQuery = await probe.send(OPERATIONS.usageSummary, { start: "2001-01-02", end: "2001-01-01" });
   if (refused(badQuery) && !("refusal" in badQuery.judged && badQuery.judged.refusal.meaning === "transient")) measured.refused.push(signatureOf(badQuery));
-  const created = await probe.send(OPERATIONS.createApiKey, { alias: `doctor-${hex}` });
+  // One IP address in its allow-list (a documentation address): the form the platform keeps it in.
+  const address = "192.0.2.10";
+  const created = await probe.send(OPERATIONS.createApiKey, { alias: `doctor-${hex}`, security_config: { ip: { allow: [address] } } });
   const key = isObject(created.body) && typeof created.body.key === "string" ? created.body.key : undefined;
   if (!key) throw new Error(`api-key/create answered ${created.status} without a key`);
   try {
+    const kept = await probe.send(OPERATIONS.getApiKey, { key });
+    const config = isObject(kept.body) && isObject(kept.body.security_config) ? kept.body.security_config : undefined;
+    const allow = config && isObject(config.ip) && Array.isArray(config.ip.allow) ? config.ip.allow : undefined;
+    const asRange = allow?.length === 1 && allow[0] === `${address}/32`;
+    rows.push({
+      point: "IP allow-list entries as kept",
+      assumes: "as sent",
+      observed: allow === undefined ? "not answered" : asRange ? `an address kept as its range (${address}/32)` : allow[0] === address ? "as sent" : `kept as ${printable(JSON.stringify(allow)).slice(0, 60)}`,
+      verdict: allow === undefined ? "not checked" : asRange ? "handled" : allow[0] === address ? "holds" : "not checked",
+      reading: asRange ? "normalised-values" : undefined,
+    });
     const usage = await usageRow(probe, usageField);
     rows.push(usage);
     if (usage.verdict === "holds" || usage.setting) {
@@ -474,9 +502,10 @@ async function writes(probe: Probe, usageField: string, measured: Measured, pagi
         reading: "extra-fields",
       });
     }
-    const status = await probe.send(OPERATIONS.setApiKeyStatus, { key, enabled: false });
-    const removed = await probe.send(OPERATIONS.deleteApiKeys, { keys: [key] });
-    const terse = !(isObject(status.body) && "enabled" in status.body) || !(isObject(removed.body) && "deleted" in removed.body);
+    const status = await idempotent(probe, OPERATIONS.setApiKeyStatus, { key, enabled: false });
+    const removed = await idempotent(probe, OPERATIONS.deleteApiKeys, { keys: [key] });
+    // A write sent a second time after a lost answer says nothing of the confirmation's shape.
+    const terse = (!status.retried && !(isObject(status.body) && "enabled" in status.body)) || (!removed.retried && !(isObject(removed.body) && "deleted" in removed.body));
     rows.push({
       point: "write answers",
       assumes: "status answers {enabled}, delete {deleted}, sub-account writes {success}",
@@ -494,7 +523,16 @@ async function writes(probe: Probe, usageField: string, measured: Measured, pagi
   const tildeShort = `doctor~${hex}`;
   const tildeLong = `${"doctor".padEnd(ALIAS_MAX_LENGTH - 13, "-")}~${hex}`;
   const fit = `doct${hex}`;
-  const subCreate = (alias: string, count = 1) => probe.send(OPERATIONS.createSubAccounts, { alias, balance: 0, model_pricing: [], count });
+  // A create answered 5xx may have been done: what it made is looked for by its alias, as the package looks.
+  const subCreate = async (alias: string, count = 1): Promise<Raw> => {
+    const answer = await probe.send(OPERATIONS.createSubAccounts, { alias, balance: 0, model_pricing: [], count });
+    if (answer.status < 500) return answer;
+    const listed = await probe.send(OPERATIONS.listSubAccounts, { alias, ...paging });
+    const items = isObject(listed.body) && Array.isArray(listed.body.items) ? listed.body.items.filter((i) => isObject(i) && i.alias === alias) : [];
+    if (items.length === 0) return answer;
+    probe.lost.push(OPERATIONS.createSubAccounts.name);
+    return { status: 200, body: { items }, wire: { items }, judged: { answer: { items } } };
+  };
   const tokensOf = (answer: Raw): string[] =>
     isObject(answer.body) && Array.isArray(answer.body.items) ? answer.body.items.flatMap((i) => (isObject(i) && typeof i.token === "string" ? [i.token] : [])) : [];
   const made: string[] = [];
@@ -571,7 +609,16 @@ async function writes(probe: Probe, usageField: string, measured: Measured, pagi
   } finally {
     // A create whose answer was lost made sub-accounts all the same: they are looked for under the doctor's aliases.
     if (!finished) made.push(...(await leftUnder(probe, [tildeShort, tildeLong, fit], paging, made)));
-    if (made.length > 0) await probe.send(OPERATIONS.deleteSubAccounts, { sks: made });
+    if (made.length > 0) rows.push(await deleteMade(probe, made));
+  }
+  if (probe.lost.length > 0) {
+    rows.push({
+      point: "a write whose answer is lost",
+      assumes: "answered (a 5xx means not done, for a create: in doubt)",
+      observed: `${[...new Set(probe.lost)].join(", ")} answered 5xx although done (found by looking, or the write sent again)`,
+      verdict: "handled",
+      reading: "gateway-timeout-after-write",
+    });
   }
   return rows;
 }
@@ -606,6 +653,32 @@ function deletesRow(key: Raw, subAccount: Raw): DoctorRow {
   }
   if (done > 0) return { point, assumes, observed: "answered done: deletes are idempotent", verdict: "handled", reading: "idempotent-deletes" };
   return { point, assumes, observed: "refused as gone", verdict: "holds" };
+}
+
+/**
+ * Deletes the doctor's sub-accounts, in one delete where the platform takes it; one refused for the length of its
+ * `sks` (a 400 naming it) is split to the number the refusal gives (else halves), as the package splits; the row of
+ * the largest `sks`.
+ */
+async function deleteMade(probe: Probe, made: string[]): Promise<DoctorRow> {
+  const point = "largest sks of one sub-account edit or delete";
+  let cap = made.length;
+  let why: string | undefined;
+  for (let done = 0; done < made.length; ) {
+    const part = made.slice(done, done + cap);
+    const answer = await idempotent(probe, OPERATIONS.deleteSubAccounts, { sks: part });
+    const refusal = refused(answer) ? describeRefusal(answer) : undefined;
+    const smaller = refusal !== undefined && !answer.retried && /\bsks\b/i.test(refusal) && part.length > 1;
+    if (!smaller) {
+      done += part.length;
+      continue;
+    }
+    why ??= refusal;
+    const given = (refusal.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < part.length);
+    cap = given.length > 0 ? Math.max(...given) : Math.floor(part.length / 2);
+  }
+  if (why === undefined) return { point, assumes: `${SUB_ACCOUNT_MAX_SKS}`, observed: `a delete of ${made.length} accepted`, verdict: "holds" };
+  return { point, assumes: `${SUB_ACCOUNT_MAX_SKS}`, observed: `a delete of ${made.length} refused (${why}); split to ${cap}`, verdict: "handled", reading: "sks-cap" };
 }
 
 /** The words of a refusal in any of its shapes, short, masked and printable. */

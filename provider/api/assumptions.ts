@@ -188,6 +188,20 @@ export const FIT_MARK_MIN_LENGTH = 16;
 export const CLOCK_SKEW_MS = 5_000;
 
 /**
+ * How long the platform may take to show what was just written (the spec does not say whether a list or a get is
+ * up to date at once; behind a cache or a replica it may lag a few seconds): a read that misses what was written
+ * looks again after each of these waits, 3.5 s in all, before it concludes that it is not there. Only a read that
+ * misses something pays them.
+ */
+export const LATE_VISIBILITY_WAITS_MS: readonly number[] = [500, 1_000, 2_000];
+/**
+ * What counts as just written: an object created (by its `created_at`, as the platform answered it, allowing for
+ * CLOCK_SKEW_MS) less than this before a read that misses it. The last command's writes are within it when the
+ * next command follows at once; an older object missing from a read is gone without waiting.
+ */
+export const LATE_VISIBILITY_WINDOW_MS = 2 * MINUTE_MS;
+
+/**
  * Longest rotation period and longest overlap of `ApiKey.rotation` (the package's own limits, not the spec's):
  * ten years and one year. Beyond them a date is out of reach (`overlapHours: 1e12` made the expiry of the
  * previous key an invalid date, found only after the new key was created); within them every date is valid.

@@ -1,4 +1,5 @@
 import type { Send } from "../api/operations.js";
+import { SYSTEM_CLOCK, type Clock } from "./clock.js";
 import type { PlatformReadings } from "./config.js";
 
 /**
@@ -28,6 +29,8 @@ export interface Sender {
   readonly send: Send;
   /** The readings of the spec's open points that settings chose (config.ts PlatformReadings). */
   readonly platform?: PlatformReadings;
+  /** The clock its retries wait on (a fake one in tests); the wall clock when not given. */
+  readonly clock?: Pick<Clock, "sleep">;
 }
 
 /** Base of the API group classes: they send through the transport, and show only its origin. */
@@ -38,5 +41,10 @@ export abstract class ApiGroup extends ShowsOriginOnly {
 
   get origin(): string {
     return this.http.origin;
+  }
+
+  /** Waits `ms` on the transport's clock: a read that missed what was just written looks again after it. */
+  wait(ms: number): Promise<void> {
+    return (this.http.clock ?? SYSTEM_CLOCK).sleep(ms);
   }
 }

@@ -76,7 +76,8 @@ function detailsOf(op: Operation, res: Response<string>) {
 export class HttpTransport extends ShowsOriginOnly {
   private readonly base: URL;
   private readonly retry: RetryPolicy;
-  private readonly clock: Pick<Clock, "now" | "sleep">;
+  /** The clock retries wait on; the API groups wait on it too (a read that looks again for what was just written). */
+  readonly clock: Pick<Clock, "now" | "sleep">;
 
   constructor(
     private readonly options: TransportOptions,

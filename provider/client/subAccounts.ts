@@ -15,6 +15,22 @@ export interface SubAccountFilter {
 /** How many times a paged list is read when the account changes while its pages are read, before it fails. */
 export const LIST_READS = 3;
 
+/**
+ * The most items of a request field a platform takes, when `err` refused a request of `size` of them for that field
+ * (a 400 whose code or message names it, `field`): the number below `size` the refusal gives, else half of `size`.
+ * Undefined for any other failure, or a size of 1. The one rule for caps the spec does not show (`count`, `sks`).
+ */
+export function refusedSizeCap(err: unknown, field: RegExp, size: number): number | undefined {
+  if (!(err instanceof BadRequestError) || err.mayHaveSucceeded || size <= 1) return undefined;
+  const words = `${err.code ?? ""} ${err.apiMessage ?? err.message}`;
+  if (!field.test(words)) return undefined;
+  const given = (words.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < size);
+  return given.length > 0 ? Math.max(...given) : Math.floor(size / 2);
+}
+
+/** A refusal that names the `sks` field of an edit or delete. */
+const SKS_FIELD = /\bsks\b/i;
+
 /** One sub-account as the list answers it. */
 type WireSubAccount = z.infer<typeof s.SubAccountSchema>;
 
@@ -96,6 +112,13 @@ export class SubAccountsApi extends ApiGroup {
    * for the life of this client. Undefined until then.
    */
   countCap: number | undefined;
+
+  /**
+   * The most sub-account keys one edit or delete names on this platform, once one was refused for its `sks` (a 400
+   * naming it: the spec does not show the maximum; the package assumes SUB_ACCOUNT_MAX_SKS): edits and deletes are
+   * split to it, for the life of this client. Undefined until then.
+   */
+  sksCap: number | undefined;
 
   /**
    * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer below
@@ -180,13 +203,33 @@ export class SubAccountsApi extends ApiGroup {
     return res.items.map((i) => fromWire(i));
   }
 
-  /** Sets alias and model pricing of every listed sub-account. */
+  /** Sets alias and model pricing of every listed sub-account (in parts of `sksCap`, once the platform stated one). */
   async edit(request: s.SubAccountEditRequest): Promise<void> {
-    await this.writes.counted(() => this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire(request) }));
+    await this.inParts(request.sks, (sks) => this.writes.counted(() => this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire({ ...request, sks }) })));
   }
 
-  /** Deletes the listed sub-accounts. */
+  /** Deletes the listed sub-accounts (in parts of `sksCap`, once the platform stated one). */
   async delete(sks: readonly string[]): Promise<void> {
-    await this.writes.counted(() => this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: [...sks] } }));
+    await this.inParts(sks, (part) => this.writes.counted(() => this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: part } })));
+  }
+
+  /**
+   * Sends `write` for `sks` in parts of at most `sksCap`; a part refused for its `sks` (refusedSizeCap: a 400 made
+   * nothing) lowers the cap, which this client keeps, and is sent again in smaller parts. A part's other failure
+   * ends the write: the parts before it are done (an edit or delete sent again is the same edit or delete).
+   */
+  private async inParts(sks: readonly string[], write: (part: string[]) => Promise<unknown>): Promise<void> {
+    if (sks.length === 0) return void (await write([]));
+    for (let done = 0; done < sks.length; ) {
+      const part = sks.slice(done, done + (this.sksCap ?? sks.length));
+      try {
+        await write(part);
+        done += part.length;
+      } catch (err) {
+        const cap = refusedSizeCap(err, SKS_FIELD, part.length);
+        if (cap === undefined) throw err;
+        this.sksCap = cap;
+      }
+    }
   }
 }

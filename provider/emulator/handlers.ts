@@ -69,6 +69,8 @@ export interface ListBehaviour {
   totalIgnoresFilters?: boolean;
   /** Runs after each sub-account list answer is made, before it is sent: a test changes the account here. */
   afterSubAccountList?: (page: number) => void;
+  /** Late visibility (option `lateVisibilityMs`): told of each key or sub-account created, it says whether reads show it yet. */
+  lag?: { created(id: string): void; shows(id: string): boolean };
 }
 
 export function createHandlers(state: EmulatorState, clock: () => number = Date.now, limits: ListBehaviour = {}): Handlers {
@@ -87,9 +89,16 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
   };
 
   return {
-    createApiKey: (r) => state.createKey(r.alias, restrictionsOf(r.security_config)),
+    createApiKey: (r) => {
+      const record = state.createKey(r.alias, restrictionsOf(r.security_config));
+      limits.lag?.created(record.key);
+      return record;
+    },
 
-    getApiKey: (r) => view(existingKey(r.key)),
+    getApiKey: (r) => {
+      if (limits.lag && !limits.lag.shows(r.key)) throw notFound("key_not_found", `key ${maskKey(r.key)} does not exist`);
+      return view(existingKey(r.key));
+    },
 
     editApiKey: (r) => {
       existingKey(r.key);
@@ -138,7 +147,8 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
       const pageSize = q.page_size ?? SUB_ACCOUNT_PAGE_SIZE;
       const matching = state
         .listSubAccounts()
-        .filter((s) => (q.alias === undefined || (limits.aliasMatches ?? Object.is)(q.alias, s.alias)) && (q.sk === undefined || s.token === q.sk));
+        .filter((s) => (q.alias === undefined || (limits.aliasMatches ?? Object.is)(q.alias, s.alias)) && (q.sk === undefined || s.token === q.sk))
+        .filter((s) => limits.lag?.shows(s.token) ?? true);
       const size = Math.min(pageSize === -1 ? Infinity : pageSize, limits.subAccountListCap ?? Infinity);
       const items = size === Infinity ? matching : matching.slice((page - 1) * size, page * size);
       const total = limits.totalIgnoresFilters ? state.listSubAccounts().length : matching.length;
@@ -147,16 +157,17 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
       return answer;
     },
 
-    createSubAccounts: (r) => ({
-      items: state.createSubAccounts({
+    createSubAccounts: (r) => {
+      const items = state.createSubAccounts({
         alias: r.alias,
         balance: r.balance,
         // Omitted pricing means no model permission (spec 4.10), not "all models".
         modelPricing: convertModelPricing(r.model_pricing ?? []),
         count: r.count,
-      }),
-      success: true,
-    }),
+      });
+      for (const s of items) limits.lag?.created(s.token);
+      return { items, success: true };
+    },
 
     editSubAccounts: (r) => {
       const missing = r.sks.find((sk) => !state.hasSubAccount(sk));

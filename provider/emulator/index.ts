@@ -51,6 +51,11 @@ export interface EmulatorOptions {
   subAccountListCap?: number;
   /** Other readings of the spec's open points to play (readings.ts READINGS); none by default. */
   readings?: Reading[];
+  /**
+   * Late visibility (eventual consistency): a sub-account shows in the list, and a key answers its get (404 until
+   * then), only this many milliseconds (of `clock`) after its create. Default 0: at once.
+   */
+  lateVisibilityMs?: number;
 }
 
 /** A running emulator. */
@@ -99,6 +104,9 @@ function checkOptions(options: EmulatorOptions): void {
     throw new TypeError("rateWindowMs must be a number greater than 0");
   }
   checkClockOffset(options.clockOffsetMs);
+  if (options.lateVisibilityMs !== undefined && !(Number.isFinite(options.lateVisibilityMs) && options.lateVisibilityMs >= 0)) {
+    throw new TypeError("lateVisibilityMs must be a number of milliseconds, 0 or more");
+  }
 }
 
 /**
@@ -111,6 +119,19 @@ function checkClockOffset(ms: number | undefined): void {
   if (ms !== undefined && !(Number.isFinite(ms) && Math.abs(ms) <= MAX_CLOCK_OFFSET_HOURS * HOUR_MS)) {
     throw new TypeError(`clockOffsetMs must be a number of milliseconds between -${MAX_CLOCK_OFFSET_HOURS} and ${MAX_CLOCK_OFFSET_HOURS} hours`);
   }
+}
+
+/** The late visibility of option `lateVisibilityMs`: what was created when, on the emulator's clock. */
+function lateVisibility(ms: number | undefined, clock: () => number): ListBehaviour["lag"] {
+  if (ms === undefined || ms <= 0) return undefined;
+  const createdAt = new Map<string, number>();
+  return {
+    created: (id) => void createdAt.set(id, clock()),
+    shows: (id) => {
+      const at = createdAt.get(id);
+      return at === undefined || clock() - at >= ms;
+    },
+  };
 }
 
 /** Starts an emulator of the account API on real HTTP. */
@@ -138,6 +159,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     subAccountListCap: options.subAccountListCap ?? readings.listCap,
     aliasMatches: (filter, alias) => readings.aliasMatches(filter, alias),
     totalIgnoresFilters: readings.has("total-unfiltered"),
+    lag: lateVisibility(options.lateVisibilityMs, clock),
   };
   const server = new EmulatorServer({
     state,

@@ -32,6 +32,10 @@ export const READINGS = {
   "masked-tokens": "the sub-account list answers each token masked (`sk-...abcd`); the create's answer still holds them whole",
   redirects: "every request is answered 308 Permanent Redirect to the same path at another origin (an API that moved), nothing processed",
   "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
+  "gateway-timeout-after-write":
+    "the first write of each kind that succeeds (sub-account create, edit and delete; key edit, status and delete) is done, then a gateway answers 504 in HTML: the answer is lost, not the write",
+  "sks-cap": "a sub-account edit or delete names at most 4 sub-account keys (more is refused with a 400 naming `sks` and the number)",
+  "normalised-values": "a key's IP allow-list is kept and answered as ranges: an address as `1.2.3.4/32` (`/128` for IPv6)",
 } as const;
 
 /** The name of a reading. */
@@ -52,6 +56,12 @@ export const TRANSIENT_200_COUNT = 2;
 /** What `transient-200` says, in turn. */
 export const BUSY_MESSAGES = ["system busy, try again", "系统繁忙，请稍后再试"];
 
+/** The cap of `sks-cap`. */
+export const SKS_CAP = 4;
+/** The writes `gateway-timeout-after-write` answers 504 once (a key create is not among them: nothing could find the key it made). */
+const GATEWAY_LOST_OPS = new Set(["sub-account/create", "sub-account/edit", "sub-account/delete", "api-key/edit", "api-key/status", "api-key/delete"]);
+/** What a gateway answers when the server behind it took too long: HTML, not the platform's JSON. */
+export const GATEWAY_TIMEOUT_BODY = "<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center></body></html>";
 /** The request field `usage-cursor` reads. */
 export const USAGE_CURSOR_FIELD = "cursor";
 
@@ -81,6 +91,8 @@ export class Readings {
   private readonly on: ReadonlySet<Reading>;
   /** Requests of each operation answered so far (`transient-200` answers the first ones busy). */
   private readonly seen = new Map<string, number>();
+  /** The writes whose answer `gateway-timeout-after-write` already lost (once each). */
+  private readonly lost = new Set<string>();
 
   constructor(
     readings: readonly Reading[] = [],
@@ -98,6 +110,7 @@ export class Readings {
 
   /** The request's input as the handlers should see it (the usage cursor moved to the emulator's own paging field). */
   input(op: string, input: unknown): unknown {
+    if ((op === "api-key/create" || op === "api-key/edit") && this.has("normalised-values") && isObject(input)) input = withRanges(input);
     // The annotations extra-fields adds to a key's security config, sent back by a client, are ignored as input.
     if ((op === "api-key/create" || op === "api-key/edit") && this.has("extra-fields") && isObject(input) && isObject(input.security_config)) {
       const { x_meta: _meta, x_flag: _flag, ...restrictions } = input.security_config;
@@ -133,6 +146,9 @@ export class Readings {
     if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) > 100) {
       return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
     }
+    if ((op === "sub-account/edit" || op === "sub-account/delete") && this.has("sks-cap") && Array.isArray(request.sks) && request.sks.length > SKS_CAP) {
+      return new ErrorAnswer(400, "invalid_sks", `sks must name at most ${SKS_CAP} sub-accounts`);
+    }
     if (op === "sub-account/create" && this.has("small-count-cap") && Number(request.count) > SMALL_COUNT_CAP) {
       return new ErrorAnswer(400, "invalid_count", `count must be at most ${SMALL_COUNT_CAP}`);
     }
@@ -150,6 +166,16 @@ export class Readings {
   redirect(path: string): Outcome | undefined {
     if (!this.has("redirects")) return undefined;
     return { status: 308, body: { error: { code: "moved", message: "moved permanently" } }, headers: { location: `${MOVED_ORIGIN}${path}` } };
+  }
+
+  /**
+   * The answer a write that was done gets instead of its own, or undefined: under `gateway-timeout-after-write`, the
+   * first successful write of each kind (GATEWAY_LOST_OPS) is answered 504 by the gateway in front of the platform.
+   */
+  lostAnswer(op: string, outcome: Outcome): Outcome | undefined {
+    if (!this.has("gateway-timeout-after-write") || !GATEWAY_LOST_OPS.has(op) || outcome.status !== 200 || this.lost.has(op)) return undefined;
+    this.lost.add(op);
+    return { status: 504, text: GATEWAY_TIMEOUT_BODY, headers: { "content-type": "text/html" } };
   }
 
   /** How the sub-account list matches its alias filter. */
@@ -231,6 +257,14 @@ function snowflakes(value: unknown, field?: string): unknown {
   if (field === "id" && (typeof value === "number" || typeof value === "string")) return `snowflake:${SNOWFLAKE_BASE + BigInt(value)}`;
   if (field === "user_id" && (typeof value === "number" || typeof value === "string")) return String(SNOWFLAKE_BASE * 2n + BigInt(value));
   return value;
+}
+
+/** `normalised-values`: a create or edit's IP allow-list as the platform keeps it, each bare address as its range. */
+function withRanges(input: Record<string, unknown>): Record<string, unknown> {
+  const config = input.security_config;
+  if (!isObject(config) || !isObject(config.ip) || !Array.isArray(config.ip.allow)) return input;
+  const allow = config.ip.allow.map((e: unknown) => (typeof e === "string" && !e.includes("/") ? `${e}/${e.includes(":") ? 128 : 32}` : e));
+  return { ...input, security_config: { ...config, ip: { ...config.ip, allow } } };
 }
 
 /** `terse-writes`: confirmations without the fields the spec shows. */

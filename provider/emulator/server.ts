@@ -224,6 +224,8 @@ export class EmulatorServer {
 
     const outcome = await this.process(id, op, req, url);
     if (fault?.kind === "drop-after") return undefined;
+    const lost = this.parts.readings.lostAnswer(op.name, outcome);
+    if (lost) return lost;
     if (outcome.status === 200 && fault?.kind === "malformed") return { status: 200, text: MALFORMED_BODY };
     if (outcome.status === 200 && fault?.kind === "wrong-type") return { status: 200, body: withWrongTypes(outcome.body) };
     return outcome;

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { LlmAccountsError } from "../client/errors.js";
 import { fingerprint, maskKey } from "../api/redact.js";
 import type { ApiKeyView } from "../api/schemas/index.js";
@@ -20,10 +21,33 @@ import type { Session, SessionClient } from "./session.js";
 import type { StateError } from "./stateVersions.js";
 import { same } from "../api/canonical.js";
 import { checkInputs, type CheckFailure } from "./check.js";
+import { justWritten, lookUntil } from "./sharedList.js";
 
 export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";
 
 type Client = SessionClient["client"];
+
+/** An IP allow-list entry as a range: a bare address is the range of one (`/32`, `/128`), the form some platforms keep. */
+function asRange(entry: string): string {
+  const [address, bits] = entry.split("/", 2);
+  const version = isIP(address);
+  if (version === 0) return entry;
+  return `${address.toLowerCase()}/${bits ?? (version === 4 ? 32 : 128)}`;
+}
+
+/**
+ * Whether two security configs restrict the same way, as the platform compares them: an address and the range of
+ * that one address (`1.2.3.4`, `1.2.3.4/32`) are the same entry, so a platform that keeps and answers the range form
+ * is no drift and no edit (readings.ts `normalised-values`). Everything else must match exactly.
+ */
+function sameRestrictions(a: unknown, b: unknown): boolean {
+  const ranges = (config: unknown): unknown => {
+    const ip = (config as { ip?: { allow?: unknown } } | undefined)?.ip;
+    if (!ip || !Array.isArray(ip.allow)) return config;
+    return { ...(config as object), ip: { ...ip, allow: ip.allow.map((e: unknown) => (typeof e === "string" ? asRange(e) : e)) } };
+  };
+  return same(ranges(a), ranges(b));
+}
 
 /** The platform's view of a key with one get, or undefined when the platform does not know the key (a 404, a 400 naming it). */
 function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
@@ -37,7 +61,7 @@ function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
  */
 async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs): Promise<LiveView> {
   let view = live;
-  if (view.alias !== inputs.alias || !same(view.securityConfig, inputs.securityConfig)) {
+  if (view.alias !== inputs.alias || !sameRestrictions(view.securityConfig, inputs.securityConfig)) {
     const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts: view.platformParts }));
     view = { ...edited, enabled: view.enabled };
   }
@@ -74,7 +98,7 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
     replaces.length > 0 ||
     olds.alias !== news.alias ||
     olds.enabled !== news.enabled ||
-    !same(olds.securityConfig, news.securityConfig) ||
+    !sameRestrictions(olds.securityConfig, news.securityConfig) ||
     connection.changed ||
     !same(olds.rotation ?? null, news.rotation ?? null) ||
     olds.rotationDue === KEY_DELETED ||
@@ -151,7 +175,9 @@ export async function update(session: Session, id: string, old: ApiKeyOutputs, i
  */
 export async function read(session: Session, id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const client = session.client(old.connection).client;
-  const live = await find(client, old.key);
+  let live = await find(client, old.key);
+  // A key the last command or this one just created may not answer its get yet (a platform that lags): asked again first.
+  if (!live && justWritten(old.createdAt)) live = await lookUntil((ms) => client.apiKeys.wait(ms), () => find(client, old.key), (v) => v !== undefined, { found: live });
   const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
   if (!live && !previousLives) return { id: "", props: {} };
   // A gone key keeps what the state recorded of it: the next update issues another.
@@ -164,7 +190,7 @@ export async function read(session: Session, id: string, old: ApiKeyOutputs): Pr
   const due = live ? (dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now())) : KEY_DELETED;
   if (due !== undefined) outs.rotationDue = due;
   const drifted =
-    view.alias !== old.alias || view.enabled !== old.enabled || !same(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
+    view.alias !== old.alias || view.enabled !== old.enabled || !sameRestrictions(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
   if (!drifted) return { id, props: outs };
   // Never adoptKey: the engine keeps an input secret only when the one it held was, and the program may no
   // longer give it. Nothing reads it back from the inputs anyway: the outputs keep it.

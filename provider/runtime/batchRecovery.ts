@@ -5,7 +5,8 @@ import { compareIds } from "../api/schemas/index.js";
 import { BadRequestError, LlmAccountsError } from "../client/errors.js";
 import { SETTINGS } from "../client/settings.js";
 import { toMicros } from "../api/money.js";
-import type { SubAccountsApi } from "../client/subAccounts.js";
+import { refusedSizeCap, type SubAccountsApi } from "../client/subAccounts.js";
+import { lookUntil } from "./sharedList.js";
 
 /** The alias cut to at most `length` characters, never between the halves of a surrogate pair. */
 function cutTo(alias: string, length: number): string {
@@ -129,11 +130,31 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
       made = next;
     } catch (err) {
       const cap = smallerCountCap(err, chunk);
-      if (cap === undefined) throw err;
+      if (cap === undefined) throw made.length > 0 ? withMade(err, made) : err;
       api.countCap = cap;
     }
   }
   return made;
+}
+
+/** What a create that failed had made all the same (madeBefore), by its error. */
+const MADE = new WeakMap<object, SubAccount[]>();
+
+/**
+ * The error of a split create's later part (or of a create after a killed run's leftovers were taken), carrying the
+ * sub-accounts the earlier parts made: the caller records them in the state with the failure, so that a re-run
+ * aligns them and `destroy` deletes them. The message says how many, and under which alias.
+ */
+function withMade(err: unknown, made: SubAccount[]): unknown {
+  if (!(err instanceof Error)) return err;
+  MADE.set(err, made);
+  const advice = `${made.length} sub-account(s) this create made before the failure (alias ${JSON.stringify(made[0].alias)}) are kept in the state: the next run aligns them and creates the rest, and destroy deletes them`;
+  return err instanceof LlmAccountsError ? err.withAdvice(advice) : err;
+}
+
+/** The sub-accounts a failed createBatch made all the same (withMade); none for any other error. */
+export function madeBefore(err: unknown): SubAccount[] {
+  return (err !== null && typeof err === "object" && MADE.get(err)) || [];
 }
 
 /**
@@ -142,11 +163,7 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
  * Undefined for any other failure, or a chunk of 1.
  */
 function smallerCountCap(err: unknown, chunk: number): number | undefined {
-  if (!(err instanceof BadRequestError) || err.mayHaveSucceeded || chunk <= 1) return undefined;
-  const words = refusalWords(err);
-  if (!/\bcount\b/i.test(words)) return undefined;
-  const given = (words.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < chunk);
-  return given.length > 0 ? Math.max(...given) : Math.floor(chunk / 2);
+  return refusedSizeCap(err, /\bcount\b/i, chunk);
 }
 
 /** One create of `request.count - left.length` sub-accounts under the client's mark form, falling back to `fit` (createBatch). */
@@ -206,8 +223,9 @@ function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkFor
  * One create under a marked alias of form `form`: the resource's own `mark` (its identity's hex, given by the
  * SubAccountBatch class), else a random one. `left`: what an earlier run of the same resource made under its mark
  * and never recorded (an `up` killed between a create and its edit; leftUnderMark, found by the caller): taken, and
- * only as many more are created. If the answer is lost (the create may have happened), one list of the marked alias
- * finds what it made, which is adopted instead of being created twice: nothing else carries that alias, so nothing
+ * only as many more are created. If the answer is lost (the create may have happened), a list of the marked alias
+ * finds what it made (asked again after each of LATE_VISIBILITY_WAITS_MS while it shows fewer: a platform may show
+ * a create late), which is adopted instead of being created twice; only a create nothing was found of is sent again: nothing else carries that alias, so nothing
  * another stack or an earlier run of another resource made is taken. When that list fails too, an
  * UnconfirmedCreateError names the marked alias, which the state keeps for the next run.
  */
@@ -224,7 +242,9 @@ async function createMarked(api: SubAccountsApi, request: SubAccountCreateReques
     if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
     let found: SubAccount[];
     try {
-      found = (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => compareIds(a.id, b.id));
+      // A list may lag behind the create (LATE_VISIBILITY_WAITS_MS): one that shows fewer than it asked for is asked again.
+      const look = async () => (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => compareIds(a.id, b.id));
+      found = await lookUntil((ms) => api.wait(ms), look, (f) => f.length >= marked.count);
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
       throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);

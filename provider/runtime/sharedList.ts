@@ -1,3 +1,4 @@
+import { CLOCK_SKEW_MS, LATE_VISIBILITY_WAITS_MS, LATE_VISIBILITY_WINDOW_MS } from "../api/assumptions.js";
 import type { SubAccount } from "../api/schemas/index.js";
 import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
 import { matchesFilter, type SubAccountFilter, type SubAccountsApi } from "../client/subAccounts.js";
@@ -33,6 +34,44 @@ export async function stillListed(api: SubAccountsApi, missing: readonly string[
   const found =
     missing.length <= CONFIRM_ONE_BY_ONE ? (await Promise.all(missing.map((sk) => api.list({ sk })))).flat() : (await api.list()).filter((s) => wanted.has(s.token));
   return new Map(found.filter((s) => wanted.has(s.token)).map((s) => [s.token, s]));
+}
+
+/**
+ * Looks (`look`) until `seen` holds of what it found, waiting LATE_VISIBILITY_WAITS_MS (on the client's clock)
+ * between looks: a platform may show a write only seconds after it answered it. Returns the last look's finding;
+ * one look when the first sees it. `first`: what a look the caller made already found.
+ */
+export async function lookUntil<T>(wait: (ms: number) => Promise<void>, look: () => Promise<T>, seen: (found: T) => boolean, first?: { found: T }): Promise<T> {
+  let found = first ? first.found : await look();
+  for (const ms of LATE_VISIBILITY_WAITS_MS) {
+    if (seen(found)) break;
+    await wait(ms);
+    found = await look();
+  }
+  return found;
+}
+
+/** Whether an object created at `createdAt` (the platform's timestamp) counts as just written (LATE_VISIBILITY_WINDOW_MS). */
+export function justWritten(createdAt: string | undefined, now: number = Date.now()): boolean {
+  const at = createdAt === undefined ? NaN : Date.parse(createdAt);
+  return Number.isFinite(at) && now - at < LATE_VISIBILITY_WINDOW_MS + CLOCK_SKEW_MS;
+}
+
+/**
+ * stillListed, for a read that must not take a lagging list for a delete: a token still missing whose sub-account
+ * was just written (`recent`, justWritten) is looked for again (lookUntil: one list of the account a look) before it
+ * counts as gone. Nothing recent missing: stillListed's calls only.
+ */
+export async function stillListedOrLate(api: SubAccountsApi, missing: readonly string[], recent: ReadonlySet<string>): Promise<Map<string, SubAccount>> {
+  const alive = await stillListed(api, missing);
+  const late = missing.filter((t) => recent.has(t) && !alive.has(t));
+  if (late.length === 0) return alive;
+  // Each look is one list of the account (a create shows whole or not at all: one call for all of them).
+  const wanted = new Set(late);
+  const look = async () => new Map((await api.list()).filter((s) => wanted.has(s.token)).map((s) => [s.token, s] as const));
+  const found = await lookUntil((ms) => api.wait(ms), look, (m) => m.size === late.length, { found: new Map() });
+  for (const [t, s] of found) alive.set(t, s);
+  return alive;
 }
 
 /** One list of the account, indexed by token for reads, as it came for every filter. */

@@ -2,10 +2,10 @@ import { BadRequestError, deleteTookEffect, LlmAccountsError, NotFoundError } fr
 import { fingerprint } from "../api/redact.js";
 import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
 import type { SubAccountsApi } from "../client/subAccounts.js";
-import { stillListed } from "./sharedList.js";
+import { justWritten, stillListedOrLate } from "./sharedList.js";
 import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption, releasedBy } from "./adoption.js";
 import { connectionDiff } from "./connection.js";
-import { createBatch, leftUnderMark, listUnconfirmed, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
+import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
 import { keptInState, type Props, type ReadOutcome } from "./contract.js";
 import { createOwner, hold, notToTake, holdKept, keptByOthers, takeAdopted } from "./heldTokens.js";
 import type { Session, SessionClient } from "./session.js";
@@ -115,12 +115,15 @@ function outputsAsFound(inputs: SubAccountBatchInputs, subAccounts: SubAccountVi
 /**
  * The error the engine records as created-but-failed, for a lost create (batchRecovery.ts): the state keeps what
  * is known plus `unconfirmedSince` and the create's marked alias, so that the next read, update or delete finds
- * what the lost create made instead of leaving it orphaned. Any other error is left as it is.
+ * what the lost create made instead of leaving it orphaned. Another error that carries sub-accounts the create made
+ * before it failed (madeBefore: a split create's earlier parts) is recorded with them; any other is left as it is.
  */
 function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[], adopted: readonly string[]): unknown {
-  if (!(err instanceof UnconfirmedCreateError)) return err;
+  // What the create made before it failed (a split create's earlier parts): held by the state like the rest.
+  const found = [...current, ...madeBefore(err).map(view)].sort(byId);
+  if (!(err instanceof UnconfirmedCreateError)) return err instanceof Error && found.length > current.length ? keptInState(err, id, outputsAsFound(inputs, found, adopted)) : err;
   const properties: SubAccountBatchOutputs = {
-    ...outputsAsFound(inputs, current, adopted),
+    ...outputsAsFound(inputs, found, adopted),
     unconfirmedSince: new Date(err.since).toISOString(),
     unconfirmedAlias: err.marked,
   };
@@ -134,7 +137,12 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
 async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
   // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
   const left = await leftByKilledRun(own, inputs, held.map((s) => s.token));
-  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left);
+  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left).catch(
+    (err: unknown) => {
+      hold(own.heldTokens, madeBefore(err).map((s) => s.token));
+      throw err;
+    },
+  );
   hold(own.heldTokens, made.map((s) => s.token));
   return made.map(view);
 }
@@ -205,7 +213,9 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
     try {
       created = await createMore(own, inputs, inputs.count - adopted.length, adopted);
     } catch (err) {
-      throw keepUnconfirmed(err, `sab-${fingerprint(first ?? inputs.alias)}`, inputs, adopted, adopt);
+      // The id a success would have had: of the first sub-account held, made ones included.
+      const firstHeld = [...adopted, ...madeBefore(err).map(view)].sort(byId)[0]?.token;
+      throw keepUnconfirmed(err, `sab-${fingerprint(firstHeld ?? first ?? inputs.alias)}`, inputs, adopted, adopt);
     }
   }
   const all = [...adopted, ...created].sort(byId);
@@ -317,7 +327,11 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const { all, byToken } = await own.subAccounts.snapshot();
-  const alive = await stillListed(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)));
+  // One the last command or this one just made may not show yet (a list that lags): looked for again before it counts
+  // as gone. Not when the list shows another of the same create (the same created_at): a create shows whole or not at all.
+  const shown = new Set(old.subAccounts.filter((s) => byToken.has(s.token)).map((s) => s.createdAt));
+  const recent = new Set(old.subAccounts.filter((s) => justWritten(s.createdAt) && !shown.has(s.createdAt)).map((s) => s.token));
+  const alive = await stillListedOrLate(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)), recent);
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
   const known = notToTake(own.heldTokens, old.tokens);
   const lost = unconfirmedAmong(old, all, known);
