@@ -10,7 +10,7 @@ import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
 import { UsageError } from "./usageError.js";
 import { runSweep, SWEEP_USAGE, SweepUsageError } from "./sweep.js";
-import { nodeTooOld } from "./nodeVersion.js";
+import { nodeTooOld } from "./version.js";
 
 // On a Node.js older than the package supports: one line naming the one needed, before any command runs.
 const tooOld = nodeTooOld();

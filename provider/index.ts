@@ -1,5 +1,5 @@
 /** pulumi-llm-accounts: API keys and sub-accounts of the LLM platform as Pulumi resources. */
-import { nodeTooOld } from "./nodeVersion.js";
+import { nodeTooOld } from "./version.js";
 
 // A program on a Node.js older than the package supports is told so in one line, and runs on: it may work,
 // and refusing would end it with a stack trace.

@@ -10,7 +10,6 @@ const FLOORS: Record<string, number> = {
   "api": 0,
   "version.ts": 0,
   "usageError.ts": 0,
-  "nodeVersion.ts": 0,
   "client": 1,
   "emulator": 1,
   "runtime": 2,

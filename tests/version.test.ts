@@ -2,7 +2,7 @@ import { expect, test } from "@jest/globals";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { OLDEST_NODE_MAJOR } from "../provider/nodeVersion.js";
+import { OLDEST_NODE_MAJOR } from "../provider/version.js";
 import { REPO } from "./support/programDir.js";
 
 /**
