@@ -10,6 +10,14 @@ import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
 import { UsageError } from "./usageError.js";
 import { runSweep, SWEEP_USAGE, SweepUsageError } from "./sweep.js";
+import { nodeTooOld } from "./version.js";
+
+// On a Node.js older than the package supports: one line naming the one needed, before any command runs.
+const tooOld = nodeTooOld();
+if (tooOld) {
+  process.stderr.write(`llm-accounts: ${tooOld}\n`);
+  process.exit(1);
+}
 
 /** Help without a command: the commands, and how to see each one's options. */
 const USAGE = `Usage: llm-accounts <command> [options]

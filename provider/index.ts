@@ -1,4 +1,11 @@
 /** pulumi-llm-accounts: API keys and sub-accounts of the LLM platform as Pulumi resources. */
+import { nodeTooOld } from "./version.js";
+
+// A program on a Node.js older than the package supports is told so in one line, and runs on: it may work,
+// and refusing would end it with a stack trace.
+const tooOld = nodeTooOld();
+if (tooOld) process.stderr.write(`warning: ${tooOld}\n`);
+
 export { ApiKey, type ApiKeyArgs, type RotationArgs, type SecurityConfigArgs, type SecurityConfigOutput } from "./resources/ApiKey.js";
 export { SubAccountBatch, type SubAccountBatchArgs, type ModelPricingArgs, type SubAccountOutput } from "./resources/SubAccountBatch.js";
 export {

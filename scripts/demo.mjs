@@ -3,12 +3,16 @@
 // `pulumi up`, `pulumi preview --expect-no-changes` and `pulumi destroy` with the real Pulumi CLI, against an
 // emulator of the platform started in this process. Needs no account and no configuration; leaves nothing behind:
 // the stack lives in a temporary file backend, and its config file (the passphrase salt) in a temporary folder.
+// On a Node.js older than 22 it fetches Node.js 22 from the npm registry's `node` package and runs itself under it.
 
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runUnderNode } from "./lib/node.mjs";
 import { PulumiStack, REPO } from "./lib/stack.mjs";
 import { ensurePulumiCli, wantedVersion } from "./pulumi-cli.mjs";
+
+await runUnderNode(22, "demo");
 
 const STACK = "demo";
 const started = Date.now();

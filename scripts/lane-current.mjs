@@ -1,46 +1,28 @@
 #!/usr/bin/env node
 // The "current" test lane: the whole `npm test` on the toolchain a user installing today gets, beside the floor
-// lane (`npm test` itself: the machine's Node.js 20.19+, @pulumi/pulumi and the CLI at PULUMI_VERSION).
+// lane (`npm test` itself: Node.js 22, @pulumi/pulumi and the CLI at PULUMI_VERSION).
 //
-//   - Node.js 24: the `node` running this script if it is 24 or newer (a contributor who has it), else the
-//     official binary from the npm registry's `node` package, installed once into the cache beside the CLI builds;
+//   - Node.js 26: the `node` running this script if it is 26 or newer, else the official binary from the npm
+//     registry's `node` package, installed once into the cache beside the CLI builds (scripts/lib/node.mjs);
 //   - @pulumi/pulumi: the newest release on the npm registry (`latest`);
-//   - the Pulumi CLI: the newest release, no newer than that SDK, whose Go modules the module proxy serves
-//     (asked each run, see newestBuildableVersion), built once and cached like the floor's.
+//   - the Pulumi CLI: the newest release whose Go modules the module proxy serves, asked each run and not capped
+//     by the SDK (users upgrade the CLI on its own; see newestBuildableVersion), built once and cached like the floor's.
 //
 // It tests a copy of the working tree (tracked and untracked files, .gitignore respected) in a temporary folder,
 // so that the checkout's own node_modules keep the floor. Usage: `npm run test:current [-- <jest arguments>]`.
-// Environment: LLM_ACCOUNTS_LANE_NODE=/path/to/node to use another Node.js 24 binary.
+// Environment: LLM_ACCOUNTS_LANE_NODE=/path/to/node to use another Node.js 26 binary.
 
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { cacheRoot, CLI_VERSION_ENV, ensurePulumiCli, newestBuildableVersion } from "./pulumi-cli.mjs";
+import { envWithNode, nodeBinary } from "./lib/node.mjs";
+import { CLI_VERSION_ENV, ensurePulumiCli, newestBuildableVersion } from "./pulumi-cli.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const NODE_MAJOR = 24;
+const NODE_MAJOR = 26;
 const log = (message) => process.stderr.write(`[lane current] ${message}\n`);
-
-/** A Node.js 24 binary: LLM_ACCOUNTS_LANE_NODE, this process's own if new enough, else the cached npm `node@24`. */
-function nodeBinary() {
-  const given = process.env.LLM_ACCOUNTS_LANE_NODE;
-  if (given) return given;
-  if (Number(process.versions.node.split(".")[0]) >= NODE_MAJOR) return process.execPath;
-  const dir = path.join(cacheRoot(), `node-${NODE_MAJOR}`);
-  const bin = path.join(dir, "node_modules", "node", "bin", "node");
-  if (!fs.existsSync(bin)) {
-    log(`installing Node.js ${NODE_MAJOR} from the npm registry's node package into ${dir}`);
-    const tmp = `${dir}.tmp-${process.pid}`;
-    fs.rmSync(tmp, { recursive: true, force: true });
-    fs.mkdirSync(tmp, { recursive: true });
-    run("npm", ["install", "--prefix", tmp, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", `node@${NODE_MAJOR}`]);
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.renameSync(tmp, dir);
-  }
-  return bin;
-}
 
 function run(cmd, args, options = {}) {
   const res = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...options });
@@ -75,13 +57,13 @@ function copyTree(dest) {
 
 async function main() {
   const started = Date.now();
-  const node = nodeBinary();
+  const node = process.env.LLM_ACCOUNTS_LANE_NODE || nodeBinary(NODE_MAJOR, log);
   const nodeVersion = capture(node, ["--version"]);
   if (Number(nodeVersion.replace(/^v/, "").split(".")[0]) < NODE_MAJOR) throw new Error(`${node} is ${nodeVersion}, not Node.js ${NODE_MAJOR}+`);
-  const env = { ...process.env, PATH: [path.dirname(node), process.env.PATH].join(path.delimiter) };
+  const env = envWithNode(node);
 
   const sdk = capture("npm", ["view", "@pulumi/pulumi", "version"], { env });
-  const cliVersion = newestBuildableVersion({ ceiling: sdk, log });
+  const cliVersion = newestBuildableVersion({ log });
   env[CLI_VERSION_ENV] = cliVersion;
   log(`Node.js ${nodeVersion}, @pulumi/pulumi ${sdk}, Pulumi CLI v${cliVersion}`);
 

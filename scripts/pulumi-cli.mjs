@@ -11,7 +11,7 @@
 //
 // The wanted version is PULUMI_VERSION (the floor: the lowest @pulumi/pulumi the package supports), unless
 // $LLM_ACCOUNTS_PULUMI_CLI_VERSION names another release: the "current" test lane (scripts/lane-current.mjs) sets
-// it to the newest release the Go module proxy serves (newestBuildableVersion). tools/pulumi-cli/go.mod pins the
+// it to the newest release the Go module proxy serves (newestBuildableVersion), whatever the newest SDK on npm. tools/pulumi-cli/go.mod pins the
 // floor; another version is built from a copy of it with pkg/v3 and sdk/v3 moved to that version.
 //
 // Usage: `node scripts/pulumi-cli.mjs` prints the absolute path of the `pulumi` binary on stdout (progress on
@@ -265,37 +265,36 @@ async function moduleAt(go, version, log) {
 }
 
 /**
- * The newest Pulumi release, at or above PULUMI_VERSION and at most `ceiling`, whose CLI modules (pkg/v3 and
- * sdk/v3) the Go module proxy actually serves. It is asked, never guessed: the proxy does not list Pulumi's
- * versions and answers some with 403 (as it did for 3.249.0 and 3.260.0 on 2026-11-22), so each release the npm
- * registry knows is tried, newest first, with `go mod download`.
+ * The newest Pulumi release, at or above PULUMI_VERSION, whose CLI modules (pkg/v3 and sdk/v3) the Go module proxy
+ * actually serves. It is asked each run, never guessed, and not capped by any SDK version: users upgrade the CLI
+ * on its own. `go list -m -versions` names the releases the proxy lists; the proxy answers some of them with 403
+ * (as it did for 3.249.0 and 3.260.0 on 2026-11-22), so each is tried, newest first, with `go mod download`.
  */
-export function newestBuildableVersion({ ceiling, log = defaultLog } = {}) {
+export function newestBuildableVersion({ log = defaultLog } = {}) {
   const go = which("go");
   if (!go) throw new Error("Go is needed to build the Pulumi CLI of the current lane, and none is on PATH");
-  const npm = spawnSync("npm", ["view", "@pulumi/pulumi", "versions", "--json"], { encoding: "utf8", timeout: 120_000 });
-  if (npm.status !== 0) throw new Error(`npm view @pulumi/pulumi versions failed: ${npm.stderr.trim()}`);
-  const releases = JSON.parse(npm.stdout)
-    .filter((v) => /^\d+\.\d+\.\d+$/.test(v))
-    .filter((v) => compareVersions(v, PULUMI_VERSION) >= 0 && (!ceiling || compareVersions(v, ceiling) <= 0))
-    .sort((a, b) => compareVersions(b, a));
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-cli-probe-"));
   try {
+    const env = { ...process.env, ...GO_ENV };
+    const listed = spawnSync(go, ["list", "-m", "-versions", "github.com/pulumi/pulumi/pkg/v3"], { cwd: scratch, encoding: "utf8", timeout: 120_000, env });
+    if (listed.status !== 0) throw new Error(`go list -m -versions github.com/pulumi/pulumi/pkg/v3 failed: ${(listed.stderr || "").trim()}`);
+    const releases = listed.stdout
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map((v) => v.replace(/^v/, ""))
+      .filter((v) => /^\d+\.\d+\.\d+$/.test(v) && compareVersions(v, PULUMI_VERSION) >= 0)
+      .sort((a, b) => compareVersions(b, a));
     for (const v of releases) {
       const mods = ["pkg", "sdk"].map((m) => `github.com/pulumi/pulumi/${m}/v3@v${v}`);
-      const res = spawnSync(go, ["mod", "download", ...mods], {
-        cwd: scratch,
-        encoding: "utf8",
-        timeout: 600_000,
-        env: { ...process.env, ...GO_ENV },
-      });
+      const res = spawnSync(go, ["mod", "download", ...mods], { cwd: scratch, encoding: "utf8", timeout: 600_000, env });
       if (res.status === 0) return v;
       log(`v${v}: not served by the Go module proxy (${res.stderr.split("\n").map((l) => l.trim()).filter(Boolean).pop()})`);
     }
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
-  throw new Error(`the Go module proxy serves no Pulumi CLI release between v${PULUMI_VERSION} and v${ceiling ?? "latest"}`);
+  throw new Error(`the Go module proxy serves no Pulumi CLI release from v${PULUMI_VERSION} on`);
 }
 
 function runGo(go, args, cwd, log) {

@@ -1,6 +1,9 @@
-// `npm test`: the type check of the sources and the tests, then every suite, in two jest runs.
-//   0. tsc --noEmit over tsconfig.json: jest compiles each test file on its own without checking types, so a
-//      test that reads a property the SDK does not declare would otherwise pass unnoticed.
+// `npm test`: the type check of the sources and the tests, then every suite, in two jest runs, on Node.js 22 or
+// newer: on an older Node.js (this project's machines have 20) it fetches Node.js 22 from the npm registry's `node`
+// package once, says so, and runs itself under it (scripts/lib/node.mjs).
+//   0. tsc --noEmit over tsconfig.json, with TypeScript 7 (the native compiler; docs/decisions.md): jest compiles
+//      each test file on its own without checking types, so a test that reads a property the SDK does not declare
+//      would otherwise pass unnoticed.
 //   1. Everything but tests/e2e, on two workers: these tests talk to emulators in their own process and wait on
 //      injected clocks, so they share the machine's two cores without changing what they assert.
 //   2. tests/e2e, on one worker: each test drives the real Pulumi CLI, whose engine and plugins already use
@@ -11,12 +14,15 @@
 // the sums per test file and per command (wall and CPU seconds) are printed at the end.
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
+import { runUnderNode } from "./lib/node.mjs";
 import { TIMING_ENV } from "./lib/stack.mjs";
 import { summarizeTiming } from "./lib/timing.mjs";
 
+await runUnderNode(22, "test");
+
 const require = createRequire(import.meta.url);
 const jest = require.resolve("jest/package.json").replace(/package\.json$/, "bin/jest.js");
-const tsc = require.resolve("typescript/package.json").replace(/package\.json$/, "bin/tsc");
+const tsc = require.resolve("typescript-native/package.json").replace(/package\.json$/, "bin/tsc");
 const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --experimental-vm-modules`.trim() };
 
 /** Runs jest with `args`; its exit status. */

@@ -245,19 +245,21 @@ export class HttpTransport extends ShowsOriginOnly {
       for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     }
     const { http } = await loadGot();
-    const pending = http(url, {
-      method: op.method,
-      body: op.method === "GET" ? undefined : JSON.stringify(body),
-      headers: {
-        authorization: `Bearer ${credential}`,
-        "content-type": op.method === "GET" ? undefined : "application/json",
-      },
-      timeout: {
-        connect: this.options.timeouts?.connectMs ?? 10_000,
-        request: this.options.timeouts?.requestMs ?? 60_000,
-      },
-    });
-    return readAtMost(pending, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, { operation: describeOperation(op) });
+    const request = (signal: AbortSignal) =>
+      http(url, {
+        signal,
+        method: op.method,
+        body: op.method === "GET" ? undefined : JSON.stringify(body),
+        headers: {
+          authorization: `Bearer ${credential}`,
+          "content-type": op.method === "GET" ? undefined : "application/json",
+        },
+        timeout: {
+          connect: this.options.timeouts?.connectMs ?? 10_000,
+          request: this.options.timeouts?.requestMs ?? 60_000,
+        },
+      });
+    return readAtMost(request, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, { operation: describeOperation(op) });
   }
 
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */

@@ -1,16 +1,23 @@
-import type { CancelableRequest } from "got";
+import type { RequestPromise, Response } from "got";
 import { ResponseTooLargeError, type ErrorDetails } from "./errors.js";
 
 /**
- * Awaits a got request, cancelling it as soon as its body, counted after decompression, passes `max` bytes:
- * the rest is never read. Rejects with a ResponseTooLargeError, which the transport does not retry.
+ * Starts a got request with the signal given and awaits it, aborting it as soon as its body, counted after
+ * decompression, passes `max` bytes: the rest is never read. Rejects with a ResponseTooLargeError, which the
+ * transport does not retry. (got 15 replaced the request's `cancel()` with the `signal` option.)
  */
-export async function readAtMost<T>(pending: CancelableRequest<T>, max: number, details: ErrorDetails): Promise<T> {
+export async function readAtMost<T extends Response | Response["body"]>(
+  start: (signal: AbortSignal) => RequestPromise<T>,
+  max: number,
+  details: ErrorDetails,
+): Promise<T> {
+  const abort = new AbortController();
+  const pending = start(abort.signal);
   let over = false;
   pending.on("downloadProgress", (progress) => {
     if (!over && progress.transferred > max) {
       over = true;
-      pending.cancel();
+      abort.abort();
     }
   });
   try {

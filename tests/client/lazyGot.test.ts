@@ -9,8 +9,9 @@ import { REPO } from "../support/programDir.js";
  * to load got: what a program, a preview's plugin or a CLI command that sends nothing must never need.
  */
 function withoutGot(body: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const refuse = 'export async function resolve(s, c, next) { if (s === "got") throw new Error("got was loaded"); return next(s, c); }';
-  const script = `import { register } from "node:module";\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(refuse)}`)});\n${body}`;
+  // registerHooks (in-thread, Node.js 22.15+): module.register() is deprecated from Node.js 26 and warns on stderr.
+  const refuse = 'registerHooks({ resolve(s, c, next) { if (s === "got") throw new Error("got was loaded"); return next(s, c); } });';
+  const script = `import { registerHooks } from "node:module";\n${refuse}\n${body}`;
   return new Promise((resolve) => {
     execFile(process.execPath, ["--input-type=module", "-e", script], { cwd: REPO }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
