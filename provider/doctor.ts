@@ -296,6 +296,9 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean): Promise<{ rows: 
 
   const balance = await probe.send(OPERATIONS.balance, {});
   if (meaning(balance) === "unauthorised") throw new Error(`the admin key was refused (${balance.status}) by ${probe.origin}`);
+  if (balance.status >= 300 && balance.status < 400) {
+    throw new Error(`account/balance answered HTTP ${balance.status}, a redirect: the platform moved; set ${SETTINGS.baseUrl.config} to its new address (redirects are never followed, so that the credential is never sent elsewhere)`);
+  }
   if (refused(balance)) throw new Error(`account/balance was refused: ${describeRefusal(balance)}`);
   let list = await probe.send(OPERATIONS.listSubAccounts, { page_size: -1 });
   if (meaning(list) === "unauthorised") throw new Error(`the main account key was refused (${list.status}) by ${probe.origin}`);
