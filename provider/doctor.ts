@@ -18,6 +18,7 @@ import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "./
 import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
 import { codeOf, judge, type Judgement } from "./client/refusals.js";
 import { OPERATIONS, type Operation } from "./api/operations.js";
+import { refusalNamesKey } from "./client/apiKeys.js";
 import { wirePath } from "./api/casing.js";
 import { SETTINGS } from "./client/settings.js";
 import { UsageError } from "./usageError.js";
@@ -429,6 +430,9 @@ function goneRow(what: string, answer: Raw): DoctorRow {
   const point = `gone: ${what}`;
   const assumes = "404 (or an answer that says not found)";
   if ("refusal" in answer.judged && answer.judged.refusal.meaning === "gone") return { point, assumes, observed: `${describeShape(answer)}: read as gone`, verdict: answer.status === 404 ? "holds" : "handled" };
+  if (namesKey(answer)) {
+    return { point, assumes, observed: `${describeShape(answer)} (${describeRefusal(answer)}): a refusal of a key the package holds that names the key, read as gone`, verdict: "handled", reading: "gone-400" };
+  }
   return {
     point,
     assumes,
@@ -436,6 +440,11 @@ function goneRow(what: string, answer: Raw): DoctorRow {
     verdict: "setting",
     setting: `${SETTINGS.profile.config} (llm-accounts doctor --write --save), which names this answer gone`,
   };
+}
+
+/** Whether the client takes a key's refusal for an unknown key (client/apiKeys.ts keyUnknown: a refusal naming the key). */
+function namesKey(a: Raw): boolean {
+  return "refusal" in a.judged && a.judged.refusal.meaning === "refused" && refusalNamesKey(a.judged.refusal.code, a.judged.refusal.apiMessage);
 }
 
 /** How an answer looks: status and code or shape marker. */
@@ -649,9 +658,11 @@ function deletesRow(key: Raw, subAccount: Raw): DoctorRow {
   const point = "deletes of what does not exist";
   const assumes = "a refusal that says gone (404)";
   const done = [key, subAccount].filter((a) => "answer" in a.judged).length;
-  const gone = [key, subAccount].filter((a) => "refusal" in a.judged && a.judged.refusal.meaning === "gone").length;
+  // A key delete refused naming the key is looked at, one get per key, and done for the gone ones (runtime/deleteCoalescer.ts).
+  const isGone = (a: Raw) => ("refusal" in a.judged && a.judged.refusal.meaning === "gone") || (a === key && namesKey(a));
+  const gone = [key, subAccount].filter(isGone).length;
   if (done + gone < 2) {
-    const other = [key, subAccount].find((a) => !("answer" in a.judged) && !("refusal" in a.judged && a.judged.refusal.meaning === "gone"))!;
+    const other = [key, subAccount].find((a) => !("answer" in a.judged) && !isGone(a))!;
     return { point, assumes, observed: `${describeShape(other)} (${describeRefusal(other)}): not read as gone`, verdict: "setting", setting: `${SETTINGS.profile.config} (llm-accounts doctor --write --save)` };
   }
   if (done > 0) return { point, assumes, observed: "answered done: deletes are idempotent", verdict: "handled", reading: "idempotent-deletes" };

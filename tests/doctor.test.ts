@@ -63,6 +63,20 @@ describe("llm-accounts doctor (issue 35)", () => {
     }
   });
 
+  test("gone-400: a key's 400 naming the key is reported as the runtime reads it (gone, handled: a get's refusal, and a delete looked at key by key), not as a setting", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false, readings: ["gone-400"] });
+    try {
+      const { out } = await doctor(emu, ["--write", "--json"]);
+      const report = JSON.parse(out) as { rows: { point: string; verdict: string; reading?: string }[] };
+      expect(report.rows.find((r) => r.point === "gone: a key that does not exist")).toMatchObject({ verdict: "handled", reading: "gone-400" });
+      expect(report.rows.find((r) => r.point === "deletes of what does not exist")?.verdict).not.toBe("holds");
+      expect(emu.state.listKeys()).toEqual([]);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+    } finally {
+      await emu.close();
+    }
+  });
+
   test.each(READING_NAMES.filter((r) => !NOT_YET_NAMED.includes(r)))("names exactly the reading %s, says whether a setting is needed, and leaves nothing behind", async (reading) => {
     const emu = await startEmulator({ port: 0, rateLimits: false, readings: [reading] });
     try {
@@ -242,8 +256,9 @@ describe("llm-accounts doctor against platforms nobody here wrote (issue 44)", (
     const rewrite = (path: string, status: number, body: unknown) =>
       status === 404 && path.endsWith("/api-key/get") ? { status: 400, body: { error: { code: "invalid_key", message: "invalid key" } } } : { status, body };
     const { out, code } = await withPlatform(rewrite, ["--write", "--save"]);
-    expect(out).toMatch(/^setting +gone: a key that does not exist +.*HTTP 400 invalid_key .*llm-accounts:profile/m);
-    expect(code).toBe(DOCTOR_EXIT.settingNeeded);
+    // The runtime reads a get's 400 naming the key as gone without a profile (client/apiKeys.ts keyUnknown): handled.
+    expect(out).toMatch(/^handled +gone: a key that does not exist +.*HTTP 400 invalid_key .*read as gone/m);
+    expect(code).toBe(DOCTOR_EXIT.holds);
     const line = /^pulumi config set llm-accounts:profile '(.+)'$/m.exec(out);
     expect(line).not.toBeNull();
     const profile = ProfileSchema.parse(JSON.parse(line![1]));

@@ -77,7 +77,12 @@ export class ApiKeysApi extends ApiGroup {
  */
 export function keyUnknown(err: unknown): boolean {
   if (err instanceof NotFoundError) return true;
-  return err instanceof BadRequestError && /key/i.test(`${err.code ?? ""} ${err.apiMessage ?? ""}`);
+  return err instanceof BadRequestError && refusalNamesKey(err.code, err.apiMessage);
+}
+
+/** Whether a refusal of a request that sends nothing but keys names the key (its code or message): keyUnknown's rule, which the doctor reports with. */
+export function refusalNamesKey(code: string | undefined, message: string | undefined): boolean {
+  return /key/i.test(`${code ?? ""} ${message ?? ""}`);
 }
 
 /**
