@@ -44,8 +44,8 @@ const EMULATOR_USAGE = `Options of "emulator":
   --rate-window-ms N    Length of a rate-limit "minute" in ms (default 60000; scales every window)
   --no-rate-limits      Turn rate limits off
   --state-file F        Keep the state (credentials included, mode 0600) in this file across restarts
-  --fault SPEC          Inject a fault; repeatable. SPEC is kind[:key=value,...], kinds 429, 500, 503,
-                        latency, drop-before, drop-after, malformed, wrong-type; keys rate, ops, count, ms,
+  --fault SPEC          Inject a fault; repeatable. SPEC is kind[:key=value,...], kinds 400, 429, 500,
+                        503, latency, drop-before, drop-after, malformed, wrong-type; keys rate, ops, count, ms,
                         retryAfter. E.g. --fault 429:rate=0.2,ops=api-key/create  --fault latency:ms=50
   --seed N              Seed of the fault generator (default 1)
   --reading NAME        Answer one of the spec's open points another way a real platform may; repeatable.
