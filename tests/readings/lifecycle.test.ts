@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { LlmAccountsClient } from "../../provider/client/index.js";
-import { READING_NAMES, startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
+import { startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
+import { LIFECYCLE_READINGS } from "../support/emulator.js";
 import { apiKey, startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
 
@@ -47,14 +48,8 @@ async function gateIsEmpty<I>(provider: { read(id: string, p: Props): Promise<{ 
   return found.props as Props;
 }
 
-/**
- * Readings whose lifecycle stops at the first list with the reading named, by design (docs/decisions.md): the
- * package cannot tell its sub-accounts apart in a list that masks tokens (tests/readings/maskedTokens.test.ts), and
- * a redirect is never followed (tests/readings/redirects.test.ts).
- */
-const STOPS: Reading[] = ["masked-tokens", "redirects"];
 
-describe.each(["(the package's reading)" as const, ...READING_NAMES.filter((r) => !STOPS.includes(r))])("lifecycle under the reading %s", (reading) => {
+describe.each(LIFECYCLE_READINGS)("lifecycle under the reading %s", (reading) => {
   let emu: Emulator;
   const readings = reading === "(the package's reading)" ? [] : [reading];
   beforeAll(async () => {

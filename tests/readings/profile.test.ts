@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { PassThrough } from "node:stream";
 import { ProfileSchema } from "../../provider/api/profile.js";
 import { runDoctor } from "../../provider/doctor.js";
-import { READING_NAMES, startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
+import { startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
+import { LIFECYCLE_READINGS } from "../support/emulator.js";
 import { apiKey, startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
 
@@ -33,10 +34,7 @@ async function gateIsEmpty<I>(provider: { read(id: string, p: Props): Promise<{ 
   return found.props as Props;
 }
 
-/** Readings whose lifecycle stops at the first call by design (tests/readings/lifecycle.test.ts STOPS). */
-const STOPS: Reading[] = ["masked-tokens", "redirects"];
-
-describe.each(["(the package's reading)" as const, ...READING_NAMES.filter((r) => !STOPS.includes(r))])("with the profile the doctor measured under %s", (reading) => {
+describe.each(LIFECYCLE_READINGS)("with the profile the doctor measured under %s", (reading) => {
   let emu: Emulator;
   const readings = reading === "(the package's reading)" ? [] : [reading];
   beforeAll(async () => {

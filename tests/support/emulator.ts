@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "@jest/globals";
 import { LlmAccountsClient, type ClientOptions } from "../../provider/client/index.js";
-import { startEmulator, type Emulator, type EmulatorOptions } from "../../provider/emulator/index.js";
+import { READING_NAMES, startEmulator, type Emulator, type EmulatorOptions, type Reading } from "../../provider/emulator/index.js";
 import { startFresh } from "../../provider/runtime/index.js";
 import { SecretLedger } from "./secrets.js";
 
@@ -63,3 +63,13 @@ export function expectNoSecret(text: string, secrets: string[]): void {
     if (text.includes(s)) throw new Error(`a secret (${s.slice(0, 7)}...) appears in: ${text.slice(0, 300)}`);
   }
 }
+
+/**
+ * Readings whose lifecycle stops at the first list with the reading named, by design (docs/decisions.md): the
+ * package cannot tell its sub-accounts apart in a list that masks tokens (tests/readings/maskedTokens.test.ts), and
+ * a redirect is never followed (tests/readings/redirects.test.ts).
+ */
+export const STOPS: readonly Reading[] = ["masked-tokens", "redirects"];
+
+/** The readings a user's lifecycle runs under: the package's own, then every other that does not stop by design. */
+export const LIFECYCLE_READINGS = ["(the package's reading)" as const, ...READING_NAMES.filter((r) => !STOPS.includes(r))];
