@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { HOUR_MS } from "./api/assumptions.js";
 import { SETTINGS } from "./client/settings.js";
@@ -9,6 +8,7 @@ import { DOCTOR_USAGE, runDoctor } from "./doctor.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
 import { UsageError } from "./usageError.js";
+import { readOptionFile } from "./commands/kit.js";
 import { runSweep, SWEEP_USAGE, SweepUsageError } from "./sweep.js";
 import { nodeTooOld } from "./version.js";
 
@@ -103,11 +103,7 @@ async function credential(which: "adminKey" | "accountKey", flag: string | undef
     process.stderr.write(`warning: --${option} is visible to every user of this machine (ps); use ${SETTINGS[which].env} or --${option}-file\n`);
     [value, source] = [flag, `--${option}`];
   } else if (file !== undefined) {
-    try {
-      [value, source] = [await readFile(file, "utf8"), `--${option}-file ${file}`];
-    } catch (err) {
-      throw new UsageError(`--${option}-file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? "error"})`);
-    }
+    [value, source] = [readOptionFile(`${option}-file`, file, UsageError), `--${option}-file ${file}`];
   } else {
     [value, source] = [process.env[SETTINGS[which].env] || undefined, SETTINGS[which].env];
   }

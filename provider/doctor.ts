@@ -13,7 +13,8 @@ import { parseArgs } from "node:util";
 import { ALIAS_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS, USAGE_NEXT_PAGE_FIELD } from "./api/assumptions.js";
 import { redact } from "./api/redact.js";
 import { platformPartsOf } from "./api/schemas/index.js";
-import { printable } from "./account/printable.js";
+import { printable } from "./commands/kit.js";
+import { isObject } from "./api/canonical.js";
 import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "./api/profile.js";
 import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
 import { codeOf, judge, type Judgement } from "./client/refusals.js";
@@ -64,8 +65,6 @@ interface Raw {
   /** What the client makes of it (client/refusals.ts judge, by the package's defaults). */
   judged: Judgement;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** Whether the client takes an answer for a refusal (of any meaning). */
 const refused = (a: Raw): boolean => !("answer" in a.judged);

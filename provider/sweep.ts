@@ -1,13 +1,8 @@
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { API_KEY_DELETE_MAX, SUB_ACCOUNT_MAX_SKS } from "./api/assumptions.js";
 import { maskKey, redact } from "./api/redact.js";
-import { LlmAccountsClient } from "./client/client.js";
-import { resolveClientOptions } from "./client/config.js";
-import { AuthenticationError } from "./client/errors.js";
 import { keyUnknown } from "./client/apiKeys.js";
-import { parseKeyList } from "./account/keyList.js";
-import { printable } from "./account/printable.js";
+import { clientFromEnvironment, printable, readKeyList, refusedCredential } from "./commands/kit.js";
 
 /** Help text of `llm-accounts sweep`. */
 export const SWEEP_USAGE = `Options of "sweep" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -55,17 +50,6 @@ export interface SweepReport {
   keysGone: number;
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function refused(err: unknown, which: string): never {
-  if (err instanceof AuthenticationError) throw new Error(`the platform refused the ${which} (401): check it, and the base URL (${err.message})`);
-  throw err;
-}
-
 /**
  * `llm-accounts sweep`: finds the objects a test run left on an account by alias prefix (sub-accounts through
  * one list; API keys only from a given list, since the API cannot list keys), prints them masked, and deletes
@@ -91,26 +75,10 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
   if (empty >= 0) throw new SweepUsageError(`--prefix ${empty + 1}: an empty prefix matches every alias; say --any-alias if that is meant`);
   const matches = (alias: string) => any || prefixes.some((p) => alias.startsWith(p));
 
-  const keyList =
-    values.keys === undefined
-      ? []
-      : parseKeyList(
-          values.keys === "-"
-            ? await readAll(io.stdin)
-            : (() => {
-                try {
-                  return readFileSync(values.keys, "utf8");
-                } catch (err) {
-                  throw new SweepUsageError(`--keys ${values.keys}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-                }
-              })(),
-          values.keys === "-" ? "stdin" : values.keys,
-        );
+  const keyList = await readKeyList(values.keys, io.stdin, SweepUsageError);
 
-  const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, io.env));
-  const subAccounts = (await client.subAccounts.list().catch((err: unknown) => refused(err, "main account key (LLM_ACCOUNTS_ACCOUNT_KEY)"))).filter((s) =>
-    matches(s.alias),
-  );
+  const client = clientFromEnvironment(io.env);
+  const subAccounts = (await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", Error))).filter((s) => matches(s.alias));
   let keysGone = 0;
   const keys = (
     await Promise.all(
@@ -123,7 +91,7 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
             keysGone += 1;
             return undefined;
           }
-          return refused(err, "admin key (LLM_ACCOUNTS_ADMIN_KEY)");
+          return refusedCredential(err, "adminKey", Error);
         }
       }),
     )

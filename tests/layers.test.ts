@@ -14,7 +14,7 @@ const FLOORS: Record<string, number> = {
   "emulator": 1,
   "runtime": 2,
   "resources": 3,
-  "account": 3,
+  "commands": 3,
   "import": 4,
   "policy": 4,
   "sweep.ts": 4,

@@ -2,6 +2,7 @@ import type { Got, RequestError, Response } from "got";
 import { ZodError, type z } from "zod";
 import { HOUR_MS, MAX_RESPONSE_BYTES, MAX_RETRY_AFTER_MS, RATE_LIMIT_STATUS } from "../api/assumptions.js";
 import { wirePath } from "../api/casing.js";
+import { isObject } from "../api/canonical.js";
 import { parseAnswerJson } from "../api/schemas/answers.js";
 import {
   ApiError,
@@ -55,7 +56,7 @@ function errorDetailsOf(body: string): { code?: string; apiMessage?: string } {
   } catch {
     return { apiMessage: body.trim() ? `(not JSON) ${body.trim().slice(0, 200)}` : undefined };
   }
-  return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? refusalDetails(parsed as Record<string, unknown>) : {};
+  return isObject(parsed) ? refusalDetails(parsed) : {};
 }
 
 /** A network failure as our error, with what it tells: whether the request may have been sent, whether to try again. */

@@ -5,6 +5,7 @@
  */
 import { PROFILE_MARKERS, PROFILE_MEANINGS, type Profile, type ProfileMeaning } from "../api/profile.js";
 import type { Group } from "../api/operations.js";
+import { isObject } from "../api/canonical.js";
 import { ApiError } from "./errors.js";
 
 /** What an answer that is not "done" means for the caller: not made, no such object, try again later, wrong credential. */
@@ -25,7 +26,6 @@ export interface Refusal {
 /** A 2xx body read: the answer to parse (unwrapped from an envelope), or a refusal. */
 export type Read = { answer: unknown } | { refusal: Refusal };
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 const text = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v : typeof v === "number" ? String(v) : undefined);
 
 /** Codes an envelope uses for "done" (`{code: 0, data}` and its kin). */

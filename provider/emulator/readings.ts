@@ -6,6 +6,7 @@
  */
 import { USAGE_NEXT_PAGE_FIELD } from "../api/assumptions.js";
 import { maskKey } from "../api/redact.js";
+import { isObject } from "../api/canonical.js";
 import { ErrorAnswer } from "./errors.js";
 
 /** Every reading the emulator can play, with what it changes. */
@@ -84,7 +85,6 @@ const ALIAS_OPS = new Set(["api-key/create", "api-key/edit", "sub-account/create
 const NO_CONTENT_OPS = new Set(["api-key/status", "api-key/delete", "sub-account/edit", "sub-account/delete"]);
 const SUB_ACCOUNT_OPS = (op: string) => op.startsWith("sub-account/");
 const RESTRICTED = /^[A-Za-z0-9 ._-]*$/;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** What the emulator does differently under a set of readings: checks of requests, and the shape of answers. */
 export class Readings {

@@ -1,5 +1,4 @@
 import type { LlmAccountsClient } from "../client/client.js";
-import { AuthenticationError, LlmAccountsError } from "../client/errors.js";
 import { keyUnknown } from "../client/apiKeys.js";
 import { CREATE_MARKER, SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
@@ -8,9 +7,9 @@ import { compareIds, type AnswerId } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
 import type { CheckFailure } from "../runtime/check.js";
 import { same } from "../api/canonical.js";
-import { batchGroupOf } from "../account/batchGroups.js";
+import { batchGroupOf } from "../commands/batchGroups.js";
 import { unconfirmedAmong } from "../runtime/batchRecovery.js";
-import { printable } from "../account/printable.js";
+import { printable, refusedCredential } from "../commands/kit.js";
 import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
 
 /** An API key as the generated program declares it; `key` is the secret that goes to the stack config. */
@@ -132,13 +131,6 @@ function uniqueNames(bases: string[], taken: Iterable<string> = []): string[] {
   });
 }
 
-function credentialError(err: unknown, which: string): never {
-  if (err instanceof AuthenticationError) {
-    throw new ImportError(`the platform refused the ${which} (401): check it, and the base URL (${err.message})`);
-  }
-  throw err;
-}
-
 /** Why the package's own check refuses a declaration, masked: empty when the program may declare it. */
 function refusals(failures: CheckFailure[]): string {
   return failures.map((f) => redact(`${f.property}: ${f.reason}`)).join("; ");
@@ -227,8 +219,7 @@ async function readKeys(client: LlmAccountsClient, reads: KeyToRead[], progress:
           if (read.listedAt !== undefined) throw new ImportError(`API key ${read.listedAt} of the list (${maskKey(read.key)}) does not exist on the platform`);
           return undefined;
         }
-        if (err instanceof LlmAccountsError) credentialError(err, "admin key (LLM_ACCOUNTS_ADMIN_KEY)");
-        throw err;
+        return refusedCredential(err, "adminKey", ImportError);
       }
     },
     () => progress(++answered, reads.length),
@@ -360,7 +351,7 @@ export async function readAccount(
   state?: StackState,
   options: ReimportOptions = {},
 ): Promise<ImportedAccount> {
-  const subAccounts = await client.subAccounts.list().catch((err: unknown) => credentialError(err, "main account key (LLM_ACCOUNTS_ACCOUNT_KEY)"));
+  const subAccounts = await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", ImportError));
   const leftOut: string[] = [];
   const dropped: string[] = [];
   const drifted: string[] = [];

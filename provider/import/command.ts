@@ -7,7 +7,8 @@ import { resolveClientOptions, type ConnectionArgs, type TransportOptions } from
 import { SETTINGS, type StackConfig } from "../client/settings.js";
 import { maskKey, redact } from "../api/redact.js";
 import { PACKAGE } from "../version.js";
-import { parseKeyList } from "../account/keyList.js";
+import { readKeyList } from "../commands/kit.js";
+import { isObject } from "../api/canonical.js";
 import { ImportError, readAccount, slug, type ImportedAccount } from "./account.js";
 import {
   KEYS_CONFIG_KEY,
@@ -57,27 +58,6 @@ const STACK_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.-]*(\/[A-Za-z0-9_.-]+){0,2}$/;
 const PROGRESS_EVERY_MS = 2000;
 /** Left-out objects named on stdout; every one is in index.ts's header. */
 const LEFT_OUT_SHOWN = 20;
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-async function readKeys(source: string | undefined, io: ImportIo): Promise<string[]> {
-  if (source === undefined) return [];
-  if (source === "-") return parseKeyList(await readAll(io.stdin), "stdin");
-  let text: string;
-  try {
-    text = readFileSync(source, "utf8");
-  } catch (err) {
-    throw new ImportError(`--keys ${source}: cannot read the key file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  return parseKeyList(text, source);
-}
-
-/** True for `{...}`: not an array, not null. */
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** What the folder holds already, read and checked before anything is read from the platform or written. */
 interface Folder {
@@ -353,7 +333,7 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   const dir = resolve(values.out);
   const plan = packagePlan(io.source ?? installSource(runningPackageRoot()), dir);
   const folder = inspectFolder(dir, values.force ?? false, plan.copyFrom ? basename(plan.copyFrom) : undefined);
-  const apiKeys = await readKeys(values.keys, io);
+  const apiKeys = await readKeyList(values.keys, io.stdin, ImportError);
   const dropUnlisted = values["drop-unlisted"] ?? false;
 
   // What the stack already manages, before anything is read from the platform or written (stackState.ts).

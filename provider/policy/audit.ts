@@ -1,15 +1,12 @@
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { maskKey, redact } from "../api/redact.js";
-import { LlmAccountsClient } from "../client/client.js";
-import { resolveClientOptions } from "../client/config.js";
-import { groupSubAccounts } from "../account/batchGroups.js";
-import { parseKeyList } from "../account/keyList.js";
-import { AuthenticationError, NotFoundError } from "../client/errors.js";
+import type { LlmAccountsClient } from "../client/client.js";
+import { groupSubAccounts } from "../commands/batchGroups.js";
+import { clientFromEnvironment, printable, readKeyList, readOptionFile, refusedCredential } from "../commands/kit.js";
+import { NotFoundError } from "../client/errors.js";
 import { LEVELS, parseOptions, PolicyConfigError, RULES, ruleUrl, type Finding, type Level, type Rule, type Severity } from "./rules.js";
 import { batchFromLive, keyFromLive } from "./subjects.js";
 import { UsageError } from "../usageError.js";
-import { printable } from "../account/printable.js";
 
 /** Help text of `llm-accounts audit`. */
 export const AUDIT_USAGE = `Options of "audit" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -106,24 +103,19 @@ export function configureRules(config: unknown, source: string): Configured[] {
   });
 }
 
-function credentialError(err: unknown, which: string): never {
-  if (err instanceof AuthenticationError) throw new PolicyConfigError(`the platform refused the ${which} (401): check it, and the base URL (${err.message})`);
-  throw err;
-}
-
 /**
  * Reads what the rules look at: one list of every sub-account, one get per API key of the list, all gets
  * started at once and paced by the client's limiter (the platform's rate limits are never tripped).
  */
 async function readLive(client: LlmAccountsClient, apiKeys: string[], now: number) {
-  const subAccounts = await client.subAccounts.list().catch((err: unknown) => credentialError(err, "main account key (LLM_ACCOUNTS_ACCOUNT_KEY)"));
+  const subAccounts = await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", PolicyConfigError));
   const keys = await Promise.all(
     apiKeys.map(async (key, i) => {
       try {
         return keyFromLive(key, await client.apiKeys.get(key), now);
       } catch (err) {
         if (err instanceof NotFoundError) throw new PolicyConfigError(`API key ${i + 1} of the list (${maskKey(key)}) does not exist on the platform`);
-        return credentialError(err, "admin key (LLM_ACCOUNTS_ADMIN_KEY)");
+        return refusedCredential(err, "adminKey", PolicyConfigError);
       }
     }),
   );
@@ -144,26 +136,12 @@ export function evaluate(configured: Configured[], live: Awaited<ReturnType<type
   return findings;
 }
 
-/** A cell as the table prints it: control, line-separator and bidi characters escaped (account/printable.ts). */
+/** A cell as the table prints it: control, line-separator and bidi characters escaped (commands/kit.ts). */
 const cell = printable;
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_c, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ")).join("\n") + "\n";
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function readText(file: string, flag: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (err) {
-    throw new PolicyConfigError(`--${flag} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
 }
 
 /**
@@ -180,17 +158,15 @@ export async function runAudit(args: string[], io: AuditIo): Promise<number> {
   if (!configFile) throw new UsageError("--policy-config FILE is required: the rules' levels and options (the JSON of --policy-pack-config)");
   let config: unknown;
   try {
-    config = JSON.parse(readText(configFile, "policy-config"));
+    config = JSON.parse(readOptionFile("policy-config", configFile, PolicyConfigError));
   } catch (err) {
     if (err instanceof PolicyConfigError) throw err;
     throw new PolicyConfigError(`--policy-config ${configFile}: not JSON (${(err as Error).message})`);
   }
   const configured = configureRules(config, configFile);
-  const apiKeys =
-    values.keys === undefined ? [] : values.keys === "-" ? parseKeyList(await readAll(io.stdin), "stdin") : parseKeyList(readText(values.keys, "keys"), values.keys);
+  const apiKeys = await readKeyList(values.keys, io.stdin, PolicyConfigError);
 
-  const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, io.env));
-  const live = await readLive(client, apiKeys, (io.now ?? Date.now)());
+  const live = await readLive(clientFromEnvironment(io.env), apiKeys, (io.now ?? Date.now)());
   const findings = evaluate(configured, live);
 
   const mandatory = findings.filter((f) => f.level === "mandatory").length;

@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
+import { isObject } from "../canonical.js";
 import {
   ADMIN_KEY_PREFIX,
   ALIAS_MAX_LENGTH,
@@ -115,7 +116,7 @@ export function settingsObject<Shape extends z.core.$ZodLooseShape>(shape: Shape
         }
       },
       // Also when a known field failed: every failure is named at once.
-      { when: (payload) => payload.value !== null && typeof payload.value === "object" && !Array.isArray(payload.value) },
+      { when: (payload) => isObject(payload.value) },
     )
     // A value that passed has no field besides the known ones: typed as the closed object.
     .transform((value) => value as z.output<z.ZodObject<Shape>>);
