@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { API_KEY_DELETE_MAX, SUB_ACCOUNT_MAX_SKS } from "./api/assumptions.js";
 import { maskKey, redact } from "./api/redact.js";
+import type { LlmAccountsClient } from "./client/client.js";
 import { keyUnknown } from "./client/apiKeys.js";
 import { clientFromEnvironment, printable, readKeyList, refusedCredential } from "./commands/kit.js";
 
@@ -50,12 +51,16 @@ export interface SweepReport {
   keysGone: number;
 }
 
-/**
- * `llm-accounts sweep`: finds the objects a test run left on an account by alias prefix (sub-accounts through
- * one list; API keys only from a given list, since the API cannot list keys), prints them masked, and deletes
- * them with `--yes`. Resolves with the exit code.
- */
-export async function runSweep(args: string[], io: SweepIo): Promise<number> {
+/** What the command line asks: which aliases to sweep, the key list, whether to delete and how to print. */
+interface SweepOptions {
+  prefixes: string[];
+  any: boolean;
+  keys?: string;
+  yes: boolean;
+  json: boolean;
+}
+
+function sweepOptions(args: string[]): SweepOptions {
   const { values } = parseArgs({
     args,
     strict: true,
@@ -73,11 +78,11 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
   if (!any && prefixes.length === 0) throw new SweepUsageError("--prefix P is required (the alias prefix of the test objects), or --any-alias on a throwaway account");
   const empty = prefixes.findIndex((p) => p.trim() === "");
   if (empty >= 0) throw new SweepUsageError(`--prefix ${empty + 1}: an empty prefix matches every alias; say --any-alias if that is meant`);
-  const matches = (alias: string) => any || prefixes.some((p) => alias.startsWith(p));
+  return { prefixes, any, keys: values.keys, yes: values.yes === true, json: values.json === true };
+}
 
-  const keyList = await readKeyList(values.keys, io.stdin, SweepUsageError);
-
-  const client = clientFromEnvironment(io.env);
+/** The sub-accounts (one list) and the listed keys (one get each) whose alias matches; keys already gone are counted. */
+async function findLeftovers(client: LlmAccountsClient, keyList: string[], matches: (alias: string) => boolean) {
   const subAccounts = (await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", Error))).filter((s) => matches(s.alias));
   let keysGone = 0;
   const keys = (
@@ -96,27 +101,44 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
       }),
     )
   ).filter((k): k is { key: string; alias: string } => k !== undefined && matches(k.alias));
+  return { subAccounts, keys, keysGone };
+}
 
+/** The report's lines: one per object found, then what was found or deleted. */
+function printReport(report: SweepReport, counts: { subAccounts: number; keys: number; listed: number }, out: NodeJS.WritableStream): void {
+  for (const o of report.found) out.write(`${o.kind === "api-key" ? "API key    " : `sub-account ${o.id}`}  ${o.hint}  alias ${printable(JSON.stringify(o.alias))}\n`);
+  const gone = report.keysGone ? ` (${report.keysGone} already gone)` : "";
+  const what = `${counts.subAccounts} sub-account(s) and ${counts.keys} API key(s) of ${counts.listed} listed${gone}`;
+  const scope = report.prefixes === "any" ? "of any alias" : `with alias prefix ${report.prefixes.map((p) => JSON.stringify(redact(p))).join(", ")}`;
+  if (report.found.length === 0) out.write(`Nothing to sweep ${scope}: 0 sub-accounts, 0 API keys of ${counts.listed} listed${gone}.\n`);
+  else if (report.deleted) out.write(`Deleted ${what} ${scope}.\n`);
+  else out.write(`Found ${what} ${scope}. Dry run: nothing deleted; run again with --yes to delete them.\n`);
+}
+
+/**
+ * `llm-accounts sweep`: finds the objects a test run left on an account by alias prefix (sub-accounts through
+ * one list; API keys only from a given list, since the API cannot list keys), prints them masked, and deletes
+ * them with `--yes`. Resolves with the exit code.
+ */
+export async function runSweep(args: string[], io: SweepIo): Promise<number> {
+  const options = sweepOptions(args);
+  const matches = (alias: string) => options.any || options.prefixes.some((p) => alias.startsWith(p));
+  const keyList = await readKeyList(options.keys, io.stdin, SweepUsageError);
+
+  const client = clientFromEnvironment(io.env);
+  const { subAccounts, keys, keysGone } = await findLeftovers(client, keyList, matches);
   const found: SweptObject[] = [
     ...subAccounts.map((s) => ({ kind: "sub-account" as const, alias: redact(s.alias), hint: maskKey(s.token), id: s.id })),
     ...keys.map((k) => ({ kind: "api-key" as const, alias: redact(k.alias), hint: maskKey(k.key) })),
   ];
-  const deleting = values.yes === true && found.length > 0;
+  const deleting = options.yes && found.length > 0;
   if (deleting) {
     for (let i = 0; i < subAccounts.length; i += SUB_ACCOUNT_MAX_SKS) await client.subAccounts.delete(subAccounts.slice(i, i + SUB_ACCOUNT_MAX_SKS).map((s) => s.token));
     for (let i = 0; i < keys.length; i += API_KEY_DELETE_MAX) await client.apiKeys.delete(keys.slice(i, i + API_KEY_DELETE_MAX).map((k) => k.key));
   }
 
-  const report: SweepReport = { prefixes: any ? "any" : prefixes, deleted: deleting, found, keysGone };
-  if (values.json) {
-    io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  } else {
-    for (const o of found) io.stdout.write(`${o.kind === "api-key" ? "API key    " : `sub-account ${o.id}`}  ${o.hint}  alias ${printable(JSON.stringify(o.alias))}\n`);
-    const what = `${subAccounts.length} sub-account(s) and ${keys.length} API key(s) of ${keyList.length} listed${keysGone ? ` (${keysGone} already gone)` : ""}`;
-    const scope = any ? "of any alias" : `with alias prefix ${prefixes.map((p) => JSON.stringify(redact(p))).join(", ")}`;
-    if (found.length === 0) io.stdout.write(`Nothing to sweep ${scope}: 0 sub-accounts, 0 API keys of ${keyList.length} listed${keysGone ? ` (${keysGone} already gone)` : ""}.\n`);
-    else if (deleting) io.stdout.write(`Deleted ${what} ${scope}.\n`);
-    else io.stdout.write(`Found ${what} ${scope}. Dry run: nothing deleted; run again with --yes to delete them.\n`);
-  }
+  const report: SweepReport = { prefixes: options.any ? "any" : options.prefixes, deleted: deleting, found, keysGone };
+  if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else printReport(report, { subAccounts: subAccounts.length, keys: keys.length, listed: keyList.length }, io.stdout);
   return found.length > 0 && !deleting ? SWEEP_EXIT.found : SWEEP_EXIT.clean;
 }

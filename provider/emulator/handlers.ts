@@ -59,7 +59,6 @@ function pageOffset(token: string | number | undefined): number {
   return Number(match[1]);
 }
 
-/** The operations' behaviour over a state; `clock` gives "today" for the usage summary. */
 /** How the sub-account list answers: a cap on its size, and a test's hook run after each answer is made. */
 export interface ListBehaviour {
   subAccountListCap?: number;
@@ -73,21 +72,18 @@ export interface ListBehaviour {
   lag?: { created(id: string): void; shows(id: string): boolean };
 }
 
-export function createHandlers(state: EmulatorState, clock: () => number = Date.now, limits: ListBehaviour = {}): Handlers {
-  const existingKey = (key: string): ApiKeyRecord => {
-    const record = state.getKey(key);
-    if (!record) throw notFound("key_not_found", `key ${maskKey(key)} does not exist`);
-    return record;
-  };
+/** A key of the state, or the 404 of one it does not hold. */
+function existingKey(state: EmulatorState, key: string): ApiKeyRecord {
+  const record = state.getKey(key);
+  if (!record) throw notFound("key_not_found", `key ${maskKey(key)} does not exist`);
+  return record;
+}
 
-  // Paging asks for the same rows again and again; a year over many keys takes a moment to generate.
-  let lastUsage: { query: string; rows: ReturnType<typeof usageRows> } | undefined;
-  const cachedUsageRows = (query: UsageRowsQuery) => {
-    const id = JSON.stringify(query);
-    if (lastUsage?.query !== id) lastUsage = { query: id, rows: usageRows(query) };
-    return lastUsage.rows;
-  };
+type ApiKeyOperations = "createApiKey" | "getApiKey" | "editApiKey" | "setApiKeyStatus" | "deleteApiKeys";
+type SubAccountOperations = "listSubAccounts" | "createSubAccounts" | "editSubAccounts" | "deleteSubAccounts";
 
+/** The API key group (spec 2). */
+function apiKeyHandlers(state: EmulatorState, limits: ListBehaviour): Pick<Handlers, ApiKeyOperations> {
   return {
     createApiKey: (r) => {
       const record = state.createKey(r.alias, restrictionsOf(r.security_config));
@@ -97,16 +93,16 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
 
     getApiKey: (r) => {
       if (limits.lag && !limits.lag.shows(r.key)) throw notFound("key_not_found", `key ${maskKey(r.key)} does not exist`);
-      return view(existingKey(r.key));
+      return view(existingKey(state, r.key));
     },
 
     editApiKey: (r) => {
-      existingKey(r.key);
+      existingKey(state, r.key);
       return view(state.editKey(r.key, r.alias, restrictionsOf(r.security_config))!);
     },
 
     setApiKeyStatus: (r) => {
-      existingKey(r.key);
+      existingKey(state, r.key);
       state.setKeyEnabled(r.key, r.enabled);
       return { enabled: r.enabled };
     },
@@ -116,32 +112,43 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
       if (bad) throw notFound("key_not_found", `key ${maskKey(bad.item)} ${bad.problem}; nothing was deleted`);
       return { deleted: state.deleteKeys(r.keys) };
     },
+  };
+}
 
-    balance: () => ({ balance: state.balance() }),
+/** The usage summary (spec 3), paged over rows generated from the keys; `clock` gives "today". */
+function usageSummaryHandler(state: EmulatorState, clock: () => number): Handlers["usageSummary"] {
+  // Paging asks for the same rows again and again; a year over many keys takes a moment to generate.
+  let lastUsage: { query: string; rows: ReturnType<typeof usageRows> } | undefined;
+  const cachedUsageRows = (query: UsageRowsQuery) => {
+    const id = JSON.stringify(query);
+    if (lastUsage?.query !== id) lastUsage = { query: id, rows: usageRows(query) };
+    return lastUsage.rows;
+  };
+  return (r) => {
+    const today = utcDate(clock());
+    const oldest = addDays(today, -(USAGE_HISTORY_DAYS - 1));
+    const range = `the last ${USAGE_HISTORY_DAYS} days, ${oldest} to ${today} (UTC)`;
+    if (r.start < oldest || r.start > today) throw invalidField(["start"], `${r.start} is outside ${range}`);
+    if (r.end > today) throw invalidField(["end"], `${r.end} is outside ${range}`);
+    const keys = r.key === undefined ? state.listKeys() : [existingKey(state, r.key)];
+    const rows = cachedUsageRows({
+      seeds: keys.map((k) => fingerprint(k.key)),
+      start: r.start,
+      end: r.end,
+      today,
+      withModel: r.with_model === true,
+      withUsage: r.with_usage === true,
+    });
+    const offset = pageOffset(r[USAGE_NEXT_PAGE_FIELD]);
+    const next = offset + USAGE_PAGE_SIZE;
+    const hasMore = next < rows.length;
+    return { items: rows.slice(offset, next), has_more: hasMore, next_page: hasMore ? pageToken(next) : null };
+  };
+}
 
-    usageSummary: (r) => {
-      const today = utcDate(clock());
-      const oldest = addDays(today, -(USAGE_HISTORY_DAYS - 1));
-      const range = `the last ${USAGE_HISTORY_DAYS} days, ${oldest} to ${today} (UTC)`;
-      if (r.start < oldest || r.start > today) throw invalidField(["start"], `${r.start} is outside ${range}`);
-      if (r.end > today) throw invalidField(["end"], `${r.end} is outside ${range}`);
-      const keys = r.key === undefined ? state.listKeys() : [existingKey(r.key)];
-      const rows = cachedUsageRows({
-        seeds: keys.map((k) => fingerprint(k.key)),
-        start: r.start,
-        end: r.end,
-        today,
-        withModel: r.with_model === true,
-        withUsage: r.with_usage === true,
-      });
-      const offset = pageOffset(r[USAGE_NEXT_PAGE_FIELD]);
-      const next = offset + USAGE_PAGE_SIZE;
-      const hasMore = next < rows.length;
-      return { items: rows.slice(offset, next), has_more: hasMore, next_page: hasMore ? pageToken(next) : null };
-    },
-
-    models: () => ({ models: structuredClone([...MODEL_CATALOGUE]) }),
-
+/** The sub-account group (spec 4). */
+function subAccountHandlers(state: EmulatorState, limits: ListBehaviour): Pick<Handlers, SubAccountOperations> {
+  return {
     listSubAccounts: (q) => {
       const page = q.page ?? 1;
       const pageSize = q.page_size ?? SUB_ACCOUNT_PAGE_SIZE;
@@ -182,5 +189,16 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
       state.deleteSubAccounts(r.sks);
       return { success: true };
     },
+  };
+}
+
+/** The operations' behaviour over a state; `clock` gives "today" for the usage summary. */
+export function createHandlers(state: EmulatorState, clock: () => number = Date.now, limits: ListBehaviour = {}): Handlers {
+  return {
+    ...apiKeyHandlers(state, limits),
+    balance: () => ({ balance: state.balance() }),
+    usageSummary: usageSummaryHandler(state, clock),
+    models: () => ({ models: structuredClone([...MODEL_CATALOGUE]) }),
+    ...subAccountHandlers(state, limits),
   };
 }
