@@ -178,7 +178,7 @@ const ADOPTION_AND_ROTATION: Step[] = [
 ];
 
 /**
- * The replaced twin (docs/reliability.md, 2026-11-23): b0 is replaced and the twin's delete fails (500s), so
+ * The replaced twin (a regression history of tests/convergence/regressions.test.ts): b0 is replaced and the twin's delete fails (500s), so
  * the engine keeps the first batch as a twin to delete at the end of a later deployment. The next run
  * replaces b0 back to the twin's alias and balance, and its create's answer is lost. The emulator's clock runs a
  * minute ahead, so that the twin was made "less than 5 s" before that create however long the CLI runs take.
