@@ -2,6 +2,7 @@ import { expect, test } from "@jest/globals";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { REPO } from "./support/programDir.js";
+import { PROVIDER, providerSources } from "./support/providerSources.js";
 
 // The floors of provider/ (docs/development.md, Layout): a file imports from its own folder or from a lower floor,
 // never from a folder of its own floor or above, so that the path a request takes reads top-down and no circle
@@ -23,12 +24,6 @@ const FLOORS: Record<string, number> = {
   "cli.ts": 5,
 };
 
-const PROVIDER = join(REPO, "provider");
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
-}
-
 /** The folder (or top-level file) of provider/ that a file belongs to. */
 const placeOf = (file: string) => relative(PROVIDER, file).split("/")[0];
 
@@ -43,7 +38,7 @@ test("every folder and top-level file of provider/ has a floor", () => {
 });
 
 test("provider/ imports only downwards: from its own folder or a lower floor (policy and sweep do not reach into import)", () => {
-  const upward = sources(PROVIDER).flatMap((file) =>
+  const upward = providerSources().flatMap((file) =>
     importsOf(file)
       .filter((target) => placeOf(target) !== placeOf(file) && FLOORS[placeOf(target)] >= FLOORS[placeOf(file)])
       .map((target) => `${relative(REPO, file)} -> ${relative(REPO, target)}`),

@@ -1,8 +1,9 @@
 import { expect, test } from "@jest/globals";
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readFileSync } from "node:fs";
+import { relative } from "node:path";
 import ts from "typescript";
 import { REPO } from "./support/programDir.js";
+import { providerSources } from "./support/providerSources.js";
 
 // A function a reader can follow fits on a screen: no function in provider/ is longer than this (issue 42), counted
 // from its first line to its last, blank lines and comments included (what a reader scrolls through).
@@ -18,12 +19,6 @@ const TOO_LONG_TODAY: Record<string, number> = {
   "provider/import/account.ts readAccount": 142,
   "provider/import/command.ts runImport": 123,
 };
-
-const PROVIDER = join(REPO, "provider");
-
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
-}
 
 /** What a function is called where it stands: its own name, the variable or property it is assigned to, Class.method. */
 function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string {
@@ -41,7 +36,7 @@ function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string
 
 /** Every source file of provider/, parsed. */
 function parsed(): ts.SourceFile[] {
-  return sources(PROVIDER).map((file) => ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true));
+  return providerSources().map((file) => ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true));
 }
 
 /** Every function, method and arrow of provider/ with its length in lines, from its first line to its last. */
