@@ -80,7 +80,7 @@ const WRITTEN_ONCE: Record<string, string> = {
   readKeyList: "provider/commands/kit.ts",
   parseKeyList: "provider/commands/kit.ts",
   refusedCredential: "provider/commands/kit.ts",
-  credentialError: "provider/commands/kit.ts",
+  credentialError: "provider/commands/kit.ts", // refusedCredential's old name, written twice before the kit
   printable: "provider/commands/kit.ts",
 };
 
