@@ -592,7 +592,7 @@ async function writes(probe: Probe, usageField: string, measured: Measured, pagi
     // The largest count of one create (not shown): one create of as many as the package sends at once, balance 0.
     const full = await subCreate(alias, SUB_ACCOUNT_MAX_COUNT);
     made.push(...tokensOf(full));
-    // The package splits a create only on a refusal that names `count` (batchRecovery.ts); the same create of 1 was taken, so
+    // The package splits a create only on a refusal that names `count` (subAccountBatch/recovery.ts); the same create of 1 was taken, so
     // another refusal of this one is about its count all the same, and the package will not split on it.
     const why = refused(full) ? describeRefusal(full) : undefined;
     const capped = why !== undefined && /\bcount\b/i.test(why);
@@ -657,7 +657,7 @@ function deletesRow(key: Raw, subAccount: Raw): DoctorRow {
   const point = "deletes of what does not exist";
   const assumes = "a refusal that says gone (404)";
   const done = [key, subAccount].filter((a) => "answer" in a.judged).length;
-  // A key delete refused naming the key is looked at, one get per key, and done for the gone ones (runtime/deleteCoalescer.ts).
+  // A key delete refused naming the key is looked at, one get per key, and done for the gone ones (runtime/command/deleteCoalescer.ts).
   const isGone = (a: Raw) => ("refusal" in a.judged && a.judged.refusal.meaning === "gone") || (a === key && namesKey(a));
   const gone = [key, subAccount].filter(isGone).length;
   if (done + gone < 2) {

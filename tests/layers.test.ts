@@ -46,6 +46,32 @@ test("provider/ imports only downwards: from its own folder or a lower floor (po
   expect(upward).toEqual([]);
 });
 
+/** The runtime's wings (docs/development.md, Layout), each above the ones it may import. */
+const WINGS: Record<string, number> = { engine: 0, command: 1, apiKey: 2, subAccountBatch: 2 };
+const RUNTIME = join(PROVIDER, "runtime");
+const wingOf = (file: string) => relative(RUNTIME, file).split("/")[0];
+
+test("the runtime is its front (index.ts) and its wings, each file in one wing", () => {
+  const outside = providerSources(RUNTIME).filter((file) => file !== join(RUNTIME, "index.ts") && !(wingOf(file) in WINGS && relative(RUNTIME, file).includes("/")));
+  expect(outside.map((file) => relative(REPO, file))).toEqual([]);
+});
+
+test("a wing is reached through its front only, and imports only the wings below it", () => {
+  const wrong = providerSources().flatMap((file) =>
+    importsOf(file)
+      .filter((target) => target.startsWith(RUNTIME + "/") && target !== join(RUNTIME, "index.ts"))
+      .filter((target) => {
+        const from = file.startsWith(RUNTIME + "/") && file !== join(RUNTIME, "index.ts") ? wingOf(file) : undefined;
+        const to = wingOf(target);
+        if (from === to) return false;
+        const throughFront = target === join(RUNTIME, to, "index.ts");
+        return !throughFront || (from !== undefined && WINGS[to] >= WINGS[from]);
+      })
+      .map((target) => `${relative(REPO, file)} -> ${relative(REPO, target)}`),
+  );
+  expect(wrong).toEqual([]);
+});
+
 /** What may stand under tests/ beside the tests themselves: their helpers' home, and the programs and models some tests run. */
 const NOT_HELPERS = [
   /^tests\/e2e\/support\.ts$/, // the e2e step helper (upSettled, expectSettled): the e2e tests' own

@@ -149,7 +149,7 @@ export const MAX_RETRY_AFTER_MS = 2 * MINUTE_MS;
 /**
  * What marks the sub-accounts of one batch create until the edit that follows it gives them the declared alias:
  * the create sends `<alias>~<12 hex digits>` (the alias cut to fit 128 characters). The hex is the resource's own
- * mark (batchRecovery.ts identityMark: its project, stack, type and name), the same at every run, so that what a
+ * mark (subAccountBatch/recovery.ts identityMark: its project, stack, type and name), the same at every run, so that what a
  * killed `up` created is found by the next run of the same resource (one list of the account before a create,
  * shared by the command); random for a batch without one (an older program, a direct caller). The spec
  * gives a create no request id and a sub-account no field of ours but its alias and pricing, and a lost create's
@@ -164,7 +164,7 @@ export const MAX_RETRY_AFTER_MS = 2 * MINUTE_MS;
 export const CREATE_MARKER = "~";
 
 /**
- * The forms of a create's marked alias (CREATE_MARKER above; batchRecovery.ts markedAlias). A platform may cap an
+ * The forms of a create's marked alias (CREATE_MARKER above; subAccountBatch/recovery.ts markedAlias). A platform may cap an
  * alias below ALIAS_MAX_LENGTH or allow only some characters (not shown), and refuse the marked alias where the
  * declared one passes:
  * - `tilde` (the default): `<alias>~<12 hex digits>`, cut to ALIAS_MAX_LENGTH;

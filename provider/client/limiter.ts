@@ -102,7 +102,7 @@ function limitsFor(op: Operation, options: RateLimitOptions | undefined): RateLi
 /**
  * The limiters of a set of clients, by origin, credential, operation and limits: every client given the same
  * registry waits on the same limiters for the same ones (the platform counts per credential, whichever client
- * sends). A client made without one uses PROCESS_LIMITERS, as does every runtime session (runtime/session.ts).
+ * sends). A client made without one uses PROCESS_LIMITERS, as does every runtime session (runtime/command/session.ts).
  */
 export class RateLimiters {
   private readonly shared = new Map<string, OperationLimiters>();

@@ -45,7 +45,7 @@ export function matchesFilter(item: { alias: string; token: string }, filter: Su
 /**
  * A number that changes whenever a sub-account write (create, edit, delete) through a client that counts on it
  * starts or ends: a copy of the list taken while it held one value may be stale once it holds another. Every
- * client of a runtime session counts on the session's counter (runtime/session.ts); a client made alone, on its
+ * client of a runtime session counts on the session's counter (runtime/command/session.ts); a client made alone, on its
  * own.
  */
 export class WriteCounter {
@@ -90,7 +90,7 @@ function unmasked(items: WireSubAccount[]): WireSubAccount[] {
 export class SubAccountsApi extends ApiGroup {
   constructor(
     http: Sender,
-    /** Counts this group's writes, for the lists kept from it (runtime/sharedList.ts). */
+    /** Counts this group's writes, for the lists kept from it (runtime/command/sharedList.ts). */
     readonly writes: WriteCounter = new WriteCounter(),
   ) {
     super(http);
@@ -101,14 +101,14 @@ export class SubAccountsApi extends ApiGroup {
 
   /**
    * The form of the alias creates are marked with (assumptions.ts CREATE_MARK_FORMS): the setting's, else `tilde`;
-   * `fit` once a create's marked alias was refused where `fit` passed (runtime/batchRecovery.ts), for the life of
+   * `fit` once a create's marked alias was refused where `fit` passed (runtime/subAccountBatch/recovery.ts), for the life of
    * this client.
    */
   markForm: CreateMarkForm = this.http.platform?.createMark ?? "tilde";
 
   /**
    * The most sub-accounts one create makes on this platform, once a create refused a larger `count` (the spec does
-   * not show the maximum; the package assumes SUB_ACCOUNT_MAX_COUNT): creates are split to it (runtime/batchRecovery.ts),
+   * not show the maximum; the package assumes SUB_ACCOUNT_MAX_COUNT): creates are split to it (runtime/subAccountBatch/recovery.ts),
    * for the life of this client. Undefined until then.
    */
   countCap: number | undefined;

@@ -1,5 +1,4 @@
-import type { SubAccount } from "../api/schemas/index.js";
-import { compareIds } from "../api/schemas/index.js";
+import { type SubAccount, compareIds } from "../api/schemas/index.js";
 import { canonical } from "../api/canonical.js";
 
 /** Which batch a sub-account belongs to: sub-accounts of one alias and one pricing are declared together. */

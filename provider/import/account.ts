@@ -2,13 +2,12 @@ import type { LlmAccountsClient } from "../client/client.js";
 import { keyUnknown } from "../client/apiKeys.js";
 import { CREATE_MARKER, SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
-import type { ApiKeyView, ModelPricing, SecurityConfig, SubAccount } from "../api/schemas/index.js";
-import { compareIds, type AnswerId } from "../api/schemas/index.js";
+import { type ApiKeyView, type ModelPricing, type SecurityConfig, type SubAccount, compareIds, type AnswerId } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
-import type { CheckFailure } from "../runtime/check.js";
+import type { CheckFailure } from "../runtime/engine/index.js";
 import { same } from "../api/canonical.js";
 import { batchGroupOf } from "../commands/batchGroups.js";
-import { unconfirmedAmong } from "../runtime/batchRecovery.js";
+import { unconfirmedAmong } from "../runtime/subAccountBatch/index.js";
 import { printable, refusedCredential } from "../commands/kit.js";
 import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
 
@@ -93,7 +92,7 @@ function heldElsewhere(options: ReimportOptions, value: string, kind: "keys" | "
   return options.elsewhere?.find((o) => o[kind].has(value))?.stack;
 }
 
-/** A create's marked alias (`<alias>~<12 hex digits>`, batchRecovery.ts markedAlias): what a killed create left unrecorded. */
+/** A create's marked alias (`<alias>~<12 hex digits>`, subAccountBatch/recovery.ts markedAlias): what a killed create left unrecorded. */
 const CREATE_MARKED = new RegExp(`${CREATE_MARKER}[0-9a-f]{12}$`); // "~" needs no escape in a pattern
 const underCreateMark = (alias: string): boolean => CREATE_MARKED.test(alias);
 
@@ -436,7 +435,7 @@ export async function readAccount(
       batches.push(await keptBatch(held, new Map(), drifted, notes));
       continue;
     }
-    // What a lost create of the batch made, under its mark: the batch's own, which its next run adopts (batchRecovery.ts).
+    // What a lost create of the batch made, under its mark: the batch's own, which its next run adopts (subAccountBatch/recovery.ts).
     const lost = unconfirmedAmong(held, subAccounts, claimed);
     for (const s of lost) claimed.add(s.token);
     if (options.dropUnlisted && lost.length === 0 && !held.subAccounts.some((s) => liveByToken.has(s.token))) {

@@ -9,7 +9,7 @@ import { maskKey, redact } from "../api/redact.js";
 import { PACKAGE } from "../version.js";
 import { readKeyList } from "../commands/kit.js";
 import { isObject } from "../api/canonical.js";
-import { ImportError, readAccount, slug, type ImportedAccount } from "./account.js";
+import { ImportError, readAccount, slug, type ImportedAccount, type ReimportOptions } from "./account.js";
 import {
   KEYS_CONFIG_KEY,
   KEYS_CONFIG_MAX_BYTES,
@@ -22,7 +22,6 @@ import {
 } from "./program.js";
 import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
 import { capture, readStackState, StackStateError } from "./stackState.js";
-import type { ReimportOptions } from "./account.js";
 
 /** Help text of `llm-accounts import`. */
 export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):

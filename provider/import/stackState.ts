@@ -6,8 +6,8 @@ import { redact } from "../api/redact.js";
 import { readStackConfig } from "../client/config.js";
 import type { StackConfig } from "../client/settings.js";
 import { RESOURCE_TYPES } from "../resources/typeTokens.js";
-import { API_KEY_STATE, type ApiKeyOutputs } from "../runtime/apiKeyState.js";
-import { BATCH_STATE, type SubAccountBatchOutputs, type SubAccountView } from "../runtime/subAccountBatchState.js";
+import { API_KEY_STATE, type ApiKeyOutputs } from "../runtime/apiKey/index.js";
+import { BATCH_STATE, type SubAccountBatchOutputs, type SubAccountView } from "../runtime/subAccountBatch/index.js";
 
 /**
  * What a stack already manages, read from its state (and config) before `import` writes a program over it, so
@@ -23,13 +23,13 @@ export interface StateOptions {
   parentedUrn?: string;
 }
 
-/** An ApiKey the state holds: the fields of its state (runtime/apiKeyState.ts) a program is written from. */
+/** An ApiKey the state holds: the fields of its state (runtime/apiKey/state.ts) a program is written from. */
 export type StateKey = Pick<ApiKeyOutputs, "key" | "previousKey" | "adoptKey" | "alias" | "enabled" | "securityConfig" | "rotation" | "connection"> & {
   name: string;
   options: StateOptions;
 };
 
-/** A SubAccountBatch the state holds: the fields of its state (runtime/subAccountBatchState.ts) a program is written from. */
+/** A SubAccountBatch the state holds: the fields of its state (runtime/subAccountBatch/state.ts) a program is written from. */
 export type StateBatch = Pick<SubAccountBatchOutputs, "alias" | "balance" | "count" | "modelPricing" | "connection" | "unconfirmedSince" | "unconfirmedAlias"> & {
   name: string;
   /** The sub-accounts it holds, by id and token. */

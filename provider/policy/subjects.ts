@@ -2,7 +2,7 @@ import { maskKey, redact } from "../api/redact.js";
 import { DAY_MS } from "../api/assumptions.js";
 import { toWire } from "../api/casing.js";
 import { pricingRule, type PricingFields } from "../api/schemas/subAccounts.js";
-import { UNKNOWN } from "../runtime/check.js";
+import { UNKNOWN } from "../runtime/engine/index.js";
 
 /** A value the engine does not know yet (preview): never a violation. */
 export const UNKNOWN_VALUE: unique symbol = Symbol("not known until the update");
@@ -17,7 +17,7 @@ export function known<T>(value: May<T>): value is T {
 
 /**
  * The engine's placeholders for values not known yet, one per type (the string one is the one the dynamic
- * provider sees, runtime/check.ts). @pulumi/policy throws on reading one through its props proxy instead.
+ * provider sees, runtime/engine/check.ts). @pulumi/policy throws on reading one through its props proxy instead.
  */
 const PLACEHOLDERS = new Set([
   UNKNOWN,

@@ -3,10 +3,9 @@ import { toWire } from "../api/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import type { z } from "zod";
 import { pricingRule, type ModelPricing, type ModelPricingInput, type PricingFields, type SubAccount } from "../api/schemas/subAccounts.js";
-import type { SubAccountBatchInputsSchema } from "../runtime/subAccountBatchState.js";
+import { type SubAccountBatchInputsSchema, identityMark } from "../runtime/subAccountBatch/index.js";
 import type { ArgsOf, InputsOf } from "./args.js";
-import { camelFieldNames } from "../runtime/check.js";
-import { identityMark } from "../runtime/batchRecovery.js";
+import { camelFieldNames } from "../runtime/engine/index.js";
 import { MODULE } from "./typeTokens.js";
 import { claimedTokens, claimHeldTokens, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
@@ -93,7 +92,7 @@ function warnAboutPricing(resource: pulumi.Resource, modelPricing: SubAccountBat
 }
 
 /**
- * The resource's mark (runtime/batchRecovery.ts identityMark): from its project, stack, type and name, and its
+ * The resource's mark (runtime/subAccountBatch/recovery.ts identityMark): from its project, stack, type and name, and its
  * parent's URN when it has a parent (two resources of one name under parents of other types are two resources).
  * The same at every run, so that the next run finds what a killed `up` created under it.
  */

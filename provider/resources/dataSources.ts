@@ -5,7 +5,7 @@ import { readStackConfig, type ConnectionArgs, type StackConfig } from "../clien
 import { formatMicros, toMicros } from "../api/money.js";
 import { fingerprint } from "../api/redact.js";
 import type { Model, SubAccount, UsageRow } from "../api/schemas/index.js";
-import { currentSession, startFresh, type Session, type SessionClient } from "../runtime/session.js";
+import { currentSession, startFresh, type Session, type SessionClient } from "../runtime/command/index.js";
 import { canonical } from "../api/canonical.js";
 
 /** Options every data source takes: which account. */
@@ -21,7 +21,7 @@ function programConfig(): StackConfig {
 
 /**
  * The session of this run of the program. Answers are kept per client of the session (`SessionClient.answers`,
- * runtime/session.ts), which remembers the run (the engine's resource monitor; undefined outside a Pulumi
+ * runtime/command/session.ts), which remembers the run (the engine's resource monitor; undefined outside a Pulumi
  * program). When the program runs again in the same process, as an Automation API program run inline does at
  * each `up`, a new run has a new resource monitor: a new session starts, and the clients, answers and shared
  * list of the run before are forgotten, so that a second `up` never shows the first one's balance.

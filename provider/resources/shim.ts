@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { STACK_CONFIG_SLOT } from "../runtime/slot.js";
+import { STACK_CONFIG_SLOT } from "../runtime/engine/index.js";
 import { maskSdkDebugLog } from "./debugLog.js";
 import { dynamicType } from "./typeTokens.js";
 

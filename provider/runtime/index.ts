@@ -2,23 +2,31 @@
  * What the provider shims load at call time, by package name (`pulumi-llm-accounts/runtime`). This path and
  * the names below are read by state written by every earlier version of the package: keep them stable.
  */
-import * as apiKeyImpl from "./apiKey.js";
-import { API_KEY_STATE, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";
-import type { Props, TypedProvider } from "./contract.js";
-import { BATCH_STATE, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "./subAccountBatchState.js";
-import * as subAccountBatchImpl from "./subAccountBatch.js";
-import { currentSession, type Session } from "./session.js";
-import type { StateError, StateVersions } from "./stateVersions.js";
+import { API_KEY_STATE, apiKeyLifecycle, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKey/index.js";
+import { currentSession, type Session } from "./command/index.js";
+import type { Props, StateError, StateVersions, TypedProvider } from "./engine/index.js";
+import { BATCH_STATE, subAccountBatchLifecycle, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "./subAccountBatch/index.js";
 
-export { setStackConfig, stackConfig, STACK_CONFIG_SLOT } from "./connection.js";
-export { setClientOverrides, startFresh, clientFor, currentSession, Session, SessionClient, type SessionOptions, type ClientOverrides } from "./session.js";
-export { DeleteCoalescer, COALESCING_SWITCH } from "./deleteCoalescer.js";
-export { SharedSubAccountList, SHARE, SHARING_SWITCH } from "./sharedList.js";
-export { UNKNOWN } from "./check.js";
-export { StateError } from "./stateVersions.js";
-export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKeyState.js";
-export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatchState.js";
-export type { TypedProvider, ReadOutcome, ReadFound, Props } from "./contract.js";
+export {
+  clientFor,
+  COALESCING_SWITCH,
+  currentSession,
+  DeleteCoalescer,
+  Session,
+  SessionClient,
+  setClientOverrides,
+  setStackConfig,
+  SHARE,
+  SharedSubAccountList,
+  SHARING_SWITCH,
+  stackConfig,
+  startFresh,
+  type ClientOverrides,
+  type SessionOptions,
+} from "./command/index.js";
+export { STACK_CONFIG_SLOT, StateError, UNKNOWN, type Props, type ReadFound, type ReadOutcome, type TypedProvider } from "./engine/index.js";
+export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey/index.js";
+export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatch/index.js";
 
 /** Where the engine keeps the stored provider text, among the inputs and the outputs of every dynamic resource. */
 const PROVIDER_KEY = "__provider";
@@ -44,7 +52,7 @@ function keepingProvider<A extends unknown[], R>(method: (...args: A) => Promise
   };
 }
 
-/** A runtime method given the session of the process, made at its first call (session.ts), as its first argument. */
+/** A runtime method given the session of the process, made at its first call (command/session.ts), as its first argument. */
 function inSession<A extends unknown[], R>(method: (session: Session, ...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return (...args) => method(currentSession(), ...args);
 }
@@ -67,7 +75,7 @@ function parsedAtEntry<I, O extends object>(
   },
 ): TypedProvider<I, O> {
   return {
-    // A check or a diff: the engine going through the program's registrations (heldTokens.ts, Transfers).
+    // A check or a diff: the engine going through the program's registrations (command/heldTokens.ts, Transfers).
     check: (olds, news) => (currentSession().transfers.arrived(), impl.check(olds, news)),
     diff: inSession(async (session, id: string, olds: Props, news: I) => (session.transfers.arrived(), impl.diff(session, id, versions.parse(olds), news))),
     create: keepingProvider(inSession(impl.create), 0),
@@ -84,7 +92,7 @@ function parsedAtEntry<I, O extends object>(
 }
 
 /** The ApiKey provider's methods. */
-export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = parsedAtEntry(API_KEY_STATE, apiKeyImpl);
+export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = parsedAtEntry(API_KEY_STATE, apiKeyLifecycle);
 
 /** The SubAccountBatch provider's methods. */
-export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = parsedAtEntry(BATCH_STATE, subAccountBatchImpl);
+export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = parsedAtEntry(BATCH_STATE, subAccountBatchLifecycle);

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { toWire } from "../../provider/api/casing.js";
 import { FAULT_KINDS, type Emulator, type FaultSpec } from "../../provider/emulator/index.js";
 import { startFresh } from "../../provider/runtime/index.js";
-import { COALESCE } from "../../provider/runtime/deleteCoalescer.js";
+import { COALESCE } from "../../provider/runtime/command/deleteCoalescer.js";
 import { DEFAULT_RETRY } from "../../provider/client/retry.js";
-import { normalizeSecurityConfig } from "../../provider/runtime/apiKey.js";
-import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch.js";
+import { normalizeSecurityConfig } from "../../provider/runtime/apiKey/lifecycle.js";
+import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch/lifecycle.js";
 import { SecretLedger } from "../support/secrets.js";
 import { emulator } from "../support/emulator.js";
 import { Engine, type Declared, type DeployResult, type StateEntry } from "./engine.js";
@@ -21,7 +21,7 @@ import { resolveClientOptions } from "../../provider/client/config.js";
 import { ImportError, readAccount, type ImportedAccount } from "../../provider/import/account.js";
 import { parseStackExport, type StackState } from "../../provider/import/stackState.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
-import { dueByAge } from "../../provider/runtime/rotation.js";
+import { dueByAge } from "../../provider/runtime/apiKey/rotation.js";
 
 // Generated histories of program changes, platform faults, console edits and emulator restarts, and the
 // invariant of issue 12 checked after fault-free `up --refresh` runs.
@@ -556,7 +556,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
  * run's program and who held what before it), a swapped one may be held by both: one update ended, the other never
  * did. No order of two resources' updates makes a swap whole (the provider runs both at once, the shortest window);
  * its delete leaves what another batch keeps, and the up after the kill, checked strictly, must end it. A batch that
- * takes what another only gives waits for the giver's update (runtime/heldTokens.ts): that stays a violation.
+ * takes what another only gives waits for the giver's update (runtime/command/heldTokens.ts): that stays a violation.
  */
 function oneHolder(state: StateView, label: string, report: HistoryReport, cut?: { program: Program; heldBefore: Map<string, string> }): void {
   const seen = new Map<string, string>();

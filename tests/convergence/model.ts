@@ -1,6 +1,6 @@
 import type { Emulator } from "../../provider/emulator/index.js";
-import { identityMark } from "../../provider/runtime/batchRecovery.js";
-import { dueByAge, rotationReason } from "../../provider/runtime/rotation.js";
+import { identityMark } from "../../provider/runtime/subAccountBatch/recovery.js";
+import { dueByAge, rotationReason } from "../../provider/runtime/apiKey/rotation.js";
 import type { HistoryReport, Plan, Program, StateView } from "./history.js";
 
 // Objects made out of band (in the web console) and what a run may do to them, to keys in use and to previous

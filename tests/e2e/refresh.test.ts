@@ -7,7 +7,7 @@ import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
 
 // A refresh of many SubAccountBatch resources through the real engine, which hands the provider --parallel reads
-// at a time: one list of the account answers them all (sharedList.ts), and drift made before a command is seen.
+// at a time: one list of the account answers them all (command/sharedList.ts), and drift made before a command is seen.
 const BATCHES = 60;
 const PROGRAM = join(REPO, "tests/e2e/programs/many-keys");
 

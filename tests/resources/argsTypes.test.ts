@@ -2,8 +2,8 @@ import { expect, test } from "@jest/globals";
 import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import type { RotationArgs, SecurityConfigArgs } from "../../provider/resources/ApiKey.js";
-import { RotationSchema } from "../../provider/runtime/rotation.js";
-import { ApiKeyInputsSchema } from "../../provider/runtime/apiKey.js";
+import { RotationSchema } from "../../provider/runtime/apiKey/rotation.js";
+import { ApiKeyInputsSchema } from "../../provider/runtime/apiKey/lifecycle.js";
 import type { SecurityConfig } from "../../provider/api/schemas/index.js";
 
 // The input types users see are derived from the schemas check validates them by (as ConnectionArgs is): these

@@ -5,7 +5,7 @@ import { useRuntimeEmulator } from "../support/emulator.js";
 import { checkedInputs } from "../support/check.js";
 
 // Issue 36: the first `up` after an import creates every adopting batch in one command; their creates find the
-// adopted tokens in the command's shared list (sharedList.ts), so the account is listed once however many batches
+// adopted tokens in the command's shared list (command/sharedList.ts), so the account is listed once however many batches
 // adopt (it was one list per batch: 201 for 200), and a token missing from it is asked for again before failing.
 
 let emu: Emulator;

@@ -49,7 +49,7 @@ describe("ApiKey provider", () => {
   test("a state as an earlier version may have written it (no enabled, security config null or wire-spelled) is read once: no diff, no call", async () => {
     const securityConfig = { spendLimit: { monthly: 5 } };
     const { id, outs: current } = await created({ alias: "older", securityConfig });
-    // Earlier versions recorded no state version: that is what tells their shape apart (stateVersions.ts).
+    // Earlier versions recorded no state version: that is what tells their shape apart (engine/stateVersions.ts).
     const { stateVersion: _v, ...outs } = current;
     const news = await checked({ alias: "older", securityConfig });
     for (const written of [{ securityConfig: { spend_limit: { monthly: 5 } } }, { enabled: undefined }]) {

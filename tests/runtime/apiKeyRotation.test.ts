@@ -464,7 +464,7 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     emu.clearRequests();
     const refreshed = found(await apiKey.read("legacy-id", old));
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
-    // The refresh records the state's shape version (stateVersions.ts): the one field 0.1.0 did not write.
+    // The refresh records the state's shape version (engine/stateVersions.ts): the one field 0.1.0 did not write.
     expect(refreshed.props).toEqual({ ...old, stateVersion: 1 });
     expect(inputsAfterRefresh(refreshed, oldInputs)).toEqual(oldInputs);
 

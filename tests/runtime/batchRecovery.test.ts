@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/g
 import type { SubAccount } from "../../provider/api/schemas/index.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { ALIAS_MAX_LENGTH, LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
-import { createBatch, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/batchRecovery.js";
+import { createBatch, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/subAccountBatch/recovery.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 
 let emu: Emulator;

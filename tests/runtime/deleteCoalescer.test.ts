@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { COALESCE, DeleteCoalescer, type CoalescerClock } from "../../provider/runtime/deleteCoalescer.js";
+import { COALESCE, DeleteCoalescer, type CoalescerClock } from "../../provider/runtime/command/deleteCoalescer.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 
 let emu: Emulator;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { identityMark, markedAlias } from "../../provider/runtime/batchRecovery.js";
+import { identityMark, markedAlias } from "../../provider/runtime/subAccountBatch/recovery.js";
 import { startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
 import { calls, clientOf, useRuntimeEmulator } from "../support/emulator.js";

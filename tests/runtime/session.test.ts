@@ -11,7 +11,7 @@ const pricing = [{ model: "model-a", pricingFactor: 1 }];
 
 const checked = (alias: string) => checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing });
 
-describe("the runtime's session (runtime/session.ts)", () => {
+describe("the runtime's session (runtime/command/session.ts)", () => {
   test("one session, made at first use and given to every runtime call: its client holds what the calls kept", async () => {
     const session = currentSession();
     expect(currentSession()).toBe(session);

@@ -6,7 +6,7 @@ import { KeySchema } from "../../provider/api/schemas/index.js";
 import { LlmAccountsError } from "../../provider/client/errors.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
-import { KEY_DELETED } from "../../provider/runtime/rotation.js";
+import { KEY_DELETED } from "../../provider/runtime/apiKey/rotation.js";
 import { RELEASES } from "../../scripts/lib/release.mjs";
 import { checkedInputs } from "../support/check.js";
 import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../support/emulator.js";

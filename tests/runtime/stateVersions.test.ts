@@ -6,9 +6,9 @@ import { RELEASES } from "../../scripts/lib/release.mjs";
 import { TEST_PASSPHRASE } from "../../scripts/pulumi-cli.mjs";
 import { z } from "zod";
 import { apiKey, subAccountBatch, StateError } from "../../provider/runtime/index.js";
-import { API_KEY_STATE, API_KEY_STATE_VERSION } from "../../provider/runtime/apiKeyState.js";
-import { BATCH_STATE, BATCH_STATE_VERSION } from "../../provider/runtime/subAccountBatchState.js";
-import { StateVersions, versionOf, type StoredState } from "../../provider/runtime/stateVersions.js";
+import { API_KEY_STATE, API_KEY_STATE_VERSION } from "../../provider/runtime/apiKey/state.js";
+import { BATCH_STATE, BATCH_STATE_VERSION } from "../../provider/runtime/subAccountBatch/state.js";
+import { StateVersions, versionOf, type StoredState } from "../../provider/runtime/engine/stateVersions.js";
 import { REPO } from "../support/programDir.js";
 
 const FIXTURES = join(REPO, "tests/e2e/fixtures/upgrade");

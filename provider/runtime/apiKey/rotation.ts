@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { DAY_MS, HOUR_MS, ROTATION_EVERY_DAYS_MAX, ROTATION_OVERLAP_HOURS_MAX } from "../api/assumptions.js";
-import { KeySchema, settingsObject } from "../api/schemas/common.js";
-import { same } from "../api/canonical.js";
-import { containsUnknown, optionalOrNull } from "./check.js";
+import { DAY_MS, HOUR_MS, ROTATION_EVERY_DAYS_MAX, ROTATION_OVERLAP_HOURS_MAX } from "../../api/assumptions.js";
+import { KeySchema, settingsObject } from "../../api/schemas/common.js";
+import { same } from "../../api/canonical.js";
+import { containsUnknown, optionalOrNull } from "../engine/index.js";
 
 const EVERY_DAYS = "is not a positive whole number of days";
 const OVERLAP_HOURS = "is not a number of hours >= 0";

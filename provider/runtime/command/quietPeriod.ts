@@ -1,4 +1,4 @@
-import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
+import { SYSTEM_CLOCK, type Clock } from "../../client/clock.js";
 
 /** The bounds of a quiet period: `gapFactor` times the longest gap seen, at least `minQuietMs`, at most `maxQuietMs`. */
 export interface QuietSettings {

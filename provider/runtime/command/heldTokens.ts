@@ -1,22 +1,22 @@
-import { maskKey } from "../api/redact.js";
-import { LlmAccountsError } from "../client/errors.js";
+import { maskKey } from "../../api/redact.js";
+import { LlmAccountsError } from "../../client/errors.js";
 import { QuietPeriod } from "./quietPeriod.js";
 
 // What one command (one plugin process) knows of who holds which sub-account: the tokens batches hold or made
 // (`hold`, for a lost create's recovery), who keeps each (`holdKept`, `takeAdopted`: one sub-account, one owner, and
 // what a delete must leave), and the releases of adopted sub-accounts under way (`Transfers`: a taker waits for its
-// giver). Keys have the same rules in adoption.ts (`keepKeys`, `takeKeyForCreate`, `keysKeptByOthers`).
+// giver). Keys have the same rules in command/adoption.ts (`keepKeys`, `takeKeyForCreate`, `keysKeptByOthers`).
 
 /**
  * Sub-account tokens that batches hold or made, as this session saw them: the outputs diff and read get, what
  * create and update return, what a create's answer named. Needed only for a batch that an earlier version kept as
  * unconfirmed (`unconfirmedSince` without `unconfirmedAlias`: its lost create carried no marked alias, see
- * batchRecovery.ts), whose recovery goes by alias, balance and time and never takes one of them: a
+ * subAccountBatch/recovery.ts), whose recovery goes by alias, balance and time and never takes one of them: a
  * batch create made by another request (the batch that replaced a twin left pending, made after that twin's
  * lost create) has the same alias and balance and is newer, and only this process knows whose it is. The engine
  * deletes last, after every declared resource's diff, create and update in the same plugin process, so the
  * delete of a pending twin sees them all. The set is a companion of one client of the session
- * (`SessionClient.heldTokens`, runtime/session.ts), so forgotten at startFresh(), as a new plugin process starts
+ * (`SessionClient.heldTokens`, runtime/command/session.ts), so forgotten at startFresh(), as a new plugin process starts
  * with nothing.
  */
 

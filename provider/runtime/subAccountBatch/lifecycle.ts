@@ -1,17 +1,29 @@
-import { BadRequestError, deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/errors.js";
-import { fingerprint } from "../api/redact.js";
-import type { ModelPricing, SubAccount } from "../api/schemas/index.js";
-import type { SubAccountsApi } from "../client/subAccounts.js";
-import { justWritten, stillListedOrLate } from "./sharedList.js";
-import { adoptedCountFailure, adoptedTokens, findAdopted, joiningCountFailure, nextAdoption, releasedBy } from "./adoption.js";
-import { connectionDiff } from "./connection.js";
-import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./batchRecovery.js";
-import { keptInState, type Props, type ReadOutcome } from "./contract.js";
-import { createOwner, hold, notToTake, holdKept, keptByOthers, takeAdopted } from "./heldTokens.js";
-import type { Session, SessionClient } from "./session.js";
-import type { StateError } from "./stateVersions.js";
-import { same } from "../api/canonical.js";
-import { checkInputs, containsUnknown, type CheckFailure } from "./check.js";
+import { BadRequestError, deleteTookEffect, LlmAccountsError, NotFoundError } from "../../client/errors.js";
+import { fingerprint } from "../../api/redact.js";
+import type { ModelPricing, SubAccount } from "../../api/schemas/index.js";
+import type { SubAccountsApi } from "../../client/subAccounts.js";
+import {
+  justWritten,
+  stillListedOrLate,
+  adoptedCountFailure,
+  adoptedTokens,
+  findAdopted,
+  joiningCountFailure,
+  nextAdoption,
+  releasedBy,
+  connectionDiff,
+  createOwner,
+  hold,
+  notToTake,
+  holdKept,
+  keptByOthers,
+  takeAdopted,
+  type Session,
+  type SessionClient,
+} from "../command/index.js";
+import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./recovery.js";
+import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
+import { same } from "../../api/canonical.js";
 import {
   byId,
   deletableOf,
@@ -21,7 +33,7 @@ import {
   type SubAccountBatchInputs,
   type SubAccountBatchOutputs,
   type SubAccountView,
-} from "./subAccountBatchState.js";
+} from "./state.js";
 
 export {
   BATCH_STATE,
@@ -31,7 +43,7 @@ export {
   type SubAccountBatchInputs,
   type SubAccountBatchOutputs,
   type SubAccountView,
-} from "./subAccountBatchState.js";
+} from "./state.js";
 
 /** check: every field validated by one schema, failures named by property path; deprecated pricing converted. */
 export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
@@ -113,7 +125,7 @@ function outputsAsFound(inputs: SubAccountBatchInputs, subAccounts: SubAccountVi
 }
 
 /**
- * The error the engine records as created-but-failed, for a lost create (batchRecovery.ts): the state keeps what
+ * The error the engine records as created-but-failed, for a lost create (subAccountBatch/recovery.ts): the state keeps what
  * is known plus `unconfirmedSince` and the create's marked alias, so that the next read, update or delete finds
  * what the lost create made instead of leaving it orphaned. Another error that carries sub-accounts the create made
  * before it failed (madeBefore: a split create's earlier parts) is recorded with them; any other is left as it is.
@@ -132,7 +144,7 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
 
 /**
  * One batch create of `count` more sub-accounts with the declared balance and pricing, under the create's marked
- * alias (batchRecovery.ts): the caller's `align` gives them the declared alias.
+ * alias (subAccountBatch/recovery.ts): the caller's `align` gives them the declared alias.
  */
 async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
   // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
@@ -149,7 +161,7 @@ async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, cou
 
 /**
  * What an earlier run of this resource created under its mark and never recorded (a killed `up`): from the command's
- * shared list of the account (sharedList.ts: one list for the creates, deletes and reads that arrive together), not
+ * shared list of the account (command/sharedList.ts: one list for the creates, deletes and reads that arrive together), not
  * what a batch of this command holds or made, nor `known`. None, and no list, for a batch without a mark.
  */
 async function leftByKilledRun(own: SessionClient, batch: { balance: number; mark?: string }, known: readonly string[]): Promise<SubAccount[]> {
@@ -193,7 +205,7 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
 }
 
 /**
- * create: one batch create, under a marked alias (batchRecovery.ts), then one edit that gives the sub-accounts the
+ * create: one batch create, under a marked alias (subAccountBatch/recovery.ts), then one edit that gives the sub-accounts the
  * declared alias. With `adoptTokens`: one list verifies every token before anything is written, one create makes
  * the rest of `count`, and the one edit also aligns the adopted sub-accounts whose alias or pricing differ.
  */
@@ -203,7 +215,7 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
   const adopt = adoptedTokens(inputs);
   const me = createOwner();
   takeAdopted(own.heldTokens, adopt, adopt, me);
-  // One that another batch of this deployment releases joins once that batch's update has ended (heldTokens.ts).
+  // One that another batch of this deployment releases joins once that batch's update has ended (command/heldTokens.ts).
   await session.transfers.awaitReleases(me, adopt);
   const adopted = (await findAdopted(api, adopt, adopt)).map(view);
   hold(own.heldTokens, adopted.map((s) => s.token));
@@ -236,7 +248,7 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
 export async function update(session: Session, id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const own = session.client(inputs.connection);
   const adoption = nextAdoption(adoptedTokens(old), adoptedTokens(inputs));
-  // A batch that adopts what this one releases in the same deployment waits for it to end (heldTokens.ts, Transfers).
+  // A batch that adopts what this one releases in the same deployment waits for it to end (command/heldTokens.ts, Transfers).
   const end = session.transfers.begin(id, adoption.released);
   try {
     return { outs: await changeBatch(session, own, id, old, inputs, adoption) };
@@ -265,7 +277,7 @@ async function changeBatch(
   // Only a token never adopted by this batch must exist: one adopted before and gone since is recreated below.
   const joining = adoption.added.filter((t) => !held.has(t));
   takeAdopted(own.heldTokens, declared, joining, id);
-  // One that another batch of this deployment releases joins once that batch's update has ended (heldTokens.ts).
+  // One that another batch of this deployment releases joins once that batch's update has ended (command/heldTokens.ts).
   await session.transfers.awaitReleases(id, joining);
   const added = await findAdopted(api, declared, joining);
   current = [...current, ...added.map(view)].sort(byId);
@@ -312,7 +324,7 @@ function keepReleased(err: unknown, id: string, old: SubAccountBatchOutputs, rel
 }
 
 /**
- * read (refresh): one list call, shared with the other reads of the command (sharedList.ts). Sub-accounts
+ * read (refresh): one list call, shared with the other reads of the command (command/sharedList.ts). Sub-accounts
  * missing from it are confirmed gone first (stillListed: one call per missing one, up to three; one new list
  * past that; none when nothing is missing). Sub-accounts deleted elsewhere drop out (the next update recreates them, adopted ones included); alias and pricing drift
  * show. Where the platform drifted, the inputs returned are its values, so that a preview after a refresh shows
@@ -389,7 +401,7 @@ export async function remove(session: Session, id: string, old: SubAccountBatchO
   const others = keptByOthers(own.heldTokens, id, named);
   const tokens = named.filter((t) => !others.has(t));
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
-  // this command, though: the batch that replaced this one back may have its alias and balance (heldTokens.ts).
+  // this command, though: the batch that replaced this one back may have its alias and balance (command/heldTokens.ts).
   const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, notToTake(own.heldTokens, named)) : [];
   // And what a killed `up` of this resource left under its mark.
   const left = await leftByKilledRun(own, old, [...named, ...unconfirmed.map((s) => s.token)]);

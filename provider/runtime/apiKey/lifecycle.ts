@@ -1,9 +1,19 @@
 import { isIP } from "node:net";
-import { LlmAccountsError } from "../client/errors.js";
-import { fingerprint, maskKey } from "../api/redact.js";
-import type { ApiKeyView } from "../api/schemas/index.js";
-import { adoptKeyFailure, keepKeys, keysKeptByOthers, takeKeyForCreate } from "./adoption.js";
-import { issueKey, keptWithError, reissue, rotate } from "./apiKeyRotation.js";
+import { LlmAccountsError } from "../../client/errors.js";
+import { fingerprint, maskKey } from "../../api/redact.js";
+import type { ApiKeyView } from "../../api/schemas/index.js";
+import {
+  adoptKeyFailure,
+  keepKeys,
+  keysKeptByOthers,
+  takeKeyForCreate,
+  connectionDiff,
+  type Session,
+  type SessionClient,
+  justWritten,
+  lookUntil,
+} from "../command/index.js";
+import { issueKey, keptWithError, reissue, rotate } from "./issuing.js";
 import {
   ApiKeyInputsSchema,
   deletableOf,
@@ -13,17 +23,12 @@ import {
   type ApiKeyInputs,
   type ApiKeyOutputs,
   type LiveView,
-} from "./apiKeyState.js";
-import { connectionDiff } from "./connection.js";
-import type { Props, ReadOutcome } from "./contract.js";
+} from "./state.js";
+import { type Props, type ReadOutcome, type StateError, checkInputs, type CheckFailure } from "../engine/index.js";
 import { KEY_DELETED, TRIGGERED, dueByAge, previousExpiry, rotationReason, triggersChanged } from "./rotation.js";
-import type { Session, SessionClient } from "./session.js";
-import type { StateError } from "./stateVersions.js";
-import { same } from "../api/canonical.js";
-import { checkInputs, type CheckFailure } from "./check.js";
-import { justWritten, lookUntil } from "./sharedList.js";
+import { same } from "../../api/canonical.js";
 
-export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKeyState.js";
+export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./state.js";
 
 type Client = SessionClient["client"];
 

@@ -1,7 +1,7 @@
-import { CLOCK_SKEW_MS, LATE_VISIBILITY_WAITS_MS, LATE_VISIBILITY_WINDOW_MS } from "../api/assumptions.js";
-import type { SubAccount } from "../api/schemas/index.js";
-import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
-import { matchesFilter, type SubAccountFilter, type SubAccountsApi } from "../client/subAccounts.js";
+import { CLOCK_SKEW_MS, LATE_VISIBILITY_WAITS_MS, LATE_VISIBILITY_WINDOW_MS } from "../../api/assumptions.js";
+import type { SubAccount } from "../../api/schemas/index.js";
+import { SYSTEM_CLOCK, type Clock } from "../../client/clock.js";
+import { matchesFilter, type SubAccountFilter, type SubAccountsApi } from "../../client/subAccounts.js";
 import { QuietPeriod } from "./quietPeriod.js";
 
 /** Turns read sharing off (one list per read): the benchmark's baseline. */
@@ -94,7 +94,7 @@ interface Round {
 
 /**
  * Answers the sub-account reads of one client of a session (SubAccountBatch refreshes, getSubAccounts; made by
- * `SessionClient.subAccounts`, runtime/session.ts) from ONE list of the whole account, shared by the reads that
+ * `SessionClient.subAccounts`, runtime/command/session.ts) from ONE list of the whole account, shared by the reads that
  * arrive together and kept for those that follow (SHARE), so that refreshing N batches costs one list instead
  * of N lists of everything. A failed list fails only the reads that
  * waited for it, and is not kept.
@@ -211,7 +211,7 @@ const LISTS = new WeakMap<SubAccountsApi, SharedSubAccountList>();
 
 /**
  * The shared list of a client's sub-account group, made at its first use: the one `SessionClient.subAccounts`
- * answers (runtime/session.ts), so that code given only the group (adoption.ts findAdopted) reads the same list.
+ * answers (runtime/command/session.ts), so that code given only the group (command/adoption.ts findAdopted) reads the same list.
  */
 export function sharedListOf(api: SubAccountsApi): SharedSubAccountList {
   let list = LISTS.get(api);

@@ -1,12 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
-import { ALIAS_MAX_LENGTH, CLOCK_SKEW_MS, CREATE_MARKER, FIT_MARK_MIN_LENGTH, type CreateMarkForm } from "../api/assumptions.js";
-import type { SubAccount, SubAccountCreateRequest } from "../api/schemas/index.js";
-import { compareIds } from "../api/schemas/index.js";
-import { BadRequestError, LlmAccountsError } from "../client/errors.js";
-import { SETTINGS } from "../client/settings.js";
-import { toMicros } from "../api/money.js";
-import { refusedSizeCap, type SubAccountsApi } from "../client/subAccounts.js";
-import { lookUntil } from "./sharedList.js";
+import { ALIAS_MAX_LENGTH, CLOCK_SKEW_MS, CREATE_MARKER, FIT_MARK_MIN_LENGTH, type CreateMarkForm } from "../../api/assumptions.js";
+import { type SubAccount, type SubAccountCreateRequest, compareIds } from "../../api/schemas/index.js";
+import { BadRequestError, LlmAccountsError } from "../../client/errors.js";
+import { SETTINGS } from "../../client/settings.js";
+import { toMicros } from "../../api/money.js";
+import { refusedSizeCap, type SubAccountsApi } from "../../client/subAccounts.js";
+import { lookUntil } from "../command/index.js";
 
 /** The alias cut to at most `length` characters, never between the halves of a surrogate pair. */
 function cutTo(alias: string, length: number): string {
@@ -84,7 +83,7 @@ export class UnconfirmedCreateError extends LlmAccountsError {
  * The sub-accounts a lost create recorded as `unconfirmedAlias` made: those that still carry its marked alias
  * (no other create carries it). States written before the marker have `unconfirmedSince` only: for them, as
  * then, the listed sub-accounts of the batch's alias and balance created since (allowing for the platform's
- * clock), not among the ids that existed before it (`unconfirmedExcept`) nor `known` (heldTokens.ts).
+ * clock), not among the ids that existed before it (`unconfirmedExcept`) nor `known` (command/heldTokens.ts).
  */
 export function unconfirmedAmong(
   old: { alias: string; balance: number; unconfirmedAlias?: string; unconfirmedSince?: string; unconfirmedExcept?: number[] },

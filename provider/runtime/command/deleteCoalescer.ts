@@ -1,7 +1,7 @@
-import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
-import type { ApiKeysApi } from "../client/apiKeys.js";
-import { SYSTEM_CLOCK, type Clock } from "../client/clock.js";
-import { BadRequestError, deleteTookEffect, NotFoundError } from "../client/errors.js";
+import { API_KEY_DELETE_MAX } from "../../api/assumptions.js";
+import type { ApiKeysApi } from "../../client/apiKeys.js";
+import { SYSTEM_CLOCK, type Clock } from "../../client/clock.js";
+import { BadRequestError, deleteTookEffect, NotFoundError } from "../../client/errors.js";
 import { QuietPeriod } from "./quietPeriod.js";
 
 /** Turns coalescing off (one key per call): the benchmark's baseline. */
@@ -36,7 +36,7 @@ interface Pending {
 
 /**
  * Gathers the deletes of every ApiKey resource of one client of a session (`SessionClient.deletes`,
- * runtime/session.ts; one a process as the plugin runs it) into `api-key/delete` calls of up to 1000
+ * runtime/command/session.ts; one a process as the plugin runs it) into `api-key/delete` calls of up to 1000
  * keys. The engine runs up to `--parallel` deletes at once; they wait here until all the engine can send
  * are here, or until no more arrive (see COALESCE), and then go out together. A batch rejected with a 404 (one
  * bad key rejects all) is split to isolate the bad key; one rejected with a 400 is looked at, one get per key

@@ -10,19 +10,19 @@
  *               clients made alone (import, audit, tests) share them too, as before the session existed
  *   run         the Pulumi program run (resource monitor) its data sources answered for (dataSources.ts)
  *   transfers   the checks and diffs of the command, and the releases of adopted sub-accounts the diffs announce,
- *               for a batch that adopts what another releases (heldTokens.ts)
+ *               for a batch that adopts what another releases (command/heldTokens.ts)
  *   client(connection, config?) -> SessionClient, one per distinct resolved client options, made on first use:
  *     client        the LlmAccountsClient (with the session's limiters and write counter)
- *     deletes       its DeleteCoalescer (deleteCoalescer.ts), made on first use
- *     subAccounts   its SharedSubAccountList (sharedList.ts), made on first use
- *     heldTokens    Set<string>: sub-account tokens batches hold or made (heldTokens.ts)
+ *     deletes       its DeleteCoalescer (command/deleteCoalescer.ts), made on first use
+ *     subAccounts   its SharedSubAccountList (command/sharedList.ts), made on first use
+ *     heldTokens    Set<string>: sub-account tokens batches hold or made (command/heldTokens.ts)
  *     answers       Map<string, Promise>: the data sources' answers (dataSources.ts)
  *
  * HOW A RUNTIME FUNCTION GETS IT
  *   The stored provider text of every state (resources/shim.ts) loads `pulumi-llm-accounts/runtime` by package
  *   name at call time and calls `apiKey.<method>` / `subAccountBatch.<method>` with the engine's arguments;
  *   those names and that path never change. runtime/index.ts gives each of those methods `currentSession()` as
- *   the first argument of the implementation (apiKey.ts, subAccountBatch.ts: `create(session, inputs)`), which
+ *   the first argument of the implementation (apiKey/lifecycle.ts, subAccountBatch/lifecycle.ts: `create(session, inputs)`), which
  *   passes it, or the SessionClient it resolved, down. currentSession() makes the session lazily, at the first
  *   call of the process. The stack config is read from the config slot (STACK_CONFIG_SLOT, which every stored
  *   shim's `configure` writes) each time a client is resolved, as it always was, so a session never holds a
@@ -35,16 +35,16 @@
  *   between them, and tests set everything through it: `startFresh({ stackConfig, clientOverrides })`.
  *   setClientOverrides(o) is startFresh({ clientOverrides: o }); setStackConfig only writes the slot.
  */
-import { fingerprint } from "../api/redact.js";
-import { LlmAccountsClient } from "../client/client.js";
-import { resolveClientOptions, type ConnectionArgs, type StackConfig, type TransportOptions } from "../client/config.js";
-import { PROCESS_LIMITERS, type RateLimiters } from "../client/limiter.js";
-import { WriteCounter } from "../client/subAccounts.js";
+import { fingerprint } from "../../api/redact.js";
+import { LlmAccountsClient } from "../../client/client.js";
+import { resolveClientOptions, type ConnectionArgs, type StackConfig, type TransportOptions } from "../../client/config.js";
+import { PROCESS_LIMITERS, type RateLimiters } from "../../client/limiter.js";
+import { WriteCounter } from "../../client/subAccounts.js";
 import { setStackConfig, stackConfig } from "./connection.js";
 import { DeleteCoalescer } from "./deleteCoalescer.js";
 import { Transfers } from "./heldTokens.js";
 import { sharedListOf, type SharedSubAccountList } from "./sharedList.js";
-import { canonical } from "../api/canonical.js";
+import { canonical } from "../../api/canonical.js";
 
 /** Retry settings and clock for every client a session makes. */
 export type ClientOverrides = Pick<TransportOptions, "retry" | "clock">;
@@ -53,7 +53,7 @@ export type ClientOverrides = Pick<TransportOptions, "retry" | "clock">;
 export class SessionClient {
   private coalescer: DeleteCoalescer | undefined;
   private list: SharedSubAccountList | undefined;
-  /** Sub-account tokens batches hold or made, as this session saw them (heldTokens.ts). */
+  /** Sub-account tokens batches hold or made, as this session saw them (command/heldTokens.ts). */
   readonly heldTokens = new Set<string>();
   /** The data sources' answers, by call and arguments (dataSources.ts). */
   readonly answers = new Map<string, Promise<unknown>>();
@@ -89,7 +89,7 @@ export class Session {
   readonly limiters: RateLimiters;
   readonly writes = new WriteCounter();
   readonly run: unknown;
-  /** The checks and diffs of the command, and the releases of adopted sub-accounts the diffs announce (heldTokens.ts). */
+  /** The checks and diffs of the command, and the releases of adopted sub-accounts the diffs announce (command/heldTokens.ts). */
   readonly transfers = new Transfers();
   private readonly clients = new Map<string, SessionClient>();
 

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { LlmAccountsError } from "../client/errors.js";
-import { fingerprint, maskKey } from "../api/redact.js";
-import { KeySchema, type SubAccount } from "../api/schemas/index.js";
-import type { SubAccountsApi } from "../client/subAccounts.js";
-import { containsUnknown, neverShown, optionalOrNull, UNKNOWN } from "./check.js";
+import { LlmAccountsError } from "../../client/errors.js";
+import { fingerprint, maskKey } from "../../api/redact.js";
+import { KeySchema, type SubAccount } from "../../api/schemas/index.js";
+import type { SubAccountsApi } from "../../client/subAccounts.js";
+import { containsUnknown, neverShown, optionalOrNull, UNKNOWN } from "../engine/index.js";
 import { sharedListOf } from "./sharedList.js";
 
 /**
@@ -50,7 +50,7 @@ export const AdoptKeySchema = neverShown(
 );
 
 /**
- * Finds every token among the account's sub-accounts, from the command's shared list (sharedList.ts: one list
+ * Finds every token among the account's sub-accounts, from the command's shared list (command/sharedList.ts: one list
  * for every batch of the command that adopts, and for its reads, so that the first `up` after an import lists
  * the account once however many batches adopt). A token missing from it is asked for again before it is called
  * missing (SharedSubAccountList.find). A token still missing (deleted, or of another account) fails the operation

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { camelPath, snakeToCamel } from "../api/casing.js";
-import { looksLikeKey, redact } from "../api/redact.js";
+import { camelPath, snakeToCamel } from "../../api/casing.js";
+import { looksLikeKey, redact } from "../../api/redact.js";
 
 /** The value the engine passes during preview for inputs that are not known yet. */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";

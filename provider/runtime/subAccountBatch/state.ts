@@ -2,7 +2,7 @@
 // schema each, parsed once where the engine hands a state over: runtime/index.ts), and the functions that build its
 // outputs.
 import { z } from "zod";
-import { fromWire, toWire } from "../api/casing.js";
+import { fromWire, toWire } from "../../api/casing.js";
 import {
   compareIds,
   convertModelPricing,
@@ -13,12 +13,9 @@ import {
   SubAccountSchema,
   type ModelPricing,
   type SubAccount,
-} from "../api/schemas/index.js";
-import { AdoptTokensSchema } from "./adoption.js";
-import type { Props } from "./contract.js";
-import { ConnectionInputSchema } from "./connection.js";
-import { StateVersions } from "./stateVersions.js";
-import { noKeysIn } from "./check.js";
+} from "../../api/schemas/index.js";
+import { AdoptTokensSchema, ConnectionInputSchema } from "../command/index.js";
+import { type Props, StateVersions, noKeysIn } from "../engine/index.js";
 
 /** Wire pricing as the platform stores it, in the outputs' spelling: the one conversion rule of spec 2.5 (convertModelPricing, shared with the emulator). */
 function storedPricing(wire: Parameters<typeof convertModelPricing>[0]): ModelPricing[] {
@@ -45,7 +42,7 @@ export const SubAccountBatchInputsSchema = z
     connection: ConnectionInputSchema,
     /**
      * Given by the SubAccountBatch class, not by users: the 12 hex digits of the resource's identity that its
-     * creates' marked alias carries (batchRecovery.ts identityMark), so that the next run finds what a killed `up`
+     * creates' marked alias carries (subAccountBatch/recovery.ts identityMark), so that the next run finds what a killed `up`
      * made. Absent (an older program, a direct caller): a random mark per create, as before.
      */
     mark: z
@@ -100,7 +97,7 @@ const SubAccountBatchStateV1Schema = z.object({
    */
   unconfirmedSince: z.string().optional(),
   /**
-   * With `unconfirmedSince`: the alias that create gave its sub-accounts, marked as its own (batchRecovery.ts,
+   * With `unconfirmedSince`: the alias that create gave its sub-accounts, marked as its own (subAccountBatch/recovery.ts,
    * markedAlias): the next read, update or delete takes exactly the sub-accounts that carry it.
    */
   unconfirmedAlias: z.string().optional(),
@@ -124,7 +121,7 @@ const SubAccountBatchStateV0Schema = SubAccountBatchStateV1Schema.omit({ stateVe
   tokens: z.array(KeySchema).optional(),
 });
 
-/** Every version of a batch's state, and the steps between them (stateVersions.ts). */
+/** Every version of a batch's state, and the steps between them (engine/stateVersions.ts). */
 export const BATCH_STATE = StateVersions.first("SubAccountBatch", SubAccountBatchStateV0Schema).then(SubAccountBatchStateV1Schema, (v0) => {
   const subAccounts = v0.subAccounts ?? [];
   // A state without tokens still names its sub-accounts: their tokens, never none.
@@ -178,7 +175,7 @@ export function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccount
   return out;
 }
 
-/** The fields a lost create's recovery reads (batchRecovery.ts, listUnconfirmed). */
+/** The fields a lost create's recovery reads (subAccountBatch/recovery.ts, listUnconfirmed). */
 const LostCreateSchema = SubAccountBatchStateV1Schema.pick({ alias: true, balance: true, unconfirmedSince: true, unconfirmedAlias: true, unconfirmedExcept: true });
 
 /**

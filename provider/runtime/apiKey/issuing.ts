@@ -1,18 +1,18 @@
 // How an ApiKey gets a new key: the one issuing rule (create + status, undone when it cannot finish), a
 // rotation (rotate) and a key issued again after a refresh found it deleted (reissue). What is due and when
-// lives in rotation.ts; the lifecycle that calls these, in apiKey.ts.
-import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../client/errors.js";
-import { maskKey } from "../api/redact.js";
-import { outputsOf, rotationStateOf, viewOf, type ApiKeyInputs, type ApiKeyOutputs, type LiveView } from "./apiKeyState.js";
-import { keptInState } from "./contract.js";
+// lives in apiKey/rotation.ts; the lifecycle that calls these, in apiKey/lifecycle.ts.
+import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../../client/errors.js";
+import { maskKey } from "../../api/redact.js";
+import { outputsOf, rotationStateOf, viewOf, type ApiKeyInputs, type ApiKeyOutputs, type LiveView } from "./state.js";
+import { keptInState } from "../engine/index.js";
 import { expiryOf, overlapHoursOf, previousExpiry, rotationReason } from "./rotation.js";
-import type { Session, SessionClient } from "./session.js";
+import type { Session, SessionClient } from "../command/index.js";
 
 type Client = SessionClient["client"];
 /** A key the platform just issued, as declared or as close to it as it got. */
 export type Issued = { key: string; createdAt: string; view: LiveView };
 
-/** An error the engine records as "changed, but failed", keeping `properties` as the new outputs (contract.ts). */
+/** An error the engine records as "changed, but failed", keeping `properties` as the new outputs (engine/contract.ts). */
 export function keptWithError(message: string, id: string, properties: ApiKeyOutputs): LlmAccountsError {
   return keptInState(new LlmAccountsError(message), id, properties);
 }

@@ -1,15 +1,12 @@
 // What an ApiKey takes (its input schema), what its state holds in each version it was written in (one schema
 // each, parsed once where the engine hands a state over: runtime/index.ts), and the functions that build its outputs.
 import { z } from "zod";
-import { fromWire, toWire } from "../api/casing.js";
-import { maskKey } from "../api/redact.js";
-import { AliasStringSchema, KeySchema, SecurityConfigSchema, type SecurityConfig } from "../api/schemas/index.js";
-import { AdoptKeySchema } from "./adoption.js";
-import { ConnectionInputSchema } from "./connection.js";
-import type { Props } from "./contract.js";
+import { fromWire, toWire } from "../../api/casing.js";
+import { maskKey } from "../../api/redact.js";
+import { AliasStringSchema, KeySchema, SecurityConfigSchema, type SecurityConfig } from "../../api/schemas/index.js";
+import { AdoptKeySchema, ConnectionInputSchema } from "../command/index.js";
+import { type Props, StateVersions, noKeysIn, optionalOrNull } from "../engine/index.js";
 import { KEY_DELETED, RotationSchema, RotationStateSchema, type RotationState } from "./rotation.js";
-import { StateVersions } from "./stateVersions.js";
-import { noKeysIn, optionalOrNull } from "./check.js";
 
 /** A security config as users write it (camelCase), validated by the wire schema and kept in canonical form. */
 const SecurityConfigInputSchema = z
@@ -86,7 +83,7 @@ const ApiKeyStateV0Schema = ApiKeyStateV1Schema.omit({ stateVersion: true }).ext
   securityConfig: z.preprocess((value) => value ?? {}, StoredSecurityConfigSchema),
 });
 
-/** Every version of an ApiKey's state, and the steps between them (stateVersions.ts). */
+/** Every version of an ApiKey's state, and the steps between them (engine/stateVersions.ts). */
 export const API_KEY_STATE = StateVersions.first("ApiKey", ApiKeyStateV0Schema).then(ApiKeyStateV1Schema, (v0) => ({
   ...v0,
   enabled: v0.enabled ?? true,

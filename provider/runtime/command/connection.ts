@@ -1,7 +1,6 @@
-import { ConnectionSchema, readStackConfig, type ConnectionArgs, type StackConfig } from "../client/config.js";
-import { STACK_CONFIG_SLOT } from "./slot.js";
-import { same } from "../api/canonical.js";
-import { neverShown, optionalOrNull } from "./check.js";
+import { ConnectionSchema, readStackConfig, type ConnectionArgs, type StackConfig } from "../../client/config.js";
+import { STACK_CONFIG_SLOT, neverShown, optionalOrNull } from "../engine/index.js";
+import { same } from "../../api/canonical.js";
 
 export { STACK_CONFIG_SLOT };
 

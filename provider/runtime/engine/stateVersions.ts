@@ -6,11 +6,11 @@
 // methods see the current shape only.
 //
 // Adding a field, renaming one or changing its form: append `.then(schemaOfTheNewVersion, upgrade)` to the
-// resource's chain (apiKeyState.ts, subAccountBatchState.ts) and a test of the step beside the others
+// resource's chain (apiKey/state.ts, subAccountBatch/state.ts) and a test of the step beside the others
 // (tests/runtime/stateVersions.test.ts). A new optional field whose absence means "none" needs no new version.
 import { z } from "zod";
-import { camelPath } from "../api/casing.js";
-import { LlmAccountsError } from "../client/errors.js";
+import { camelPath } from "../../api/casing.js";
+import { LlmAccountsError } from "../../client/errors.js";
 
 /** A state as the engine hands it back: whatever shape the version that wrote it gave it. */
 export type StoredState = Record<string, unknown>;

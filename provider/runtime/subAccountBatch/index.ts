@@ -1,0 +1,15 @@
+/**
+ * The SubAccountBatch wing: the resource's lifecycle, its stored state, and the recovery of what a create made
+ * when its answer was lost (the create's mark). It imports the engine and command wings.
+ */
+export * as subAccountBatchLifecycle from "./lifecycle.js";
+export {
+  BATCH_STATE,
+  BATCH_STATE_VERSION,
+  normalizeModelPricing,
+  SubAccountBatchInputsSchema,
+  type SubAccountBatchInputs,
+  type SubAccountBatchOutputs,
+  type SubAccountView,
+} from "./state.js";
+export { identityMark, unconfirmedAmong } from "./recovery.js";
