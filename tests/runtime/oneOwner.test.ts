@@ -1,6 +1,6 @@
-import { describe, expect, test } from "@jest/globals";
+import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, startFresh, subAccountBatch } from "../../provider/runtime/index.js";
+import { apiKey, currentSession, startFresh, subAccountBatch } from "../../provider/runtime/index.js";
 import { useRuntimeEmulator } from "../support/emulator.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 import { checkedInputs } from "../support/check.js";
@@ -223,5 +223,38 @@ describe("one owner per key while a deployment renames a resource", () => {
       `adoptKey: the key ${mask(holder.outs.key)} is held by another ApiKey of this deployment: one key has one owner, so only one resource may adopt it; nothing was changed. Remove adoptKey from one of them`,
     );
     expect(emu.calls()).toEqual({});
+  });
+});
+
+describe("one owner across the clients of a command (issue 42: custody is the session's, not a client's)", () => {
+  // A batch never needs the admin key: a connection that names another one reaches the same account through
+  // another client of the session.
+  const OTHER_ADMIN = "LLM_ACCOUNTS_TEST_OTHER_ADMIN_KEY";
+  const other = { connection: { adminKeyEnv: OTHER_ADMIN } };
+  const console = () => emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 1 })[0].token;
+  beforeEach(() => void (process.env[OTHER_ADMIN] = `${emu.adminKey}-other`));
+  afterEach(() => void delete process.env[OTHER_ADMIN]);
+
+  test("a create adopting a token that a batch on the same account through another admin key keeps fails naming it masked, writing nothing", async () => {
+    const a = await subAccountBatch.create(await batch("a", other));
+    const [t] = a.outs.tokens;
+    startFresh();
+    await subAccountBatch.diff(a.id, a.outs, await batch("a", other));
+    expect(currentSession().client(other.connection)).not.toBe(currentSession().client(undefined));
+    emu.clearRequests();
+    const err = await subAccountBatch.create(await batch("b", { adoptTokens: [t] })).catch((e: Error) => e);
+    expect((err as Error).message).toContain(`adoptTokens[0] (${mask(t)}) is held by another SubAccountBatch of this deployment: one sub-account has one owner`);
+    expect(emu.calls()).toEqual({});
+  });
+
+  test("a delete leaves what a create through another admin key adopted in its place (a batch renamed without an alias)", async () => {
+    const t = console();
+    const a = await subAccountBatch.create(await batch("a", { ...other, adoptTokens: [t] }));
+    startFresh();
+    // The renamed batch is created first and adopts t; the old one is deleted last, unseen by any diff.
+    const b = await subAccountBatch.create(await batch("b", { adoptTokens: [t] }));
+    expect(b.outs.tokens).toEqual([t]);
+    await subAccountBatch.delete(a.id, a.outs);
+    expect(emu.state.hasSubAccount(t)).toBe(true);
   });
 });
