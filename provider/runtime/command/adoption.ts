@@ -123,7 +123,7 @@ export function adoptKeyFailure(adoptKey: unknown, held: { key: string; previous
 }
 
 /**
- * The tokens a batch's new inputs release from its adopted set (nextAdoption), for holdKept: all it adopted while
+ * The tokens a batch's new inputs release from its adopted set (nextAdoption), for Custody.keep: all it adopted while
  * the new list is not known yet (preview), since any of them may be released.
  */
 export function releasedBy(olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
