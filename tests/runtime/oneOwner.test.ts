@@ -258,3 +258,42 @@ describe("one owner across the clients of a command (issue 42: custody is the se
     expect(emu.state.hasSubAccount(t)).toBe(true);
   });
 });
+
+describe("a create that took what it adopts and failed, recording nothing (issue 43, under --continue-on-error)", () => {
+  const doubt = (resource: string, t: string) =>
+    `this ${resource}'s delete would delete ${mask(t)}, which another ${resource} of this deployment adopts, but whose create failed: nothing was deleted`;
+
+  test("a batch renamed without an alias whose create fails: the old one's delete fails, deleting nothing, so that its state keeps the sub-account", async () => {
+    const [t] = emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 1 }).map((s) => s.token);
+    const old = await subAccountBatch.create(await batch("c", { adoptTokens: [t] }));
+    startFresh();
+    // The whole list is refused, then its first page: the create fails at its one list, before any write.
+    emu.setFaults([{ kind: "400", ops: ["sub-account/list"], count: 2 }]);
+    await expect(subAccountBatch.create(await batch("c", { adoptTokens: [t] }))).rejects.toThrow("injected fault");
+    emu.clearRequests();
+    const err = await subAccountBatch.delete(old.id, old.outs).catch((e: Error) => e);
+    expect((err as Error).message).toContain(doubt("SubAccountBatch", t));
+    expect((err as Error).message).not.toContain(t);
+    expect(writeCalls(emu.calls())).toEqual({});
+    expect(emu.state.hasSubAccount(t)).toBe(true);
+    // The next command: the create succeeds, and the old one's delete leaves what it adopted.
+    startFresh();
+    await subAccountBatch.create(await batch("c", { adoptTokens: [t] }));
+    await subAccountBatch.delete(old.id, old.outs);
+    expect(emu.state.hasSubAccount(t)).toBe(true);
+  });
+
+  test("an ApiKey renamed without an alias whose create fails: the old one's delete fails, deleting nothing", async () => {
+    const key = emu.state.createKey("ci").key;
+    const old = await apiKey.create(await checkedInputs(apiKey, { alias: "ci", adoptKey: key }));
+    startFresh();
+    emu.setFaults([{ kind: "500", ops: ["api-key/get"] }]);
+    await expect(apiKey.create(await checkedInputs(apiKey, { alias: "ci", adoptKey: key }))).rejects.toThrow();
+    emu.setFaults([]);
+    emu.clearRequests();
+    const err = await apiKey.delete(old.id, old.outs).catch((e: Error) => e);
+    expect((err as Error).message).toContain(doubt("ApiKey", key));
+    expect(writeCalls(emu.calls())).toEqual({});
+    expect(emu.state.hasKey(key)).toBe(true);
+  });
+});

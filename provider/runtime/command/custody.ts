@@ -1,3 +1,4 @@
+import { maskKey } from "../../api/redact.js";
 import { LlmAccountsError } from "../../client/errors.js";
 import { Transfers } from "./transfers.js";
 
@@ -15,7 +16,8 @@ export type Refusal = (taken: string, byCreate: boolean, declared: readonly stri
  *   held       every object a resource holds or a create made: what a lost create's recovery may not take (a
  *              batch create made by another request has the same alias and balance, and only this process knows
  *              whose it is; subAccountBatch/recovery.ts)
- *   keepers    who keeps each: what another create or update may not take, and what a delete must leave
+ *   keepers    who keeps each: what another create or update may not take, and what a delete must leave (and
+ *              when it must not go at all: a create that took it failed)
  *   transfers  the releases under way (a taker waits for its giver; transfers.ts)
  */
 export class Custody {
@@ -23,9 +25,15 @@ export class Custody {
   /** Who keeps each object: a resource id, or a create's own name (its id is not known before it ends). */
   private readonly keepers = new Map<string, string>();
   private readonly creates = new Set<string>();
+  /** Creates that failed with nothing recorded (createFailed). */
+  private readonly failed = new Set<string>();
   readonly transfers = new Transfers();
 
-  constructor(private readonly refusal: Refusal) {}
+  /** `resource`: the class that keeps this kind (ApiKey, SubAccountBatch), as errors name it. */
+  constructor(
+    private readonly resource: string,
+    private readonly refusal: Refusal,
+  ) {}
 
   /** A name for one create, as the owner of what it takes. */
   createOwner(): string {
@@ -67,11 +75,37 @@ export class Custody {
   }
 
   /**
+   * Create `owner` failed, and no state records what it took: its resource is in no state, so what it took is in
+   * doubt (leftByDelete): its next run may take it again, or the program may drop it.
+   */
+  createFailed(owner: string): void {
+    this.failed.add(owner);
+  }
+
+  /**
+   * What `owner`'s delete must leave of the objects it would delete: those another resource keeps (keptByOthers).
+   * Fails, naming the first masked, when a create that failed took one (createFailed): leaving it and dropping this
+   * resource would leave it in no state, deleting it would delete what that resource's next run adopts.
+   */
+  leftByDelete(owner: string, objects: Iterable<string>): Set<string> {
+    const left = this.keptByOthers(owner, objects);
+    const doubt = [...left].find((o) => this.failed.has(this.keepers.get(o)!));
+    if (doubt !== undefined) {
+      throw new LlmAccountsError(
+        `this ${this.resource}'s delete would delete ${maskKey(doubt)}, which another ${this.resource} of this deployment adopts, but whose create failed: ` +
+          `nothing was deleted, and this ${this.resource} stays in the state, so that one of them holds it. The next up retries that create ` +
+          `(or, once that ${this.resource} is removed from the program, deletes this one with it)`,
+      );
+    }
+    return left;
+  }
+
+  /**
    * Of the objects `owner`'s delete would delete, those another resource keeps: one its state still names after a
    * release a killed run never recorded, or one a create takes (a resource declared in its place, renamed without
    * an alias: its id may be this one's, but the engine never creates and deletes one resource in one command).
    */
-  keptByOthers(owner: string, objects: Iterable<string>): Set<string> {
+  private keptByOthers(owner: string, objects: Iterable<string>): Set<string> {
     // A create's name is never a resource id.
     return new Set([...objects].filter((o) => this.keepers.has(o) && this.keepers.get(o) !== owner));
   }

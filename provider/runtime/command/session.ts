@@ -89,7 +89,7 @@ export class Session {
   readonly writes = new WriteCounter();
   readonly run: unknown;
   /** Who keeps which key and which sub-account in this command, whatever client reached it (command/custody.ts). */
-  readonly custody = { keys: new Custody(keyTaken), subAccounts: new Custody(tokenTaken) };
+  readonly custody = { keys: new Custody("ApiKey", keyTaken), subAccounts: new Custody("SubAccountBatch", tokenTaken) };
   /** What the program run declared it adopts: by kind and key fingerprint, who declared it and where (resources/ownership.ts). */
   readonly claims = new Map<string, { owner: object; describe: string }>();
   private readonly clients = new Map<string, SessionClient>();

@@ -33,7 +33,7 @@ function release(owner: string): Release {
  * so far. It waits at most `graceMs` for a giver's update that has not begun: the engine updates when one of its
  * `--parallel` slots is free, and under `--parallel 1` the taker holds the only one. A giver registered later than
  * that, or not begun in time, is not waited for; a delete then never removes what another batch keeps
- * (Custody.keptByOthers).
+ * (Custody.leftByDelete).
  */
 export class Transfers {
   /** Checks and diffs arriving: the engine going through the program's registrations. */

@@ -200,11 +200,23 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
  */
 export async function create(session: Session, inputs: SubAccountBatchInputs): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const own = session.client(inputs.connection);
-  const api = own.client.subAccounts;
   const adopt = adoptedTokens(inputs);
   const custody = session.custody.subAccounts;
   const me = custody.createOwner();
   custody.take(me, adopt);
+  try {
+    return await createTaking(session, own, inputs, adopt, me);
+  } catch (err) {
+    // Failed with no state: nothing holds what it took (an old batch's delete must neither leave nor delete it).
+    if (!(err instanceof Error && "properties" in err)) custody.createFailed(me);
+    throw err;
+  }
+}
+
+/** The body of `create`, once what it adopts (`adopt`) is taken for it (`me`). */
+async function createTaking(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, adopt: string[], me: string): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
+  const api = own.client.subAccounts;
+  const custody = session.custody.subAccounts;
   // One that another batch of this deployment releases joins once that batch's update has ended (command/transfers.ts).
   await custody.transfers.awaitReleases(me, adopt);
   const adopted = (await findAdopted(own.subAccounts, adopt, adopt)).map(view);
@@ -391,7 +403,7 @@ export async function remove(session: Session, id: string, old: SubAccountBatchO
   // keeps (Custody.keptByOthers): deleting it would delete what that batch holds.
   const named = [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
   const custody = session.custody.subAccounts;
-  const others = custody.keptByOthers(id, named);
+  const others = custody.leftByDelete(id, named);
   const tokens = named.filter((t) => !others.has(t));
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (command/custody.ts).
@@ -415,7 +427,7 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
   const api = own.client.subAccounts;
   const custody = session.custody.subAccounts;
   const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)) : [];
-  const others = custody.keptByOthers(id, found.tokens);
+  const others = custody.leftByDelete(id, found.tokens);
   await deleteTokens(api, [...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
   if (found.unidentified > 0 || found.lostCreate === null) {
     const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : "the sub-accounts of a lost create cannot be looked for";
