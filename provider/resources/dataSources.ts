@@ -5,7 +5,8 @@ import { readStackConfig, type ConnectionArgs, type StackConfig } from "../clien
 import { formatMicros, toMicros } from "../api/money.js";
 import { fingerprint } from "../api/redact.js";
 import type { Model, SubAccount, UsageRow } from "../api/schemas/index.js";
-import { currentSession, startFresh, type Session, type SessionClient } from "../runtime/command/index.js";
+import type { SessionClient } from "../runtime/command/index.js";
+import { sessionOfThisRun } from "./run.js";
 import { canonical } from "../api/canonical.js";
 
 /** Options every data source takes: which account. */
@@ -17,19 +18,6 @@ export interface DataSourceOptions {
 /** The stack config of the running program, read raw (no secret-access warnings, no Output). */
 function programConfig(): StackConfig {
   return readStackConfig((key) => pulumi.runtime.getConfig(key));
-}
-
-/**
- * The session of this run of the program. Answers are kept per client of the session (`SessionClient.answers`,
- * runtime/command/session.ts), which remembers the run (the engine's resource monitor; undefined outside a Pulumi
- * program). When the program runs again in the same process, as an Automation API program run inline does at
- * each `up`, a new run has a new resource monitor: a new session starts, and the clients, answers and shared
- * list of the run before are forgotten, so that a second `up` never shows the first one's balance.
- */
-function sessionOfThisRun(): Session {
-  const run = pulumi.runtime.getMonitor();
-  const session = currentSession();
-  return session.run === run ? session : startFresh({ run });
 }
 
 /** One API call per distinct arguments in a run: later calls share the first one's answer. */

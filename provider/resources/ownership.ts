@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { fingerprint, maskKey } from "../api/redact.js";
+import { sessionOfThisRun } from "./run.js";
 
 /** What a program adopts: a key (`adoptKey`) or a sub-account (`adoptTokens`), each with its own owners. */
 export type Kind = "key" | "sub-account";
@@ -17,23 +18,12 @@ interface Claim {
 type Claims = Map<string, Claim>;
 
 /**
- * The claims of each run of the program, by the run's resource monitor. A `pulumi` command runs the program once
- * in its own process, but an Automation API program runs an inline program in its own process at each `up`, with
- * the modules loaded once: each run has a new resource monitor (and a new runtime store), so a run never sees the
- * claims of the run before. Held weakly: a finished run's claims go with its monitor.
+ * The claims of the program run going on now, kept by its session (resources/run.ts): each run of an Automation API
+ * inline program has its own, and a run never sees the claims of the run before. Taken once per resource, in its
+ * constructor.
  */
-const byRun = new WeakMap<object, Claims>();
-
-/** The claims made outside any program run (no resource monitor: a test calling claim directly). */
-const outsideAnyRun: Claims = new Map();
-
-/** The registry of the program run going on now; taken once per resource, in its constructor. */
 export function claimsOfThisRun(): Claims {
-  const monitor: unknown = pulumi.runtime.getMonitor();
-  if (typeof monitor !== "object" || monitor === null) return outsideAnyRun;
-  let claims = byRun.get(monitor);
-  if (!claims) byRun.set(monitor, (claims = new Map()));
-  return claims;
+  return sessionOfThisRun().claims;
 }
 
 /**

@@ -75,9 +75,9 @@ function parsedAtEntry<I, O extends object>(
   },
 ): TypedProvider<I, O> {
   return {
-    // A check or a diff: the engine going through the program's registrations (command/heldTokens.ts, Transfers).
-    check: (olds, news) => (currentSession().transfers.arrived(), impl.check(olds, news)),
-    diff: inSession(async (session, id: string, olds: Props, news: I) => (session.transfers.arrived(), impl.diff(session, id, versions.parse(olds), news))),
+    // A check or a diff: the engine going through the program's registrations (command/transfers.ts).
+    check: (olds, news) => (currentSession().arrived(), impl.check(olds, news)),
+    diff: inSession(async (session, id: string, olds: Props, news: I) => (session.arrived(), impl.diff(session, id, versions.parse(olds), news))),
     create: keepingProvider(inSession(impl.create), 0),
     read: inSession(async (session, id: string, olds: Props) => impl.read(session, id, versions.parse(olds))),
     update: keepingProvider(

@@ -556,7 +556,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
  * run's program and who held what before it), a swapped one may be held by both: one update ended, the other never
  * did. No order of two resources' updates makes a swap whole (the provider runs both at once, the shortest window);
  * its delete leaves what another batch keeps, and the up after the kill, checked strictly, must end it. A batch that
- * takes what another only gives waits for the giver's update (runtime/command/heldTokens.ts): that stays a violation.
+ * takes what another only gives waits for the giver's update (runtime/command/transfers.ts): that stays a violation.
  */
 function oneHolder(state: StateView, label: string, report: HistoryReport, cut?: { program: Program; heldBefore: Map<string, string> }): void {
   const seen = new Map<string, string>();

@@ -1,6 +1,6 @@
-import { describe, expect, test } from "@jest/globals";
+import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, startFresh, subAccountBatch } from "../../provider/runtime/index.js";
+import { apiKey, currentSession, startFresh, subAccountBatch } from "../../provider/runtime/index.js";
 import { useRuntimeEmulator } from "../support/emulator.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 import { checkedInputs } from "../support/check.js";
@@ -223,5 +223,77 @@ describe("one owner per key while a deployment renames a resource", () => {
       `adoptKey: the key ${mask(holder.outs.key)} is held by another ApiKey of this deployment: one key has one owner, so only one resource may adopt it; nothing was changed. Remove adoptKey from one of them`,
     );
     expect(emu.calls()).toEqual({});
+  });
+});
+
+describe("one owner across the clients of a command (issue 42: custody is the session's, not a client's)", () => {
+  // A batch never needs the admin key: a connection that names another one reaches the same account through
+  // another client of the session.
+  const OTHER_ADMIN = "LLM_ACCOUNTS_TEST_OTHER_ADMIN_KEY";
+  const other = { connection: { adminKeyEnv: OTHER_ADMIN } };
+  const console = () => emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 1 })[0].token;
+  beforeEach(() => void (process.env[OTHER_ADMIN] = `${emu.adminKey}-other`));
+  afterEach(() => void delete process.env[OTHER_ADMIN]);
+
+  test("a create adopting a token that a batch on the same account through another admin key keeps fails naming it masked, writing nothing", async () => {
+    const a = await subAccountBatch.create(await batch("a", other));
+    const [t] = a.outs.tokens;
+    startFresh();
+    await subAccountBatch.diff(a.id, a.outs, await batch("a", other));
+    expect(currentSession().client(other.connection)).not.toBe(currentSession().client(undefined));
+    emu.clearRequests();
+    const err = await subAccountBatch.create(await batch("b", { adoptTokens: [t] })).catch((e: Error) => e);
+    expect((err as Error).message).toContain(`adoptTokens[0] (${mask(t)}) is held by another SubAccountBatch of this deployment: one sub-account has one owner`);
+    expect(emu.calls()).toEqual({});
+  });
+
+  test("a delete leaves what a create through another admin key adopted in its place (a batch renamed without an alias)", async () => {
+    const t = console();
+    const a = await subAccountBatch.create(await batch("a", { ...other, adoptTokens: [t] }));
+    startFresh();
+    // The renamed batch is created first and adopts t; the old one is deleted last, unseen by any diff.
+    const b = await subAccountBatch.create(await batch("b", { adoptTokens: [t] }));
+    expect(b.outs.tokens).toEqual([t]);
+    await subAccountBatch.delete(a.id, a.outs);
+    expect(emu.state.hasSubAccount(t)).toBe(true);
+  });
+});
+
+describe("a create that took what it adopts and failed, recording nothing (issue 43, under --continue-on-error)", () => {
+  const doubt = (resource: string, t: string) =>
+    `this ${resource}'s delete would delete ${mask(t)}, which another ${resource} of this deployment adopts, but whose create failed: nothing was deleted`;
+
+  test("a batch renamed without an alias whose create fails: the old one's delete fails, deleting nothing, so that its state keeps the sub-account", async () => {
+    const [t] = emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 1 }).map((s) => s.token);
+    const old = await subAccountBatch.create(await batch("c", { adoptTokens: [t] }));
+    startFresh();
+    // The whole list is refused, then its first page: the create fails at its one list, before any write.
+    emu.setFaults([{ kind: "400", ops: ["sub-account/list"], count: 2 }]);
+    await expect(subAccountBatch.create(await batch("c", { adoptTokens: [t] }))).rejects.toThrow("injected fault");
+    emu.clearRequests();
+    const err = await subAccountBatch.delete(old.id, old.outs).catch((e: Error) => e);
+    expect((err as Error).message).toContain(doubt("SubAccountBatch", t));
+    expect((err as Error).message).not.toContain(t);
+    expect(writeCalls(emu.calls())).toEqual({});
+    expect(emu.state.hasSubAccount(t)).toBe(true);
+    // The next command: the create succeeds, and the old one's delete leaves what it adopted.
+    startFresh();
+    await subAccountBatch.create(await batch("c", { adoptTokens: [t] }));
+    await subAccountBatch.delete(old.id, old.outs);
+    expect(emu.state.hasSubAccount(t)).toBe(true);
+  });
+
+  test("an ApiKey renamed without an alias whose create fails: the old one's delete fails, deleting nothing", async () => {
+    const key = emu.state.createKey("ci").key;
+    const old = await apiKey.create(await checkedInputs(apiKey, { alias: "ci", adoptKey: key }));
+    startFresh();
+    emu.setFaults([{ kind: "500", ops: ["api-key/get"] }]);
+    await expect(apiKey.create(await checkedInputs(apiKey, { alias: "ci", adoptKey: key }))).rejects.toThrow();
+    emu.setFaults([]);
+    emu.clearRequests();
+    const err = await apiKey.delete(old.id, old.outs).catch((e: Error) => e);
+    expect((err as Error).message).toContain(doubt("ApiKey", key));
+    expect(writeCalls(emu.calls())).toEqual({});
+    expect(emu.state.hasKey(key)).toBe(true);
   });
 });

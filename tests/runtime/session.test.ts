@@ -12,12 +12,12 @@ const pricing = [{ model: "model-a", pricingFactor: 1 }];
 const checked = (alias: string) => checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing });
 
 describe("the runtime's session (runtime/command/session.ts)", () => {
-  test("one session, made at first use and given to every runtime call: its client holds what the calls kept", async () => {
+  test("one session, made at first use and given to every runtime call: it keeps what the calls held, its client is shared", async () => {
     const session = currentSession();
     expect(currentSession()).toBe(session);
     const { outs } = await subAccountBatch.create(await checked("held"));
     const own = session.client(undefined);
-    expect([...own.heldTokens]).toEqual(outs.tokens);
+    expect([...session.custody.subAccounts.notToTake([])]).toEqual(outs.tokens);
     expect(session.client(undefined)).toBe(own);
     await subAccountBatch.delete("sab-held", outs);
   });
@@ -34,7 +34,8 @@ describe("the runtime's session (runtime/command/session.ts)", () => {
     expect(own.client).not.toBe(old.client);
     expect(own.deletes).not.toBe(old.deletes);
     expect(own.subAccounts).not.toBe(old.subAccounts);
-    expect(own.heldTokens.size).toBe(0);
+    expect(after.custody.subAccounts.notToTake([]).size).toBe(0);
+    expect(after.custody).not.toBe(before.custody);
     expect(after.writes).not.toBe(before.writes);
     expect(after.limiters).toBe(before.limiters);
     expect(after.overrides).toBe(before.overrides);

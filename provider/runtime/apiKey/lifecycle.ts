@@ -4,9 +4,6 @@ import { fingerprint, maskKey } from "../../api/redact.js";
 import type { ApiKeyView } from "../../api/schemas/index.js";
 import {
   adoptKeyFailure,
-  keepKeys,
-  keysKeptByOthers,
-  takeKeyForCreate,
   connectionDiff,
   type Session,
   type SessionClient,
@@ -94,7 +91,7 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
   const notOurs = adoptKeyFailure(news.adoptKey, olds);
   if (notOurs !== undefined) throw new LlmAccountsError(notOurs);
   // What it holds, no other create of this command may adopt, and no other delete delete.
-  keepKeys(session, id, [olds.key, olds.previousKey]);
+  session.custody.keys.keep(id, [olds.key, olds.previousKey]);
   const replaces: string[] = [];
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
@@ -117,11 +114,24 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
  * `adoptKey`: one get to verify the key, then only the calls that bring it to the declared configuration.
  */
 export async function create(session: Session, inputs: ApiKeyInputs): Promise<{ id: string; outs: ApiKeyOutputs }> {
+  const custody = session.custody.keys;
+  const me = custody.createOwner();
+  if (inputs.adoptKey) custody.take(me, [inputs.adoptKey]);
+  try {
+    return await createOrAdopt(session, inputs);
+  } catch (err) {
+    // Failed with no state: nothing holds what it took (an old key's delete must neither leave nor delete it).
+    if (inputs.adoptKey && !(err instanceof Error && "properties" in err)) custody.createFailed(me);
+    throw err;
+  }
+}
+
+/** The body of `create`, once an `adoptKey` is taken for it. */
+async function createOrAdopt(session: Session, inputs: ApiKeyInputs): Promise<{ id: string; outs: ApiKeyOutputs }> {
   const client = session.client(inputs.connection).client;
 
   if (inputs.adoptKey) {
     const key = inputs.adoptKey;
-    takeKeyForCreate(session, key);
     const live = await find(client, key);
     if (!live) {
       throw new LlmAccountsError(
@@ -215,7 +225,7 @@ export async function remove(session: Session, id: string, old: ApiKeyOutputs): 
   const current = old.rotationDue === KEY_DELETED ? undefined : old.key;
   const named = [current, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
   // Not one that another ApiKey of this command holds or adopted: deleting it would delete what that one holds.
-  const others = keysKeptByOthers(session, id, named);
+  const others = session.custody.keys.leftByDelete(id, named);
   const keys = named.filter((k) => !others.has(k));
   if (keys.length === 0) return;
   const { deletes } = session.client(old.connection);
@@ -233,7 +243,7 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
     throw error.after(`this delete cannot tell ${found.connection.success ? "which key to delete" : "which account it is on"}, so nothing was deleted`);
   }
   const { deletes } = session.client(found.connection.data);
-  const others = keysKeptByOthers(session, id, found.keys);
+  const others = session.custody.keys.leftByDelete(id, found.keys);
   await Promise.all(found.keys.filter((k) => !others.has(k)).map((k) => deletes.delete(k)));
   if (found.unidentified) throw error.after("this delete deleted the previous key it names, but cannot read the key itself, so the resource stays in the state");
 }

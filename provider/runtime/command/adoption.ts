@@ -1,10 +1,9 @@
 import { z } from "zod";
 import { LlmAccountsError } from "../../client/errors.js";
-import { fingerprint, maskKey } from "../../api/redact.js";
+import { maskKey } from "../../api/redact.js";
 import { KeySchema, type SubAccount } from "../../api/schemas/index.js";
-import type { SubAccountsApi } from "../../client/subAccounts.js";
 import { containsUnknown, neverShown, optionalOrNull, UNKNOWN } from "../engine/index.js";
-import { sharedListOf } from "./sharedList.js";
+import type { SharedSubAccountList } from "./sharedList.js";
 
 /**
  * `adoptTokens` of inputs (the tokens declared) or of outputs (the adopted set the state keeps, see nextAdoption);
@@ -56,9 +55,9 @@ export const AdoptKeySchema = neverShown(
  * missing (SharedSubAccountList.find). A token still missing (deleted, or of another account) fails the operation
  * before anything is written, named by its position and masked.
  */
-export async function findAdopted(api: SubAccountsApi, adoptTokens: readonly string[], wanted: readonly string[]): Promise<SubAccount[]> {
+export async function findAdopted(list: SharedSubAccountList, adoptTokens: readonly string[], wanted: readonly string[]): Promise<SubAccount[]> {
   if (wanted.length === 0) return [];
-  const byToken = await sharedListOf(api).find(wanted);
+  const byToken = await list.find(wanted);
   const missing = wanted.filter((t) => !byToken.has(t));
   if (missing.length > 0) {
     const named = missing.map((t) => `adoptTokens[${adoptTokens.indexOf(t)}] (${maskKey(t)})`).join(", ");
@@ -124,7 +123,7 @@ export function adoptKeyFailure(adoptKey: unknown, held: { key: string; previous
 }
 
 /**
- * The tokens a batch's new inputs release from its adopted set (nextAdoption), for holdKept: all it adopted while
+ * The tokens a batch's new inputs release from its adopted set (nextAdoption), for Custody.keep: all it adopted while
  * the new list is not known yet (preview), since any of them may be released.
  */
 export function releasedBy(olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
@@ -132,55 +131,19 @@ export function releasedBy(olds: Record<string, unknown>, news: Record<string, u
   return nextAdoption(adoptedTokens(olds), adoptedTokens(news)).released;
 }
 
-/**
- * The keys ApiKeys keep in one command (one session), by fingerprint: who keeps each (an ApiKey's id), and whether
- * a create adopted it (else a diff found it the key or previous key of the resource).
- */
-const keptInCommand = new WeakMap<object, Map<string, { owner: string; adopted: boolean }>>();
-
-function keptKeysOf(command: object): Map<string, { owner: string; adopted: boolean }> {
-  let kept = keptInCommand.get(command);
-  if (!kept) keptInCommand.set(command, (kept = new Map()));
-  return kept;
+/** The one-owner error of a key (Custody): an ApiKey create's `adoptKey` that another ApiKey of this command keeps. */
+export function keyTaken(key: string, byCreate: boolean): string {
+  const who = byCreate ? "adopted by another ApiKey created in this deployment" : "held by another ApiKey of this deployment";
+  return (
+    `adoptKey: the key ${maskKey(key)} is ${who}: one key has one owner, so only one resource may adopt it; ` +
+    "nothing was changed. Remove adoptKey from one of them"
+  );
 }
 
-/** ApiKey `owner` (its id) keeps `keys` in this command (diff: its key and previous key). */
-export function keepKeys(command: object, owner: string, keys: readonly (string | undefined)[]): void {
-  const kept = keptKeysOf(command);
-  for (const k of keys) if (typeof k === "string" && k !== "") kept.set(fingerprint(k), { owner, adopted: false });
-}
-
-/**
- * An ApiKey create's `adoptKey`, taken for it before anything is read or written: fails naming the key masked when
- * another ApiKey of the same command (`command`: its session) holds it or adopted it. One key, one owner, also for
- * programs that bypass the resource classes. The create's resource id is the key's fingerprint.
- */
-export function takeKeyForCreate(command: object, key: string): void {
-  const kept = keptKeysOf(command);
-  const id = fingerprint(key);
-  const other = kept.get(id);
-  if (other !== undefined) {
-    const who = other.adopted ? "adopted by another ApiKey created in this deployment" : "held by another ApiKey of this deployment";
-    throw new LlmAccountsError(
-      `adoptKey: the key ${maskKey(key)} is ${who}: one key has one owner, so only one resource may adopt it; ` +
-        "nothing was changed. Remove adoptKey from one of them",
-    );
-  }
-  kept.set(id, { owner: id, adopted: true });
-}
-
-/**
- * Of the keys an ApiKey's delete would delete (`owner`: its id), those another ApiKey of this command keeps: one
- * declared in its place whose create adopts its key (a resource renamed without an alias: its id, the key's
- * fingerprint, is this one's too, but the engine never creates and deletes one resource in one command), or one
- * whose diff found it its own. Deleting it would delete what that one holds.
- */
-export function keysKeptByOthers(command: object, owner: string, keys: readonly string[]): Set<string> {
-  const kept = keptKeysOf(command);
-  return new Set(
-    keys.filter((k) => {
-      const other = kept.get(fingerprint(k));
-      return other !== undefined && (other.adopted || other.owner !== owner);
-    }),
+/** The one-owner error of a sub-account (Custody): a token of `adoptTokens` that another batch of this command keeps. */
+export function tokenTaken(token: string, _byCreate: boolean, adoptTokens: readonly string[]): string {
+  return (
+    `adoptTokens[${adoptTokens.indexOf(token)}] (${maskKey(token)}) is held by another SubAccountBatch of this deployment: one sub-account has one owner, ` +
+    "so only one resource may hold it; nothing was changed. Remove it from this batch's adoptTokens (or release it from the other by listing the tokens that one keeps)"
   );
 }

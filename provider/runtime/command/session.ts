@@ -8,14 +8,14 @@
  *   limiters    the RateLimiters its clients wait on: PROCESS_LIMITERS (client/limiter.ts), which every session
  *               keeps. The platform counts per credential over windows that do not restart with a session, and
  *               clients made alone (import, audit, tests) share them too, as before the session existed
- *   run         the Pulumi program run (resource monitor) its data sources answered for (dataSources.ts)
- *   transfers   the checks and diffs of the command, and the releases of adopted sub-accounts the diffs announce,
- *               for a batch that adopts what another releases (command/heldTokens.ts)
+ *   run         the Pulumi program run (resource monitor) its data sources and claims belong to (resources/run.ts)
+ *   custody     who keeps which key and which sub-account in this command, and the transfers under way
+ *               (command/custody.ts): one Custody per kind, for every client of the session
+ *   claims      what the program run declared it adopts, by kind and fingerprint (resources/ownership.ts)
  *   client(connection, config?) -> SessionClient, one per distinct resolved client options, made on first use:
  *     client        the LlmAccountsClient (with the session's limiters and write counter)
  *     deletes       its DeleteCoalescer (command/deleteCoalescer.ts), made on first use
  *     subAccounts   its SharedSubAccountList (command/sharedList.ts), made on first use
- *     heldTokens    Set<string>: sub-account tokens batches hold or made (command/heldTokens.ts)
  *     answers       Map<string, Promise>: the data sources' answers (dataSources.ts)
  *
  * HOW A RUNTIME FUNCTION GETS IT
@@ -42,8 +42,9 @@ import { PROCESS_LIMITERS, type RateLimiters } from "../../client/limiter.js";
 import { WriteCounter } from "../../client/subAccounts.js";
 import { setStackConfig, stackConfig } from "./connection.js";
 import { DeleteCoalescer } from "./deleteCoalescer.js";
-import { Transfers } from "./heldTokens.js";
-import { sharedListOf, type SharedSubAccountList } from "./sharedList.js";
+import { Custody } from "./custody.js";
+import { keyTaken, tokenTaken } from "./adoption.js";
+import { SharedSubAccountList } from "./sharedList.js";
 import { canonical } from "../../api/canonical.js";
 
 /** Retry settings and clock for every client a session makes. */
@@ -53,8 +54,6 @@ export type ClientOverrides = Pick<TransportOptions, "retry" | "clock">;
 export class SessionClient {
   private coalescer: DeleteCoalescer | undefined;
   private list: SharedSubAccountList | undefined;
-  /** Sub-account tokens batches hold or made, as this session saw them (command/heldTokens.ts). */
-  readonly heldTokens = new Set<string>();
   /** The data sources' answers, by call and arguments (dataSources.ts). */
   readonly answers = new Map<string, Promise<unknown>>();
 
@@ -67,7 +66,7 @@ export class SessionClient {
 
   /** The shared list that answers this client's sub-account reads. */
   get subAccounts(): SharedSubAccountList {
-    return (this.list ??= sharedListOf(this.client.subAccounts));
+    return (this.list ??= new SharedSubAccountList(this.client.subAccounts));
   }
 }
 
@@ -89,14 +88,22 @@ export class Session {
   readonly limiters: RateLimiters;
   readonly writes = new WriteCounter();
   readonly run: unknown;
-  /** The checks and diffs of the command, and the releases of adopted sub-accounts the diffs announce (command/heldTokens.ts). */
-  readonly transfers = new Transfers();
+  /** Who keeps which key and which sub-account in this command, whatever client reached it (command/custody.ts). */
+  readonly custody = { keys: new Custody("ApiKey", keyTaken), subAccounts: new Custody("SubAccountBatch", tokenTaken) };
+  /** What the program run declared it adopts: by kind and key fingerprint, who declared it and where (resources/ownership.ts). */
+  readonly claims = new Map<string, { owner: object; describe: string }>();
   private readonly clients = new Map<string, SessionClient>();
 
   constructor(options: Omit<SessionOptions, "stackConfig"> = {}) {
     this.overrides = options.clientOverrides ?? {};
     this.limiters = options.limiters ?? PROCESS_LIMITERS;
     this.run = options.run;
+  }
+
+  /** A check or a diff of any resource of the command arrived: the engine going through the program's registrations. */
+  arrived(now = Date.now()): void {
+    this.custody.keys.transfers.arrived(now);
+    this.custody.subAccounts.transfers.arrived(now);
   }
 
   /**
@@ -115,7 +122,10 @@ export class Session {
   }
 }
 
-/** The session of the process: the only per-process state of the runtime (made by currentSession, replaced by startFresh). */
+/**
+ * The session of the process: the provider's only per-process state but the rate limiters (tests/moduleState.test.ts
+ * says so). Made by currentSession, replaced by startFresh.
+ */
 let current: Session | undefined;
 
 /** The session of the process, made at its first use. */
@@ -125,8 +135,8 @@ export function currentSession(): Session {
 
 /**
  * Starts a new session: every client made so far is forgotten, and with it what each kept (the delete
- * coalescer's learned parallelism, the shared list's last answer, held tokens, data source answers, the write
- * count). The limiters stay, and the client overrides unless `options` gives new ones;
+ * coalescer's learned parallelism, the shared list's last answer, data source answers, the write count), and the
+ * custody and claims. The limiters stay, and the client overrides unless `options` gives new ones;
  * `options.stackConfig` is written to the config slot. Returns the new session.
  */
 export function startFresh(options: SessionOptions = {}): Session {

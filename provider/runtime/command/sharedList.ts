@@ -206,19 +206,6 @@ export class SharedSubAccountList {
   }
 }
 
-/** The shared list of each sub-account group (one per client: a session makes one client per connection). */
-const LISTS = new WeakMap<SubAccountsApi, SharedSubAccountList>();
-
-/**
- * The shared list of a client's sub-account group, made at its first use: the one `SessionClient.subAccounts`
- * answers (runtime/command/session.ts), so that code given only the group (command/adoption.ts findAdopted) reads the same list.
- */
-export function sharedListOf(api: SubAccountsApi): SharedSubAccountList {
-  let list = LISTS.get(api);
-  if (!list) LISTS.set(api, (list = new SharedSubAccountList(api)));
-  return list;
-}
-
 function indexed(all: SubAccount[]): AccountSnapshot {
   return { all, byToken: new Map(all.map((s) => [s.token, s])) };
 }

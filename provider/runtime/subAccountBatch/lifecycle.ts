@@ -12,12 +12,6 @@ import {
   nextAdoption,
   releasedBy,
   connectionDiff,
-  createOwner,
-  hold,
-  notToTake,
-  holdKept,
-  keptByOthers,
-  takeAdopted,
   type Session,
   type SessionClient,
 } from "../command/index.js";
@@ -59,15 +53,10 @@ export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAcc
  * A held sub-account whose alias or pricing differs from the declared ones is a change (update's edit aligns it).
  */
 export async function diff(session: Session, id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
-  try {
-    const own = session.client(olds.connection);
-    const released = releasedBy(olds, news);
-    holdKept(own.heldTokens, olds.tokens, released, id);
-    // What its update will release, for a batch that adopts it in this deployment (at preview, nothing: unknown).
-    if (!containsUnknown(news.adoptTokens)) session.transfers.announce(id, released);
-  } catch {
-    // No client for these settings: nothing can be created or recovered with them either.
-  }
+  const released = releasedBy(olds, news);
+  session.custody.subAccounts.keep(id, olds.tokens, released);
+  // What its update will release, for a batch that adopts it in this deployment (at preview, nothing: unknown).
+  if (!containsUnknown(news.adoptTokens)) session.custody.subAccounts.transfers.announce(id, released);
   const replaces: string[] = [];
   const adopted = adoptedTokens(olds);
   const adoptUnknown = containsUnknown(news.adoptTokens);
@@ -146,16 +135,16 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
  * One batch create of `count` more sub-accounts with the declared balance and pricing, under the create's marked
  * alias (subAccountBatch/recovery.ts): the caller's `align` gives them the declared alias.
  */
-async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
+async function createMore(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
   // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
-  const left = await leftByKilledRun(own, inputs, held.map((s) => s.token));
+  const left = await leftByKilledRun(session, own, inputs, held.map((s) => s.token));
   const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left).catch(
     (err: unknown) => {
-      hold(own.heldTokens, madeBefore(err).map((s) => s.token));
+      session.custody.subAccounts.hold(madeBefore(err).map((s) => s.token));
       throw err;
     },
   );
-  hold(own.heldTokens, made.map((s) => s.token));
+  session.custody.subAccounts.hold(made.map((s) => s.token));
   return made.map(view);
 }
 
@@ -164,11 +153,11 @@ async function createMore(own: SessionClient, inputs: SubAccountBatchInputs, cou
  * shared list of the account (command/sharedList.ts: one list for the creates, deletes and reads that arrive together), not
  * what a batch of this command holds or made, nor `known`. None, and no list, for a batch without a mark.
  */
-async function leftByKilledRun(own: SessionClient, batch: { balance: number; mark?: string }, known: readonly string[]): Promise<SubAccount[]> {
+async function leftByKilledRun(session: Session, own: SessionClient, batch: { balance: number; mark?: string }, known: readonly string[]): Promise<SubAccount[]> {
   if (batch.mark === undefined) return [];
   // Only this batch's runs write under its mark: another batch's write since the list leaves the answer good.
   const { all } = await own.subAccounts.snapshot({ despiteWrites: true });
-  return leftUnderMark(batch, all, notToTake(own.heldTokens, known));
+  return leftUnderMark(batch, all, session.custody.subAccounts.notToTake(known));
 }
 
 /**
@@ -211,19 +200,32 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
  */
 export async function create(session: Session, inputs: SubAccountBatchInputs): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const own = session.client(inputs.connection);
-  const api = own.client.subAccounts;
   const adopt = adoptedTokens(inputs);
-  const me = createOwner();
-  takeAdopted(own.heldTokens, adopt, adopt, me);
-  // One that another batch of this deployment releases joins once that batch's update has ended (command/heldTokens.ts).
-  await session.transfers.awaitReleases(me, adopt);
-  const adopted = (await findAdopted(api, adopt, adopt)).map(view);
-  hold(own.heldTokens, adopted.map((s) => s.token));
+  const custody = session.custody.subAccounts;
+  const me = custody.createOwner();
+  custody.take(me, adopt);
+  try {
+    return await createTaking(session, own, inputs, adopt, me);
+  } catch (err) {
+    // Failed with no state: nothing holds what it took (an old batch's delete must neither leave nor delete it).
+    if (!(err instanceof Error && "properties" in err)) custody.createFailed(me);
+    throw err;
+  }
+}
+
+/** The body of `create`, once what it adopts (`adopt`) is taken for it (`me`). */
+async function createTaking(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, adopt: string[], me: string): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
+  const api = own.client.subAccounts;
+  const custody = session.custody.subAccounts;
+  // One that another batch of this deployment releases joins once that batch's update has ended (command/transfers.ts).
+  await custody.transfers.awaitReleases(me, adopt);
+  const adopted = (await findAdopted(own.subAccounts, adopt, adopt)).map(view);
+  custody.hold(adopted.map((s) => s.token));
   const first = [...adopted].sort(byId)[0]?.token;
   let created: SubAccountView[] = [];
   if (inputs.count > adopted.length) {
     try {
-      created = await createMore(own, inputs, inputs.count - adopted.length, adopted);
+      created = await createMore(session, own, inputs, inputs.count - adopted.length, adopted);
     } catch (err) {
       // The id a success would have had: of the first sub-account held, made ones included.
       const firstHeld = [...adopted, ...madeBefore(err).map(view)].sort(byId)[0]?.token;
@@ -248,8 +250,8 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
 export async function update(session: Session, id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
   const own = session.client(inputs.connection);
   const adoption = nextAdoption(adoptedTokens(old), adoptedTokens(inputs));
-  // A batch that adopts what this one releases in the same deployment waits for it to end (command/heldTokens.ts, Transfers).
-  const end = session.transfers.begin(id, adoption.released);
+  // A batch that adopts what this one releases in the same deployment waits for it to end (command/transfers.ts).
+  const end = session.custody.subAccounts.transfers.begin(id, adoption.released);
   try {
     return { outs: await changeBatch(session, own, id, old, inputs, adoption) };
   } catch (err) {
@@ -276,13 +278,14 @@ async function changeBatch(
   const held = new Set(current.map((s) => s.token));
   // Only a token never adopted by this batch must exist: one adopted before and gone since is recreated below.
   const joining = adoption.added.filter((t) => !held.has(t));
-  takeAdopted(own.heldTokens, declared, joining, id);
-  // One that another batch of this deployment releases joins once that batch's update has ended (command/heldTokens.ts).
-  await session.transfers.awaitReleases(id, joining);
-  const added = await findAdopted(api, declared, joining);
+  const custody = session.custody.subAccounts;
+  custody.take(id, joining, declared);
+  // One that another batch of this deployment releases joins once that batch's update has ended (command/transfers.ts).
+  await custody.transfers.awaitReleases(id, joining);
+  const added = await findAdopted(own.subAccounts, declared, joining);
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
-    current = [...current, ...(await listUnconfirmed(api, old, notToTake(own.heldTokens, current.map((s) => s.token)))).map(view)].sort(byId);
+    current = [...current, ...(await listUnconfirmed(api, old, custody.notToTake(current.map((s) => s.token)))).map(view)].sort(byId);
   }
 
   if (inputs.count < current.length) {
@@ -294,7 +297,7 @@ async function changeBatch(
   let made = 0;
   if (inputs.count > current.length) {
     try {
-      const more = await createMore(own, inputs, inputs.count - current.length, current);
+      const more = await createMore(session, own, inputs, inputs.count - current.length, current);
       made = more.length;
       current = [...current, ...more];
     } catch (err) {
@@ -303,7 +306,7 @@ async function changeBatch(
   }
   // One edit: what was created (under its marked alias) and what differs from the declared alias or pricing.
   current = await alignMade(api, inputs, current, made, id, adoption.set);
-  hold(own.heldTokens, current.map((s) => s.token));
+  custody.hold(current.map((s) => s.token));
   return outputsOf(inputs, current, adoption.set);
 }
 
@@ -335,7 +338,8 @@ function keepReleased(err: unknown, id: string, old: SubAccountBatchOutputs, rel
 export async function read(session: Session, id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const own = session.client(old.connection);
   const adopted = adoptedTokens(old);
-  hold(own.heldTokens, old.tokens);
+  const custody = session.custody.subAccounts;
+  custody.hold(old.tokens);
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const { all, byToken } = await own.subAccounts.snapshot();
@@ -345,12 +349,12 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   const recent = new Set(old.subAccounts.filter((s) => justWritten(s.createdAt) && !shown.has(s.createdAt)).map((s) => s.token));
   const alive = await stillListedOrLate(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)), recent);
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
-  const known = notToTake(own.heldTokens, old.tokens);
+  const known = custody.notToTake(old.tokens);
   const lost = unconfirmedAmong(old, all, known);
   // What a killed `up` of this resource left under its mark: adopted, as a lost create's are.
   const left = leftUnderMark(old, all, new Set([...known, ...lost.map((s) => s.token)]));
   const live = [...ours, ...lost, ...left].map(view);
-  hold(own.heldTokens, live.map((s) => s.token));
+  custody.hold(live.map((s) => s.token));
   if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };
   const drifted = live.find(differsFrom(old));
   const inputs: SubAccountBatchInputs = {
@@ -396,15 +400,16 @@ export async function remove(session: Session, id: string, old: SubAccountBatchO
   const own = session.client(old.connection);
   const api = own.client.subAccounts;
   // Both lists: a state edited by hand may name a sub-account in one only. Not one another batch of this command
-  // keeps (keptByOthers): deleting it would delete what that batch holds.
+  // keeps (Custody.keptByOthers): deleting it would delete what that batch holds.
   const named = [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
-  const others = keptByOthers(own.heldTokens, id, named);
+  const custody = session.custody.subAccounts;
+  const others = custody.leftByDelete(id, named);
   const tokens = named.filter((t) => !others.has(t));
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
-  // this command, though: the batch that replaced this one back may have its alias and balance (command/heldTokens.ts).
-  const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, notToTake(own.heldTokens, named)) : [];
+  // this command, though: the batch that replaced this one back may have its alias and balance (command/custody.ts).
+  const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, custody.notToTake(named)) : [];
   // And what a killed `up` of this resource left under its mark.
-  const left = await leftByKilledRun(own, old, [...named, ...unconfirmed.map((s) => s.token)]);
+  const left = await leftByKilledRun(session, own, old, [...named, ...unconfirmed.map((s) => s.token)]);
   await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token), ...left.map((s) => s.token)]);
 }
 
@@ -420,8 +425,9 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
   }
   const own = session.client(found.connection.data);
   const api = own.client.subAccounts;
-  const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, notToTake(own.heldTokens, found.tokens)) : [];
-  const others = keptByOthers(own.heldTokens, id, found.tokens);
+  const custody = session.custody.subAccounts;
+  const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)) : [];
+  const others = custody.leftByDelete(id, found.tokens);
   await deleteTokens(api, [...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
   if (found.unidentified > 0 || found.lostCreate === null) {
     const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : "the sub-accounts of a lost create cannot be looked for";

@@ -83,7 +83,7 @@ export class UnconfirmedCreateError extends LlmAccountsError {
  * The sub-accounts a lost create recorded as `unconfirmedAlias` made: those that still carry its marked alias
  * (no other create carries it). States written before the marker have `unconfirmedSince` only: for them, as
  * then, the listed sub-accounts of the batch's alias and balance created since (allowing for the platform's
- * clock), not among the ids that existed before it (`unconfirmedExcept`) nor `known` (command/heldTokens.ts).
+ * clock), not among the ids that existed before it (`unconfirmedExcept`) nor `known` (command/custody.ts).
  */
 export function unconfirmedAmong(
   old: { alias: string; balance: number; unconfirmedAlias?: string; unconfirmedSince?: string; unconfirmedExcept?: number[] },
@@ -136,8 +136,8 @@ export async function createBatch(api: SubAccountsApi, request: SubAccountCreate
   return made;
 }
 
-/** What a create that failed had made all the same (madeBefore), by its error. */
-const MADE = new WeakMap<object, SubAccount[]>();
+/** Where the error of a create that failed carries what it had made all the same (madeBefore). */
+const MADE = Symbol("made before the failure");
 
 /**
  * The error of a split create's later part (or of a create after a killed run's leftovers were taken), carrying the
@@ -146,14 +146,14 @@ const MADE = new WeakMap<object, SubAccount[]>();
  */
 function withMade(err: unknown, made: SubAccount[]): unknown {
   if (!(err instanceof Error)) return err;
-  MADE.set(err, made);
+  Object.defineProperty(err, MADE, { value: made, configurable: true });
   const advice = `${made.length} sub-account(s) this create made before the failure (alias ${JSON.stringify(made[0].alias)}) are kept in the state: the next run aligns them and creates the rest, and destroy deletes them`;
   return err instanceof LlmAccountsError ? err.withAdvice(advice) : err;
 }
 
 /** The sub-accounts a failed createBatch made all the same (withMade); none for any other error. */
 export function madeBefore(err: unknown): SubAccount[] {
-  return (err !== null && typeof err === "object" && MADE.get(err)) || [];
+  return (err instanceof Error && (err as Error & { [MADE]?: SubAccount[] })[MADE]) || [];
 }
 
 /**
