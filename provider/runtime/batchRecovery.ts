@@ -244,7 +244,7 @@ async function createMarked(api: SubAccountsApi, request: SubAccountCreateReques
     try {
       // A list may lag behind the create (LATE_VISIBILITY_WAITS_MS): one that shows fewer than it asked for is asked again.
       const look = async () => (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => compareIds(a.id, b.id));
-      found = await lookUntil((ms) => api.wait(ms), look, (f) => f.length >= marked.count);
+      found = await lookUntil(api, look, (f) => f.length >= marked.count);
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
       throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);
