@@ -25,10 +25,13 @@ import { parseAnswerJson, platformPartsOf } from "./api/schemas/index.js";
 import { printable } from "./account/printable.js";
 import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "./api/profile.js";
 import { LlmAccountsClient } from "./client/client.js";
+import { ApiError } from "./client/errors.js";
+import { refusedSizeCap } from "./client/subAccounts.js";
+import { smallerCountCap } from "./runtime/batchRecovery.js";
 import { SYSTEM_CLOCK, type Clock } from "./client/clock.js";
 import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
 import { codeOf, judge, type Judgement, type Meaning } from "./client/refusals.js";
-import { OPERATIONS, type Operation } from "./api/operations.js";
+import { describeOperation, OPERATIONS, type Operation } from "./api/operations.js";
 import { refusalNamesKey } from "./client/apiKeys.js";
 import { wirePath } from "./api/casing.js";
 import { SETTINGS } from "./client/settings.js";
@@ -898,24 +901,33 @@ async function aliasFilterRow(run: Run, alias: string): Promise<DoctorRow> {
  */
 async function countRow(run: Run, alias: string): Promise<DoctorRow> {
   const full = await subCreate(run, alias, SUB_ACCOUNT_MAX_COUNT);
-  const why = refused(full) ? describeRefusal(full) : undefined;
   const point = "largest count of one sub-account create";
   const assumes = `${SUB_ACCOUNT_MAX_COUNT}`;
-  if (why === undefined) return { point, assumes, observed: `count ${SUB_ACCOUNT_MAX_COUNT} accepted`, verdict: "holds" };
+  if (!refused(full)) return { point, assumes, observed: `count ${SUB_ACCOUNT_MAX_COUNT} accepted`, verdict: "holds" };
+  const why = describeRefusal(full);
   run.measured.refused.push(signatureOf(full));
-  const cap = Number(/\b(\d{1,3})\b/.exec(why)?.[1]);
-  if (cap > 0 && cap < SUB_ACCOUNT_MAX_COUNT) run.measured.limits.createCap = cap;
-  if (/\bcount\b/i.test(why)) return { point, assumes, observed: `count ${SUB_ACCOUNT_MAX_COUNT} refused (${why})`, verdict: "handled", reading: "small-count-cap" };
+  // Judged by the package's own rules: whether its split takes this refusal for the count's (smallerCountCap), and
+  // the cap a refusal gives (refusedSizeCap: its number, else half), saved for the split to obey.
+  const err = refusalError(OPERATIONS.createSubAccounts, full);
+  const cap = refusedSizeCap(err, /[\s\S]/, SUB_ACCOUNT_MAX_COUNT);
+  if (cap !== undefined) run.measured.limits.createCap = cap;
+  if (smallerCountCap(err, SUB_ACCOUNT_MAX_COUNT) !== undefined) return { point, assumes, observed: `count ${SUB_ACCOUNT_MAX_COUNT} refused (${why})`, verdict: "handled", reading: "small-count-cap" };
   const observed = `count ${SUB_ACCOUNT_MAX_COUNT} refused (${why}): the refusal does not name count, so the package does not split a larger batch by itself`;
   const obeyed = run.profile?.limits?.createCap;
-  if (obeyed !== undefined && cap > 0 && obeyed <= cap) return { point, assumes, observed: `${observed}; the profile's createCap ${obeyed} splits it`, verdict: "handled" };
+  if (obeyed !== undefined && cap !== undefined && obeyed <= cap) return { point, assumes, observed: `${observed}; the profile's createCap ${obeyed} splits it`, verdict: "handled" };
   return {
     point,
     assumes,
     observed,
     verdict: "setting",
-    setting: cap > 0 && cap < SUB_ACCOUNT_MAX_COUNT ? `${SETTINGS.profile.config} (llm-accounts doctor --write --save), whose limits.createCap ${cap} splits creates` : "none exists: declare batches of at most the platform's cap (count)",
+    setting: cap !== undefined ? `${SETTINGS.profile.config} (llm-accounts doctor --write --save), whose limits.createCap ${cap} splits creates` : "none exists: declare batches of at most the platform's cap (count)",
   };
+}
+
+/** The error the client makes of a refusal (http.ts: of the class its meaning's status picks), for the package's own rules to judge. */
+function refusalError(op: Operation, a: Raw): ApiError {
+  const refusal = "refusal" in a.judged ? a.judged.refusal : undefined;
+  return ApiError.fromResponse(refusal?.meansStatus ?? a.status, { code: refusal?.code, apiMessage: refusal?.apiMessage, operation: describeOperation(op) });
 }
 
 /**
@@ -990,7 +1002,7 @@ async function cleanUp(run: Run, finished: boolean): Promise<DoctorRow | undefin
     if (!made.keyDeleted) await deleteKey(run);
     probe.cleaning = true;
     if (made.tokens.size === 0) return undefined;
-    const { row, failed } = await deleteMade(probe, [...made.tokens]);
+    const { row, failed } = await deleteMade(run, [...made.tokens]);
     for (const t of made.tokens) if (!failed.includes(t)) made.tokens.delete(t);
     // A delete that failed may have been done (a lost answer): what the list no longer shows is deleted.
     const still = failed.length > 0 ? await leftUnder(probe, made.aliases, run.paging, []) : undefined;
@@ -1045,32 +1057,16 @@ function deletesRow(key: Raw, subAccount: Raw): DoctorRow {
 }
 
 /**
- * Deletes the doctor's sub-accounts, in one delete where the platform takes it; one refused for the length of its
- * `sks` (a 400 naming it) is split to the number the refusal gives (else halves), as the package splits. The row of
- * the largest `sks`, and the tokens of the parts whose delete failed or was refused.
+ * Deletes the doctor's sub-accounts with the client's own delete, as the package deletes (split where a refusal
+ * names `sks`: client/subAccounts.ts). The row of the largest `sks`, and the tokens whose delete failed.
  */
-async function deleteMade(probe: Probe, made: string[]): Promise<{ row: DoctorRow; failed: string[] }> {
+async function deleteMade(run: Run, made: string[]): Promise<{ row: DoctorRow; failed: string[] }> {
   const point = "largest sks of one sub-account edit or delete";
-  const failed: string[] = [];
-  let cap = made.length;
-  let why: string | undefined;
-  for (let done = 0; done < made.length; ) {
-    const part = made.slice(done, done + cap);
-    const answer = await idempotent(probe, OPERATIONS.deleteSubAccounts, { sks: part }).catch(() => undefined);
-    const refusal = answer && refused(answer) ? describeRefusal(answer) : undefined;
-    const smaller = answer !== undefined && refusal !== undefined && !answer.retried && /\bsks\b/i.test(refusal) && part.length > 1;
-    if (!smaller) {
-      if (answer === undefined || refusal !== undefined) failed.push(...part);
-      done += part.length;
-      continue;
-    }
-    why ??= refusal;
-    const given = (refusal.match(/\d+/g) ?? []).map(Number).filter((n) => n >= 1 && n < part.length);
-    cap = given.length > 0 ? Math.max(...given) : Math.floor(part.length / 2);
-  }
   const assumes = `${SUB_ACCOUNT_MAX_SKS}`;
-  if (why === undefined) return { row: { point, assumes, observed: `a delete of ${made.length} accepted`, verdict: "holds" }, failed };
-  return { row: { point, assumes, observed: `a delete of ${made.length} refused (${why}); split to ${cap}`, verdict: "handled", reading: "sks-cap" }, failed };
+  const api = run.client.subAccounts;
+  const failed = await api.delete(made).then(() => [], () => made);
+  if (api.sksCap === undefined) return { row: { point, assumes, observed: `a delete of ${made.length} ${failed.length ? "failed" : "accepted"}`, verdict: "holds" }, failed };
+  return { row: { point, assumes, observed: `a delete of ${made.length} refused for its sks; split to ${api.sksCap}`, verdict: "handled", reading: "sks-cap" }, failed };
 }
 
 /** The words of a refusal in any of its shapes, short, masked and printable. */

@@ -162,7 +162,7 @@ export function madeBefore(err: unknown): SubAccount[] {
  * it: a platform whose cap is below the package's assumption): the number the refusal gives, else half the chunk.
  * Undefined for any other failure, or a chunk of 1.
  */
-function smallerCountCap(err: unknown, chunk: number): number | undefined {
+export function smallerCountCap(err: unknown, chunk: number): number | undefined {
   return refusedSizeCap(err, /\bcount\b/i, chunk);
 }
 
