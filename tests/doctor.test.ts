@@ -1,5 +1,9 @@
 import { describe, expect, test } from "@jest/globals";
+import * as childProcess from "node:child_process";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { maskKey } from "../provider/api/redact.js";
+import { REPO } from "./support/programDir.js";
 import { DOCTOR_EXIT, runDoctor, type DoctorClock } from "../provider/doctor.js";
 import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../provider/runtime/index.js";
 import { checkedInputs } from "./support/check.js";
@@ -384,6 +388,61 @@ describe("limits measured, saved in the profile and obeyed by the runtime (issue
       expect((await doctor(emu, ["--write"], { ...env, LLM_ACCOUNTS_PROFILE: profile })).code).toBe(DOCTOR_EXIT.holds);
     } finally {
       await front.close();
+      await emu.close();
+    }
+  });
+});
+
+describe("doctor --write interrupted (issue 44): a real CLI process sent SIGINT mid-write", () => {
+  const { execFile } = childProcess;
+  /** Runs `llm-accounts doctor --write --json` as a child process, sends it SIGINT once `ready` holds; its exit code and stdout. */
+  const interrupted = (emu: Emulator, ready: () => boolean) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const env = { ...process.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+      const child = execFile(process.execPath, [join(REPO, "dist/provider/cli.js"), "doctor", "--write", "--json"], { env }, (err, stdout) => {
+        clearInterval(timer);
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: stdout });
+      });
+      const timer = setInterval(() => {
+        if (!ready()) return;
+        clearInterval(timer);
+        child.kill("SIGINT");
+      }, 20);
+    });
+
+  test("Ctrl-C while a write is under way: the doctor stops, deletes its sub-accounts and key, exit 2 saying so", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false });
+    try {
+      // The first sub-account edit (after the create of 100) is held 5 s: the signal comes while it is under way.
+      emu.setFaults([{ kind: "latency", ops: ["sub-account/edit"], ms: 5_000 }]);
+      const { code, out } = await interrupted(emu, () => emu.state.listSubAccounts().length > 100 && emu.calls()["sub-account/list"] >= 4);
+      expect(code).toBe(DOCTOR_EXIT.couldNotRun);
+      expect(JSON.parse(out)).toMatchObject({ ran: false, error: expect.stringMatching(/^interrupted \(SIGINT\)$/) });
+      expect(emu.state.listSubAccounts()).toEqual([]);
+      expect(emu.state.listKeys()).toEqual([]);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("Ctrl-C where the deletes are refused: every sub-account left is named, masked, with the command that deletes it", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false });
+    try {
+      emu.setFaults([
+        { kind: "latency", ops: ["sub-account/edit"], ms: 5_000 },
+        { kind: "400", ops: ["sub-account/delete"] },
+      ]);
+      const { code, out } = await interrupted(emu, () => emu.state.listSubAccounts().length > 100 && emu.calls()["sub-account/list"] >= 4);
+      expect(code).toBe(DOCTOR_EXIT.couldNotRun);
+      const left = emu.state.listSubAccounts();
+      expect(left.length).toBeGreaterThan(100);
+      const { error } = JSON.parse(out) as { error: string };
+      expect(error).toMatch(/^interrupted \(SIGINT\); left on the account, not deleted: sub-accounts sk-\.\.\./);
+      for (const s of left) expect(error).toContain(maskKey(s.token));
+      expect(error).toMatch(/llm-accounts sweep --prefix 'doctor~[0-9a-f]{12}'.* --yes/);
+      expectNoSecret(out, secretsOf(emu));
+      emu.state.deleteSubAccounts(left.map((s) => s.token));
+    } finally {
       await emu.close();
     }
   });
