@@ -619,7 +619,7 @@ function errorShapeRow(point: string, answer: Raw, envelope: { seen: boolean; wi
   const assumes = "non-2xx {error: {code, message}}";
   if (answer.status < 300) {
     // The envelope wraps every refusal: a shape of the group's own (success: false, a bare {code, message}) does not show behind it.
-    const hides = "the envelope wraps every refusal, so no other refusal shape shows behind it";
+    const hides = "the envelope wraps every refusal, and hides any other refusal shape behind it";
     if (envelope.seen && envelope.withoutData) return { point, assumes, observed: `HTTP ${answer.status} {code, message} without data: ${hides}`, verdict: "handled", reading: "envelope-no-data" };
     if (envelope.seen) return { point, assumes, observed: `HTTP ${answer.status} with an envelope's code: ${hides}`, verdict: "handled", reading: "envelope" };
     if (isObject(answer.wire) && answer.wire.success === false) return { point, assumes, observed: `HTTP ${answer.status} with success: false`, verdict: "handled", reading: "refusals-200" };
@@ -811,8 +811,10 @@ async function subCreate(run: Run, alias: string, count = 1): Promise<Raw> {
   const answered = answer.status < 500;
   if (!answered) {
     // Looked for with the client's own list, as the package looks (a list it cannot read stops the doctor as it stops `up`).
-    const found = await run.client.subAccounts.list({ alias }).catch((err: unknown) => {
-      throw new Error(`a sub-account create answered ${answer.status} (its answer lost) could not be looked for: ${err instanceof Error ? err.message : String(err)}`);
+    const found = await run.client.subAccounts.list({ alias }).catch(async (err: unknown) => {
+      // A list the client cannot read that shows sub-accounts under the alias: their tokens (masked-tokens), as listRows says.
+      const shown = itemsOf((await probe.send(OPERATIONS.listSubAccounts, { alias, ...run.paging })).body).some((i) => i.alias === alias);
+      throw new Stopped(`a sub-account create answered ${answer.status} (its answer lost) could not be looked for: ${err instanceof Error ? err.message : String(err)}; \`pulumi up\` stops there too, which hides the points not checked yet`, shown ? "masked-tokens" : undefined);
     });
     if (found.length > 0) {
       probe.lost.push(OPERATIONS.createSubAccounts.name);
