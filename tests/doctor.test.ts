@@ -1,31 +1,36 @@
 import { describe, expect, test } from "@jest/globals";
+import * as childProcess from "node:child_process";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { DOCTOR_EXIT, runDoctor } from "../provider/doctor.js";
+import { maskKey } from "../provider/api/redact.js";
+import { REPO } from "./support/programDir.js";
+import { DOCTOR_EXIT, runDoctor, type DoctorClock } from "../provider/doctor.js";
+import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../provider/runtime/index.js";
+import { checkedInputs } from "./support/check.js";
 import { READING_NAMES, startEmulator, type Emulator, type Reading } from "../provider/emulator/index.js";
 import { secretsOf, expectNoSecret } from "./support/emulator.js";
 import { ProfileSchema, type Profile } from "../provider/api/profile.js";
 import { BadRequestError, LlmAccountsClient, NotFoundError, resolveClientOptions } from "../provider/client/index.js";
 
-/** Runs the doctor against an emulator; its exit code and what it printed. */
-async function doctor(emu: Emulator, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
+/** Runs the doctor against an emulator (on a fake `clock` when given); its exit code and what it printed. */
+async function doctor(emu: Emulator, args: string[], env: Record<string, string> = {}, clock?: DoctorClock): Promise<{ code: number; out: string }> {
   const stdout = new PassThrough();
   let out = "";
   stdout.on("data", (c: Buffer) => (out += c.toString()));
   const code = await runDoctor(args, {
     stdout,
     env: { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, ...env },
+    clock,
   });
   return { code, out };
 }
 
-/** What each reading needs of the user (docs/decisions.md): only the usage field is a setting the package cannot learn. */
-const NEEDS_SETTING: Reading[] = ["usage-cursor"];
-
 /**
- * Readings of issue 43 the doctor does not probe yet (provider/doctor.ts): the package handles them without a
- * setting (tests/readings), and the doctor run against them must still leave nothing behind.
+ * What each reading needs of the user (docs/decisions.md): the usage field is a setting the package cannot learn; a
+ * list that masks tokens stops `up` at its first list (no setting exists), and a redirect stops every call.
  */
-const NOT_YET_NAMED: Reading[] = ["gone-400", "snowflake-ids", "total-unfiltered", "no-content", "masked-tokens", "redirects"];
+const NEEDS_SETTING: Reading[] = ["usage-cursor", "masked-tokens"];
+const CANNOT_RUN: Reading[] = ["redirects"];
 
 describe("llm-accounts doctor (issue 35)", () => {
   test("on the package's own reading: every point holds, read-only makes no write, --write leaves nothing behind; exit 0", async () => {
@@ -48,28 +53,14 @@ describe("llm-accounts doctor (issue 35)", () => {
     }
   });
 
-  test.each(NOT_YET_NAMED)("the reading %s, not probed yet: the doctor runs and leaves nothing behind", async (reading) => {
-    const emu = await startEmulator({ port: 0, rateLimits: false, readings: [reading] });
-    try {
-      const { out } = await doctor(emu, ["--write", "--json"]);
-      // A redirect stops every call, the doctor's first included: it cannot run, and says why.
-      if (reading === "redirects") expect(JSON.parse(out)).toMatchObject({ ran: false, error: expect.stringMatching(/308/) });
-      else expect(JSON.parse(out)).toMatchObject({ ran: true });
-      expect(emu.state.listKeys()).toEqual([]);
-      expect(emu.state.listSubAccounts()).toEqual([]);
-      expectNoSecret(out, secretsOf(emu));
-    } finally {
-      await emu.close();
-    }
-  });
-
-  test("gone-400: a key's 400 naming the key is reported as the runtime reads it (gone, handled: a get's refusal, and a delete looked at key by key), not as a setting", async () => {
+  test("gone-400: a key's or token's 400 is reported as the runtime reads it (gone, handled: a get's refusal, a delete looked at key by key, a sub-account delete followed by a list), not as a setting", async () => {
     const emu = await startEmulator({ port: 0, rateLimits: false, readings: ["gone-400"] });
     try {
       const { out } = await doctor(emu, ["--write", "--json"]);
       const report = JSON.parse(out) as { rows: { point: string; verdict: string; reading?: string }[] };
       expect(report.rows.find((r) => r.point === "gone: a key that does not exist")).toMatchObject({ verdict: "handled", reading: "gone-400" });
-      expect(report.rows.find((r) => r.point === "deletes of what does not exist")?.verdict).not.toBe("holds");
+      expect(report.rows.find((r) => r.point === "deletes of what does not exist")).toMatchObject({ verdict: "handled", reading: "gone-400" });
+      expect(report.rows.find((r) => r.point === "gone: a sub-account that does not exist")).toMatchObject({ verdict: "handled", reading: "gone-400" });
       expect(emu.state.listKeys()).toEqual([]);
       expect(emu.state.listSubAccounts()).toEqual([]);
     } finally {
@@ -77,17 +68,25 @@ describe("llm-accounts doctor (issue 35)", () => {
     }
   });
 
-  test.each(READING_NAMES.filter((r) => !NOT_YET_NAMED.includes(r)))("names exactly the reading %s, says whether a setting is needed, and leaves nothing behind", async (reading) => {
+  test.each(READING_NAMES)("names exactly the reading %s, says whether a setting is needed, and leaves nothing behind", async (reading) => {
     const emu = await startEmulator({ port: 0, rateLimits: false, readings: [reading] });
     try {
       const { code, out } = await doctor(emu, ["--write", "--json"]);
-      const report = JSON.parse(out) as { differs: string[]; settings: string[]; rows: { point: string; observed: string }[] };
+      const report = JSON.parse(out) as { differs: string[]; settings: string[]; rows: { point: string; observed: string }[]; error?: string };
       expect(report.differs).toEqual([reading]);
+      if (CANNOT_RUN.includes(reading)) {
+        // A redirect stops every call, the doctor's first included, with the client's own message: `up` stops on it too.
+        expect(code).toBe(DOCTOR_EXIT.couldNotRun);
+        expect(report.error).toMatch(/redirected \(308\).*not followed.*baseUrl/);
+        return;
+      }
       // The parts extra-fields adds to a key's security_config are sent back once, as the package's edits send them.
       const parts = report.rows.find((r) => r.point === "security_config parts the spec does not show");
       expect(parts?.observed).toBe(reading === "extra-fields" ? "x_flag, x_meta; sent back and accepted" : undefined);
       expect(code).toBe(NEEDS_SETTING.includes(reading) ? DOCTOR_EXIT.settingNeeded : DOCTOR_EXIT.holds);
       if (reading === "usage-cursor") expect(report.settings).toEqual(["llm-accounts:usagePageField=cursor (or LLM_ACCOUNTS_USAGE_PAGE_FIELD)"]);
+      // The client's own message for a masked list: the one `up` stops with at its first list.
+      if (reading === "masked-tokens") expect(report.rows.find((r) => r.point === "the sub-account list as the client reads it")?.observed).toMatch(/masked.*stops at its first list.*reading masked-tokens/);
       expect(emu.state.listKeys()).toEqual([]);
       expect(emu.state.listSubAccounts()).toEqual([]);
       expectNoSecret(out, secretsOf(emu));
@@ -304,6 +303,145 @@ describe("readings that combine (issue 44)", () => {
       const report = JSON.parse(out) as { differs: string[] };
       expect([...report.differs].sort()).toEqual(["alias-filter-prefix", "list-all-refused"]);
       expect(code).toBe(DOCTOR_EXIT.holds);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
+describe("limits measured, saved in the profile and obeyed by the runtime (issue 44)", () => {
+  type Report = { exitCode: number; rows: { point: string; verdict: string; observed: string; setting?: string }[]; profile?: Profile };
+  const batch = (count: number) => checkedInputs(subAccountBatch, { alias: "team-a", balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
+
+  test("a list 6 s behind writes: the doctor states the lag (a setting), its profile makes the runtime look long enough; without it a refresh right after a create takes the batch for gone", async () => {
+    // One fake clock for the emulator, the doctor and the runtime: every wait moves it, nothing sleeps.
+    let now = Date.now();
+    const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
+    const emu = await startEmulator({ port: 0, rateLimits: false, lateVisibilityMs: 6_000, clock: () => now });
+    try {
+      const { code, out } = await doctor(emu, ["--write", "--save", "--json"], {}, clock);
+      const report = JSON.parse(out) as Report;
+      expect(report.rows.find((r) => r.point === "late visibility of a write")).toMatchObject({ verdict: "setting", observed: expect.stringMatching(/shown after 6\.\d s, later than the runtime looks \(3\.5 s\)/) });
+      expect(code).toBe(DOCTOR_EXIT.settingNeeded);
+      expect(report.profile?.limits?.visibilityMs).toBeGreaterThanOrEqual(6_000);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+      const profile = JSON.stringify(report.profile);
+
+      const refreshedTokens = async (withProfile: boolean): Promise<string[]> => {
+        startFresh({
+          stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...(withProfile && { profile }) },
+          clientOverrides: { clock },
+        });
+        const made = await subAccountBatch.create(await batch(3));
+        startFresh();
+        const read = await subAccountBatch.read(made.id, made.outs);
+        startFresh();
+        await subAccountBatch.delete(made.id, made.outs);
+        return [...((read.props as SubAccountBatchOutputs | undefined)?.tokens ?? [])].sort().concat(made.outs.tokens.length === 3 ? [] : ["(create failed)"]);
+      };
+      expect(await refreshedTokens(true)).toHaveLength(3);
+      expect(await refreshedTokens(false)).not.toHaveLength(3);
+      // With the profile set, the same platform needs no setting.
+      expect((await doctor(emu, ["--write"], { LLM_ACCOUNTS_PROFILE: profile }, clock)).code).toBe(DOCTOR_EXIT.holds);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("short-aliases: the longest alias is measured (aliasMax 32) and saved", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false, readings: ["short-aliases"] });
+    try {
+      const report = JSON.parse((await doctor(emu, ["--write", "--save", "--json"])).out) as Report;
+      expect(report.profile?.limits?.aliasMax).toBe(32);
+      expect(report.rows.find((r) => r.point === "create mark")?.observed).toMatch(/longest alias taken: 32 characters/);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("a count cap refused in other words: the profile's createCap is what the runtime's split obeys (a batch of 60 made in creates the platform takes); without it the create fails", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false });
+    const refuse = (path: string, request: unknown) =>
+      path.endsWith("/sub-account/token") && ((request as { count?: number } | undefined)?.count ?? 0) > 50
+        ? { status: 400, body: { error: { code: "invalid_request", message: "at most 50 in one request" } } }
+        : undefined;
+    const front = await platformBefore(emu, (_p, status, body) => ({ status, body }), refuse);
+    try {
+      const env = { LLM_ACCOUNTS_BASE_URL: front.baseUrl };
+      const report = JSON.parse((await doctor(emu, ["--write", "--save", "--json"], env)).out) as Report;
+      expect(report.profile?.limits?.createCap).toBe(50);
+      expect(report.rows.find((r) => r.point === "largest count of one sub-account create")).toMatchObject({ verdict: "setting", setting: expect.stringMatching(/llm-accounts:profile .*createCap 50/) });
+      const profile = JSON.stringify(report.profile);
+      const config = { baseUrl: front.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" };
+      startFresh({ stackConfig: { ...config, profile }, clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } } });
+      emu.clearRequests();
+      const made = await subAccountBatch.create(await batch(60));
+      expect(made.outs.tokens).toHaveLength(60);
+      // Split by the profile's cap from the first create: none refused.
+      expect(emu.requests().filter((r) => r.op === "sub-account/create").map((r) => r.status)).toEqual([200, 200]);
+      startFresh();
+      await subAccountBatch.delete(made.id, made.outs);
+      startFresh({ stackConfig: config, clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } } });
+      await expect(subAccountBatch.create(await batch(60))).rejects.toThrow(/at most 50 in one request/);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+      // With the profile set, the doctor names the cap as handled.
+      expect((await doctor(emu, ["--write"], { ...env, LLM_ACCOUNTS_PROFILE: profile })).code).toBe(DOCTOR_EXIT.holds);
+    } finally {
+      await front.close();
+      await emu.close();
+    }
+  });
+});
+
+describe("doctor --write interrupted (issue 44): a real CLI process sent SIGINT mid-write", () => {
+  const { execFile } = childProcess;
+  /** Runs `llm-accounts doctor --write --json` as a child process, sends it SIGINT once `ready` holds; its exit code and stdout. */
+  const interrupted = (emu: Emulator, ready: () => boolean) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const env = { ...process.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+      const child = execFile(process.execPath, [join(REPO, "dist/provider/cli.js"), "doctor", "--write", "--json"], { env }, (err, stdout) => {
+        clearInterval(timer);
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: stdout });
+      });
+      const timer = setInterval(() => {
+        if (!ready()) return;
+        clearInterval(timer);
+        child.kill("SIGINT");
+      }, 20);
+    });
+
+  test("Ctrl-C while a write is under way: the doctor stops, deletes its sub-accounts and key, exit 2 saying so", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false });
+    try {
+      // The first sub-account edit (after the create of 100) is held 5 s: the signal comes while it is under way.
+      emu.setFaults([{ kind: "latency", ops: ["sub-account/edit"], ms: 5_000 }]);
+      const { code, out } = await interrupted(emu, () => emu.state.listSubAccounts().length > 100 && emu.calls()["sub-account/list"] >= 4);
+      expect(code).toBe(DOCTOR_EXIT.couldNotRun);
+      expect(JSON.parse(out)).toMatchObject({ ran: false, error: expect.stringMatching(/^interrupted \(SIGINT\)$/) });
+      expect(emu.state.listSubAccounts()).toEqual([]);
+      expect(emu.state.listKeys()).toEqual([]);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("Ctrl-C where the deletes are refused: every sub-account left is named, masked, with the command that deletes it", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false });
+    try {
+      emu.setFaults([
+        { kind: "latency", ops: ["sub-account/edit"], ms: 5_000 },
+        { kind: "400", ops: ["sub-account/delete"] },
+      ]);
+      const { code, out } = await interrupted(emu, () => emu.state.listSubAccounts().length > 100 && emu.calls()["sub-account/list"] >= 4);
+      expect(code).toBe(DOCTOR_EXIT.couldNotRun);
+      const left = emu.state.listSubAccounts();
+      expect(left.length).toBeGreaterThan(100);
+      const { error } = JSON.parse(out) as { error: string };
+      expect(error).toMatch(/^interrupted \(SIGINT\); left on the account, not deleted: sub-accounts sk-\.\.\./);
+      for (const s of left) expect(error).toContain(maskKey(s.token));
+      expect(error).toMatch(/llm-accounts sweep --prefix 'doctor~[0-9a-f]{12}'.* --yes/);
+      expectNoSecret(out, secretsOf(emu));
+      emu.state.deleteSubAccounts(left.map((s) => s.token));
     } finally {
       await emu.close();
     }

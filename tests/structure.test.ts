@@ -14,8 +14,6 @@ const MAX_FUNCTION_LINES = 60;
  * then remove its line (the test fails while a listed function is back under the limit, or is longer than listed).
  */
 const TOO_LONG_TODAY: Record<string, number> = {
-  "provider/doctor.ts examine": 132,
-  "provider/doctor.ts writes": 166,
   "provider/import/account.ts readAccount": 142,
   "provider/import/command.ts runImport": 123,
 };

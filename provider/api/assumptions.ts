@@ -195,6 +195,18 @@ export const CLOCK_SKEW_MS = 5_000;
  */
 export const LATE_VISIBILITY_WAITS_MS: readonly number[] = [500, 1_000, 2_000];
 /**
+ * The waits of a read that misses what was just written, on a platform whose profile measured that a write took
+ * `lagMs` to show (`llm-accounts doctor --write`): LATE_VISIBILITY_WAITS_MS, then waits of 2 s until they add up to
+ * half as long again as the lag. Without a lag, or one they cover, LATE_VISIBILITY_WAITS_MS.
+ */
+export function visibilityWaits(lagMs: number | undefined): readonly number[] {
+  const waits = [...LATE_VISIBILITY_WAITS_MS];
+  const sum = () => waits.reduce((a, b) => a + b, 0);
+  if (lagMs === undefined || lagMs <= sum()) return LATE_VISIBILITY_WAITS_MS;
+  while (sum() < lagMs * 1.5) waits.push(2_000);
+  return waits;
+}
+/**
  * What counts as just written: an object created (by its `created_at`, as the platform answered it, allowing for
  * CLOCK_SKEW_MS) less than this before a read that misses it. The last command's writes are within it when the
  * next command follows at once; an older object missing from a read is gone without waiting.

@@ -4,7 +4,7 @@
  * by the profile's signatures (status and code) only, never by words (client/refusals.ts, docs/doctor.md).
  */
 import { z } from "zod";
-import { CREATE_MARK_FORMS } from "./assumptions.js";
+import { CREATE_MARK_FORMS, LATE_VISIBILITY_WINDOW_MS } from "./assumptions.js";
 
 /** The profile format this package writes and reads. */
 export const PROFILE_VERSION = 1;
@@ -46,13 +46,17 @@ export const ProfileSchema = z
     unauthorised: signatures,
     /** The value forms measured (`created_at: "2026-11-25 21:00:00+08:00"`): for the reader of the profile. */
     forms: z.record(z.string().max(40), z.string().max(120)).optional(),
-    /** Limits and readings measured: the longest alias, the largest create, the usage paging field, the create mark. */
+    /**
+     * Limits and readings measured: the longest alias, the largest create, the usage paging field, the create mark,
+     * and how long a write took to show (milliseconds; the runtime's looks for a late write last at least as long).
+     */
     limits: z
       .strictObject({
         aliasMax: positiveWhole.optional(),
         createCap: positiveWhole.optional(),
         usagePageField: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "is not a field name").optional(),
         createMark: z.enum(CREATE_MARK_FORMS).optional(),
+        visibilityMs: positiveWhole.max(LATE_VISIBILITY_WINDOW_MS).optional(),
       })
       .optional(),
   })

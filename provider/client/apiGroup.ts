@@ -1,3 +1,4 @@
+import { visibilityWaits } from "../api/assumptions.js";
 import type { Send } from "../api/operations.js";
 import { SYSTEM_CLOCK, type Clock } from "./clock.js";
 import type { PlatformReadings } from "./config.js";
@@ -46,5 +47,10 @@ export abstract class ApiGroup extends ShowsOriginOnly {
   /** Waits `ms` on the transport's clock: a read that missed what was just written looks again after it. */
   wait(ms: number): Promise<void> {
     return (this.http.clock ?? SYSTEM_CLOCK).sleep(ms);
+  }
+
+  /** The waits of a read that misses what was just written: the assumption's, or as long as the platform profile measured (visibilityWaits). */
+  get visibilityWaits(): readonly number[] {
+    return visibilityWaits(this.http.platform?.profile?.limits?.visibilityMs);
   }
 }

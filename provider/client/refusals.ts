@@ -48,7 +48,8 @@ const WORDS: { meaning: Meaning; status: number; words: RegExp }[] = [
 
 /** What a refusal means, by its code and message, when no profile says (the platform's codes are not shown: read by their words). */
 export function meaningOf(code: string | undefined, message: string | undefined): { meaning: Meaning; status: number } {
-  const words = `${code ?? ""} ${message ?? ""}`.toLowerCase();
+  // Without the keys the message names (whole or masked): their characters are no words (`sk-...a429` is no 429).
+  const words = `${code ?? ""} ${message ?? ""}`.replace(/\bsk-\S*/gi, " ").toLowerCase();
   const rule = WORDS.find((r) => r.words.test(words));
   return rule ? { meaning: rule.meaning, status: rule.status } : { meaning: "refused", status: 400 };
 }

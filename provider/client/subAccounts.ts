@@ -107,11 +107,12 @@ export class SubAccountsApi extends ApiGroup {
   markForm: CreateMarkForm = this.http.platform?.createMark ?? "tilde";
 
   /**
-   * The most sub-accounts one create makes on this platform, once a create refused a larger `count` (the spec does
-   * not show the maximum; the package assumes SUB_ACCOUNT_MAX_COUNT): creates are split to it (runtime/subAccountBatch/recovery.ts),
-   * for the life of this client. Undefined until then.
+   * The most sub-accounts one create makes on this platform: the platform profile's `createCap` (measured by
+   * `llm-accounts doctor --write`), or once a create refused a larger `count` (the spec does not show the maximum;
+   * the package assumes SUB_ACCOUNT_MAX_COUNT): creates are split to it (runtime/subAccountBatch/recovery.ts), for the life of
+   * this client. Undefined until then.
    */
-  countCap: number | undefined;
+  countCap: number | undefined = this.http.platform?.profile?.limits?.createCap;
 
   /**
    * The most sub-account keys one edit or delete names on this platform, once one was refused for its `sks` (a 400

@@ -100,6 +100,7 @@ export class Readings {
     private readonly exists: (op: string, item: string) => boolean = () => true,
   ) {
     for (const r of readings) if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
+    if (readings.includes("envelope") && readings.includes("envelope-no-data")) throw new TypeError("envelope and envelope-no-data are two forms of one envelope: play one of them");
     this.on = new Set(readings);
   }
 
@@ -190,7 +191,8 @@ export class Readings {
 
   /** The answer as this platform writes it. */
   shape(op: string, outcome: Outcome): Outcome {
-    if (outcome.text !== undefined || this.on.size === 0) return outcome;
+    // A redirect comes from in front of the platform (redirects): no reading of the platform's own shapes it.
+    if (outcome.text !== undefined || this.on.size === 0 || (outcome.status >= 300 && outcome.status < 400)) return outcome;
     if (this.has("idempotent-deletes") && isObject(outcome.body) && isObject(outcome.body.error) && outcome.body.error.code === NOTHING_TO_DELETE) {
       outcome = { status: 200, body: op === "api-key/delete" ? { deleted: 0 } : { success: true } };
     }

@@ -58,6 +58,12 @@ describe("transient refusals in a 200, in any language (issue 44)", () => {
     expect(meaningOf(undefined, "余额不足")).toEqual({ meaning: "refused", status: 400 });
   });
 
+  test("the words are read without the keys a message names: a masked key's digits (sk-...a429, sk-...4040) never make a refusal transient or gone", () => {
+    expect(meaningOf("key_not_found", "key not found: sk-...a429")).toEqual({ meaning: "gone", status: 404 });
+    expect(meaningOf("invalid_alias", "alias refused for sk-...4040")).toEqual({ meaning: "refused", status: 400 });
+    expect(meaningOf("invalid_request", "refused: sk-doctor4291abc")).toEqual({ meaning: "refused", status: 400 });
+  });
+
   test("transient-200: a read and a create answered 200 {success: false, message: busy} are tried again and succeed; the create makes one key", async () => {
     emu = await emulator({ rateLimits: false, readings: ["transient-200"] });
     const client = clientOf(emu, { rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2 } });

@@ -192,7 +192,7 @@ export async function read(session: Session, id: string, old: ApiKeyOutputs): Pr
   const client = session.client(old.connection).client;
   let live = await find(client, old.key);
   // A key the last command or this one just created may not answer its get yet (a platform that lags): asked again first.
-  if (!live && justWritten(old.createdAt)) live = await lookUntil((ms) => client.apiKeys.wait(ms), () => find(client, old.key), (v) => v !== undefined, { found: live });
+  if (!live && justWritten(old.createdAt)) live = await lookUntil(client.apiKeys, () => find(client, old.key), (v) => v !== undefined, { found: live });
   const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
   if (!live && !previousLives) return { id: "", props: {} };
   // A gone key keeps what the state recorded of it: the next update issues another.

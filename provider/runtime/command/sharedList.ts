@@ -1,5 +1,6 @@
-import { CLOCK_SKEW_MS, LATE_VISIBILITY_WAITS_MS, LATE_VISIBILITY_WINDOW_MS } from "../../api/assumptions.js";
+import { CLOCK_SKEW_MS, LATE_VISIBILITY_WINDOW_MS } from "../../api/assumptions.js";
 import type { SubAccount } from "../../api/schemas/index.js";
+import type { ApiGroup } from "../../client/apiGroup.js";
 import { SYSTEM_CLOCK, type Clock } from "../../client/clock.js";
 import { matchesFilter, type SubAccountFilter, type SubAccountsApi } from "../../client/subAccounts.js";
 import { QuietPeriod } from "./quietPeriod.js";
@@ -37,15 +38,16 @@ export async function stillListed(api: SubAccountsApi, missing: readonly string[
 }
 
 /**
- * Looks (`look`) until `seen` holds of what it found, waiting LATE_VISIBILITY_WAITS_MS (on the client's clock)
- * between looks: a platform may show a write only seconds after it answered it. Returns the last look's finding;
- * one look when the first sees it. `first`: what a look the caller made already found.
+ * Looks (`look`) until `seen` holds of what it found, waiting the API group's visibilityWaits (LATE_VISIBILITY_WAITS_MS,
+ * or as long as the platform profile measured; on the client's clock) between looks: a platform may show a write only
+ * seconds after it answered it. Returns the last look's finding; one look when the first sees it. `first`: what a
+ * look the caller made already found.
  */
-export async function lookUntil<T>(wait: (ms: number) => Promise<void>, look: () => Promise<T>, seen: (found: T) => boolean, first?: { found: T }): Promise<T> {
+export async function lookUntil<T>(api: Pick<ApiGroup, "wait" | "visibilityWaits">, look: () => Promise<T>, seen: (found: T) => boolean, first?: { found: T }): Promise<T> {
   let found = first ? first.found : await look();
-  for (const ms of LATE_VISIBILITY_WAITS_MS) {
+  for (const ms of api.visibilityWaits) {
     if (seen(found)) break;
-    await wait(ms);
+    await api.wait(ms);
     found = await look();
   }
   return found;
@@ -69,7 +71,7 @@ export async function stillListedOrLate(api: SubAccountsApi, missing: readonly s
   // Each look is one list of the account (a create shows whole or not at all: one call for all of them).
   const wanted = new Set(late);
   const look = async () => new Map((await api.list()).filter((s) => wanted.has(s.token)).map((s) => [s.token, s] as const));
-  const found = await lookUntil((ms) => api.wait(ms), look, (m) => m.size === late.length, { found: new Map() });
+  const found = await lookUntil(api, look, (m) => m.size === late.length, { found: new Map() });
   for (const [t, s] of found) alive.set(t, s);
   return alive;
 }

@@ -12,4 +12,4 @@ export {
   type SubAccountBatchOutputs,
   type SubAccountView,
 } from "./state.js";
-export { identityMark, unconfirmedAmong } from "./recovery.js";
+export { identityMark, smallerCountCap, unconfirmedAmong } from "./recovery.js";

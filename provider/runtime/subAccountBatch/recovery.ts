@@ -161,7 +161,7 @@ export function madeBefore(err: unknown): SubAccount[] {
  * it: a platform whose cap is below the package's assumption): the number the refusal gives, else half the chunk.
  * Undefined for any other failure, or a chunk of 1.
  */
-function smallerCountCap(err: unknown, chunk: number): number | undefined {
+export function smallerCountCap(err: unknown, chunk: number): number | undefined {
   return refusedSizeCap(err, /\bcount\b/i, chunk);
 }
 
@@ -243,7 +243,7 @@ async function createMarked(api: SubAccountsApi, request: SubAccountCreateReques
     try {
       // A list may lag behind the create (LATE_VISIBILITY_WAITS_MS): one that shows fewer than it asked for is asked again.
       const look = async () => (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => compareIds(a.id, b.id));
-      found = await lookUntil((ms) => api.wait(ms), look, (f) => f.length >= marked.count);
+      found = await lookUntil(api, look, (f) => f.length >= marked.count);
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
       throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);
