@@ -130,6 +130,10 @@ describe.each(Object.entries(PLATFORMS))("through the real CLI, a platform whose
       expect(keys()).toEqual([]);
       expect(subs()).toEqual([]);
       expect(others()).toEqual(seeded);
+      // The readings that show in a status were played, not passed by.
+      const statuses = new Set(emu.requests().map((r) => r.status));
+      if (plan.readings.includes("gateway-timeout-after-write")) expect(statuses).toContain(504);
+      if (plan.readings.includes("no-content")) expect(statuses).toContain(204);
     },
     CLI_BUILD_TIMEOUT_MS,
   );
