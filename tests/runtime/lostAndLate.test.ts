@@ -59,6 +59,27 @@ describe("a write done but answered 504 (gateway-timeout-after-write)", () => {
     expect(e.state.getKey(made.outs.key)).toMatchObject({ alias: "ci-2", enabled: false, security_config: { ip: { allow: ["10.0.0.1"] } } });
     expect(outs).toMatchObject({ alias: "ci-2", enabled: false });
   });
+
+  // Found through the real CLI (tests/e2e/readings.test.ts): a delete refused as a whole for a gone object is sent
+  // again for the live ones; when that second delete's answer is lost, its retry meets every one gone (a 400 under
+  // gone-400) and failed, leaving the rest of the batch (and a `destroy` that could not finish).
+  test("a destroy after console deletes on a platform that answers gone with 400: the second delete's answer lost, its retry meets the gone, nothing left", async () => {
+    const e = await platform(["gateway-timeout-after-write", "gone-400", "sks-cap"]);
+    const made = await subAccountBatch.create(await batch("team-d", 6));
+    const a = await apiKey.create(await checkedInputs(apiKey, { alias: "a" }));
+    const b = await apiKey.create(await checkedInputs(apiKey, { alias: "b" }));
+    // The create's one 504 is spent: the deletes below take theirs.
+    e.state.deleteSubAccounts([made.outs.tokens[1]]);
+    e.state.deleteKeys([a.outs.key]);
+    startFresh();
+    await Promise.all([
+      subAccountBatch.delete(made.id, made.outs as unknown as Props),
+      apiKey.delete(a.id, a.outs as unknown as Props),
+      apiKey.delete(b.id, b.outs as unknown as Props),
+    ]);
+    expect(e.state.listSubAccounts()).toEqual([]);
+    expect(e.state.listKeys()).toEqual([]);
+  });
 });
 
 describe("a platform that shows a write late (lateVisibilityMs)", () => {

@@ -161,8 +161,8 @@ export class DeleteCoalescer {
   /**
    * A batch refused with a 400: the spec rejects a batch "as a whole when any key fails validation", and a platform
    * may say so for a key deleted elsewhere. One get per key tells which are gone (a 404, or a 400 naming the key:
-   * ApiKeysApi.find); the live ones are deleted in one call. When every key is live, the 400 refused them, not a
-   * gone one: each fails with it, and nothing is sent again.
+   * ApiKeysApi.find); the live ones are deleted in one call, read as the first was (deleteMany). When every key is
+   * live, the 400 refused them, not a gone one: each fails with it, and nothing is sent again.
    */
   private async deleteLive(keys: string[], refusal: unknown): Promise<Map<string, unknown>> {
     const failures = new Map<string, unknown>();
@@ -177,11 +177,8 @@ export class DeleteCoalescer {
       for (const k of live) failures.set(k, refusal);
       return failures;
     }
-    try {
-      await this.api.delete(live);
-    } catch (err) {
-      if (!deleteTookEffect(err)) for (const k of live) failures.set(k, err);
-    }
+    // Read as the first delete was: its lost answer's retry may meet them gone too (fewer keys each time: it ends).
+    for (const [k, err] of await this.deleteMany(live)) failures.set(k, err);
     return failures;
   }
 

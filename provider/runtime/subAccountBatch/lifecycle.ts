@@ -374,8 +374,9 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
 
 /**
  * Deletes tokens in one call. The platform rejects the whole batch when a token is gone already (a 404, or a 400 as
- * the spec's "rejected as a whole" allows): then one list finds those that remain, and one more call deletes them.
- * A 400 when the list still shows every token refused them, not a gone one: it fails as it came, nothing sent again.
+ * the spec's "rejected as a whole" allows): then one list finds those that remain, and one more call deletes them,
+ * read the same way when fewer remain (its lost answer's retry meets them gone). A 400 when the list still shows
+ * every token refused them, not a gone one: it fails as it came, nothing sent again.
  */
 async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void> {
   if (tokens.length === 0) return;
@@ -387,7 +388,8 @@ async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void
     const wanted = new Set(tokens);
     const remaining = (await api.list()).filter((s) => wanted.has(s.token)).map((s) => s.token);
     if (err instanceof BadRequestError && remaining.length === wanted.size) throw err;
-    if (remaining.length > 0) await api.delete(remaining);
+    if (remaining.length < wanted.size) return deleteTokens(api, remaining);
+    await api.delete(remaining);
   }
 }
 

@@ -7,6 +7,8 @@ const key = new llm.ApiKey("key", {
   alias: config.get("alias") ?? "lifecycle",
   enabled: config.getBoolean("enabled") ?? true,
   securityConfig: {
+    // An IP allow-list only when the stack config names one (tests/e2e/readings.test.ts, normalised-values).
+    ...(config.getObject<string[]>("ips") ? { ip: { allow: config.getObject<string[]>("ips")! } } : {}),
     geo: { countries: config.getObject<string[]>("countries") ?? ["SG"] },
     spendLimit: { monthly: config.getNumber("monthly") ?? 100 },
   },
