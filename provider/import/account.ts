@@ -27,6 +27,8 @@ export interface ImportedKey {
   rotation?: unknown;
   connection?: unknown;
   options?: StateOptions;
+  /** A key to adopt: the platform's answer to its get, from which adoption through the state writes it (stackImport.ts). */
+  live?: ApiKeyView;
 }
 
 /**
@@ -44,6 +46,8 @@ export interface ImportedBatch {
   /** The sub-accounts it adopts, by id, and their tokens. */
   ids: AnswerId[];
   tokens: string[];
+  /** A batch to adopt: its sub-accounts as listed, from which adoption through the state writes it (stackImport.ts). */
+  members?: SubAccount[];
   /** Set for a batch the stack's state holds: its resource name is the state's. */
   kept?: boolean;
   connection?: unknown;
@@ -188,12 +192,13 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[], taken: It
     const group = batchGroupOf(s);
     let batch = open.get(group);
     if (!batch || batch.ids.length === SUB_ACCOUNT_MAX_COUNT) {
-      batch = { name: "", alias: s.alias, modelPricing, balance: 0, count: 0, ids: [], tokens: [] };
+      batch = { name: "", alias: s.alias, modelPricing, balance: 0, count: 0, ids: [], tokens: [], members: [] };
       batches.push(batch);
       open.set(group, batch);
     }
     batch.ids.push(s.id);
     batch.tokens.push(s.token);
+    batch.members!.push(s);
     batch.count = batch.ids.length;
     batch.balance = Math.max(batch.balance, declared.balance);
   }
@@ -427,7 +432,7 @@ export async function readAccount(
       leftOut.push(`API key ${maskKey(read.key)}: ${refusals(failures)}`);
       continue;
     }
-    added.push({ name: "", key: read.key, alias: inputs.alias, enabled: inputs.enabled, securityConfig: inputs.securityConfig });
+    added.push({ name: "", key: read.key, alias: inputs.alias, enabled: inputs.enabled, securityConfig: inputs.securityConfig, live: view });
     bases.push(read.configName !== undefined ? slug(read.configName, "api-key") : slug(inputs.alias, "api-key"));
   }
   uniqueNames(bases, heldKeys.map((k) => k.name)).forEach((name, i) => (added[i].name = name));
