@@ -1,10 +1,13 @@
 import { beforeAll, describe, expect, test } from "@jest/globals";
 import { execFile } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { promisify } from "node:util";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { readAccount, type ImportedAccount } from "../../provider/import/account.js";
+import { runImport } from "../../provider/import/command.js";
 import { DATA_FILE, renderAccountData, renderStateProgram, TSCONFIG } from "../../provider/import/program.js";
 import { deploymentResources } from "../../provider/import/stackImport.js";
 import { identityMark } from "../../provider/runtime/batchRecovery.js";
@@ -113,3 +116,57 @@ describe("the deployment `llm-accounts import` writes into a stack's state", () 
   }, 120_000);
 });
 
+
+/**
+ * A stand-in `pulumi` for a new stack: `stack export` gives an empty deployment with a secrets provider, `config`
+ * an empty config, and `stack import` keeps its stdin; every run is logged.
+ */
+function fakePulumi(): { env: Record<string, string>; runs: () => string[]; imported: () => string } {
+  const bin = mkdtempSync(join(tmpdir(), "llm-fake-pulumi-"));
+  const script = [
+    "#!/bin/sh",
+    `echo "$*" >> "${bin}/runs"`,
+    'case "$*" in',
+    `  "stack export"*) echo '{"version":3,"deployment":{"secrets_providers":{"type":"passphrase","state":{"salt":"x"}}}}';;`,
+    `  "config --show-secrets"*) echo '{}';;`,
+    `  "stack import"*) cat > "${bin}/imported";;`,
+    "esac",
+    "exit 0",
+  ].join("\n");
+  writeFileSync(join(bin, "pulumi"), script);
+  chmodSync(join(bin, "pulumi"), 0o755);
+  const read = (f: string) => (existsSync(join(bin, f)) ? readFileSync(join(bin, f), "utf8") : "");
+  return { env: { PATH: `${bin}:/usr/bin:/bin` }, runs: () => read("runs").split("\n").filter(Boolean), imported: () => read("imported") };
+}
+
+describe("llm-accounts import past the stack config's 128 KiB", () => {
+  test("1,300 keys: one command writes them into the named stack's state on the CLI's stdin (never the config, never a file), then the data file", async () => {
+    const many = Array.from({ length: 1300 }, (_, i) => emu.state.createKey(`key-${String(i).padStart(4, "0")}-${"x".repeat(31)}`).key);
+    const dir = join(mkdtempSync(join(tmpdir(), "llm-large-unit-")), "prog");
+    const pulumi = fakePulumi();
+    const stdin = new PassThrough();
+    stdin.end(many.join("\n"));
+    const stdout = new PassThrough();
+    let out = "";
+    stdout.on("data", (d: Buffer) => (out += d.toString()));
+    const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+    emu.clearRequests();
+    await runImport(["--out", dir, "--keys", "-", "--stack", "prod"], { stdin, stdout, stderr: new PassThrough(), env, source: { kind: "spec", spec: "^0.1.0" } });
+    expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 1300 });
+    expect(pulumi.runs()).toEqual([
+      "stack select --create prod --non-interactive",
+      "stack export --stack prod --non-interactive",
+      "config --show-secrets --json --stack prod --non-interactive",
+      "stack import --stack prod --non-interactive",
+    ]);
+    const deployment = JSON.parse(pulumi.imported()) as { deployment: { secrets_providers: unknown; resources: { type: string; outputs?: Record<string, unknown> }[] } };
+    expect(deployment.deployment.secrets_providers).toEqual({ type: "passphrase", state: { salt: "x" } });
+    const keys = deployment.deployment.resources.filter((r) => r.type === "pulumi-nodejs:dynamic/llm-accounts:ApiKey");
+    expect(keys).toHaveLength(1300);
+    expect(keys.every((r) => SIG in (r.outputs!.key as object) && SIG in (r.outputs!.adoptKey as object))).toBe(true);
+    expect(out).toContain("Adopted 1300 API key(s) and 2 batch(es) into the state of stack prod");
+    const data = JSON.parse(readFileSync(join(dir, DATA_FILE), "utf8")) as { keys: unknown[] };
+    expect(data.keys).toHaveLength(1300);
+    expectNoSecret(out + readFileSync(join(dir, "index.ts"), "utf8") + readFileSync(join(dir, DATA_FILE), "utf8") + pulumi.runs().join("\n"), secretsOf(emu));
+  }, 120_000);
+});
