@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { z } from "zod";
 import { fingerprint, redact } from "../api/redact.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
 import { outputsOf as keyOutputsOf, viewOf } from "../runtime/apiKeyState.js";
@@ -115,24 +116,43 @@ export async function deploymentResources(account: ImportedAccount, target: Stac
   return resources;
 }
 
-/** What `pulumi stack export` of the (new) stack shows: its secrets provider, and whether it holds resources. */
+/** What this command reads of `pulumi stack export` and `pulumi config --json`: every other field let through. */
+const ExportedSchema = z.object({
+  deployment: z.object({ resources: z.array(z.unknown()).nullish(), secrets_providers: z.record(z.string(), z.unknown()).nullish() }).nullish(),
+});
+const ConfigSchema = z.record(z.string(), z.object({ value: z.unknown().optional(), secret: z.boolean().optional() }).passthrough());
+
+/** Parses a CLI answer as JSON of `schema`, or fails saying which command gave what it cannot read. */
+function cliJson<T>(text: string, schema: z.ZodType<T>, command: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ImportError(`${command} answered what this command cannot read; nothing was written to the state`);
+  return parsed.data;
+}
+
+/** The secrets provider of the (new) stack, from `pulumi stack export`, which must show no resource yet. */
 async function emptyStack(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
   const r = await capture(["stack", "export", "--stack", stack], dir, env);
   if (r === null || r.code !== 0) throw new ImportError(`pulumi stack export --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written to the state`);
-  const exported = JSON.parse(r.stdout) as { deployment?: { resources?: unknown[]; secrets_providers?: unknown } };
+  const exported = cliJson(r.stdout, ExportedSchema, `pulumi stack export --stack ${stack}`);
   if ((exported.deployment?.resources ?? []).length > 0) {
     throw new ImportError(`stack ${stack} holds resources since the import read it: run the import again; nothing was written to the state`);
   }
   const providers = exported.deployment?.secrets_providers;
-  if (providers === undefined || providers === null) throw new ImportError(`stack ${stack} has no secrets provider to encrypt the adopted keys with; nothing was written to the state`);
-  return providers as Record<string, unknown>;
+  if (!providers) throw new ImportError(`stack ${stack} has no secrets provider to encrypt the adopted keys with; nothing was written to the state`);
+  return providers;
 }
 
 /** The stack's config as the engine gives it to the default provider: full key to text value, and whether secret. */
 async function stackConfig(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<Record<string, { value: string; secret: boolean }>> {
   const r = await capture(["config", "--show-secrets", "--json", "--stack", stack], dir, env);
   if (r === null || r.code !== 0) throw new ImportError(`pulumi config --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written to the state`);
-  const parsed = JSON.parse(r.stdout) as Record<string, { value?: unknown; secret?: unknown }>;
+  const parsed = cliJson(r.stdout, ConfigSchema, `pulumi config --stack ${stack}`);
   return Object.fromEntries(
     Object.entries(parsed).flatMap(([k, c]) => (typeof c?.value === "string" ? [[k, { value: c.value, secret: c.secret === true }]] : [])),
   );
