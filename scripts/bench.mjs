@@ -3,14 +3,15 @@
 // process): API calls per lifecycle operation beside the minimum, `pulumi up` under the rate limits, destroys of
 // 1000 keys with and without delete coalescing, state size and a checkpointed `up` beside release 0.1.0, refresh
 // of many sub-account batches with and without read sharing (the runtime's reads, and `pulumi refresh`), zod's share of a list parse, and `pulumi preview`
-// beside trivial dynamic resources and with the policy pack beside without it, and `llm-accounts import` of a large account with the first `up` of what it wrote. Every comparison is measured side by side in the same run. Prints a table,
+// beside trivial dynamic resources and with the policy pack beside without it, and `llm-accounts import` of a large account with the first `up` of what it wrote, and every command on accounts of 1,000 to 5,000 keys and 0.8 batches of 5 per key beside the engine's floor. Every comparison is measured side by side in the same run. Prints a table,
 // writes bench/results.json and docs/benchmarks.md, and exits non-zero when a target is missed.
 //
 // Options: --only <sections> (comma-separated) runs a part and --smoke runs at toy sizes, for development; the
 // files are written only by a full run, after each section (a run cut short leaves the sections it finished).
 // --with-checkpoints runs the destroys without PULUMI_SKIP_CHECKPOINTS. --only <sections> --update measures those
 // sections and merges them into the existing bench/results.json (each section keeps the date it was measured at,
-// in sectionDates), then writes both files again.
+// in sectionDates), then writes both files again. --large-sizes 1000,2500 picks the sizes of the large-account
+// section (default 1000, 2500 and 5000 keys); with --update, the rows of sizes not measured again are kept.
 
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -19,6 +20,7 @@ import { parseArgs } from "node:util";
 import { REPO } from "./lib/stack.mjs";
 import { ensurePulumiCli } from "./pulumi-cli.mjs";
 import * as measure from "./bench/measure.mjs";
+import { largeAccounts } from "./bench/large.mjs";
 import { markdown, report, targetsOf } from "./bench/render.mjs";
 
 /** Sections in the order they run; each returns its part of results.json. */
@@ -34,12 +36,15 @@ const SECTIONS = {
   up: (ctx) => measure.upScaling(ctx),
   footprint: (ctx) => measure.footprint(ctx),
   import: (ctx) => measure.importScale(ctx),
+  large: (ctx, cli, parallelism, earlier) => largeAccounts(ctx, parallelism, earlier),
 };
 
-const { values: flags } = parseArgs({ options: { only: { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" } } });
+const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" } } });
 if (flags.update && (!flags.only || flags.smoke)) throw new Error("--update merges the sections of --only into bench/results.json (not with --smoke)");
 // A run at toy sizes, to try the sections out: its files are never written.
-if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4 });
+if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4, largeSizes: [20] });
+// --large-sizes 1000,2500: the sizes of the large-account section this run measures (the others an earlier run measured are kept with --update).
+if (flags["large-sizes"]) measure.SETTINGS.largeSizes = flags["large-sizes"].split(",").map(Number);
 const full = !flags.only && !flags.smoke;
 const writes = full || flags.update;
 const only = flags.only ? flags.only.split(",") : Object.keys(SECTIONS);
@@ -90,7 +95,7 @@ async function main() {
   };
   for (const name of only) {
     const t = Date.now();
-    results[name] = await SECTIONS[name](ctx, cli, parallelism);
+    results[name] = await SECTIONS[name](ctx, cli, parallelism, earlier[name]);
     results.sectionDates[name] = new Date().toISOString();
     log(`${name}: done in ${Math.round((Date.now() - t) / 1000)} s`);
     write();

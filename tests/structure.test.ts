@@ -13,10 +13,7 @@ const MAX_FUNCTION_LINES = 60;
  * The functions over the limit today, each with its length when it was listed. The list only shrinks: split one,
  * then remove its line (the test fails while a listed function is back under the limit, or is longer than listed).
  */
-const TOO_LONG_TODAY: Record<string, number> = {
-  "provider/import/account.ts readAccount": 142,
-  "provider/import/command.ts runImport": 123,
-};
+const TOO_LONG_TODAY: Record<string, number> = {};
 
 /** What a function is called where it stands: its own name, the variable or property it is assigned to, Class.method. */
 function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string {

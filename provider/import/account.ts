@@ -25,6 +25,8 @@ export interface ImportedKey {
   rotation?: unknown;
   connection?: unknown;
   options?: StateOptions;
+  /** A key to adopt: the platform's answer to its get, from which adoption through the state writes it (stackImport.ts). */
+  live?: ApiKeyView;
 }
 
 /**
@@ -42,6 +44,8 @@ export interface ImportedBatch {
   /** The sub-accounts it adopts, by id, and their tokens. */
   ids: AnswerId[];
   tokens: string[];
+  /** A batch to adopt: its sub-accounts as listed, from which adoption through the state writes it (stackImport.ts). */
+  members?: SubAccount[];
   /** Set for a batch the stack's state holds: its resource name is the state's. */
   kept?: boolean;
   connection?: unknown;
@@ -179,12 +183,13 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[], taken: It
     const group = batchGroupOf(s);
     let batch = open.get(group);
     if (!batch || batch.ids.length === SUB_ACCOUNT_MAX_COUNT) {
-      batch = { name: "", alias: s.alias, modelPricing, balance: 0, count: 0, ids: [], tokens: [] };
+      batch = { name: "", alias: s.alias, modelPricing, balance: 0, count: 0, ids: [], tokens: [], members: [] };
       batches.push(batch);
       open.set(group, batch);
     }
     batch.ids.push(s.id);
     batch.tokens.push(s.token);
+    batch.members!.push(s);
     batch.count = batch.ids.length;
     batch.balance = Math.max(batch.balance, declared.balance);
   }
@@ -351,14 +356,33 @@ export async function readAccount(
   options: ReimportOptions = {},
 ): Promise<ImportedAccount> {
   const subAccounts = await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", ImportError));
-  const leftOut: string[] = [];
-  const dropped: string[] = [];
-  const drifted: string[] = [];
-  const notes: string[] = [];
-  const pending: string[] = [];
-  const reverted: string[] = [];
+  const account: ImportedAccount = { keys: [], batches: [], leftOut: [], dropped: [], drifted: [], notes: [], pending: [], reverted: [] };
+  const plan = planKeyReads(apiKeys, state, options, account);
+  const live = await readKeys(client, plan.reads, progress);
+  await declareKeys(plan, live, state?.keys ?? [], account);
+  await declareHeldBatches(state, subAccounts, options, account);
+  await declareUnheldBatches(state, subAccounts, options, account);
+  return account;
+}
 
-  // Keys: those the state holds, matched by any key they manage (a rotation changes it), then the others.
+/** Held objects in name order: a state lists them in the order their last operations finished, which varies. */
+const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** Whether a held object is of the account this import reads (no `connection`, or one that reaches it). */
+const ofThisAccount = (options: ReimportOptions) => (o: { connection?: unknown }) => o.connection === undefined || (options.sameAccount?.(o.connection) ?? false);
+
+/** The keys to read: those the state holds, kept (or dropped by --drop-unlisted), then the listed and config keys to adopt. */
+interface KeyReadPlan {
+  reads: KeyToRead[];
+  /** Held keys of another account (their connection): declared as the state holds them, not read. */
+  elsewhere: StateKey[];
+}
+
+/**
+ * Which keys to read: the state's, matched by any key they manage (a rotation changes it), then the keys --keys lists
+ * and the stack config holds that no resource manages, except those leaving the stack or held by another stack.
+ */
+function planKeyReads(apiKeys: string[], state: StackState | undefined, options: ReimportOptions, account: ImportedAccount): KeyReadPlan {
   const heldKeys = state?.keys ?? [];
   const holder = new Map<string, StateKey>();
   for (const k of heldKeys) for (const v of [k.key, k.previousKey, k.adoptKey]) if (v) holder.set(v, k);
@@ -371,8 +395,8 @@ export async function readAccount(
     if (held) listed.add(held);
     else if (!seen.has(key)) {
       const other = heldElsewhere(options, key, "keys");
-      if (leavingKeys.has(key)) leftOut.push(`API key ${maskKey(key)}: a replaced key the stack deletes at its next up: not adopted`);
-      else if (other !== undefined) leftOut.push(`API key ${maskKey(key)}: held by stack ${other} of this project: not adopted (one object, one owner)`);
+      if (leavingKeys.has(key)) account.leftOut.push(`API key ${maskKey(key)}: a replaced key the stack deletes at its next up: not adopted`);
+      else if (other !== undefined) account.leftOut.push(`API key ${maskKey(key)}: held by stack ${other} of this project: not adopted (one object, one owner)`);
       else fresh.push({ key, listedAt: i + 1 });
     }
     seen.add(key);
@@ -380,79 +404,96 @@ export async function readAccount(
   for (const c of state?.configKeys ?? []) {
     if (holder.has(c.key) || seen.has(c.key)) continue;
     seen.add(c.key);
-    if (leavingKeys.has(c.key)) {
-      leftOut.push(`API key ${maskKey(c.key)} of the stack's config (${c.name}): a replaced key the stack deletes at its next up: not adopted`);
-      continue;
-    }
-    if (options.dropUnlisted) leftOut.push(`API key ${maskKey(c.key)} of the stack's config (${c.name}): not in --keys, not adopted (--drop-unlisted)`);
+    if (leavingKeys.has(c.key)) account.leftOut.push(`API key ${maskKey(c.key)} of the stack's config (${c.name}): a replaced key the stack deletes at its next up: not adopted`);
+    else if (options.dropUnlisted) account.leftOut.push(`API key ${maskKey(c.key)} of the stack's config (${c.name}): not in --keys, not adopted (--drop-unlisted)`);
     else fresh.push({ key: c.key, configName: c.name });
   }
-  // Held objects in name order: a state lists them in the order their last operations finished, which varies
-  // (between runs and between releases of the engine), so what is kept and dropped is said in name order.
-  const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const ofThisAccount = (o: { connection?: unknown }) => o.connection === undefined || (options.sameAccount?.(o.connection) ?? false);
+  const here = ofThisAccount(options);
   const keptKeys = [...heldKeys].sort(byName).filter((k) => {
-    if (!options.dropUnlisted || listed.has(k) || !ofThisAccount(k)) return true;
-    dropped.push(`ApiKey ${k.name} (${maskKey(k.key)}): not in --keys; the next up DELETES it from the platform`);
+    if (!options.dropUnlisted || listed.has(k) || !here(k)) return true;
+    account.dropped.push(`ApiKey ${k.name} (${maskKey(k.key)}): not in --keys; the next up DELETES it from the platform`);
     return false;
   });
-  const reads: KeyToRead[] = [...keptKeys.filter(ofThisAccount).map((held) => ({ key: held.key, held })), ...fresh];
-  const live = await readKeys(client, reads, progress);
+  return { reads: [...keptKeys.filter(here).map((held) => ({ key: held.key, held })), ...fresh], elsewhere: keptKeys.filter((k) => !here(k)) };
+}
 
-  const keys: ImportedKey[] = keptKeys.filter((k) => !ofThisAccount(k)).map((held) => elsewhereKey(held, notes));
+/** The keys as the program declares them: held ones under their names (in name order), then the adopted ones, named from their alias. */
+async function declareKeys(plan: KeyReadPlan, live: (ApiKeyView | undefined)[], heldKeys: StateKey[], account: ImportedAccount): Promise<void> {
+  const keys: ImportedKey[] = plan.elsewhere.map((held) => elsewhereKey(held, account.notes));
   const added: ImportedKey[] = [];
   const bases: string[] = [];
-  for (const [i, read] of reads.entries()) {
+  for (const [i, read] of plan.reads.entries()) {
     if (read.held) {
-      keys.push(await keptKey(read.held, live[i], drifted, notes));
+      keys.push(await keptKey(read.held, live[i], account.drifted, account.notes));
       continue;
     }
     const view = live[i];
     if (!view) {
-      leftOut.push(`API key ${maskKey(read.key)} of the stack's config (${read.configName}): no longer on the platform`);
+      account.leftOut.push(`API key ${maskKey(read.key)} of the stack's config (${read.configName}): no longer on the platform`);
       continue;
     }
     const { inputs, failures } = await apiKey.check({}, { alias: view.alias, enabled: view.enabled, securityConfig: view.securityConfig, adoptKey: read.key });
     if (failures.length > 0) {
-      leftOut.push(`API key ${maskKey(read.key)}: ${refusals(failures)}`);
+      account.leftOut.push(`API key ${maskKey(read.key)}: ${refusals(failures)}`);
       continue;
     }
-    added.push({ name: "", key: read.key, alias: inputs.alias, enabled: inputs.enabled, securityConfig: inputs.securityConfig });
+    added.push({ name: "", key: read.key, alias: inputs.alias, enabled: inputs.enabled, securityConfig: inputs.securityConfig, live: view });
     bases.push(read.configName !== undefined ? slug(read.configName, "api-key") : slug(inputs.alias, "api-key"));
   }
   uniqueNames(bases, heldKeys.map((k) => k.name)).forEach((name, i) => (added[i].name = name));
   keys.sort(byName);
-  keys.push(...added);
+  account.keys.push(...keys, ...added);
+}
 
-  // Sub-accounts: each batch the state holds keeps those it holds (by token); the others are grouped anew.
+/**
+ * Each batch the state holds, with the sub-accounts it holds (by token) and those a lost create of it left under
+ * its mark (subAccountBatch/recovery.ts: its next run adopts them); dropped by --drop-unlisted when nothing of it is live.
+ */
+async function declareHeldBatches(state: StackState | undefined, subAccounts: SubAccount[], options: ReimportOptions, account: ImportedAccount): Promise<void> {
   const liveByToken = new Map(subAccounts.map((s) => [s.token, s]));
-  const batches: ImportedBatch[] = [];
-  const heldBatches = [...(state?.batches ?? [])].sort(byName);
-  const claimed = new Set<string>(heldBatches.flatMap((b) => b.subAccounts.map((s) => s.token)));
-  for (const held of heldBatches) {
-    if (!ofThisAccount(held)) {
-      notes.push(`SubAccountBatch ${held.name}: held on another account (its connection): kept as the state holds it, not read here and never dropped`);
-      batches.push(await keptBatch(held, new Map(), drifted, notes));
+  const claimed = claimedTokens(state);
+  const here = ofThisAccount(options);
+  for (const held of [...(state?.batches ?? [])].sort(byName)) {
+    if (!here(held)) {
+      account.notes.push(`SubAccountBatch ${held.name}: held on another account (its connection): kept as the state holds it, not read here and never dropped`);
+      account.batches.push(await keptBatch(held, new Map(), account.drifted, account.notes));
       continue;
     }
-    // What a lost create of the batch made, under its mark: the batch's own, which its next run adopts (subAccountBatch/recovery.ts).
     const lost = unconfirmedAmong(held, subAccounts, claimed);
     for (const s of lost) claimed.add(s.token);
     if (options.dropUnlisted && lost.length === 0 && !held.subAccounts.some((s) => liveByToken.has(s.token))) {
-      dropped.push(`SubAccountBatch ${held.name}: none of the ${held.subAccounts.length} sub-account(s) it holds is on the platform (nothing live is deleted)`);
+      account.dropped.push(`SubAccountBatch ${held.name}: none of the ${held.subAccounts.length} sub-account(s) it holds is on the platform (nothing live is deleted)`);
       continue;
     }
     if (lost.length > 0) {
-      pending.push(held.name);
-      notes.push(
+      account.pending.push(held.name);
+      account.notes.push(
         `SubAccountBatch ${held.name}: ${lost.length} sub-account(s) made by its create whose answer was lost carry its mark (alias ${JSON.stringify(lost[0].alias)}): ` +
           `declared with count ${held.count + lost.length}; the next up adopts them and gives them the batch's alias (one edit), deleting nothing`,
       );
     }
-    batches.push(await keptBatch(held, liveByToken, drifted, notes, lost.length, reverted));
+    account.batches.push(await keptBatch(held, liveByToken, account.drifted, account.notes, lost.length, account.reverted));
   }
-  // Sub-accounts of a replaced batch the stack's next up deletes: not adopted (the up would delete them from under the new batch).
-  // Held by another stack of the project (or left under its batch's mark by a lost create): that stack's, not adopted.
+}
+
+/**
+ * The tokens the state's batches hold and, with `lostOf` (the account's list and the reimport's options), those the
+ * lost creates of its batches of this account left under their marks: never grouped anew.
+ */
+function claimedTokens(state: StackState | undefined, lostOf?: { subAccounts: SubAccount[]; options: ReimportOptions }): Set<string> {
+  const held = [...(state?.batches ?? [])].sort(byName);
+  const claimed = new Set<string>(held.flatMap((b) => b.subAccounts.map((s) => s.token)));
+  if (!lostOf) return claimed;
+  for (const b of held.filter(ofThisAccount(lostOf.options))) for (const s of unconfirmedAmong(b, lostOf.subAccounts, claimed)) claimed.add(s.token);
+  return claimed;
+}
+
+/**
+ * The sub-accounts no batch of the state holds, grouped anew, except those a replaced batch leaves (the stack's next
+ * up deletes them), another stack holds or marked (its batch adopts them), or a killed create left under a mark.
+ */
+async function declareUnheldBatches(state: StackState | undefined, subAccounts: SubAccount[], options: ReimportOptions, account: ImportedAccount): Promise<void> {
+  const claimed = claimedTokens(state, { subAccounts, options });
   const leaving = new Set(state?.leaving?.tokens ?? []);
   const outgoing: SubAccount[] = [];
   const theirs = new Map<string, string[]>();
@@ -470,18 +511,17 @@ export async function readAccount(
     else unheld.push(s);
   }
   if (marked.length > 0) {
-    leftOut.push(
+    account.leftOut.push(
       `${marked.length} sub-account(s) under the mark of a create whose up was killed before it recorded them (${marked.slice(0, 5).map((s) => `${maskKey(s.token)} ${printable(s.alias)}`).join(", ")}${marked.length > 5 ? ", ..." : ""}): ` +
         "not adopted, since the batch that made them (of this or another stack or project) adopts them at its next up (one object, one owner); " +
         "if no stack will, give them another alias in the console and import again",
     );
   }
   if (outgoing.length > 0) {
-    leftOut.push(`${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`);
+    account.leftOut.push(`${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`);
   }
   for (const [other, tokens] of theirs) {
-    leftOut.push(`${tokens.length} sub-account(s) held by stack ${other} of this project (${tokens.slice(0, 5).join(", ")}${tokens.length > 5 ? ", ..." : ""}): not adopted (one object, one owner)`);
+    account.leftOut.push(`${tokens.length} sub-account(s) held by stack ${other} of this project (${tokens.slice(0, 5).join(", ")}${tokens.length > 5 ? ", ..." : ""}): not adopted (one object, one owner)`);
   }
-  batches.push(...(await batchesOf(unheld, leftOut, heldBatches.map((b) => b.name))));
-  return { keys, batches, leftOut, dropped, drifted, notes, pending, reverted };
+  account.batches.push(...(await batchesOf(unheld, account.leftOut, (state?.batches ?? []).map((b) => b.name))));
 }

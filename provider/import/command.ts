@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { LlmAccountsClient } from "../client/client.js";
@@ -11,17 +11,21 @@ import { readKeyList } from "../commands/kit.js";
 import { isObject } from "../api/canonical.js";
 import { ImportError, readAccount, slug, type ImportedAccount, type ReimportOptions } from "./account.js";
 import {
+  DATA_FILE,
   KEYS_CONFIG_KEY,
   KEYS_CONFIG_MAX_BYTES,
   keysConfigEnvBytes,
   keysConfigValue,
   mergePackageJson,
+  renderAccountData,
   renderProgram,
   renderProjectFile,
+  renderStateProgram,
   TSCONFIG,
 } from "./program.js";
 import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
-import { capture, readStackState, StackStateError } from "./stackState.js";
+import { capture, readStackState, StackStateError, type StackState } from "./stackState.js";
+import { importIntoState, shortStack } from "./stackImport.js";
 
 /** Help text of `llm-accounts import`. */
 export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -33,6 +37,9 @@ export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_
   --force               Overwrite an existing index.ts. Every object the stack's state already holds keeps its
                         resource name and stays declared, matched by key and sub-account (not alias), keys --keys
                         does not list included: the next up deletes and replaces nothing
+  --into-state          Adopt the objects into the stack's state (pulumi stack import, on stdin; the CLI encrypts the
+                        secrets) instead of its config; chosen by itself when the keys do not fit in a stack config
+                        (past about 1,200 keys): needs --stack, of a stack that holds nothing yet
   --drop-unlisted       With --force: leave out the API keys the stack holds that --keys does not list (the next
                         up DELETES them from the platform) and batches none of whose sub-accounts is left
 `;
@@ -127,7 +134,7 @@ function posix(path: string): string {
 }
 
 /** The dependency spec that installs what the user is running, never a path into npx's cache. */
-function packagePlan(source: InstallSource | undefined, dir: string): PackagePlan {
+function planPackage(source: InstallSource | undefined, dir: string): PackagePlan {
   if (source?.kind === "spec") return { spec: source.spec, npxSpec: `${PACKAGE.name}@${source.spec}` };
   if (source?.kind === "folder") {
     const rel = posix(relative(dir, source.path)) || ".";
@@ -308,8 +315,18 @@ function accountToRead(settings: StackConfig, env: NodeJS.ProcessEnv, stack: str
   );
 }
 
-/** `llm-accounts import`: reads the account, writes the program folder, stores its API keys in the stack config. */
-export async function runImport(args: string[], io: ImportIo): Promise<void> {
+/** What `llm-accounts import` was asked, checked before anything is read. */
+interface ImportArgs {
+  dir: string;
+  keys?: string;
+  stack?: string;
+  project?: string;
+  force: boolean;
+  dropUnlisted: boolean;
+  intoState: boolean;
+}
+
+function parseImportArgs(args: string[]): ImportArgs {
   const { values } = parseArgs({
     args,
     strict: true,
@@ -320,6 +337,7 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
       project: { type: "string" },
       force: { type: "boolean" },
       "drop-unlisted": { type: "boolean" },
+      "into-state": { type: "boolean" },
     },
   });
   if (!values.out) throw new ImportError("--out DIR is required: the folder the program is written to");
@@ -329,34 +347,82 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
   if (values.stack !== undefined && !STACK_NAME.test(values.stack)) {
     throw new ImportError("--stack: a stack name has only letters, digits, '-', '_' and '.' (optionally org/project/stack); nothing was written");
   }
-  const dir = resolve(values.out);
-  const plan = packagePlan(io.source ?? installSource(runningPackageRoot()), dir);
-  const folder = inspectFolder(dir, values.force ?? false, plan.copyFrom ? basename(plan.copyFrom) : undefined);
-  const apiKeys = await readKeyList(values.keys, io.stdin, ImportError);
-  const dropUnlisted = values["drop-unlisted"] ?? false;
+  if (values["into-state"] && values.stack === undefined) throw new ImportError("--into-state needs --stack NAME: the stack whose state the objects are written into; nothing was written");
+  const { keys, stack, project } = values;
+  return { dir: resolve(values.out), keys, stack, project, force: values.force ?? false, dropUnlisted: values["drop-unlisted"] ?? false, intoState: values["into-state"] ?? false };
+}
 
-  // What the stack already manages, before anything is read from the platform or written (stackState.ts).
-  const state = await readStackState(dir, values.stack, io.env).catch((err: unknown) => {
-    throw err instanceof StackStateError ? new ImportError(err.message) : err;
-  });
-  if (state === undefined && values.stack === undefined && existsSync(join(dir, "Pulumi.yaml"))) {
-    const stacks = await unselectedStacks(dir, io.env);
+/** How the adopted keys reach the stack: the stack config (adoptKeys), or the stack's state (stackImport.ts). */
+type Carrier = "config" | "state";
+
+/** Everything the import read and decided, before it writes anything. */
+interface ImportPlan {
+  args: ImportArgs;
+  packagePlan: PackagePlan;
+  folder: Folder;
+  state?: StackState;
+  origin: string;
+  account: ImportedAccount;
+  /** The project name a new Pulumi.yaml and package.json take. */
+  project: string;
+  /** The project of the stack: the existing Pulumi.yaml's, else `project`. */
+  stackProject: string;
+  carrier: Carrier;
+  keysValue: string;
+  envBytes: number;
+}
+
+/** Refuses a stack whose state the program cannot be written for: unnamed among several, or holding what import cannot declare. */
+async function checkTarget(args: ImportArgs, state: StackState | undefined, env: NodeJS.ProcessEnv): Promise<void> {
+  if (state === undefined && args.stack === undefined && existsSync(join(args.dir, "Pulumi.yaml"))) {
+    const stacks = await unselectedStacks(args.dir, env);
     if (stacks.length > 0) {
       throw new ImportError(
-        `no stack is selected in ${dir}, and its project has ${stacks.length} stack(s) in the backend: ${names(stacks)}. ` +
+        `no stack is selected in ${args.dir}, and its project has ${stacks.length} stack(s) in the backend: ${names(stacks)}. ` +
           "Written as for a new stack, the program would make the next up of one of them delete what it holds: " +
           "name the stack with --stack NAME (its state is read and every object it holds kept; a name not listed makes a new stack); nothing was written",
       );
     }
   }
-  if (state && state.foreign.length > 0 && !dropUnlisted) {
+  if (state && state.foreign.length > 0 && !args.dropUnlisted) {
     const shown = state.foreign.slice(0, 5).join(", ");
     throw new ImportError(
-      `stack ${values.stack ?? "(selected)"} also manages what import cannot declare (${shown}${state.foreign.length > 5 ? ` and ${state.foreign.length - 5} more` : ""}): ` +
+      `stack ${args.stack ?? "(selected)"} also manages what import cannot declare (${shown}${state.foreign.length > 5 ? ` and ${state.foreign.length - 5} more` : ""}): ` +
         "a program written over it would make the next up delete them. Import into another folder and stack, or pass --drop-unlisted to drop them; nothing was written",
     );
   }
+}
 
+/**
+ * How the keys reach the stack: its state when asked (--into-state) or when they do not fit in its config (past
+ * 120 KiB), which needs a named stack that holds nothing yet (a stack that holds objects keeps them in its state,
+ * and only the keys it does not hold go to its config); else its config.
+ */
+function chooseCarrier(args: ImportArgs, state: StackState | undefined, account: ImportedAccount, envBytes: number): Carrier {
+  const holds = state !== undefined && state.keys.length + state.batches.length + state.foreign.length > 0;
+  if (args.intoState && holds) throw new ImportError(`--into-state: stack ${args.stack} holds objects already, and its state is written whole; import into a new stack; nothing was written`);
+  if (args.intoState) return "state";
+  if (account.keys.length === 0 || envBytes <= KEYS_CONFIG_MAX_BYTES) return "config";
+  if (args.stack !== undefined && !holds) return "state";
+  const fit = Math.floor((account.keys.length * KEYS_CONFIG_MAX_BYTES) / envBytes);
+  throw new ImportError(
+    `${account.keys.length} API keys take ${Math.ceil(envBytes / 1024)} KiB of stack config, more than the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a program can be given ` +
+      "(Pulumi's Node.js language host hands the whole config to the program in one environment variable, which Linux caps at 128 KiB): " +
+      (holds ? `stack ${state!.stack} holds objects already, so they cannot go into its state; ` : "name a new stack with --stack NAME, and the import writes them into its state (docs/large-accounts.md), or ") +
+      `import them in parts of at most about ${fit} keys (--keys), each into its own folder and stack; nothing was written`,
+  );
+}
+
+/** Reads the folder, the stack's state and the account, and decides what to write: nothing is written yet. */
+async function planImport(args: ImportArgs, io: ImportIo): Promise<ImportPlan> {
+  const packagePlan = planPackage(io.source ?? installSource(runningPackageRoot()), args.dir);
+  const folder = inspectFolder(args.dir, args.force, packagePlan.copyFrom ? basename(packagePlan.copyFrom) : undefined);
+  const apiKeys = await readKeyList(args.keys, io.stdin, ImportError);
+  // What the stack already manages, before anything is read from the platform or written (stackState.ts).
+  const state = await readStackState(args.dir, args.stack, io.env).catch((err: unknown) => {
+    throw err instanceof StackStateError ? new ImportError(err.message) : err;
+  });
+  await checkTarget(args, state, io.env);
   const settings = state?.settings ?? {};
   const here = accountToRead(settings, io.env, state?.stack);
   const client = new LlmAccountsClient(here);
@@ -369,66 +435,116 @@ export async function runImport(args: string[], io: ImportIo): Promise<void> {
       return false;
     }
   };
-  const elsewhere = existsSync(join(dir, "Pulumi.yaml")) ? await otherStacks(dir, values.stack, io) : [];
-  const account = await readAccount(client, apiKeys, progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS), state, { dropUnlisted, sameAccount, elsewhere });
+  const elsewhere = existsSync(join(args.dir, "Pulumi.yaml")) ? await otherStacks(args.dir, args.stack, io) : [];
+  const progress = progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS);
+  const account = await readAccount(client, apiKeys, progress, state, { dropUnlisted: args.dropUnlisted, sameAccount, elsewhere });
   for (const f of state?.foreign ?? []) account.dropped.push(`${f}: not this package's; the next up DELETES it`);
-
-  const project = values.project ?? slug(basename(dir), "llm-accounts");
+  const project = args.project ?? slug(basename(args.dir), "llm-accounts");
+  const stackProject = folder.existingProject ?? project;
   const keysValue = keysConfigValue(account);
-  const envBytes = keysConfigEnvBytes(keysValue, folder.existingProject ?? project);
-  if (account.keys.length > 0 && envBytes > KEYS_CONFIG_MAX_BYTES) {
-    const fit = Math.floor((account.keys.length * KEYS_CONFIG_MAX_BYTES) / envBytes);
-    throw new ImportError(
-      `${account.keys.length} API keys take ${Math.ceil(envBytes / 1024)} KiB of stack config, more than the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a program can be given ` +
-        "(Pulumi's Node.js language host hands the whole config to the program in one environment variable, which Linux caps at 128 KiB): " +
-        `import them in parts of at most about ${fit} keys (--keys), each into its own folder and stack; nothing was written`,
-    );
-  }
+  const envBytes = keysConfigEnvBytes(keysValue, stackProject);
+  const carrier = chooseCarrier(args, state, account, envBytes);
+  return { args, packagePlan, folder, state, origin: client.origin, account, project, stackProject, carrier, keysValue, envBytes };
+}
 
+/** Writes the program folder: Pulumi.yaml and tsconfig.json if missing, package.json, index.ts (and the data file after the state). */
+function writeFolder(plan: ImportPlan): void {
+  const { dir } = plan.args;
+  const { folder, packagePlan } = plan;
   mkdirSync(dir, { recursive: true });
-  if (!existsSync(join(dir, "Pulumi.yaml"))) writeFile(join(dir, "Pulumi.yaml"), renderProjectFile(project));
+  if (!existsSync(join(dir, "Pulumi.yaml"))) writeFile(join(dir, "Pulumi.yaml"), renderProjectFile(plan.project));
   if (!existsSync(join(dir, "tsconfig.json"))) writeFile(join(dir, "tsconfig.json"), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
-  const keepsOwn = folder.packageJson && isObject(folder.packageJson.dependencies) && PACKAGE.name in folder.packageJson.dependencies;
-  if (plan.copyFrom && !keepsOwn) {
+  if (packagePlan.copyFrom && !keepsOwnEntry(folder)) {
     mkdirSync(join(dir, "vendor"), { recursive: true });
-    copyFileSync(plan.copyFrom, join(dir, "vendor", basename(plan.copyFrom)), constants.COPYFILE_FICLONE);
+    copyFileSync(packagePlan.copyFrom, join(dir, "vendor", basename(packagePlan.copyFrom)), constants.COPYFILE_FICLONE);
   }
-  writeFile(join(dir, "package.json"), `${JSON.stringify(mergePackageJson(folder.packageJson, project, plan.spec), null, 2)}\n`);
-  writeFile(join(dir, "index.ts"), renderProgram(account, client.origin, new Date()));
+  writeFile(join(dir, "package.json"), `${JSON.stringify(mergePackageJson(folder.packageJson, plan.project, packagePlan.spec), null, 2)}\n`);
+  // A data file of an earlier import goes first: the program must not find one until the state holds what it lists.
+  rmSync(join(dir, DATA_FILE), { force: true });
+  const program = plan.carrier === "state" ? renderStateProgram(plan.account, plan.origin, new Date()) : renderProgram(plan.account, plan.origin, new Date());
+  writeFile(join(dir, "index.ts"), program);
+}
 
-  const out = (line: string): void => void io.stdout.write(`${line}\n`);
+/** Whether the folder's package.json names this package already (its entry is then kept). */
+function keepsOwnEntry(folder: Folder): boolean {
+  return folder.packageJson !== undefined && isObject(folder.packageJson.dependencies) && PACKAGE.name in folder.packageJson.dependencies;
+}
+
+/** What was written, on stdout: the objects, a re-import's changes, what was left out, and the package entry. */
+function reportWritten(plan: ImportPlan, out: (line: string) => void): void {
+  const { account, state, folder, packagePlan } = plan;
   const subAccounts = account.batches.reduce((n, b) => n + b.count, 0);
-  out(`Wrote ${join(dir, "index.ts")}: ${account.keys.length} API key(s), ${subAccounts} sub-account(s) in ${account.batches.length} batch(es).`);
-  const manages = state !== undefined && state.keys.length + state.batches.length + state.foreign.length > 0;
-  if (manages) reportReimport(account, state.stack, out);
+  out(`Wrote ${join(plan.args.dir, "index.ts")}: ${account.keys.length} API key(s), ${subAccounts} sub-account(s) in ${account.batches.length} batch(es).`);
+  if (manages(state)) reportReimport(account, state!.stack, out);
   if (account.leftOut.length > 0) {
     out(`Left out ${account.leftOut.length} object(s) the package's check refuses as they are (also listed in index.ts):`);
     for (const l of account.leftOut.slice(0, LEFT_OUT_SHOWN)) out(`  ${l}`);
     if (account.leftOut.length > LEFT_OUT_SHOWN) out(`  and ${account.leftOut.length - LEFT_OUT_SHOWN} more`);
   }
-  const existing = keepsOwn ? (folder.packageJson!.dependencies as Record<string, unknown>)[PACKAGE.name] : undefined;
-  if (keepsOwn && existing !== plan.spec) out(`package.json keeps its own ${PACKAGE.name} entry (${String(existing)}); this import ran ${plan.spec ?? "from an unknown source"}.`);
-  else if (plan.copyFrom) out(`Copied ${basename(plan.copyFrom)} into ${join(dir, "vendor")}: package.json installs it from there, on any machine.`);
-  if (plan.note && !keepsOwn) out(plan.note);
+  const existing = keepsOwnEntry(folder) ? (folder.packageJson!.dependencies as Record<string, unknown>)[PACKAGE.name] : undefined;
+  if (keepsOwnEntry(folder) && existing !== packagePlan.spec) out(`package.json keeps its own ${PACKAGE.name} entry (${String(existing)}); this import ran ${packagePlan.spec ?? "from an unknown source"}.`);
+  else if (packagePlan.copyFrom) out(`Copied ${basename(packagePlan.copyFrom)} into ${join(plan.args.dir, "vendor")}: package.json installs it from there, on any machine.`);
+  if (packagePlan.note && !keepsOwnEntry(folder)) out(packagePlan.note);
+}
 
-  const stackFlag = values.stack ? ` --stack ${values.stack}` : "";
-  const next =
-    account.drifted.length > 0
-      ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview --refresh${stackFlag} and pulumi up --refresh${stackFlag}: the refresh reads first what changed in the console, so the up writes none of it back` +
-        (account.reverted.length > 0
-          ? `, but for the sub-accounts named above, changed alone in the console: it gives them back their batch's alias and pricing (one edit per batch: ${names(account.reverted.map((n) => JSON.stringify(n)))}), deleting nothing.`
-          : ".")
-      : account.pending.length > 0
-        ? `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (no delete, no replace), and pulumi up${stackFlag}, which deletes nothing and writes one edit per batch whose lost create left sub-accounts under its mark (${names(account.pending.map((n) => JSON.stringify(n)))}): it gives them the batch's alias.`
-        : `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (${manages ? "no delete, no replace" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;
-  if (account.keys.length === 0) return out(next);
-  const stored = values.stack ? await storeKeys(keysValue, values.stack, dir, io.env) : false;
-  if (stored) {
-    out(`Stored the ${Object.keys(JSON.parse(keysValue) as object).length} API key(s) in the encrypted config of stack ${values.stack}: one secret value, ${KEYS_CONFIG_KEY} (${Math.ceil(envBytes / 1024)} KiB of the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a stack's config may take).`);
-    return out(next);
+/** Whether the stack's state holds anything. */
+const manages = (state: StackState | undefined): boolean => state !== undefined && state.keys.length + state.batches.length + state.foreign.length > 0;
+
+/** The next step for the user, after the folder (and the keys) were written. */
+function nextStep(plan: ImportPlan): string {
+  const { account, args } = plan;
+  const stackFlag = args.stack ? ` --stack ${args.stack}` : "";
+  const dir = args.dir;
+  if (account.drifted.length > 0) {
+    return (
+      `Next, in ${dir}: npm install, review index.ts, then pulumi preview --refresh${stackFlag} and pulumi up --refresh${stackFlag}: the refresh reads first what changed in the console, so the up writes none of it back` +
+      (account.reverted.length > 0
+        ? `, but for the sub-accounts named above, changed alone in the console: it gives them back their batch's alias and pricing (one edit per batch: ${names(account.reverted.map((n) => JSON.stringify(n)))}), deleting nothing.`
+        : ".")
+    );
   }
-  const keysFlag = values.keys === undefined ? "" : values.keys === "-" ? " --keys - < <key file>" : ` --keys ${values.keys}`;
-  const rerun = `npx --package ${plan.npxSpec} llm-accounts import --out ${dir}${keysFlag} --stack ${values.stack ?? "<stack>"} --force`;
-  io.stdout.write(instructions(account, dir, values.stack, rerun, values.stack ? "No pulumi CLI was found on PATH" : "No --stack was given"));
-  out(next);
+  if (account.pending.length > 0) {
+    return `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (no delete, no replace), and pulumi up${stackFlag}, which deletes nothing and writes one edit per batch whose lost create left sub-accounts under its mark (${names(account.pending.map((n) => JSON.stringify(n)))}): it gives them the batch's alias.`;
+  }
+  const review = plan.carrier === "state" ? `review index.ts and ${DATA_FILE}` : "review index.ts";
+  return `Next, in ${dir}: npm install, ${review}, then pulumi preview${stackFlag} (${manages(plan.state) ? "no delete, no replace" : plan.carrier === "state" ? "no change" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;
+}
+
+/**
+ * Writes the adopted objects into the stack's state (stackImport.ts), then the data file the program reads: last,
+ * so that a program whose import was stopped before the state held everything stops instead of creating anything.
+ */
+async function adoptIntoState(plan: ImportPlan, io: ImportIo, out: (line: string) => void): Promise<void> {
+  const { dir, stack } = plan.args;
+  const selected = await runPulumi(["stack", "select", "--create", stack!], dir, io.env);
+  if (selected === null) throw new ImportError(`no pulumi CLI was found on PATH: the objects cannot be written into stack ${stack}'s state; ${join(dir, "index.ts")} was written, ${DATA_FILE} was not`);
+  if (selected.code !== 0) throw new ImportError(`pulumi stack select --create ${stack} failed: ${redact(selected.stderr.trim())}`);
+  await importIntoState(plan.account, { project: plan.stackProject, stack: shortStack(stack!) }, stack!, dir, io.env);
+  writeFile(join(dir, DATA_FILE), renderAccountData(plan.account));
+  const { keys, batches } = plan.account;
+  out(`Adopted ${keys.length} API key(s) and ${batches.length} batch(es) into the state of stack ${stack} (pulumi stack import, secrets encrypted by the stack's secrets provider); wrote ${join(dir, DATA_FILE)}.`);
+}
+
+/** Stores the keys in the stack config, or says what to run when it cannot (no --stack, no Pulumi CLI). */
+async function adoptThroughConfig(plan: ImportPlan, io: ImportIo, out: (line: string) => void): Promise<void> {
+  const { args, account, packagePlan } = plan;
+  if (account.keys.length === 0) return;
+  if (args.stack && (await storeKeys(plan.keysValue, args.stack, args.dir, io.env))) {
+    const stored = Object.keys(JSON.parse(plan.keysValue) as object).length;
+    return out(`Stored the ${stored} API key(s) in the encrypted config of stack ${args.stack}: one secret value, ${KEYS_CONFIG_KEY} (${Math.ceil(plan.envBytes / 1024)} KiB of the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a stack's config may take).`);
+  }
+  const keysFlag = args.keys === undefined ? "" : args.keys === "-" ? " --keys - < <key file>" : ` --keys ${args.keys}`;
+  const rerun = `npx --package ${packagePlan.npxSpec} llm-accounts import --out ${args.dir}${keysFlag} --stack ${args.stack ?? "<stack>"} --force`;
+  io.stdout.write(instructions(account, args.dir, args.stack, rerun, args.stack ? "No pulumi CLI was found on PATH" : "No --stack was given"));
+}
+
+/** `llm-accounts import`: plans (reads the folder, the stack's state and the account), writes the program folder and the adoption, reports. */
+export async function runImport(argv: string[], io: ImportIo): Promise<void> {
+  const plan = await planImport(parseImportArgs(argv), io);
+  const out = (line: string): void => void io.stdout.write(`${line}\n`);
+  writeFolder(plan);
+  reportWritten(plan, out);
+  if (plan.carrier === "state") await adoptIntoState(plan, io, out);
+  else await adoptThroughConfig(plan, io, out);
+  out(nextStep(plan));
 }

@@ -45,6 +45,10 @@ export const SETTINGS = {
   /** The account `llm-accounts import` adopts: API keys, and batches of `batchSize` sub-accounts. */
   importKeys: 1000,
   importBatches: 200,
+  /** The large-account section (large.mjs): API keys of each size, batches of `batchSize` per key, its window. */
+  largeSizes: [1000, 2500, 5000],
+  largeBatchesPerKey: 0.8,
+  largeWindowMs: 1000,
   /** Preview runs of each kind, interleaved; the fastest of each is compared (the least disturbed by noise). */
   previewRounds: 5,
   /** Preview runs with and without the policy pack, interleaved (each a preview of previewSize keys). */
@@ -71,6 +75,10 @@ export const TARGETS = {
   footprintStateRatio: 1.2,
   /** `llm-accounts import` beside the floor the platform's get rate sets for its keys. */
   importRatio: 1.2,
+  /** Each large-account command beside the larger of the engine's floor (trivial resources) and the rate-limit floor. */
+  largeRatio: 1.25,
+  /** Peak memory of the provider plugin at any large-account size. */
+  largePluginBytes: 1024 * 1024 * 1024,
 };
 
 /** What every section needs: a log, a scratch folder, cleanups to run at the end, the run's settings. */
@@ -86,18 +94,18 @@ export function context({ log, withCheckpoints }) {
 
 // --- helpers ---------------------------------------------------------------------------------------------------
 
-async function emulator(ctx, options) {
+export async function emulator(ctx, options) {
   const emu = await startEmulator({ port: 0, host: "127.0.0.1", ...options });
   ctx.cleanups.push(() => emu.close());
   return emu;
 }
 
 /** Client-side settings that match an emulator: the same scaled window, or limits off. */
-function limitsEnv(windowMs) {
+export function limitsEnv(windowMs) {
   return windowMs === false ? { LLM_ACCOUNTS_RATE_LIMITS: "off" } : { LLM_ACCOUNTS_RATE_WINDOW_MS: String(windowMs) };
 }
 
-async function stackOf(ctx, emu, env, config) {
+export async function stackOf(ctx, emu, env, config) {
   const dir = prepareProgram(PROGRAM, "llm-bench-program-");
   const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env });
   ctx.cleanups.push(() => {
@@ -108,7 +116,7 @@ async function stackOf(ctx, emu, env, config) {
   return stack;
 }
 
-function countCalls(emu) {
+export function countCalls(emu) {
   const out = {};
   for (const r of emu.requests()) out[r.op] = (out[r.op] ?? 0) + 1;
   return out;
@@ -118,14 +126,14 @@ function sum(calls) {
   return Object.values(calls).reduce((a, b) => a + b, 0);
 }
 
-function statusesOf(emu, op) {
+export function statusesOf(emu, op) {
   const out = {};
   for (const r of emu.requests()) if (!op || r.op === op) out[r.status] = (out[r.status] ?? 0) + 1;
   return out;
 }
 
 /** Samples the peak resident memory (VmHWM) of the dynamic provider plugin that runs in `dir` (Linux). */
-function watchPlugin(dir) {
+export function watchPlugin(dir) {
   if (process.platform !== "linux") return { stop: () => null };
   const cwd = realpathSync(dir);
   let peakKb = 0;
@@ -590,7 +598,7 @@ export async function previewOverhead(ctx) {
 // --- 7. llm-accounts import of a large account, and the first pulumi up of what it wrote ------------------------
 
 /** Runs `llm-accounts import` of the built package with the keys on stdin; resolves with its output and time. */
-function runImportCli(args, stdin, env) {
+export function runImportCli(args, stdin, env) {
   const started = Date.now();
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", ...args], { env, cwd: os.tmpdir() });

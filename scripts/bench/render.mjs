@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { SHARE } from "../../dist/provider/runtime/index.js";
 import { DELETE_MAX, DELETES_PER_WINDOW, GETS_PER_WINDOW, SETTINGS, TARGETS } from "./measure.mjs";
+import { LARGE_STEPS } from "./large.mjs";
 
 const fmtMs = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 1000).toFixed(2)} s`);
 const fmtBytes = (b) => (b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MiB` : b >= 1024 ? `${(b / 1024).toFixed(2)} KiB` : `${b} B`);
@@ -18,6 +19,9 @@ function table(headers, rows) {
   const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
   return [line(headers), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
 }
+
+/** A large-account command's time per resource (keys and batches) at one size. */
+const msPerResource = (row, step) => row.steps.find((st) => st.step === step).ms / row.resources;
 
 /** Every target the results can be checked against, met or not. */
 export function targetsOf(results, parallelism) {
@@ -83,6 +87,21 @@ export function targetsOf(results, parallelism) {
   }
   if (results.policy) {
     add(`preview with the policy pack at most ${TARGETS.policyRatio}x without it`, results.policy.ratio <= TARGETS.policyRatio, `${results.policy.ratio.toFixed(3)}x${results.policy.control ? ` (a pack that does nothing: ${results.policy.control.ratio.toFixed(3)}x)` : ""}`);
+  }
+  if (results.large) {
+    const rows = results.large.rows;
+    const over = rows.flatMap((r) => r.steps.filter((st) => !st.callsAtFloor).map((st) => `${r.keys} keys ${st.step}`));
+    add("large accounts: every command's calls at the floor the API allows", over.length === 0, over.length ? `over: ${over.join("; ")}` : `${rows.length} size(s), ${LARGE_STEPS.length} commands each`);
+    const slow = rows.flatMap((r) => r.steps.filter((st) => st.ratio > TARGETS.largeRatio).map((st) => `${r.keys} keys ${st.step} ${st.ratio.toFixed(2)}`));
+    const worst = Math.max(...rows.flatMap((r) => r.steps.map((st) => st.ratio)));
+    add(`large accounts: every command within ${TARGETS.largeRatio}x of max(engine floor, rate-limit floor)`, slow.length === 0, slow.length ? `over: ${slow.join("; ")}` : `worst ratio ${worst.toFixed(3)}`);
+    const peak = Math.max(...rows.map((r) => r.pluginPeakBytes ?? Infinity));
+    add(`large accounts: provider plugin under ${fmtBytes(TARGETS.largePluginBytes)}`, peak < TARGETS.largePluginBytes, `peak ${Number.isFinite(peak) ? fmtBytes(peak) : "not measured"}`);
+    if (rows.length > 1) {
+      const first = rows[0];
+      const growth = rows.slice(1).map((r) => Math.max(...LARGE_STEPS.map((step) => msPerResource(r, step) / msPerResource(first, step))));
+      add(`large accounts: no command grows faster than linearly (time per resource at most ${TARGETS.largeRatio}x the smallest size's)`, growth.every((g) => g <= TARGETS.largeRatio), `worst ${growth.map((g) => g.toFixed(2)).join(", ")}`);
+    }
   }
   return t;
 }
@@ -238,6 +257,18 @@ export function report(results, targets) {
       ]),
     );
   }
+  if (results.large) {
+    for (const r of results.large.rows) {
+      section(
+        `Large accounts: ${r.keys} API keys and ${r.batches} batches of ${SETTINGS.batchSize} (${r.subAccounts} sub-accounts), beside ${r.resources} trivial dynamic resources (window ${fmtMs(r.windowMs)}, measured ${r.measuredAt.slice(0, 10)})`,
+        table(["command", "time", "engine floor", "rate-limit floor", "ratio", "API calls", "at the floor"], [
+          ...r.steps.map((st) => [st.step, fmtMs(st.ms), fmtMs(st.engineMs), fmtMs(st.rateMs), st.ratio.toFixed(3), fmtCalls(st.calls), yes(st.callsAtFloor)]),
+          ["provider plugin peak memory (first up)", r.pluginPeakBytes ? fmtBytes(r.pluginPeakBytes) : "not measured", r.floorPluginPeakBytes ? fmtBytes(r.floorPluginPeakBytes) : "not measured", "", "", "", ""],
+          ["state (pulumi stack export)", fmtBytes(r.stateBytes), fmtBytes(r.floorStateBytes), "", "", "", ""],
+        ]),
+      );
+    }
+  }
   section("Targets", table(["target", "result", "met"], targets.map((t) => [t.name, t.detail, yes(t.met)])));
   return out.join("\n");
 }
@@ -262,6 +293,8 @@ export function markdown(results, text, summary) {
     IMPORT_KEYS: SETTINGS.importKeys,
     IMPORT_BATCHES: SETTINGS.importBatches,
     GETS_PER_WINDOW,
+    LARGE_WINDOW: SETTINGS.largeWindowMs,
+    LARGE_SIZES: SETTINGS.largeSizes.join(", "),
   };
   const about = readFileSync(new URL("./about.md", import.meta.url), "utf8").replace(/\{\{(\w+)\}\}/g, (_, k) => {
     if (!(k in values)) throw new Error(`about.md: no value for {{${k}}}`);

@@ -228,6 +228,8 @@ export interface FileEnd {
   left?: LeftByDesign;
   /** Scratch folders to remove. */
   folders?: (string | undefined)[];
+  /** Settings the sweep runs with (the file's short rate window, so that a sweep of thousands of keys is paced as its commands were). */
+  sweepEnv?: Record<string, string>;
 }
 
 /**
@@ -240,7 +242,7 @@ export async function endFile(end: FileEnd): Promise<void> {
   try {
     if (end.emu && end.ledger && stacks.every((s) => s !== undefined)) {
       if (end.destroy) for (const s of stacks) await s!.destroy(end.destroy);
-      await expectSwept(end.emu, end.ledger, end.left);
+      await expectSwept(end.emu, end.ledger, end.left, end.sweepEnv);
     }
   } finally {
     for (const s of stacks) disposeStack(s);
@@ -256,7 +258,7 @@ export async function endFile(end: FileEnd): Promise<void> {
  * anything but the objects `left` names by alias with a reason. Objects made in the console by the test and
  * never adopted count too: name them in `left` or delete them.
  */
-export async function expectSwept(emu: Emulator, ledger: SecretLedger, left: LeftByDesign = {}): Promise<void> {
+export async function expectSwept(emu: Emulator, ledger: SecretLedger, left: LeftByDesign = {}, sweepEnv: Record<string, string> = {}): Promise<void> {
   for (const [alias, reason] of Object.entries(left)) {
     if (reason.trim().length < 10) throw new Error(`expectSwept: leaving "${alias}" needs a written reason, not "${reason}"`);
   }
@@ -268,6 +270,7 @@ export async function expectSwept(emu: Emulator, ledger: SecretLedger, left: Lef
     LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
     LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
     LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    ...sweepEnv,
   };
   let r: RunResult;
   try {

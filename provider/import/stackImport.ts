@@ -1,0 +1,170 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { fingerprint, redact } from "../api/redact.js";
+import { apiKey, subAccountBatch } from "../runtime/index.js";
+import { outputsOf as keyOutputsOf, viewOf } from "../runtime/apiKey/index.js";
+import { identityMark, outputsOf as batchOutputsOf, view } from "../runtime/subAccountBatch/index.js";
+import { providerText, type RuntimeExport } from "../resources/shim.js";
+import { dynamicType, MODULE } from "../resources/typeTokens.js";
+import { ImportError, type ImportedAccount, type ImportedBatch, type ImportedKey } from "./account.js";
+import { capture } from "./stackState.js";
+import { runPulumi } from "./command.js";
+
+/**
+ * Adoption through the stack's state (`llm-accounts import --into-state`, and any account whose keys do not fit in
+ * the stack config): the adopted objects are written into the stack's state with `pulumi stack import`, the
+ * deployment on its stdin, each secret as Pulumi's plaintext secret marker, which the CLI encrypts with the stack's
+ * own secrets provider before the state is saved. Each resource is written as the package's own adopting create
+ * would have left it (the runtime's outputsOf), under the inputs the generated program declares (no adoptKey, no
+ * adoptTokens), so the first `pulumi up` finds every object in the state and makes no call.
+ */
+
+/** The signature Pulumi marks a secret value with in a deployment; `plaintext` is the value's JSON text. */
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+const SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270";
+
+/** A value as a secret of a deployment, for the CLI to encrypt. */
+const secret = (value: unknown) => ({ [SECRET_SIG]: SECRET_VALUE, plaintext: JSON.stringify(value) });
+
+/** Outputs with the named ones made secrets (the resource classes' additionalSecretOutputs). */
+function withSecrets(outputs: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, names.includes(k) && v !== undefined ? secret(v) : v]));
+}
+
+/** What the resource classes declare secret among their outputs (resources/ApiKey.ts, SubAccountBatch.ts). */
+const KEY_SECRETS = ["key", "adoptKey", "previousKey"] as const;
+const BATCH_SECRETS = ["subAccounts", "tokens", "adoptTokens"] as const;
+
+/** Where the resources go: the stack's project and name (as the program's pulumi.getProject() and getStack() say). */
+export interface StackTarget {
+  project: string;
+  stack: string;
+}
+
+/** A resource of a deployment (apitype.ResourceV3), as far as this command writes one. */
+type DeploymentResource = Record<string, unknown> & { urn: string };
+
+function urnOf(target: StackTarget, type: string, name: string): string {
+  return `urn:pulumi:${target.stack}::${target.project}::${type}::${name}`;
+}
+
+/** The stack's short name: what pulumi.getStack() returns for `org/project/stack`. */
+export function shortStack(stack: string): string {
+  return stack.split("/").pop()!;
+}
+
+/** An adopted ApiKey as its adopting create would have left it: inputs as the program declares them. */
+async function keyResource(k: ImportedKey, common: Record<string, unknown>, target: StackTarget): Promise<DeploymentResource> {
+  if (!k.live) throw new Error(`ApiKey ${k.name}: no live view to write into the state`);
+  const declared = { alias: k.alias, enabled: k.enabled, securityConfig: k.securityConfig };
+  const { inputs, failures } = await apiKey.check({}, { ...declared, adoptKey: k.key });
+  if (failures.length > 0) throw new ImportError(`ApiKey ${k.name}: the package's check refuses it (${failures.map((f) => redact(f.reason)).join("; ")})`);
+  const outputs = keyOutputsOf(inputs, k.key, k.live.createdAt, viewOf(k.live), k.key);
+  const provider = providerText("apiKey");
+  const type = dynamicType(MODULE, "ApiKey");
+  return {
+    urn: urnOf(target, type, k.name),
+    custom: true,
+    id: fingerprint(k.key),
+    type,
+    inputs: { __provider: provider, ...declared },
+    outputs: withSecrets({ __provider: provider, ...outputs }, KEY_SECRETS),
+    additionalSecretOutputs: [...KEY_SECRETS],
+    ...common,
+  };
+}
+
+/** An adopted SubAccountBatch as its adopting create would have left it: inputs as the program declares them. */
+async function batchResource(b: ImportedBatch, common: Record<string, unknown>, target: StackTarget): Promise<DeploymentResource> {
+  const mark = identityMark([target.project, target.stack, "SubAccountBatch", b.name]);
+  const declared = { alias: b.alias, balance: b.balance, count: b.count, mark, modelPricing: b.modelPricing };
+  const { inputs, failures } = await subAccountBatch.check({}, { ...declared, adoptTokens: b.tokens });
+  if (failures.length > 0) throw new ImportError(`SubAccountBatch ${b.name}: the package's check refuses it (${failures.map((f) => redact(f.reason)).join("; ")})`);
+  const members = (b.members ?? []).map(view);
+  const outputs = batchOutputsOf(inputs, members, b.tokens);
+  const provider = providerText("subAccountBatch" satisfies RuntimeExport);
+  const type = dynamicType(MODULE, "SubAccountBatch");
+  return {
+    urn: urnOf(target, type, b.name),
+    custom: true,
+    id: `sab-${fingerprint(outputs.tokens[0] ?? b.alias)}`,
+    type,
+    inputs: { __provider: provider, ...declared },
+    outputs: withSecrets({ __provider: provider, ...outputs }, BATCH_SECRETS),
+    additionalSecretOutputs: [...BATCH_SECRETS],
+    ...common,
+  };
+}
+
+/**
+ * The resources of the deployment: the stack, the default provider of dynamic resources (its inputs the stack's
+ * config, as the engine registers it: `config`, full key to value, secret ones marked), then every key and batch.
+ */
+export async function deploymentResources(account: ImportedAccount, target: StackTarget, config: Record<string, { value: string; secret: boolean }>): Promise<DeploymentResource[]> {
+  const stackUrn = urnOf(target, "pulumi:pulumi:Stack", `${target.project}-${target.stack}`);
+  const providerUrn = urnOf(target, "pulumi:providers:pulumi-nodejs", "default");
+  const providerId = randomUUID();
+  const providerInputs = Object.fromEntries(Object.entries(config).map(([k, c]) => [k, c.secret ? secret(c.value) : c.value]));
+  const common = { parent: stackUrn, provider: `${providerUrn}::${providerId}` };
+  const resources: DeploymentResource[] = [
+    { urn: stackUrn, custom: false, type: "pulumi:pulumi:Stack" },
+    { urn: providerUrn, custom: true, id: providerId, type: "pulumi:providers:pulumi-nodejs", inputs: providerInputs, outputs: providerInputs },
+  ];
+  for (const k of account.keys) resources.push(await keyResource(k, common, target));
+  for (const b of account.batches) resources.push(await batchResource(b, common, target));
+  return resources;
+}
+
+/** What this command reads of `pulumi stack export` and `pulumi config --json`: every other field let through. */
+const ExportedSchema = z.object({
+  deployment: z.object({ resources: z.array(z.unknown()).nullish(), secrets_providers: z.record(z.string(), z.unknown()).nullish() }).nullish(),
+});
+const ConfigSchema = z.record(z.string(), z.object({ value: z.unknown().optional(), secret: z.boolean().optional() }).passthrough());
+
+/** Parses a CLI answer as JSON of `schema`, or fails saying which command gave what it cannot read. */
+function cliJson<T>(text: string, schema: z.ZodType<T>, command: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ImportError(`${command} answered what this command cannot read; nothing was written to the state`);
+  return parsed.data;
+}
+
+/** The secrets provider of the (new) stack, from `pulumi stack export`, which must show no resource yet. */
+async function emptyStack(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
+  const r = await capture(["stack", "export", "--stack", stack], dir, env);
+  if (r === null || r.code !== 0) throw new ImportError(`pulumi stack export --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written to the state`);
+  const exported = cliJson(r.stdout, ExportedSchema, `pulumi stack export --stack ${stack}`);
+  if ((exported.deployment?.resources ?? []).length > 0) {
+    throw new ImportError(`stack ${stack} holds resources since the import read it: run the import again; nothing was written to the state`);
+  }
+  const providers = exported.deployment?.secrets_providers;
+  if (!providers) throw new ImportError(`stack ${stack} has no secrets provider to encrypt the adopted keys with; nothing was written to the state`);
+  return providers;
+}
+
+/** The stack's config as the engine gives it to the default provider: full key to text value, and whether secret. */
+async function stackConfig(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<Record<string, { value: string; secret: boolean }>> {
+  const r = await capture(["config", "--show-secrets", "--json", "--stack", stack], dir, env);
+  if (r === null || r.code !== 0) throw new ImportError(`pulumi config --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written to the state`);
+  const parsed = cliJson(r.stdout, ConfigSchema, `pulumi config --stack ${stack}`);
+  return Object.fromEntries(
+    Object.entries(parsed).flatMap(([k, c]) => (typeof c?.value === "string" ? [[k, { value: c.value, secret: c.secret === true }]] : [])),
+  );
+}
+
+/**
+ * Writes the adopted objects into the stack's state: one `pulumi stack import`, the deployment on its stdin (never
+ * in a file), its secrets encrypted by the CLI with the stack's secrets provider. The stack must hold nothing yet.
+ */
+export async function importIntoState(account: ImportedAccount, target: StackTarget, stack: string, dir: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const secretsProviders = await emptyStack(dir, stack, env);
+  const resources = await deploymentResources(account, target, await stackConfig(dir, stack, env));
+  const deployment = JSON.stringify({ version: 3, deployment: { secrets_providers: secretsProviders, resources } });
+  const r = await runPulumi(["stack", "import", "--stack", stack], dir, env, deployment);
+  if (r === null || r.code !== 0) throw new ImportError(`pulumi stack import --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
+}

@@ -1,0 +1,156 @@
+// The large-account section of `npm run bench` (issue 41): an account of N API keys and 0.8 N batches of 5
+// sub-accounts adopted by `llm-accounts import` (through the stack's state), then every command a user runs on it,
+// each beside the same command on as many trivial dynamic resources that call nothing (the engine's floor, run
+// right after it on the same machine) and beside the floor the platform's rate limits set.
+
+import { writeFileSync, readFileSync, mkdtempSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_RATE_LIMITS } from "../../dist/provider/client/index.js";
+import { PulumiStack, linkNodeModules } from "../lib/stack.mjs";
+import { emulator, limitsEnv, runImportCli, SETTINGS, stackOf, stateSize, statusesOf, watchPlugin } from "./measure.mjs";
+
+const perWindow = (op) => DEFAULT_RATE_LIMITS[op][0].limit;
+
+/** The commands measured, in the order they run. */
+export const LARGE_STEPS = ["import", "firstUp", "preview", "refresh", "gate", "changeOneBatch", "destroy"];
+
+/** The floor each command's calls set at the platform's rates, for `keys` keys and `batches` batches, in windows. */
+function rateFloorWindows(step, keys, batches) {
+  const reads = keys / perWindow("api-key/get");
+  if (step === "import" || step === "refresh" || step === "gate") return reads;
+  // One delete per batch (each deletes its own sub-accounts); key deletes share calls (1,000 keys a call).
+  if (step === "destroy") return Math.max(batches / perWindow("sub-account/delete"), Math.ceil(keys / 1000) / perWindow("api-key/delete"));
+  return 0;
+}
+
+/** Runs one measured command after a pause of one window (the last command's budget refilled): time, calls, 429s. */
+async function measured(emu, windowMs, fn) {
+  await new Promise((r) => setTimeout(r, windowMs));
+  emu.clearRequests();
+  const started = Date.now();
+  const result = await fn();
+  return { ms: Date.now() - started, calls: emu.calls(), answered429: statusesOf(emu)[429] ?? 0, code: result?.code ?? 0 };
+}
+
+/**
+ * Our side at one size: the import (through the stack's state at every size: past about 1,200 keys it would choose
+ * that route by itself), then each command on the stack it wrote.
+ */
+async function accountSide(ctx, keys, batches, windowMs) {
+  const emu = await emulator(ctx, { rateWindowMs: windowMs, requestLogSize: 100_000 });
+  const apiKeys = Array.from({ length: keys }, (_, i) => emu.state.createKey(`service-${i}`).key);
+  for (let b = 0; b < batches; b++) {
+    emu.state.createSubAccounts({ alias: `customer-${b}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: SETTINGS.batchSize });
+  }
+  const dir = mkdtempSync(join(ctx.work, "large-"));
+  linkNodeModules(dir);
+  writeFileSync(join(dir, "Pulumi.yaml"), "name: large\nruntime: nodejs\n");
+  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: limitsEnv(windowMs) });
+  ctx.cleanups.push(() => stack.dispose());
+  const env = ctx.bigRunEnv;
+  const steps = {};
+  steps.import = await measured(emu, windowMs, () => runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env));
+  const watch = watchPlugin(dir);
+  steps.firstUp = await measured(emu, windowMs, () => stack.up([], { env }));
+  const pluginPeakBytes = watch.stop();
+  const state = stateSize(JSON.parse(await stack.exportState()));
+  steps.preview = await measured(emu, windowMs, () => stack.run(["preview"], { env }));
+  steps.refresh = await measured(emu, windowMs, () => stack.refresh(["--skip-preview"], { env }));
+  steps.gate = await measured(emu, windowMs, () => stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }));
+  const dataFile = join(dir, "account.json");
+  const data = JSON.parse(readFileSync(dataFile, "utf8"));
+  data.batches[0].alias = `${data.batches[0].alias}-renamed`;
+  writeFileSync(dataFile, JSON.stringify(data));
+  steps.changeOneBatch = await measured(emu, windowMs, () => stack.up([], { env }));
+  steps.destroy = await measured(emu, windowMs, () => stack.destroy([], { env }));
+  const left = { keys: emu.state.listKeys().length, subAccounts: emu.state.listSubAccounts().length };
+  return { steps, pluginPeakBytes, state, left };
+}
+
+/**
+ * The engine's floor at one size: as many trivial dynamic resources whose state holds what an ApiKey's holds and
+ * that call nothing (tests/e2e/programs/many-keys, footprint), through the same commands. Its "import" is `pulumi
+ * stack import` of its own state (as big), its "first up" an up that changes nothing, its change of one an up again.
+ */
+async function floorSide(ctx, resources, windowMs) {
+  const emu = await emulator(ctx, { rateLimits: false });
+  const stack = await stackOf(ctx, emu, limitsEnv(false), { count: resources, footprint: true });
+  const env = ctx.bigRunEnv;
+  await stack.up(["--parallel", String(SETTINGS.upParallel)], { env });
+  const exported = join(ctx.work, `floor-${resources}.json`);
+  writeFileSync(exported, (await stack.run(["stack", "export"])).stdout);
+  const steps = {};
+  steps.import = await measured(emu, windowMs, () => stack.run(["stack", "import", "--file", exported]));
+  const watch = watchPlugin(stack.dir);
+  steps.firstUp = await measured(emu, windowMs, () => stack.up([], { env }));
+  const pluginPeakBytes = watch.stop();
+  steps.preview = await measured(emu, windowMs, () => stack.run(["preview"], { env }));
+  steps.refresh = await measured(emu, windowMs, () => stack.refresh(["--skip-preview"], { env }));
+  steps.gate = await measured(emu, windowMs, () => stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }));
+  steps.changeOneBatch = await measured(emu, windowMs, () => stack.up([], { env }));
+  steps.destroy = await measured(emu, windowMs, () => stack.destroy([], { env }));
+  return { steps, pluginPeakBytes, deploymentBytes: readFileSync(exported).length };
+}
+
+/**
+ * The calls each command should make at most: the floor the API allows, and for a destroy what the package's
+ * deletes are documented to make (docs/large-accounts.md): key deletes share calls as far as the engine's
+ * parallelism lets them (at most keys / --parallel calls), the batches' deletes share one list.
+ */
+function callFloor(step, keys, batches, parallelism) {
+  if (step === "import") return { "sub-account/list": 1, "api-key/get": keys };
+  if (step === "refresh" || step === "gate") return { "sub-account/list": 1, "api-key/get": keys };
+  if (step === "changeOneBatch") return { "sub-account/edit": 1 };
+  if (step === "destroy") return { "api-key/delete": Math.ceil(keys / Math.min(parallelism, 1000)), "sub-account/delete": batches, "sub-account/list": 1 };
+  return {};
+}
+
+/** Whether `calls` stay within `floor` (a list more than the floor allows for, where the program reads the account, included). */
+function atFloor(calls, floor) {
+  return Object.entries(calls).every(([op, n]) => n <= (floor[op] ?? 0));
+}
+
+/** One size: our side, then the engine's floor, side by side; each command's ratio to the larger floor. */
+async function largeSize(ctx, keys, parallelism) {
+  const batches = Math.round(keys * SETTINGS.largeBatchesPerKey);
+  const windowMs = SETTINGS.largeWindowMs;
+  ctx.log(`large account of ${keys} keys and ${batches} batches: our side`);
+  const ours = await accountSide(ctx, keys, batches, windowMs);
+  ctx.log(`large account of ${keys} keys: the engine's floor on ${keys + batches} trivial resources`);
+  const floor = await floorSide(ctx, keys + batches, windowMs);
+  const steps = LARGE_STEPS.map((step) => {
+    const o = ours.steps[step];
+    const engineMs = floor.steps[step].ms;
+    const rateMs = rateFloorWindows(step, keys, batches) * windowMs;
+    const calls = callFloor(step, keys, batches, parallelism);
+    const ratio = o.ms / Math.max(engineMs, rateMs);
+    ctx.log(`  ${step}: ${o.ms} ms beside engine ${engineMs} ms, rate floor ${Math.round(rateMs)} ms (ratio ${ratio.toFixed(3)}), calls ${JSON.stringify(o.calls)}`);
+    return { step, ms: o.ms, engineMs, rateMs, ratio, calls: o.calls, floorCalls: calls, callsAtFloor: atFloor(o.calls, calls) && o.code === 0, answered429: o.answered429 };
+  });
+  return {
+    keys,
+    batches,
+    subAccounts: batches * SETTINGS.batchSize,
+    resources: keys + batches,
+    windowMs,
+    parallelism,
+    measuredAt: new Date().toISOString(),
+    steps,
+    pluginPeakBytes: ours.pluginPeakBytes,
+    floorPluginPeakBytes: floor.pluginPeakBytes,
+    stateBytes: ours.state.deploymentBytes,
+    floorStateBytes: floor.deploymentBytes,
+    left: ours.left,
+  };
+}
+
+/**
+ * The section: every size of `largeSizes` (the run's --large-sizes), each a row; rows of sizes measured by an earlier
+ * run (`earlier`, with --update) are kept with the date they were measured at.
+ */
+export async function largeAccounts(ctx, parallelism, earlier) {
+  const rows = [];
+  for (const keys of SETTINGS.largeSizes) rows.push(await largeSize(ctx, keys, parallelism));
+  const kept = (earlier?.rows ?? []).filter((r) => !rows.some((n) => n.keys === r.keys));
+  return { rows: [...kept, ...rows].sort((a, b) => a.keys - b.keys) };
+}

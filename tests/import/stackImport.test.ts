@@ -1,0 +1,172 @@
+import { beforeAll, describe, expect, test } from "@jest/globals";
+import { execFile } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { promisify } from "node:util";
+import type { Emulator } from "../../provider/emulator/index.js";
+import { readAccount, type ImportedAccount } from "../../provider/import/account.js";
+import { runImport } from "../../provider/import/command.js";
+import { DATA_FILE, renderAccountData, renderStateProgram, TSCONFIG } from "../../provider/import/program.js";
+import { deploymentResources } from "../../provider/import/stackImport.js";
+import { identityMark } from "../../provider/runtime/subAccountBatch/index.js";
+import { apiKey, subAccountBatch } from "../../provider/runtime/index.js";
+import { clientOf, expectNoSecret, secretsOf, useRuntimeEmulator } from "../support/emulator.js";
+import { programDir, REPO } from "../support/programDir.js";
+
+// Issue 41: adoption through the stack's state writes each object as the provider's own adopting create leaves it,
+// under the inputs the generated program declares, so that the first `up` changes nothing and a refresh reads back
+// exactly what was written. Checked here against the provider's methods; tests/e2e/largeAccount.test.ts runs the CLI.
+
+let emu: Emulator;
+useRuntimeEmulator((e) => (emu = e));
+
+const SIG = "4dabf18193072939515e22adb298388d";
+/** A deployment value with every secret marker replaced by its value. */
+function revealed(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(revealed);
+  if (value === null || typeof value !== "object") return value;
+  const o = value as Record<string, unknown>;
+  if (SIG in o) return JSON.parse(o.plaintext as string);
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, revealed(v)]));
+}
+/** Props without the stored provider text (what the provider's methods take and give). */
+const withoutProvider = (props: Record<string, unknown>) => Object.fromEntries(Object.entries(props).filter(([k]) => k !== "__provider"));
+
+let account: ImportedAccount;
+let keys: string[];
+beforeAll(async () => {
+  keys = [emu.state.createKey("ci").key, emu.state.createKey("locked", { spend_limit: { monthly: 100 }, ip: { allow: ["10.0.0.0/8"] } }).key];
+  emu.state.disableKey(keys[1]);
+  emu.state.createSubAccounts({ alias: "team-a", balance: 5, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 3 });
+  emu.state.createSubAccounts({ alias: "team-b", balance: 7, modelPricing: [{ model: "model-b", pricing_factor: 2 }], count: 2 });
+  account = await readAccount(clientOf(emu), keys);
+});
+
+describe("the deployment `llm-accounts import` writes into a stack's state", () => {
+  test("the stack, its default provider with the stack's config (secret values as secrets), then every object under the stack", async () => {
+    const resources = await deploymentResources(account, { project: "p", stack: "dev" }, { "p:team": { value: "a", secret: false }, "llm-accounts:adminKey": { value: emu.adminKey, secret: true } });
+    expect(resources.map((r) => r.urn)).toEqual([
+      "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev",
+      "urn:pulumi:dev::p::pulumi:providers:pulumi-nodejs::default",
+      "urn:pulumi:dev::p::pulumi-nodejs:dynamic/llm-accounts:ApiKey::ci",
+      "urn:pulumi:dev::p::pulumi-nodejs:dynamic/llm-accounts:ApiKey::locked",
+      "urn:pulumi:dev::p::pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch::team-a",
+      "urn:pulumi:dev::p::pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch::team-b",
+    ]);
+    expect(resources[1].inputs).toEqual({ "p:team": "a", "llm-accounts:adminKey": { [SIG]: expect.any(String), plaintext: JSON.stringify(emu.adminKey) } });
+    for (const r of resources.slice(2)) {
+      expect(r).toMatchObject({ custom: true, parent: resources[0].urn, provider: `${resources[1].urn}::${resources[1].id as string}` });
+      // Every secret is marked for the CLI to encrypt: no key or token outside a marker.
+      const unmarked = JSON.stringify({ ...r, outputs: Object.fromEntries(Object.entries(r.outputs as object).filter(([, v]) => !(v && typeof v === "object" && SIG in v))) });
+      expectNoSecret(unmarked, secretsOf(emu));
+    }
+  });
+
+  test("each object as the provider's adopting create leaves it; its diff against the program's inputs is empty, and a read gives it back unchanged", async () => {
+    const resources = await deploymentResources(account, { project: "p", stack: "dev" }, {});
+    const [ci, locked, teamA, teamB] = resources.slice(2);
+    for (const [r, adopt] of [
+      [ci, { alias: "ci", enabled: true, securityConfig: {}, adoptKey: keys[0] }],
+      [locked, { alias: "locked", enabled: false, securityConfig: { spendLimit: { monthly: 100 }, ip: { allow: ["10.0.0.0/8"] } }, adoptKey: keys[1] }],
+    ] as const) {
+      const { inputs } = await apiKey.check({}, adopt);
+      emu.clearRequests();
+      const created = await apiKey.create(inputs);
+      expect(emu.calls()).toEqual({ "api-key/get": 1 });
+      const outputs = withoutProvider(revealed(r.outputs) as Record<string, unknown>);
+      expect(outputs).toEqual(created.outs);
+      expect(r.id).toBe(created.id);
+      const declared = await apiKey.check({}, withoutProvider(r.inputs as Record<string, unknown>));
+      expect((await apiKey.diff(r.id as string, outputs, declared.inputs)).changes).toBe(false);
+      expect((await apiKey.read(r.id as string, outputs)).props).toEqual(outputs);
+    }
+    for (const [r, alias] of [[teamA, "team-a"], [teamB, "team-b"]] as const) {
+      const batch = account.batches.find((b) => b.alias === alias)!;
+      const mark = identityMark(["p", "dev", "SubAccountBatch", alias]);
+      const { inputs } = await subAccountBatch.check({}, { alias, balance: batch.balance, count: batch.count, modelPricing: batch.modelPricing, mark, adoptTokens: batch.tokens });
+      emu.clearRequests();
+      const created = await subAccountBatch.create(inputs);
+      expect(Object.keys(emu.calls()).filter((op) => op !== "sub-account/list")).toEqual([]);
+      const outputs = withoutProvider(revealed(r.outputs) as Record<string, unknown>);
+      expect(outputs).toEqual(created.outs);
+      expect(r.id).toBe(created.id);
+      const declared = await subAccountBatch.check({}, withoutProvider(r.inputs as Record<string, unknown>));
+      expect(declared.inputs).not.toHaveProperty("adoptTokens");
+      expect((await subAccountBatch.diff(r.id as string, outputs, declared.inputs)).changes).toBe(false);
+      expect((await subAccountBatch.read(r.id as string, outputs)).props).toEqual(outputs);
+    }
+  });
+
+  test("the program and its data file: no secret, and the program type-checks against the built package", async () => {
+    const dir = programDir("llm-state-program-");
+    try {
+      writeFileSync(join(dir, "index.ts"), renderStateProgram(account, emu.baseUrl, new Date()));
+      writeFileSync(join(dir, DATA_FILE), renderAccountData(account));
+      writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(TSCONFIG));
+      expectNoSecret(renderStateProgram(account, emu.baseUrl, new Date()) + renderAccountData(account), secretsOf(emu));
+      const tsc = join(REPO, "node_modules/typescript/bin/tsc");
+      const args = [tsc, "-p", "tsconfig.json", "--noEmit", "--ignoreDeprecations", "6.0"];
+      const result = await promisify(execFile)(process.execPath, args, { cwd: dir }).catch((e: { stdout: string }) => e);
+      expect(result.stdout).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+
+/**
+ * A stand-in `pulumi` for a new stack: `stack export` gives an empty deployment with a secrets provider, `config`
+ * an empty config, and `stack import` keeps its stdin; every run is logged.
+ */
+function fakePulumi(): { env: Record<string, string>; runs: () => string[]; imported: () => string } {
+  const bin = mkdtempSync(join(tmpdir(), "llm-fake-pulumi-"));
+  const script = [
+    "#!/bin/sh",
+    `echo "$*" >> "${bin}/runs"`,
+    'case "$*" in',
+    `  "stack export"*) echo '{"version":3,"deployment":{"secrets_providers":{"type":"passphrase","state":{"salt":"x"}}}}';;`,
+    `  "config --show-secrets"*) echo '{}';;`,
+    `  "stack import"*) cat > "${bin}/imported";;`,
+    "esac",
+    "exit 0",
+  ].join("\n");
+  writeFileSync(join(bin, "pulumi"), script);
+  chmodSync(join(bin, "pulumi"), 0o755);
+  const read = (f: string) => (existsSync(join(bin, f)) ? readFileSync(join(bin, f), "utf8") : "");
+  return { env: { PATH: `${bin}:/usr/bin:/bin` }, runs: () => read("runs").split("\n").filter(Boolean), imported: () => read("imported") };
+}
+
+describe("llm-accounts import past the stack config's 128 KiB", () => {
+  test("1,300 keys: one command writes them into the named stack's state on the CLI's stdin (never the config, never a file), then the data file", async () => {
+    const many = Array.from({ length: 1300 }, (_, i) => emu.state.createKey(`key-${String(i).padStart(4, "0")}-${"x".repeat(31)}`).key);
+    const dir = join(mkdtempSync(join(tmpdir(), "llm-large-unit-")), "prog");
+    const pulumi = fakePulumi();
+    const stdin = new PassThrough();
+    stdin.end(many.join("\n"));
+    const stdout = new PassThrough();
+    let out = "";
+    stdout.on("data", (d: Buffer) => (out += d.toString()));
+    const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+    emu.clearRequests();
+    await runImport(["--out", dir, "--keys", "-", "--stack", "prod"], { stdin, stdout, stderr: new PassThrough(), env, source: { kind: "spec", spec: "^0.1.0" } });
+    expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 1300 });
+    expect(pulumi.runs()).toEqual([
+      "stack select --create prod --non-interactive",
+      "stack export --stack prod --non-interactive",
+      "config --show-secrets --json --stack prod --non-interactive",
+      "stack import --stack prod --non-interactive",
+    ]);
+    const deployment = JSON.parse(pulumi.imported()) as { deployment: { secrets_providers: unknown; resources: { type: string; outputs?: Record<string, unknown> }[] } };
+    expect(deployment.deployment.secrets_providers).toEqual({ type: "passphrase", state: { salt: "x" } });
+    const keys = deployment.deployment.resources.filter((r) => r.type === "pulumi-nodejs:dynamic/llm-accounts:ApiKey");
+    expect(keys).toHaveLength(1300);
+    expect(keys.every((r) => SIG in (r.outputs!.key as object) && SIG in (r.outputs!.adoptKey as object))).toBe(true);
+    expect(out).toContain("Adopted 1300 API key(s) and 2 batch(es) into the state of stack prod");
+    const data = JSON.parse(readFileSync(join(dir, DATA_FILE), "utf8")) as { keys: unknown[] };
+    expect(data.keys).toHaveLength(1300);
+    expectNoSecret(out + readFileSync(join(dir, "index.ts"), "utf8") + readFileSync(join(dir, DATA_FILE), "utf8") + pulumi.runs().join("\n"), secretsOf(emu));
+  }, 120_000);
+});
