@@ -59,6 +59,15 @@ function pageOffset(token: string | number | undefined): number {
   return Number(match[1]);
 }
 
+type WirePricing = ReturnType<typeof convertModelPricing>[number];
+
+/** `merged-pricing`: the held entries with the factors sent, then the models sent that were not held. */
+function mergedPricing(held: readonly WirePricing[], sent: readonly WirePricing[]): WirePricing[] {
+  const set = new Map(sent.map((m) => [m.model, m.pricing_factor]));
+  const kept = held.map((m) => ({ model: m.model, pricing_factor: set.get(m.model) ?? m.pricing_factor }));
+  return [...kept, ...sent.filter((m) => !held.some((h) => h.model === m.model))];
+}
+
 /** The operations' behaviour over a state; `clock` gives "today" for the usage summary. */
 /** How the sub-account list answers: a cap on its size, and a test's hook run after each answer is made. */
 export interface ListBehaviour {
@@ -67,6 +76,8 @@ export interface ListBehaviour {
   aliasMatches?: (filter: string, alias: string) => boolean;
   /** Whether `total` counts every sub-account, whatever the filters (readings.ts `total-unfiltered`). */
   totalIgnoresFilters?: boolean;
+  /** Whether a sub-account edit merges its pricing into each sub-account's (readings.ts `merged-pricing`). */
+  mergesPricing?: boolean;
   /** Runs after each sub-account list answer is made, before it is sent: a test changes the account here. */
   afterSubAccountList?: (page: number) => void;
   /** Late visibility (option `lateVisibilityMs`): told of each key or sub-account created, it says whether reads show it yet. */
@@ -172,7 +183,9 @@ export function createHandlers(state: EmulatorState, clock: () => number = Date.
     editSubAccounts: (r) => {
       const missing = r.sks.find((sk) => !state.hasSubAccount(sk));
       if (missing) throw notFound("sub_account_not_found", `sub-account ${maskKey(missing)} does not exist; nothing was changed`);
-      state.editSubAccounts(r.sks, r.alias, convertModelPricing(r.model_pricing));
+      const sent = convertModelPricing(r.model_pricing);
+      if (!limits.mergesPricing) state.editSubAccounts(r.sks, r.alias, sent);
+      else for (const sk of new Set(r.sks)) state.editSubAccounts([sk], r.alias, mergedPricing(state.getSubAccount(sk)!.model_pricing, sent));
       return { success: true };
     },
 

@@ -27,6 +27,7 @@ import {
 import { type Props, type ReadOutcome, type StateError, checkInputs, type CheckFailure } from "../engine/index.js";
 import { KEY_DELETED, TRIGGERED, dueByAge, previousExpiry, rotationReason, triggersChanged } from "./rotation.js";
 import { same } from "../../api/canonical.js";
+import { sameAlias } from "../../api/keptForms.js";
 
 export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./state.js";
 
@@ -60,13 +61,14 @@ function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
 }
 
 /**
- * Brings a key from what it is (`live`) to what is declared: one edit when alias or security config differ (the
+ * Brings a key from what it is (`live`) to what is declared: one edit when alias or security config differ (an
+ * alias the platform keeps in another form, lower-cased or cut, is the same alias: api/keptForms.ts) (the
  * parts of the config the package does not know sent back as the platform showed them), then one status call when
  * `enabled` differs; nothing when all match.
  */
 async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs): Promise<LiveView> {
   let view = live;
-  if (view.alias !== inputs.alias || !sameRestrictions(view.securityConfig, inputs.securityConfig)) {
+  if (!sameAlias(inputs.alias, view.alias) || !sameRestrictions(view.securityConfig, inputs.securityConfig)) {
     const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts: view.platformParts }));
     view = { ...edited, enabled: view.enabled };
   }
@@ -101,7 +103,7 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
 
   const changed =
     replaces.length > 0 ||
-    olds.alias !== news.alias ||
+    !sameAlias(news.alias, olds.alias) ||
     olds.enabled !== news.enabled ||
     !sameRestrictions(olds.securityConfig, news.securityConfig) ||
     connection.changed ||
@@ -195,7 +197,7 @@ export async function read(session: Session, id: string, old: ApiKeyOutputs): Pr
   const due = live ? (dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now())) : KEY_DELETED;
   if (due !== undefined) outs.rotationDue = due;
   const drifted =
-    view.alias !== old.alias || view.enabled !== old.enabled || !sameRestrictions(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
+    !sameAlias(old.alias, view.alias) || view.enabled !== old.enabled || !sameRestrictions(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
   if (!drifted) return { id, props: outs };
   // Never adoptKey: the engine keeps an input secret only when the one it held was, and the program may no
   // longer give it. Nothing reads it back from the inputs anyway: the outputs keep it.
