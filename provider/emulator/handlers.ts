@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../api/assumptions.js";
 import type { OPERATIONS, OperationId } from "../api/operations.js";
 import { fingerprint, maskKey } from "../api/redact.js";
-import { convertModelPricing, KNOWN_SECURITY_PARTS } from "../api/schemas/index.js";
+import { convertModelPricing, KNOWN_SECURITY_FIELDS, KNOWN_SECURITY_PARTS } from "../api/schemas/index.js";
 import { MODEL_CATALOGUE, usageRows, type UsageRowsQuery } from "./catalogue.js";
 import { invalidField, notFound } from "./errors.js";
 import { addDays, utcDate } from "./format.js";
@@ -21,10 +21,30 @@ const SUB_ACCOUNT_PAGE_SIZE = 10;
  * and edit, and taken back by create and edit. The package does not know it and must not remove it (docs/decisions.md).
  */
 export const PLATFORM_ONLY_RESTRICTIONS: readonly string[] = ["hours"];
+/**
+ * The fields this platform has inside a part, beyond those the spec shows (`spend_limit.daily`, set in the console
+ * beside `monthly`), and those of its own `hours`: taken back by create and edit like the rest.
+ */
+const PLATFORM_FIELDS: Readonly<Record<string, readonly string[]>> = { spend_limit: ["daily"], hours: ["from", "to", "zone", "days"] };
+/** A field the console stamps on a restriction it sets and the API refuses as input (`hours.updated_at`). */
+const READ_ONLY_FIELD = "updated_at";
 
-/** A security config as a create or edit sent it, refused (400, naming every one) when it holds parts this platform does not have. */
+/**
+ * A security config as a create or edit sent it, refused (400, naming every one) when it holds parts or fields this
+ * platform does not have, or a read-only field (`security_config.hours.updated_at: read-only`).
+ */
 function restrictionsOf(config: ApiKeyRecord["security_config"] | undefined): ApiKeyRecord["security_config"] | undefined {
-  const unknown = Object.keys(config ?? {}).filter((name) => !KNOWN_SECURITY_PARTS.includes(name) && !PLATFORM_ONLY_RESTRICTIONS.includes(name));
+  const unknown: string[] = [];
+  for (const [name, part] of Object.entries(config ?? {})) {
+    if (!KNOWN_SECURITY_PARTS.includes(name) && !PLATFORM_ONLY_RESTRICTIONS.includes(name)) unknown.push(name);
+    else if (part !== null && typeof part === "object" && !Array.isArray(part)) {
+      const fields = [...(KNOWN_SECURITY_FIELDS[name] ?? []), ...(PLATFORM_FIELDS[name] ?? [])];
+      for (const field of Object.keys(part)) {
+        if (field === READ_ONLY_FIELD) throw invalidField(["security_config", name, field], "read-only");
+        if (!fields.includes(field)) unknown.push(`${name}.${field}`);
+      }
+    }
+  }
   if (unknown.length > 0) throw invalidField(["security_config"], `not restrictions this platform has: ${unknown.join(", ")}`);
   return config;
 }

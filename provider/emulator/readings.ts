@@ -124,10 +124,10 @@ export class Readings {
     if ((op === "api-key/create" || op === "api-key/edit") && this.has("normalised-values") && isObject(input)) input = withRanges(input);
     if (ALIAS_OPS.has(op) && isObject(input) && typeof input.alias === "string") input = { ...input, alias: this.keptAlias(input.alias) };
     if ((op === "sub-account/create" || op === "sub-account/edit") && this.has("rounded-factors") && isObject(input)) input = withRoundedFactors(input);
-    // The annotations extra-fields adds to a key's security config, sent back by a client, are ignored as input.
+    // The annotations extra-fields adds to a key's security config (at every depth, and `deny` beside `allow`), sent
+    // back by a client, are ignored as input; a part left with nothing but them is no part.
     if ((op === "api-key/create" || op === "api-key/edit") && this.has("extra-fields") && isObject(input) && isObject(input.security_config)) {
-      const { x_meta: _meta, x_flag: _flag, ...restrictions } = input.security_config;
-      return { ...input, security_config: restrictions };
+      return { ...input, security_config: withoutAnnotations(input.security_config) };
     }
     const deleted = DELETES[op];
     if (deleted && this.has("idempotent-deletes") && isObject(input) && Array.isArray(input[deleted])) {
@@ -326,6 +326,20 @@ function otherForms(value: unknown, field?: string): unknown {
   if (field && TIME_FIELDS.has(field) && typeof value === "string") return new Date(value).toISOString().replace("T", " ").replace(/\.\d+Z$/, "");
   return value;
 }
+
+/** A security config sent back under `extra-fields`, without the annotations withExtraFields adds; parts left empty dropped. */
+function withoutAnnotations(config: Record<string, unknown>): Record<string, unknown> {
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (!isObject(value)) return value;
+    return Object.fromEntries(Object.entries(value).filter(([k]) => !EXTRA_FIELDS.includes(k) && !(k === "deny" && Array.isArray(value.allow))).map(([k, v]) => [k, strip(v)]));
+  };
+  const parts = Object.entries(strip(config) as Record<string, unknown>).filter(([, part]) => !isObject(part) || Object.keys(part).length > 0);
+  return Object.fromEntries(parts);
+}
+
+/** The fields `extra-fields` adds to every object. */
+const EXTRA_FIELDS = ["x_meta", "x_flag"];
 
 /** `extra-fields`: every object gains fields no spec lists (an object, a list and a flag), at every depth. */
 function withExtraFields(value: unknown): unknown {

@@ -61,14 +61,23 @@ function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
 }
 
 /**
- * Brings a key from what it is (`live`) to what is declared: one edit when alias or security config differ (an
- * alias the platform keeps in another form, lower-cased or cut, is the same alias: api/keptForms.ts) (the
+ * Brings a key from what it is (`live`, as the platform answered it or as the state recorded it) to what is
+ * declared: one edit when alias or security config differ, after one get when `live` is the state's (an alias the
+ * platform keeps in another form, lower-cased or cut, is the same alias: api/keptForms.ts) (the
  * parts of the config the package does not know sent back as the platform showed them), then one status call when
  * `enabled` differs; nothing when all match.
  */
-async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs): Promise<LiveView> {
+async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs, from: "platform" | "state"): Promise<LiveView> {
   let view = live;
-  if (!sameAlias(inputs.alias, view.alias) || !sameRestrictions(view.securityConfig, inputs.securityConfig)) {
+  const differs = (v: LiveView) => !sameAlias(inputs.alias, v.alias) || !sameRestrictions(v.securityConfig, inputs.securityConfig);
+  // An edit replaces the whole config (spec 4.3: get, change, post back): a view from the state may lack what the
+  // console set since the last refresh, which the edit would remove. One get first; a key it does not find is left
+  // to the edit, whose refusal says so.
+  if (from === "state" && differs(view)) {
+    const now = await find(client, key);
+    if (now) view = viewOf(now);
+  }
+  if (differs(view)) {
     const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts: view.platformParts }));
     view = { ...edited, enabled: view.enabled };
   }
@@ -131,10 +140,10 @@ export async function create(session: Session, inputs: ApiKeyInputs): Promise<{ 
           "If this resource adopted it before and it was deleted since (a refresh found it gone), remove adoptKey: the next up creates a new key",
       );
     }
-    const view = await converge(client, key, viewOf(live), inputs);
+    const view = await converge(client, key, viewOf(live), inputs, "platform");
     const outs = outputsOf(inputs, key, live.createdAt, view, key);
     // A key already as old as `rotation.everyDays` rotates in the run that adopts it: one `up` converges.
-    if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(session, fingerprint(key), outs, inputs) };
+    if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(session, fingerprint(key), outs, inputs, "platform") };
     return { id: fingerprint(key), outs };
   }
 
@@ -158,7 +167,7 @@ export async function update(session: Session, id: string, old: ApiKeyOutputs, i
   if (old.rotationDue === KEY_DELETED) return { outs: await reissue(session, id, old, inputs) };
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(session, id, old, inputs) };
   const own = session.client(inputs.connection);
-  const live = await converge(own.client, old.key, viewOf(old), inputs);
+  const live = await converge(own.client, old.key, viewOf(old), inputs, "state");
   const outs = { ...outputsOf(inputs, old.key, old.createdAt, live, old.adoptKey), ...rotationStateOf(old) };
   if (!old.previousKey || previousExpiry(old, Date.now()) === undefined) return { outs };
   try {
