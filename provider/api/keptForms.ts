@@ -48,9 +48,17 @@ export function samePricing(declared: readonly Pricing[], live: readonly Pricing
   return factors.size === live.length && declared.every((m) => factors.has(m.model) && sameFactor(m.pricingFactor, factors.get(m.model)!));
 }
 
-/** The alias an edit that sent `declared` leaves, as far as it can be told: `before` when it is that alias as kept, else `declared`. */
+/**
+ * The alias an edit that sent `declared` leaves, as far as it can be told: `before` when it is that alias as kept;
+ * lower-cased when `before` (the platform's form of another alias sent, a create's marked one) shows the platform
+ * lower-cases: no upper-case letter where `declared` has one, and the same first characters but for case; else
+ * `declared`. A wrong guess costs a refresh that records the platform's form, never a write.
+ */
 export function aliasAsKept(declared: string, before: string): string {
-  return sameAlias(declared, before) ? before : declared;
+  if (sameAlias(declared, before)) return before;
+  const lowered = declared.toLowerCase();
+  const head = Math.min(4, lowered.length);
+  return declared !== lowered && before === before.toLowerCase() && before.slice(0, head) === lowered.slice(0, head) ? lowered : declared;
 }
 
 /**

@@ -205,8 +205,12 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
   const stale = subAccounts.filter(differs);
   if (stale.length === 0) return subAccounts;
   await api.edit({ sks: stale.map((s) => s.token), alias: inputs.alias, modelPricing: inputs.modelPricing });
+  // One that held the declared values already holds them as the platform keeps them: the edited ones now do too.
+  const settled = subAccounts.find((s) => !differs(s));
   const aligned = subAccounts.map((s) =>
-    differs(s) ? { ...s, alias: aliasAsKept(inputs.alias, s.alias), modelPricing: pricingAsKept(inputs.modelPricing, s.modelPricing) } : s,
+    differs(s)
+      ? { ...s, alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias), modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing) }
+      : s,
   );
   const declared = new Set(inputs.modelPricing.map((m) => m.model));
   const removing = stale.filter((s) => s.modelPricing.some((m) => !declared.has(m.model)));
