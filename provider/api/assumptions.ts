@@ -79,6 +79,16 @@ export const QUERY_VALUE_MAX_LENGTH = 256;
  */
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Values a platform may keep in another form than the one written (not shown; api/keptForms.ts compares them): an
+ * alias cut at a length is the declared one when at least this many characters are kept (a shorter one is drift,
+ * a rename in the console); a pricing factor kept at 2 to 6 decimals is the declared one when less than one unit of
+ * the last decimal kept apart.
+ */
+export const ALIAS_CUT_MIN_LENGTH = 16;
+export const FACTOR_DECIMALS_MIN = 2;
+export const FACTOR_DECIMALS_MAX = 6;
+
 /** At most this many keys go into one `api-key/delete` call (spec 4.5). */
 export const API_KEY_DELETE_MAX = 1000;
 

@@ -3,7 +3,9 @@ import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup } from "./apiGroup.js";
 import { BadRequestError, NotFoundError } from "./errors.js";
 import { OPERATIONS } from "../api/operations.js";
+import { KNOWN_SECURITY_PARTS } from "../api/schemas/index.js";
 import type * as s from "../api/schemas/index.js";
+import { isObject } from "../api/canonical.js";
 
 /** The management group's API key operations (spec 4.1 to 4.5). */
 export class ApiKeysApi extends ApiGroup {
@@ -86,21 +88,57 @@ export function refusalNamesKey(code: string | undefined, message: string | unde
 }
 
 /**
- * The wire body of a create or edit: the declared security config, with the parts of it the platform holds and the
- * package does not know (`platformParts`, s.platformPartsOf) sent back as they came, since the platform replaces the
- * whole `security_config`. A declared part always wins (the package never takes a part it knows for another's).
+ * The wire body of a create or edit: the declared security config, with what of it is the platform's
+ * (`platformParts`, s.platformOwnedOf) sent back as it came, since the platform replaces the whole `security_config`:
+ * a part the package does not know whole, and the platform's fields inside a known part beside the declared fields
+ * of that part (a declared field always wins). A known part left out is no restriction of that kind (the user's to
+ * declare): the platform's fields inside it go with it.
  */
 function bodyOf(request: s.ApiKeyCreateRequest): { alias: string; security_config?: Record<string, unknown> } {
   const declared = request.securityConfig === undefined ? undefined : (toWire(request.securityConfig) as Record<string, unknown>);
   if (request.platformParts === undefined) return declared === undefined ? { alias: request.alias } : { alias: request.alias, security_config: declared };
-  return { alias: request.alias, security_config: { ...(JSON.parse(request.platformParts) as Record<string, unknown>), ...declared } };
+  const platform = JSON.parse(request.platformParts) as Record<string, unknown>;
+  const config = Object.fromEntries(Object.entries(platform).filter(([name]) => !KNOWN_SECURITY_PARTS.includes(name)));
+  for (const [name, part] of Object.entries(declared ?? {})) config[name] = isObject(part) && isObject(platform[name]) ? { ...platform[name], ...part } : part;
+  return { alias: request.alias, security_config: config };
+}
+
+
+/**
+ * The paths into `parts` (what the package sends back only because the platform showed it) that a refusal's words
+ * name: a part (`note`) or a field inside one (`hours.updated_at`, `security_config.spend_limit.daily`), each named
+ * to its end. A path that goes on into what `parts` does not hold (`spend_limit.monthly`, declared) names the
+ * user's part, not the platform's: none of it is taken away.
+ */
+function refusedPaths(parts: Record<string, unknown>, words: string): string[][] {
+  const paths: string[][] = [];
+  for (const [named] of words.matchAll(/[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*/g)) {
+    const path = named.split(".");
+    if (path[0] === "security_config") path.shift();
+    let node: unknown = parts;
+    let depth = 0;
+    while (depth < path.length && isObject(node) && Object.hasOwn(node, path[depth])) node = node[path[depth++]];
+    if (depth > 0 && depth === path.length) paths.push(path);
+  }
+  return paths;
+}
+
+/** `parts` without the value at `path`, and without a part or object left empty by it. */
+function removePath(parts: Record<string, unknown>, path: readonly string[]): void {
+  const [head, ...rest] = path;
+  const child = parts[head];
+  if (rest.length > 0 && isObject(child)) {
+    removePath(child, rest);
+    if (Object.keys(child).length > 0) return;
+  }
+  delete parts[head];
 }
 
 /**
- * Sends `request`; when the platform refuses it (400) naming parts of its `security_config` the package sent back
- * only because the platform showed them (an annotation of its answers it does not take as input, say), sends it once
- * more without those parts. A 400 made nothing, so the second try is safe; a refusal that names none of them is
- * the user's to see.
+ * Sends `request`; when the platform refuses it (400) naming what of its `security_config` the package sent back
+ * only because the platform showed it (an annotation of its answers it does not take as input, a read-only field
+ * such as `hours.updated_at`), sends it once more without exactly what was named: a field named inside a part goes,
+ * the part stays. A 400 made nothing, so the second try is safe; a refusal that names none of it is the user's to see.
  */
 async function withoutRefusedParts<R extends s.ApiKeyCreateRequest, T>(request: R, send: (request: R) => Promise<T>): Promise<T> {
   try {
@@ -108,9 +146,9 @@ async function withoutRefusedParts<R extends s.ApiKeyCreateRequest, T>(request: 
   } catch (err) {
     if (!(err instanceof BadRequestError) || request.platformParts === undefined) throw err;
     const parts = JSON.parse(request.platformParts) as Record<string, unknown>;
-    const refused = Object.keys(parts).filter((name) => new RegExp(`\\b${name.replace(/[^A-Za-z0-9_]/g, "\\$&")}\\b`).test(err.message));
+    const refused = refusedPaths(parts, err.message);
     if (refused.length === 0) throw err;
-    for (const name of refused) delete parts[name];
+    for (const path of refused) removePath(parts, path);
     return send({ ...request, platformParts: Object.keys(parts).length === 0 ? undefined : JSON.stringify(parts) });
   }
 }

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { USAGE_HISTORY_DAYS, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../api/assumptions.js";
 import type { OPERATIONS, OperationId } from "../api/operations.js";
 import { fingerprint, maskKey } from "../api/redact.js";
-import { convertModelPricing, KNOWN_SECURITY_PARTS } from "../api/schemas/index.js";
+import { convertModelPricing, KNOWN_SECURITY_FIELDS, KNOWN_SECURITY_PARTS } from "../api/schemas/index.js";
 import { MODEL_CATALOGUE, usageRows, type UsageRowsQuery } from "./catalogue.js";
 import { invalidField, notFound } from "./errors.js";
 import { addDays, utcDate } from "./format.js";
@@ -21,10 +21,30 @@ const SUB_ACCOUNT_PAGE_SIZE = 10;
  * and edit, and taken back by create and edit. The package does not know it and must not remove it (docs/decisions.md).
  */
 export const PLATFORM_ONLY_RESTRICTIONS: readonly string[] = ["hours"];
+/**
+ * The fields this platform has inside a part, beyond those the spec shows (`spend_limit.daily`, set in the console
+ * beside `monthly`), and those of its own `hours`: taken back by create and edit like the rest.
+ */
+const PLATFORM_FIELDS: Readonly<Record<string, readonly string[]>> = { spend_limit: ["daily"], hours: ["from", "to", "zone", "days"] };
+/** A field the console stamps on a restriction it sets and the API refuses as input (`hours.updated_at`). */
+const READ_ONLY_FIELD = "updated_at";
 
-/** A security config as a create or edit sent it, refused (400, naming every one) when it holds parts this platform does not have. */
+/**
+ * A security config as a create or edit sent it, refused (400, naming every one) when it holds parts or fields this
+ * platform does not have, or a read-only field (`security_config.hours.updated_at: read-only`).
+ */
 function restrictionsOf(config: ApiKeyRecord["security_config"] | undefined): ApiKeyRecord["security_config"] | undefined {
-  const unknown = Object.keys(config ?? {}).filter((name) => !KNOWN_SECURITY_PARTS.includes(name) && !PLATFORM_ONLY_RESTRICTIONS.includes(name));
+  const unknown: string[] = [];
+  for (const [name, part] of Object.entries(config ?? {})) {
+    if (!KNOWN_SECURITY_PARTS.includes(name) && !PLATFORM_ONLY_RESTRICTIONS.includes(name)) unknown.push(name);
+    else if (part !== null && typeof part === "object" && !Array.isArray(part)) {
+      const fields = [...(KNOWN_SECURITY_FIELDS[name] ?? []), ...(PLATFORM_FIELDS[name] ?? [])];
+      for (const field of Object.keys(part)) {
+        if (field === READ_ONLY_FIELD) throw invalidField(["security_config", name, field], "read-only");
+        if (!fields.includes(field)) unknown.push(`${name}.${field}`);
+      }
+    }
+  }
   if (unknown.length > 0) throw invalidField(["security_config"], `not restrictions this platform has: ${unknown.join(", ")}`);
   return config;
 }
@@ -59,6 +79,15 @@ function pageOffset(token: string | number | undefined): number {
   return Number(match[1]);
 }
 
+type WirePricing = ReturnType<typeof convertModelPricing>[number];
+
+/** `merged-pricing`: the held entries with the factors sent, then the models sent that were not held. */
+function mergedPricing(held: readonly WirePricing[], sent: readonly WirePricing[]): WirePricing[] {
+  const set = new Map(sent.map((m) => [m.model, m.pricing_factor]));
+  const kept = held.map((m) => ({ model: m.model, pricing_factor: set.get(m.model) ?? m.pricing_factor }));
+  return [...kept, ...sent.filter((m) => !held.some((h) => h.model === m.model))];
+}
+
 /** How the sub-account list answers: a cap on its size, and a test's hook run after each answer is made. */
 export interface ListBehaviour {
   subAccountListCap?: number;
@@ -66,6 +95,8 @@ export interface ListBehaviour {
   aliasMatches?: (filter: string, alias: string) => boolean;
   /** Whether `total` counts every sub-account, whatever the filters (readings.ts `total-unfiltered`). */
   totalIgnoresFilters?: boolean;
+  /** Whether a sub-account edit merges its pricing into each sub-account's (readings.ts `merged-pricing`). */
+  mergesPricing?: boolean;
   /** Runs after each sub-account list answer is made, before it is sent: a test changes the account here. */
   afterSubAccountList?: (page: number) => void;
   /** Late visibility (option `lateVisibilityMs`): told of each key or sub-account created, it says whether reads show it yet. */
@@ -179,7 +210,9 @@ function subAccountHandlers(state: EmulatorState, limits: ListBehaviour): Pick<H
     editSubAccounts: (r) => {
       const missing = r.sks.find((sk) => !state.hasSubAccount(sk));
       if (missing) throw notFound("sub_account_not_found", `sub-account ${maskKey(missing)} does not exist; nothing was changed`);
-      state.editSubAccounts(r.sks, r.alias, convertModelPricing(r.model_pricing));
+      const sent = convertModelPricing(r.model_pricing);
+      if (!limits.mergesPricing) state.editSubAccounts(r.sks, r.alias, sent);
+      else for (const sk of new Set(r.sks)) state.editSubAccounts([sk], r.alias, mergedPricing(state.getSubAccount(sk)!.model_pricing, sent));
       return { success: true };
     },
 

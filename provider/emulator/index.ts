@@ -159,6 +159,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     subAccountListCap: options.subAccountListCap ?? readings.listCap,
     aliasMatches: (filter, alias) => readings.aliasMatches(filter, alias),
     totalIgnoresFilters: readings.has("total-unfiltered"),
+    mergesPricing: readings.mergesPricing,
     lag: lateVisibility(options.lateVisibilityMs, clock),
   };
   const server = new EmulatorServer({

@@ -37,6 +37,12 @@ export const READINGS = {
     "the first write of each kind that succeeds (sub-account create, edit and delete; key edit, status and delete) is done, then a gateway answers 504 in HTML: the answer is lost, not the write",
   "sks-cap": "a sub-account edit or delete names at most 4 sub-account keys (more is refused with a 400 naming `sks` and the number)",
   "normalised-values": "a key's IP allow-list is kept and answered as ranges: an address as `1.2.3.4/32` (`/128` for IPv6)",
+  "lowercase-aliases":
+    "every alias written (key create and edit, sub-account create and edit) is kept and answered lower-cased (`Team-A` as `team-a`), without a refusal; the sub-account list's alias filter matches whatever the case",
+  "cut-aliases": "every alias written longer than 32 characters is kept and answered cut to its first 32, without a refusal (short-aliases refuses it instead)",
+  "rounded-factors": "every sub-account pricing_factor written (create and edit) is kept and answered rounded to 2 decimals (`1.2345` as `1.23`), without a refusal",
+  "merged-pricing":
+    "a sub-account edit merges the model_pricing it sends into what each sub-account holds: the models it lists are set, the others are kept, so no edit removes a model (a create sets exactly what it sends)",
 } as const;
 
 /** The name of a reading. */
@@ -56,6 +62,11 @@ export const SMALL_COUNT_CAP = 20;
 export const TRANSIENT_200_COUNT = 2;
 /** What `transient-200` says, in turn. */
 export const BUSY_MESSAGES = ["system busy, try again", "系统繁忙，请稍后再试"];
+
+/** Where `cut-aliases` cuts an alias. */
+export const CUT_ALIAS_LENGTH = 32;
+/** The decimals `rounded-factors` keeps of a pricing factor. */
+export const ROUNDED_FACTOR_DECIMALS = 2;
 
 /** The cap of `sks-cap`. */
 export const SKS_CAP = 4;
@@ -112,10 +123,12 @@ export class Readings {
   /** The request's input as the handlers should see it (the usage cursor moved to the emulator's own paging field). */
   input(op: string, input: unknown): unknown {
     if ((op === "api-key/create" || op === "api-key/edit") && this.has("normalised-values") && isObject(input)) input = withRanges(input);
-    // The annotations extra-fields adds to a key's security config, sent back by a client, are ignored as input.
+    if (ALIAS_OPS.has(op) && isObject(input) && typeof input.alias === "string") input = { ...input, alias: this.keptAlias(input.alias) };
+    if ((op === "sub-account/create" || op === "sub-account/edit") && this.has("rounded-factors") && isObject(input)) input = withRoundedFactors(input);
+    // The annotations extra-fields adds to a key's security config (at every depth, and `deny` beside `allow`), sent
+    // back by a client, are ignored as input; a part left with nothing but them is no part.
     if ((op === "api-key/create" || op === "api-key/edit") && this.has("extra-fields") && isObject(input) && isObject(input.security_config)) {
-      const { x_meta: _meta, x_flag: _flag, ...restrictions } = input.security_config;
-      return { ...input, security_config: restrictions };
+      return { ...input, security_config: withoutAnnotations(input.security_config) };
     }
     const deleted = DELETES[op];
     if (deleted && this.has("idempotent-deletes") && isObject(input) && Array.isArray(input[deleted])) {
@@ -181,7 +194,20 @@ export class Readings {
 
   /** How the sub-account list matches its alias filter. */
   aliasMatches(filter: string, alias: string): boolean {
-    return this.has("alias-filter-prefix") ? alias.startsWith(filter) : alias === filter;
+    const [f, a] = this.has("lowercase-aliases") ? [filter.toLowerCase(), alias.toLowerCase()] : [filter, alias];
+    return this.has("alias-filter-prefix") ? a.startsWith(f) : a === f;
+  }
+
+  /** An alias written as this platform keeps it (`lowercase-aliases`, `cut-aliases`). */
+  private keptAlias(alias: string): string {
+    let kept = this.has("lowercase-aliases") ? alias.toLowerCase() : alias;
+    if (this.has("cut-aliases") && [...kept].length > CUT_ALIAS_LENGTH) kept = [...kept].slice(0, CUT_ALIAS_LENGTH).join("");
+    return kept;
+  }
+
+  /** Whether a sub-account edit merges its pricing into the held one (`merged-pricing`). */
+  get mergesPricing(): boolean {
+    return this.has("merged-pricing");
   }
 
   /** The cap of one list answer these readings add (list-no-total), if any. */
@@ -269,6 +295,15 @@ function withRanges(input: Record<string, unknown>): Record<string, unknown> {
   return { ...input, security_config: { ...config, ip: { ...config.ip, allow } } };
 }
 
+/** `rounded-factors`: a create or edit's pricing factors as the platform keeps them, rounded to ROUNDED_FACTOR_DECIMALS. */
+function withRoundedFactors(input: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(input.model_pricing)) return input;
+  const scale = 10 ** ROUNDED_FACTOR_DECIMALS;
+  const round = (n: number) => Math.max(1 / scale, Math.round(n * scale) / scale);
+  const model_pricing = input.model_pricing.map((e: unknown) => (isObject(e) && typeof e.pricing_factor === "number" ? { ...e, pricing_factor: round(e.pricing_factor) } : e));
+  return { ...input, model_pricing };
+}
+
 /** `terse-writes`: confirmations without the fields the spec shows. */
 function terse(op: string, body: unknown): unknown {
   if (op === "api-key/status" || op === "api-key/delete") return { success: true };
@@ -293,6 +328,20 @@ function otherForms(value: unknown, field?: string): unknown {
   if (field && TIME_FIELDS.has(field) && typeof value === "string") return new Date(value).toISOString().replace("T", " ").replace(/\.\d+Z$/, "");
   return value;
 }
+
+/** A security config sent back under `extra-fields`, without the annotations withExtraFields adds; parts left empty dropped. */
+function withoutAnnotations(config: Record<string, unknown>): Record<string, unknown> {
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (!isObject(value)) return value;
+    return Object.fromEntries(Object.entries(value).filter(([k]) => !EXTRA_FIELDS.includes(k) && !(k === "deny" && Array.isArray(value.allow))).map(([k, v]) => [k, strip(v)]));
+  };
+  const parts = Object.entries(strip(config) as Record<string, unknown>).filter(([, part]) => !isObject(part) || Object.keys(part).length > 0);
+  return Object.fromEntries(parts);
+}
+
+/** The fields `extra-fields` adds to every object. */
+const EXTRA_FIELDS = ["x_meta", "x_flag"];
 
 /** `extra-fields`: every object gains fields no spec lists (an object, a list and a flag), at every depth. */
 function withExtraFields(value: unknown): unknown {

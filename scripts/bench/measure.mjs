@@ -203,7 +203,9 @@ export async function lifecycleCalls(ctx) {
   const keys = await stackOf(ctx, emu, env, { count: N });
   await step(`create ${N} keys`, N, N, () => keys.up());
   await step(`toggle ${N} keys (disable)`, N, N, () => keys.setConfig("enabled", false).then(() => keys.up()));
-  await step(`edit ${N} keys (spend limit)`, N, N, () => keys.setConfig("spendLimit", 5).then(() => keys.up()));
+  // One get before each edit: an edit replaces the whole config (spec 4.3), and the console may have set what the
+  // package cannot declare since the last refresh (issue 43).
+  await step(`edit ${N} keys (spend limit)`, N, 2 * N, () => keys.setConfig("spendLimit", 5).then(() => keys.up()));
   await step(`refresh ${N} keys`, N, N, () => keys.refresh(["--skip-preview"]));
   // The engine hands the provider at most --parallel deletes at once: with N of them, one call can take all.
   const wide = ["--parallel", String(N)];

@@ -78,7 +78,8 @@ describe("a stack through its life with the real Pulumi CLI", () => {
 
   test("alias changed: exactly one edit, and the key keeps its state", async () => {
     await stack.setConfig("alias", "lifecycle-renamed");
-    expect(await upCalls()).toEqual({ "api-key/edit": 1 });
+    // One get before the edit: an edit replaces the whole config, and the console may have changed it (issue 43).
+    expect(await upCalls()).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
     expect(liveKeys()[0]).toMatchObject({ alias: "lifecycle-renamed", enabled: false });
   }, 120_000);
 

@@ -81,7 +81,8 @@ describe("ApiKey provider", () => {
     emu.clearRequests();
     const news = await checked({ alias: "edit2", securityConfig: { geo: { countries: ["CN"] } } });
     const { outs: after } = await apiKey.update(id, outs, news);
-    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+    // One get first (spec 4.3: get, change, post back): what the console set since the state was written is kept.
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
     expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "edit2", security_config: { geo: { countries: ["CN"] } } });
     expect(after.alias).toBe("edit2");
   });
@@ -90,7 +91,7 @@ describe("ApiKey provider", () => {
     const { id, outs } = await created({ alias: "both" });
     emu.clearRequests();
     await apiKey.update(id, outs, await checked({ alias: "both2", enabled: false, securityConfig: { spendLimit: { monthly: 3 } } }));
-    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/edit", "api-key/status"]);
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/get", "api-key/edit", "api-key/status"]);
   });
 
   test("another base URL: replacement; a new adoptKey is never one: the diff (preview) fails naming adoptKey, masked", async () => {
@@ -117,7 +118,7 @@ describe("ApiKey provider", () => {
     // An update for another reason keeps the adopted key in the state, whatever the input says.
     const { outs: renamed } = await apiKey.update(id, outs, await checked({ alias: "kept-2" }));
     expect(renamed.adoptKey).toBe(console);
-    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
   });
 
   test("a created key given its own value as adoptKey later: no change", async () => {

@@ -80,7 +80,8 @@ describe("rotation by trigger", () => {
     expect(await apiKey.diff(first.id, first.outs, await checked(news, first.inputs))).toMatchObject({ changes: true, replaces: [] });
 
     const after = await up(first.id, first, news);
-    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create", "api-key/delete"]);
+    // One get first: the successor takes the restrictions the old key holds now, the console's included (issue 43).
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/get", "api-key/create", "api-key/delete"]);
     const fresh = emu.state.getKey(after.outs.key)!;
     expect(fresh).toMatchObject({ alias: "ci", enabled: true, security_config: { geo: { countries: ["SG"] }, spend_limit: { monthly: 5 } } });
     expect(after.outs.key).not.toBe(first.outs.key);
@@ -97,7 +98,7 @@ describe("rotation by trigger", () => {
   test("declared disabled: create, status, delete", async () => {
     const first = await created({ alias: "off", enabled: false, rotation: { triggers: 1 } });
     const after = await up(first.id, first, { alias: "off", enabled: false, rotation: { triggers: 2 } });
-    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create", "api-key/status", "api-key/delete"]);
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/get", "api-key/create", "api-key/status", "api-key/delete"]);
     expect(emu.state.getKey(after.outs.key)?.enabled).toBe(false);
   });
 
@@ -116,7 +117,7 @@ describe("rotation by trigger", () => {
     const console = emu.state.createKey("console").key;
     const first = await created({ alias: "console", adoptKey: console, rotation: { triggers: ["x"] } });
     const after = await up(first.id, first, { alias: "console", adoptKey: console, rotation: { triggers: ["y"] } });
-    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/create": 1, "api-key/delete": 1 });
     expect(emu.state.hasKey(console)).toBe(false);
     expect(emu.state.hasKey(after.outs.key)).toBe(true);
     // No replacement later either: the adopted key stays the declared input.
@@ -171,7 +172,7 @@ describe("rotation by age (the platform's created_at)", () => {
 
     emu.clearRequests();
     const after = await up(first.id, { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, first.inputs) }, { alias: "old", rotation: { everyDays: 90 } });
-    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/create": 1, "api-key/delete": 1 });
     expect(after.outs.rotationDue).toBeUndefined();
     expect(Date.now() - Date.parse(after.outs.createdAt)).toBeLessThan(DAY);
   });
@@ -192,7 +193,7 @@ describe("overlap", () => {
     const first = await created({ alias: "ov", rotation: rotation("a") });
     const before = emu.state.getKey(first.outs.key);
     const after = await up(first.id, first, { alias: "ov", rotation: rotation("b") });
-    expect(calls(emu)).toEqual({ "api-key/create": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/create": 1 });
     expect(after.outs.previousKey).toBe(first.outs.key);
     expect(Date.parse(after.outs.previousKeyExpiresAt!)).toBe(Date.parse(after.outs.rotatedAt!) + 24 * HOUR);
 
@@ -205,7 +206,7 @@ describe("overlap", () => {
     // Another change during the overlap touches the current key only.
     emu.clearRequests();
     const renamed = await up(first.id, after, { alias: "ov2", rotation: rotation("b") });
-    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
     expect(renamed.outs.previousKey).toBe(first.outs.key);
     expect(emu.state.getKey(first.outs.key)).toEqual(before);
   });
@@ -217,7 +218,7 @@ describe("overlap", () => {
     emu.setClockOffset(-25 * HOUR);
     const rotated = await up(first.id, first, { alias: "ex", rotation: rotation("b") });
     emu.setClockOffset(0);
-    expect(calls(emu)).toEqual({ "api-key/create": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/create": 1 });
     expect(rotated.outs.previousKey).toBe(first.outs.key);
 
     emu.clearRequests();
@@ -237,7 +238,7 @@ describe("overlap", () => {
     const second = await up(first.id, first, { alias: "twice", rotation: rotation("b") });
     emu.clearRequests();
     const third = await up(first.id, second, { alias: "twice", rotation: rotation("c") });
-    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/delete", "api-key/create"]);
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/delete", "api-key/get", "api-key/create"]);
     expect(emu.state.hasKey(first.outs.key)).toBe(false);
     expect(third.outs.previousKey).toBe(second.outs.key);
   });
@@ -349,7 +350,7 @@ describe("failures at each step, and convergence on re-run", () => {
     const first = await created({ alias: "far", rotation: { triggers: ["a"] } });
     const inputs = { ...first.inputs, rotation: { triggers: ["b"], overlapHours: 1e12 } };
     const { outs } = await apiKey.update(first.id, first.outs, inputs);
-    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create"]);
+    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/get", "api-key/create"]);
     expect(outs.key).not.toBe(first.outs.key);
     expect(outs.previousKey).toBe(first.outs.key);
     expect(outs.previousKeyExpiresAt).toBe(new Date(8.64e15).toISOString());
@@ -374,7 +375,7 @@ describe("failures at each step, and convergence on re-run", () => {
     emu.setFaults([]);
     emu.clearRequests();
     await up(first.id, first, news("b"));
-    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/create": 1, "api-key/delete": 1 });
   });
 
   test("a lost create answer: the error says the key may exist and how to find it", async () => {
@@ -475,7 +476,7 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     emu.clearRequests();
     const renamed = await checked({ alias: "legacy2", securityConfig: { geo: { countries: ["SG"] } } }, oldInputs);
     const { outs } = await apiKey.update("legacy-id", old, renamed);
-    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
     expect(outs).toEqual({ ...old, alias: "legacy2", stateVersion: 1 });
 
     emu.clearRequests();
@@ -491,7 +492,7 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     const old: OutputsOf010 = { alias: "aged", enabled: true, securityConfig: {}, key: record.key, keyHint: "sk-...", createdAt: record.created_at };
     emu.clearRequests();
     const after = await up("aged-id", { outs: old, inputs: { alias: "aged", enabled: true, securityConfig: {} } }, { alias: "aged", rotation: { everyDays: 90 } });
-    expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/create": 1, "api-key/delete": 1 });
     expect(after.outs.rotation).toEqual({ everyDays: 90 });
   });
 });

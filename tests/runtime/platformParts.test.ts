@@ -39,7 +39,8 @@ describe("restrictions the package does not know are kept", () => {
     emu.clearRequests();
     const news = await checked({ alias: "b", securityConfig: { geo: { countries: ["DE"] }, spendLimit: { monthly: 5 } } });
     const { outs: after } = await apiKey.update(id, outs, news);
-    expect(calls(emu)).toEqual({ "api-key/edit": 1 });
+    // One get first: an edit replaces the whole config, and the console may have changed it since the state was written.
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
     expect(emu.state.getKey(key)?.security_config).toEqual({ geo: { countries: ["DE"] }, spend_limit: { monthly: 5 }, hours: HOURS });
     expect(after.platformParts).toBe(outs.platformParts);
   });
@@ -85,10 +86,59 @@ describe("restrictions the package does not know are kept", () => {
     emu.clearRequests();
     await apiKey.update(id, read.props, await checked({ alias: "n2" }));
     expect(emu.requests().map((r) => [r.op, r.status])).toEqual([
+      ["api-key/get", 200],
       ["api-key/edit", 400],
       ["api-key/edit", 200],
     ]);
     expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "n2", security_config: { hours: HOURS } });
+  });
+
+  test("hours set in the console since the last refresh: a rename reads the key first (an edit replaces the whole config) and keeps them", async () => {
+    const { id, outs } = await apiKey.create(await checked({ alias: "late", securityConfig: { geo: { countries: ["SG"] } } }));
+    emu.state.editKey(outs.key, "late", { geo: { countries: ["SG"] }, hours: HOURS });
+    emu.clearRequests();
+    const { outs: after } = await apiKey.update(id, outs, await checked({ alias: "late2", securityConfig: { geo: { countries: ["SG"] } } }));
+    expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
+    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "late2", security_config: { geo: { countries: ["SG"] }, hours: HOURS } });
+    expect(JSON.parse(after.platformParts!)).toEqual({ hours: HOURS });
+  });
+
+  test("hours set in the console since the last refresh: a rotation reads the old key first and gives the successor them", async () => {
+    const declared = { alias: "rot-late", rotation: { triggers: ["t1"] } };
+    const first = await checked(declared);
+    const { id, outs } = await apiKey.create(first);
+    emu.state.editKey(outs.key, "rot-late", { hours: HOURS });
+    const rotated = await apiKey.update(id, outs, await checkedInputs(apiKey, { ...declared, rotation: { triggers: ["t2"] } }, first));
+    expect(rotated.outs.key === outs.key).toBe(false);
+    expect(emu.state.getKey(rotated.outs.key)?.security_config).toEqual({ hours: HOURS });
+    expect(JSON.parse(rotated.outs.platformParts!)).toEqual({ hours: HOURS });
+  });
+
+  test("a field the console set inside a known part (spend_limit.daily beside monthly) is the platform's: kept in the state, sent back beside the declared monthly", async () => {
+    const { id, outs } = await apiKey.create(await checked({ alias: "daily", securityConfig: { spendLimit: { monthly: 100 } } }));
+    emu.state.editKey(outs.key, "daily", { spend_limit: { monthly: 100, daily: 5 } });
+    const read = found(await apiKey.read(id, outs));
+    expect(read.inputs).toBeUndefined();
+    expect(JSON.parse(read.props.platformParts!)).toEqual({ spend_limit: { daily: 5 } });
+    await apiKey.update(id, read.props, await checked({ alias: "daily2", securityConfig: { spendLimit: { monthly: 50 } } }));
+    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "daily2", security_config: { spend_limit: { monthly: 50, daily: 5 } } });
+    // Leaving the part out is no spend limit (the part is the user's to declare): the console's daily goes with it.
+    await apiKey.update(id, read.props, await checked({ alias: "daily3" }));
+    expect(emu.state.getKey(outs.key)?.security_config).toEqual({});
+  });
+
+  test("a 400 naming a field inside a restriction sent back (hours.updated_at: read-only): the edit is sent again without that field only, the restriction kept", async () => {
+    const { id, outs } = await apiKey.create(await checked({ alias: "ro" }));
+    emu.state.editKey(outs.key, "ro", { hours: { ...HOURS, updated_at: "2026-11-27T10:00:00Z" } });
+    const read = found(await apiKey.read(id, outs));
+    emu.clearRequests();
+    await apiKey.update(id, read.props, await checked({ alias: "ro2" }));
+    expect(emu.requests().map((r) => [r.op, r.status])).toEqual([
+      ["api-key/get", 200],
+      ["api-key/edit", 400],
+      ["api-key/edit", 200],
+    ]);
+    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "ro2", security_config: { hours: HOURS } });
   });
 
   test("a state written before 2026-11-26 (no platformParts) reads as none: no diff, no call", async () => {

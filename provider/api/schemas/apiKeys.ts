@@ -4,6 +4,7 @@ import { API_KEY_DELETE_MAX, COUNTRIES_MAX, IP_ALLOW_MAX, IP_ENTRY_MAX_LENGTH, M
 import type { Camel } from "../casing.js";
 import { AnswerBooleanSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerStringListSchema, AnswerTimestampSchema } from "./answers.js";
 import { AliasStringSchema, FiniteNumberSchema, isIpOrCidr, KeySchema, ModelNameSchema } from "./common.js";
+import { isObject } from "../canonical.js";
 
 /** Restrictions of an API key (spec 2.1). Every part optional; an omitted part restricts nothing. */
 export const SecurityConfigSchema = z
@@ -60,6 +61,10 @@ const AliasSchema = AliasStringSchema;
 
 /** The `security_config` parts the package knows (spec 2.1); a platform may hold others (see platformPartsOf). */
 export const KNOWN_SECURITY_PARTS: readonly string[] = Object.keys(SecurityConfigSchema.shape);
+/** The fields of each part the package knows (spec 2.1); a platform may hold others inside them (see platformOwnedOf). */
+export const KNOWN_SECURITY_FIELDS: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  Object.entries(SecurityConfigSchema.shape).map(([part, schema]) => [part, Object.keys(schema.unwrap().shape)]),
+);
 
 /**
  * The parts of an answer's `security_config` the package does not know (a restriction the platform has and the spec
@@ -75,16 +80,49 @@ export function platformPartsOf(config: unknown): string | undefined {
 }
 
 /**
- * Requests: the known parts as declared (checked strictly), and the platform's other parts sent back as they came.
- * Also what the emulator stores: a platform holds what it was sent.
+ * What of an answer's `security_config` is the platform's, not the user's (docs/decisions.md): the parts the package
+ * does not know, whole, and the fields inside a known part it does not know (`spend_limit.daily` beside `monthly`),
+ * as JSON text of their wire form (canonical: keys sorted at every depth); undefined when there is none. The package
+ * cannot declare them and an edit replaces the whole config (spec 4.3), so every edit of the key and the create of
+ * its rotated successor send them back (client/apiKeys.ts bodyOf): a part it does not know whole, a field inside a
+ * known part beside the declared fields of that part; a known part left out is no restriction of that kind, so its
+ * fields go with it. The state keeps it as `platformParts`.
  */
-export const SecurityConfigRequestSchema = SecurityConfigSchema.catchall(z.unknown());
+export function platformOwnedOf(config: unknown): string | undefined {
+  if (!isObject(config)) return undefined;
+  const owned: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(config)) {
+    if (value === null || value === undefined) continue;
+    const fields = KNOWN_SECURITY_FIELDS[name];
+    if (fields === undefined) owned[name] = value;
+    else if (isObject(value)) {
+      const extra = Object.entries(value).filter(([field, v]) => !fields.includes(field) && v !== null && v !== undefined);
+      if (extra.length > 0) owned[name] = Object.fromEntries(extra);
+    }
+  }
+  return Object.keys(owned).length === 0 ? undefined : canonical(owned);
+}
+
+const { ip, spend_limit, geo, models } = SecurityConfigSchema.shape;
+/**
+ * Requests: the known parts and fields as declared (checked strictly by check, SecurityConfigSchema), and what is the
+ * platform's (platformOwnedOf) sent back as it came, beside them. Also what the emulator stores: a platform holds
+ * what it was sent.
+ */
+export const SecurityConfigRequestSchema = z
+  .object({
+    ip: ip.unwrap().catchall(z.unknown()).optional(),
+    spend_limit: spend_limit.unwrap().catchall(z.unknown()).optional(),
+    geo: geo.unwrap().catchall(z.unknown()).optional(),
+    models: models.unwrap().catchall(z.unknown()).optional(),
+  })
+  .catchall(z.unknown());
 
 export const ApiKeyCreateRequestSchema = z.object({
   alias: AliasSchema,
   security_config: SecurityConfigRequestSchema.optional(),
 });
-/** A create or edit as the runtime asks for it: `platformParts` (platformPartsOf) are merged into `security_config`. */
+/** A create or edit as the runtime asks for it: `platformParts` (platformOwnedOf) are merged into `security_config`. */
 export type ApiKeyCreateRequest = Camel<{ alias: string; security_config?: SecurityConfigWire }> & { platformParts?: string };
 
 /**
@@ -111,10 +149,10 @@ export const SecurityConfigAnswerSchema = z
     return parts;
   });
 
-/** An answer with `platform_parts` added: the parts of its `security_config` the package does not know (platformPartsOf). */
+/** An answer with `platform_parts` added: what of its `security_config` is the platform's (platformOwnedOf). */
 function withPlatformParts(answer: unknown): unknown {
   if (answer === null || typeof answer !== "object" || Array.isArray(answer)) return answer;
-  return { ...answer, platform_parts: platformPartsOf((answer as { security_config?: unknown }).security_config) };
+  return { ...answer, platform_parts: platformOwnedOf((answer as { security_config?: unknown }).security_config) };
 }
 
 /** The configuration of a key as get and edit answer (spec 4.2, 4.3); the key itself is never in it. */

@@ -75,12 +75,16 @@ async function deletedAgain(client: Client, key: string): Promise<boolean> {
 
 /**
  * A rotation: a key from an earlier rotation still in its overlap is deleted first (one previous key at most),
+ * the old key's restrictions the package does not know are read (one get, unless `from` says `old` was just read),
  * then one new key is issued with the declared configuration; the replaced key becomes `previousKey`, deleted
  * in this update when there is no overlap. The old key itself is left as it is.
  */
-export async function rotate(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
+export async function rotate(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs, from: "platform" | "state" = "state"): Promise<ApiKeyOutputs> {
   const { client, deletes } = session.client(inputs.connection);
   if (old.previousKey) await deletes.delete(old.previousKey);
+  // The successor takes the restrictions the old key holds now (one get when the state may be older than the
+  // console's last change); a key the get does not find gives those the state recorded.
+  const platformParts = from === "state" ? ((await client.apiKeys.find(old.key)) ?? old).platformParts : old.platformParts;
   const withPrevious = (issued: Issued): ApiKeyOutputs => ({
     ...outputsOf(inputs, issued.key, issued.createdAt, issued.view, old.adoptKey),
     rotatedAt: issued.createdAt,
@@ -93,7 +97,7 @@ export async function rotate(session: Session, id: string, old: ApiKeyOutputs, i
       id,
       withPrevious(kept),
     ),
-    old.platformParts,
+    platformParts,
   );
   const outs = withPrevious(issued);
   if (overlapHoursOf(inputs) > 0) return outs;

@@ -24,6 +24,7 @@ import {
 import { type Props, type ReadOutcome, type StateError, checkInputs, type CheckFailure } from "../engine/index.js";
 import { KEY_DELETED, TRIGGERED, dueByAge, previousExpiry, rotationReason, triggersChanged } from "./rotation.js";
 import { same } from "../../api/canonical.js";
+import { sameAlias } from "../../api/keptForms.js";
 
 export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./state.js";
 
@@ -57,13 +58,23 @@ function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
 }
 
 /**
- * Brings a key from what it is (`live`) to what is declared: one edit when alias or security config differ (the
+ * Brings a key from what it is (`live`, as the platform answered it or as the state recorded it) to what is
+ * declared: one edit when alias or security config differ, after one get when `live` is the state's (an alias the
+ * platform keeps in another form, lower-cased or cut, is the same alias: api/keptForms.ts) (the
  * parts of the config the package does not know sent back as the platform showed them), then one status call when
  * `enabled` differs; nothing when all match.
  */
-async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs): Promise<LiveView> {
+async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs, from: "platform" | "state"): Promise<LiveView> {
   let view = live;
-  if (view.alias !== inputs.alias || !sameRestrictions(view.securityConfig, inputs.securityConfig)) {
+  const differs = (v: LiveView) => !sameAlias(inputs.alias, v.alias) || !sameRestrictions(v.securityConfig, inputs.securityConfig);
+  // An edit replaces the whole config (spec 4.3: get, change, post back): a view from the state may lack what the
+  // console set since the last refresh, which the edit would remove. One get first; a key it does not find is left
+  // to the edit, whose refusal says so.
+  if (from === "state" && differs(view)) {
+    const now = await find(client, key);
+    if (now) view = viewOf(now);
+  }
+  if (differs(view)) {
     const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts: view.platformParts }));
     view = { ...edited, enabled: view.enabled };
   }
@@ -98,7 +109,7 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
 
   const changed =
     replaces.length > 0 ||
-    olds.alias !== news.alias ||
+    !sameAlias(news.alias, olds.alias) ||
     olds.enabled !== news.enabled ||
     !sameRestrictions(olds.securityConfig, news.securityConfig) ||
     connection.changed ||
@@ -139,10 +150,10 @@ async function createOrAdopt(session: Session, inputs: ApiKeyInputs): Promise<{ 
           "If this resource adopted it before and it was deleted since (a refresh found it gone), remove adoptKey: the next up creates a new key",
       );
     }
-    const view = await converge(client, key, viewOf(live), inputs);
+    const view = await converge(client, key, viewOf(live), inputs, "platform");
     const outs = outputsOf(inputs, key, live.createdAt, view, key);
     // A key already as old as `rotation.everyDays` rotates in the run that adopts it: one `up` converges.
-    if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(session, fingerprint(key), outs, inputs) };
+    if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(session, fingerprint(key), outs, inputs, "platform") };
     return { id: fingerprint(key), outs };
   }
 
@@ -166,7 +177,7 @@ export async function update(session: Session, id: string, old: ApiKeyOutputs, i
   if (old.rotationDue === KEY_DELETED) return { outs: await reissue(session, id, old, inputs) };
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(session, id, old, inputs) };
   const own = session.client(inputs.connection);
-  const live = await converge(own.client, old.key, viewOf(old), inputs);
+  const live = await converge(own.client, old.key, viewOf(old), inputs, "state");
   const outs = { ...outputsOf(inputs, old.key, old.createdAt, live, old.adoptKey), ...rotationStateOf(old) };
   if (!old.previousKey || previousExpiry(old, Date.now()) === undefined) return { outs };
   try {
@@ -205,7 +216,7 @@ export async function read(session: Session, id: string, old: ApiKeyOutputs): Pr
   const due = live ? (dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now())) : KEY_DELETED;
   if (due !== undefined) outs.rotationDue = due;
   const drifted =
-    view.alias !== old.alias || view.enabled !== old.enabled || !sameRestrictions(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
+    !sameAlias(old.alias, view.alias) || view.enabled !== old.enabled || !sameRestrictions(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
   if (!drifted) return { id, props: outs };
   // Never adoptKey: the engine keeps an input secret only when the one it held was, and the program may no
   // longer give it. Nothing reads it back from the inputs anyway: the outputs keep it.

@@ -63,9 +63,10 @@ const ApiKeyStateV1Schema = z.object({
   keyHint: z.string().optional(),
   createdAt: z.string(),
   /**
-   * The parts of the key's `security_config` the package does not know, as the platform last showed them (JSON text,
-   * api/schemas platformPartsOf): sent back with every edit, which replaces the whole config, and with the create of
-   * a rotated successor. Absent in states written before 2026-11-26 and for keys without such parts.
+   * What of the key's `security_config` the package does not know (parts, and fields inside a known part), as the
+   * platform last showed it (JSON text, api/schemas platformOwnedOf): sent back with every edit, which replaces the
+   * whole config, and with the create of a rotated successor. Absent in states written before 2026-11-26 and for
+   * keys without any.
    */
   platformParts: z.string().optional(),
   ...RotationStateSchema.shape,

@@ -1,5 +1,5 @@
 import { BadRequestError, deleteTookEffect, LlmAccountsError, NotFoundError } from "../../client/errors.js";
-import { fingerprint } from "../../api/redact.js";
+import { fingerprint, maskKey } from "../../api/redact.js";
 import type { ModelPricing, SubAccount } from "../../api/schemas/index.js";
 import type { SubAccountsApi } from "../../client/subAccounts.js";
 import {
@@ -17,7 +17,7 @@ import {
 } from "../command/index.js";
 import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./recovery.js";
 import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
-import { same } from "../../api/canonical.js";
+import { aliasAsKept, pricingAsKept, sameAlias, samePricing } from "../../api/keptForms.js";
 import {
   byId,
   deletableOf,
@@ -84,23 +84,24 @@ export async function diff(session: Session, id: string, olds: SubAccountBatchOu
   const changed =
     replaces.length > 0 ||
     stray ||
-    olds.alias !== news.alias ||
+    !sameAlias(news.alias, olds.alias) ||
     olds.balance !== news.balance ||
     olds.count !== news.count ||
     next === undefined ||
     next.added.length > 0 ||
     next.released.length > 0 ||
-    !same(olds.modelPricing, news.modelPricing) ||
+    !samePricing(news.modelPricing, olds.modelPricing) ||
     connection.changed;
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
 /**
  * Whether a sub-account's alias or pricing differs from `declared`'s: what align's one edit brings it to, and what
- * diff, read and a failure's outputs must see.
+ * diff, read and a failure's outputs must see. Compared as the platform compares (api/keptForms.ts): an alias
+ * lower-cased or cut, a factor rounded, the models in another order are the declared values as it keeps them.
  */
 function differsFrom(declared: { alias: string; modelPricing: ModelPricing[] }): (s: { alias: string; modelPricing: ModelPricing[] }) => boolean {
-  return (s) => s.alias !== declared.alias || !same(s.modelPricing, declared.modelPricing);
+  return (s) => !sameAlias(declared.alias, s.alias) || !samePricing(declared.modelPricing, s.modelPricing);
 }
 
 /**
@@ -176,6 +177,7 @@ async function alignMade(
   try {
     return await align(api, inputs, subAccounts);
   } catch (err) {
+    if (err instanceof PricingKeptError) throw keptInState(err, id, outputsAsFound(inputs, err.subAccounts, adopted));
     if (made === 0 || !(err instanceof Error)) throw err;
     throw keptInState(err, id, outputsAsFound(inputs, subAccounts, adopted));
   }
@@ -183,14 +185,62 @@ async function alignMade(
 
 /**
  * Brings sub-accounts to the declared alias and pricing: one edit of those whose alias or pricing differ (the
- * others are left out of it), none when all match.
+ * others are left out of it), none when all match. What the edit left is recorded as the platform keeps it where
+ * that can be told (api/keptForms.ts: an alias or factor it held in its own form of the declared one). An edit that
+ * removes a model is looked at with one list (keptModels): a platform whose pricing edit merges keeps it.
  */
 async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): Promise<SubAccountView[]> {
   const differs = differsFrom(inputs);
   const stale = subAccounts.filter(differs);
   if (stale.length === 0) return subAccounts;
   await api.edit({ sks: stale.map((s) => s.token), alias: inputs.alias, modelPricing: inputs.modelPricing });
-  return subAccounts.map((s) => (differs(s) ? { ...s, alias: inputs.alias, modelPricing: inputs.modelPricing } : s));
+  // One that held the declared values already holds them as the platform keeps them: the edited ones now do too.
+  const settled = subAccounts.find((s) => !differs(s));
+  const aligned = subAccounts.map((s) =>
+    differs(s)
+      ? { ...s, alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias), modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing) }
+      : s,
+  );
+  const declared = new Set(inputs.modelPricing.map((m) => m.model));
+  const removing = stale.filter((s) => s.modelPricing.some((m) => !declared.has(m.model)));
+  return removing.length === 0 ? aligned : keptModels(api, aligned, new Set(removing.map((s) => s.token)), declared);
+}
+
+/** An edit that could not remove models the declared pricing no longer lists: the platform merges pricing edits. */
+class PricingKeptError extends LlmAccountsError {
+  constructor(
+    message: string,
+    /** The sub-accounts as the list showed them after the edit. */
+    readonly subAccounts: SubAccountView[],
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * After an edit that removed models from `removing` (their tokens): one list of the account. The spec's edit sets
+ * the pricing whole (4.11), but a platform may merge what it is sent into what a sub-account holds, and then no edit
+ * removes a model: that gap fails the update, naming the models and sub-accounts, with the sub-accounts as listed
+ * (PricingKeptError, recorded in the state by alignMade), so that the state and the gate show what the platform
+ * kept instead of a permission silently left in place. Otherwise the sub-accounts as listed.
+ */
+async function keptModels(api: SubAccountsApi, aligned: SubAccountView[], removing: Set<string>, declared: Set<string>): Promise<SubAccountView[]> {
+  const listed = new Map((await api.list()).map((s) => [s.token, view(s)]));
+  const after = aligned.map((s) => {
+    const shown = listed.get(s.token);
+    return shown ? { ...s, alias: shown.alias, modelPricing: shown.modelPricing } : s;
+  });
+  const stuck = after.filter((s) => removing.has(s.token) && s.modelPricing.some((m) => !declared.has(m.model)));
+  if (stuck.length === 0) return after;
+  const models = [...new Set(stuck.flatMap((s) => s.modelPricing.filter((m) => !declared.has(m.model)).map((m) => m.model)))];
+  const named = stuck.slice(0, 3).map((s) => maskKey(s.token)).join(", ") + (stuck.length > 3 ? ` and ${stuck.length - 3} more` : "");
+  throw new PricingKeptError(
+    `the platform kept model(s) ${models.join(", ")} on ${stuck.length} sub-account(s) (${named}) after an edit that sent the declared modelPricing without them: ` +
+      "its pricing edit merges what it is sent into what a sub-account holds, so no edit can remove a model (the spec's edit replaces the whole list, 4.11). " +
+      `The state records the pricing as the platform kept it. Remove ${models.join(", ")} from these sub-accounts in the web console, or declare ${models.length > 1 ? "them" : "it"} again; ` +
+      "`pulumi up --replace <urn of this batch>` creates the batch anew with exactly the declared pricing (new tokens)",
+    after,
+  );
 }
 
 /**
