@@ -7,8 +7,8 @@ import { FAULT_KINDS, type Emulator, type FaultSpec } from "../../provider/emula
 import { startFresh } from "../../provider/runtime/index.js";
 import { COALESCE } from "../../provider/runtime/command/deleteCoalescer.js";
 import { DEFAULT_RETRY } from "../../provider/client/retry.js";
-import { normalizeSecurityConfig } from "../../provider/runtime/apiKey/lifecycle.js";
-import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch/lifecycle.js";
+import { normalizeSecurityConfig } from "../../provider/runtime/apiKey/index.js";
+import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch/index.js";
 import { SecretLedger } from "../support/secrets.js";
 import { emulator } from "../support/emulator.js";
 import { Engine, type Declared, type DeployResult, type StateEntry } from "./engine.js";

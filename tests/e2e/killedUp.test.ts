@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
+import { killTree } from "../support/processes.js";
 import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, requirePulumiCli, revealed, SecretLedger, stackFor, type PulumiStack } from "./support.js";
 
@@ -42,44 +42,10 @@ async function killedUp(s: PulumiStack, e: Emulator, at = "sub-account/edit"): P
     await new Promise((r) => setTimeout(r, 20));
   }
   await new Promise((r) => setTimeout(r, 2000));
-  const below = descendantsOf(child.pid!);
-  process.kill(-child.pid!, "SIGKILL");
-  for (const pid of below) killQuietly(pid);
+  killTree(child.pid!);
   await exited;
   // What the CLI asks of a user after a killed update: release the stack's lock.
   await s.run(["cancel", "--yes"]);
-}
-
-/**
- * Every process below `pid` (Linux's /proc). The CLI starts its plugins in process groups of their own, which a kill
- * of its group misses: left alone, the language host and the provider would run on after the test, waiting for an
- * engine that is gone.
- */
-function descendantsOf(pid: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const below: number[] = [];
-  const walk = (p: number) => {
-    for (const [child, parent] of parentOf) if (parent === p) (below.push(child), walk(child));
-  };
-  walk(pid);
-  return below;
-}
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, "SIGKILL");
-  } catch {
-    // Already gone with its group.
-  }
 }
 
 describe("pulumi up killed between a batch's create and its edit", () => {

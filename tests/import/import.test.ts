@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import { execFile } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { standInPulumi } from "../support/standInPulumi.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -156,19 +157,8 @@ describe("llm-accounts import", () => {
 
 /** Installs a stand-in `pulumi` that logs its arguments and does with its stdin what `mode` says. */
 function fakePulumi(mode: "read" | "exit0" | "fail"): { env: Record<string, string>; runs: () => string[]; stdin: () => string } {
-  const bin = mkdtempSync(join(work, "bin-"));
-  const script = [
-    "#!/bin/sh",
-    `echo "$*" >> "${bin}/runs"`,
-    'case "$*" in',
-    `  *"config set"*) ${mode === "read" ? `cat > "${bin}/stdin"` : mode === "exit0" ? "exit 0" : 'echo "error: no such stack" >&2; exit 1'};;`,
-    "esac",
-    "exit 0",
-  ].join("\n");
-  writeFileSync(join(bin, "pulumi"), script);
-  chmodSync(join(bin, "pulumi"), 0o755);
-  const read = (f: string) => (existsSync(join(bin, f)) ? readFileSync(join(bin, f), "utf8") : "");
-  return { env: { PATH: `${bin}:/usr/bin:/bin` }, runs: () => read("runs").split("\n").filter(Boolean), stdin: () => read("stdin") };
+  const fake = standInPulumi(work, { '*"config set"*': mode === "read" ? 'cat > "$BIN/stdin"' : mode === "exit0" ? "exit 0" : 'echo "error: no such stack" >&2; exit 1' });
+  return { env: fake.env, runs: fake.runs, stdin: () => fake.read("stdin") };
 }
 
 describe("llm-accounts import: what it cannot declare, and bad folders (issue 23)", () => {

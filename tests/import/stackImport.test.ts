@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from "@jest/globals";
 import { execFile } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { standInPulumi } from "../support/standInPulumi.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -122,21 +123,12 @@ describe("the deployment `llm-accounts import` writes into a stack's state", () 
  * an empty config, and `stack import` keeps its stdin; every run is logged.
  */
 function fakePulumi(): { env: Record<string, string>; runs: () => string[]; imported: () => string } {
-  const bin = mkdtempSync(join(tmpdir(), "llm-fake-pulumi-"));
-  const script = [
-    "#!/bin/sh",
-    `echo "$*" >> "${bin}/runs"`,
-    'case "$*" in',
-    `  "stack export"*) echo '{"version":3,"deployment":{"secrets_providers":{"type":"passphrase","state":{"salt":"x"}}}}';;`,
-    `  "config --show-secrets"*) echo '{}';;`,
-    `  "stack import"*) cat > "${bin}/imported";;`,
-    "esac",
-    "exit 0",
-  ].join("\n");
-  writeFileSync(join(bin, "pulumi"), script);
-  chmodSync(join(bin, "pulumi"), 0o755);
-  const read = (f: string) => (existsSync(join(bin, f)) ? readFileSync(join(bin, f), "utf8") : "");
-  return { env: { PATH: `${bin}:/usr/bin:/bin` }, runs: () => read("runs").split("\n").filter(Boolean), imported: () => read("imported") };
+  const fake = standInPulumi(tmpdir(), {
+    '"stack export"*': `echo '{"version":3,"deployment":{"secrets_providers":{"type":"passphrase","state":{"salt":"x"}}}}'`,
+    '"config --show-secrets"*': "echo '{}'",
+    '"stack import"*': 'cat > "$BIN/imported"',
+  });
+  return { env: fake.env, runs: fake.runs, imported: () => fake.read("imported") };
 }
 
 describe("llm-accounts import past the stack config's 128 KiB", () => {

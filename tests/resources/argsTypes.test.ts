@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import type { RotationArgs, SecurityConfigArgs } from "../../provider/resources/ApiKey.js";
 import { RotationSchema } from "../../provider/runtime/apiKey/rotation.js";
-import { ApiKeyInputsSchema } from "../../provider/runtime/apiKey/lifecycle.js";
+import { ApiKeyInputsSchema } from "../../provider/runtime/apiKey/index.js";
 import type { SecurityConfig } from "../../provider/api/schemas/index.js";
 
 // The input types users see are derived from the schemas check validates them by (as ConnectionArgs is): these

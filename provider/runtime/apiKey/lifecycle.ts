@@ -26,8 +26,6 @@ import { KEY_DELETED, TRIGGERED, dueByAge, previousExpiry, rotationReason, trigg
 import { same } from "../../api/canonical.js";
 import { sameAlias } from "../../api/keptForms.js";
 
-export { API_KEY_STATE, API_KEY_STATE_VERSION, ApiKeyInputsSchema, normalizeSecurityConfig, type ApiKeyInputs, type ApiKeyOutputs } from "./state.js";
-
 type Client = SessionClient["client"];
 
 /** An IP allow-list entry as a range: a bare address is the range of one (`/32`, `/128`), the form some platforms keep. */

@@ -29,15 +29,6 @@ import {
   type SubAccountView,
 } from "./state.js";
 
-export {
-  BATCH_STATE,
-  BATCH_STATE_VERSION,
-  normalizeModelPricing,
-  SubAccountBatchInputsSchema,
-  type SubAccountBatchInputs,
-  type SubAccountBatchOutputs,
-  type SubAccountView,
-} from "./state.js";
 
 /** check: every field validated by one schema, failures named by property path; deprecated pricing converted. */
 export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
