@@ -161,8 +161,8 @@ export class SubAccountsApi extends ApiGroup {
     const total = filtered ? undefined : answered;
     const size = first.answer.items.length;
     if (size === 0) return total === undefined || total === 0 ? { items: [], pages: 1 } : { pages: 1 };
-    // Without `total`, a page as long as the first may have more behind it: read on until a short page.
-    if (total === undefined && first.pageSize !== -1 && size < first.pageSize) return { items: first.answer.items, pages: 1 };
+    // Without `total`, any first page may have more behind it (a platform may cap an answer below the size asked,
+    // without saying so): read on, by pages of the first's length, until a shorter one.
     const byToken = new Map(first.answer.items.map((i) => [i.token, i]));
     const pages = total === undefined ? Infinity : Math.ceil(total / size);
     for (let n = 2; n <= pages; n++) {

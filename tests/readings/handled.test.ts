@@ -161,6 +161,17 @@ describe("each reading is played, and handled", () => {
     expect((await client.subAccounts.list({ alias: "team" })).map((s) => s.alias)).toEqual(["team"]);
   });
 
+  test("list-no-total with list-all-refused: an answer capped below the page asked for, without total, is read on (every sub-account, never a partial list)", async () => {
+    const { emu: e, client } = await platform(["list-no-total", "list-all-refused"]);
+    const made = await client.subAccounts.create({ alias: "many", balance: 1, count: 23 });
+    e.clearRequests();
+    expect(await client.subAccounts.list()).toHaveLength(23);
+    // The refused -1, a first page of 100 capped at 7, then pages of 7 until the short one: 1 + 4.
+    expect(e.calls()["sub-account/list"]).toBe(5);
+    await client.subAccounts.delete(made.map((s) => s.token));
+    await e.close();
+  });
+
   test("usage-cursor: without the setting, the second page's request fails at once naming the setting; with it, every row is read", async () => {
     const { client, emu: e } = await platform(["usage-cursor"]);
     await client.apiKeys.create({ alias: "usage" });
