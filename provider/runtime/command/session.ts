@@ -1,39 +1,10 @@
 /**
- * The runtime's per-process state, as one object: a Session.
- *
- * WHAT A SESSION OWNS
- *   overrides   retry settings and clock given to every client it makes (tests; programs driving the runtime)
- *   writes      one WriteCounter (client/subAccounts.ts) that every client it makes counts sub-account writes
- *               on: a shared list's kept answer is stale once it moved
- *   limiters    the RateLimiters its clients wait on: PROCESS_LIMITERS (client/limiter.ts), which every session
- *               keeps. The platform counts per credential over windows that do not restart with a session, and
- *               clients made alone (import, audit, tests) share them too, as before the session existed
- *   run         the Pulumi program run (resource monitor) its data sources and claims belong to (resources/run.ts)
- *   custody     who keeps which key and which sub-account in this command, and the transfers under way
- *               (command/custody.ts): one Custody per kind, for every client of the session
- *   claims      what the program run declared it adopts, by kind and fingerprint (resources/ownership.ts)
- *   client(connection, config?) -> SessionClient, one per distinct resolved client options, made on first use:
- *     client        the LlmAccountsClient (with the session's limiters and write counter)
- *     deletes       its DeleteCoalescer (command/deleteCoalescer.ts), made on first use
- *     subAccounts   its SharedSubAccountList (command/sharedList.ts), made on first use
- *     answers       Map<string, Promise>: the data sources' answers (dataSources.ts)
- *
- * HOW A RUNTIME FUNCTION GETS IT
- *   The stored provider text of every state (resources/shim.ts) loads `pulumi-llm-accounts/runtime` by package
- *   name at call time and calls `apiKey.<method>` / `subAccountBatch.<method>` with the engine's arguments;
- *   those names and that path never change. runtime/index.ts gives each of those methods `currentSession()` as
- *   the first argument of the implementation (apiKey/lifecycle.ts, subAccountBatch/lifecycle.ts: `create(session, inputs)`), which
- *   passes it, or the SessionClient it resolved, down. currentSession() makes the session lazily, at the first
- *   call of the process. The stack config is read from the config slot (STACK_CONFIG_SLOT, which every stored
- *   shim's `configure` writes) each time a client is resolved, as it always was, so a session never holds a
- *   config that `configure` replaced.
- *
- * HOW IT IS RESET
- *   startFresh(options?) replaces the current session with a new one: nothing is kept but the limiters, and the
- *   client overrides unless new ones are given. A plugin process serves one `pulumi` command and starts with a
- *   new session; tests, the bench and programs that play several commands in one process call startFresh
- *   between them, and tests set everything through it: `startFresh({ stackConfig, clientOverrides })`.
- *   setClientOverrides(o) is startFresh({ clientOverrides: o }); setStackConfig only writes the slot.
+ * The runtime's per-process state, as one object: a Session (its fields say what it owns). runtime/index.ts hands
+ * `currentSession()` to every method as its first argument; the session is made at the first call of the process
+ * (a plugin serves one `pulumi` command) and replaced by `startFresh` (tests and programs that play several
+ * commands in one process). The stack config is read from its slot each time a client is resolved, so a session
+ * never holds a config that the shim's `configure` replaced. Only the rate limiters outlive a session: the platform
+ * counts per credential over windows that do not restart with it (client/limiter.ts PROCESS_LIMITERS).
  */
 import { fingerprint } from "../../api/redact.js";
 import { LlmAccountsClient } from "../../client/client.js";
