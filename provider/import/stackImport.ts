@@ -121,11 +121,14 @@ const ExportedSchema = z.object({
 });
 const ConfigSchema = z.record(z.string(), z.object({ value: z.unknown().optional(), secret: z.boolean().optional() }).passthrough());
 
-/** Parses a CLI answer as JSON of `schema`, or fails saying which command gave what it cannot read. */
-function cliJson<T>(text: string, schema: z.ZodType<T>, command: string): T {
+/** Runs a `pulumi` command that answers JSON and parses it with `schema`, or fails naming the command (no secret shown). */
+async function readCli<T>(args: string[], schema: z.ZodType<T>, dir: string, env: NodeJS.ProcessEnv): Promise<T> {
+  const command = `pulumi ${args.filter((a) => a !== "--show-secrets" && a !== "--json").join(" ")}`;
+  const r = await capture(args, dir, env);
+  if (r === null || r.code !== 0) throw new ImportError(`${command} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written to the state`);
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(r.stdout);
   } catch {
     value = undefined;
   }
@@ -136,9 +139,7 @@ function cliJson<T>(text: string, schema: z.ZodType<T>, command: string): T {
 
 /** The secrets provider of the (new) stack, from `pulumi stack export`, which must show no resource yet. */
 async function emptyStack(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
-  const r = await capture(["stack", "export", "--stack", stack], dir, env);
-  if (r === null || r.code !== 0) throw new ImportError(`pulumi stack export --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written to the state`);
-  const exported = cliJson(r.stdout, ExportedSchema, `pulumi stack export --stack ${stack}`);
+  const exported = await readCli(["stack", "export", "--stack", stack], ExportedSchema, dir, env);
   if ((exported.deployment?.resources ?? []).length > 0) {
     throw new ImportError(`stack ${stack} holds resources since the import read it: run the import again; nothing was written to the state`);
   }
@@ -149,9 +150,7 @@ async function emptyStack(dir: string, stack: string, env: NodeJS.ProcessEnv): P
 
 /** The stack's config as the engine gives it to the default provider: full key to text value, and whether secret. */
 async function stackConfig(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<Record<string, { value: string; secret: boolean }>> {
-  const r = await capture(["config", "--show-secrets", "--json", "--stack", stack], dir, env);
-  if (r === null || r.code !== 0) throw new ImportError(`pulumi config --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written to the state`);
-  const parsed = cliJson(r.stdout, ConfigSchema, `pulumi config --stack ${stack}`);
+  const parsed = await readCli(["config", "--show-secrets", "--json", "--stack", stack], ConfigSchema, dir, env);
   return Object.fromEntries(
     Object.entries(parsed).flatMap(([k, c]) => (typeof c?.value === "string" ? [[k, { value: c.value, secret: c.secret === true }]] : [])),
   );
