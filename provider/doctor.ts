@@ -11,6 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
+import { z } from "zod";
 import {
   ALIAS_MAX_LENGTH,
   FIT_MARK_MIN_LENGTH,
@@ -21,7 +22,8 @@ import {
   visibilityWaits,
 } from "./api/assumptions.js";
 import { maskKey, redact } from "./api/redact.js";
-import { parseAnswerJson, platformPartsOf } from "./api/schemas/index.js";
+import { ModelPricingSchema, parseAnswerJson, platformPartsOf } from "./api/schemas/index.js";
+import { modelsBeyond, sameAlias, sameFactor } from "./api/keptForms.js";
 import { isObject } from "./api/canonical.js";
 import { printable } from "./commands/kit.js";
 import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "./api/profile.js";
@@ -409,6 +411,8 @@ interface Run {
   answers: { terse: boolean };
   /** How long a write took to show (ms; undefined: not within VISIBILITY_PROBE_MAX_MS), once measured. */
   lag?: number | undefined;
+  /** The model names the model list answered (the pricing probes use its first two). */
+  models: string[];
 }
 
 /** The credentials and settings the doctor runs with; both credentials are needed. */
@@ -433,12 +437,14 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean, io: { clock: Doct
     paging: { page_size: -1 },
     made: io.made,
     answers: { terse: false },
+    models: [],
   };
   const rows = [...(await connect(run)), ...(await readOnlyRows(run))];
   if (write) rows.push(...(await writes(run)));
   else {
     rows.push({ point: "usage paging field", assumes: `"${run.usageField}"`, observed: "checked with --write only (a key of the doctor's makes usage to page through)", verdict: "not checked" });
     rows.push({ point: "create mark, write answers, refusals, alias filter", assumes: "see docs/decisions.md", observed: "checked with --write only", verdict: "not checked" });
+    rows.push({ point: "aliases and pricing as kept", assumes: "as written (case, length, factor decimals; an edit sets the whole pricing)", observed: "checked with --write only", verdict: "not checked" });
   }
   rows.push(...answerRows(probe));
   const all = rows.sort((a, b) => order(a) - order(b));
@@ -473,7 +479,8 @@ async function connect(run: Run): Promise<DoctorRow[]> {
   }
   // A list refused in pages too (403, success: false in a 200): the main account key cannot list, so nothing runs.
   if (refused(list)) throw new Error(`the sub-account list was refused with the main account key: ${describeRefusal(list)}`);
-  await probe.send(OPERATIONS.models, {});
+  const models = OPERATIONS.models.response.safeParse((await probe.send(OPERATIONS.models, {})).body);
+  if (models.success) run.models = [...new Set(models.data.models.map((m) => m.model))];
   const wrongAdmin = await probe.send(OPERATIONS.balance, {}, `sk-admin-doctor${randomBytes(12).toString("hex")}`);
   if (refused(wrongAdmin)) measured.unauthorised.push(signatureOf(wrongAdmin));
   const hasTotal = isObject(list.body) && typeof list.body.total !== "undefined" && "pageSize" in list.body;
@@ -687,7 +694,8 @@ async function keyChecks(run: Run, hex: string): Promise<DoctorRow[]> {
   // Letters, digits and `-` only: an API key's alias is sent as declared (no mark), and this one passes everywhere.
   // One IP address in its allow-list (a documentation address): the form the platform keeps it in.
   const address = "192.0.2.10";
-  made.keyAlias = `doctor-${hex}`;
+  // Mixed case: the alias the platform keeps shows whether it changes case.
+  made.keyAlias = `Doctor-${hex}`;
   const created = await probe.send(OPERATIONS.createApiKey, { alias: made.keyAlias, security_config: { ip: { allow: [address] } } });
   const key = isObject(created.body) && typeof created.body.key === "string" ? created.body.key : undefined;
   if (!key) throw new Error(`api-key/create answered ${created.status} without a key`);
@@ -696,6 +704,7 @@ async function keyChecks(run: Run, hex: string): Promise<DoctorRow[]> {
     let kept: Raw | undefined;
     run.lag = await lagOf(probe, async () => ((kept = await probe.send(OPERATIONS.getApiKey, { key })), !isGone(kept)));
     rows.push(allowListRow(kept!, address));
+    rows.push(caseRow(made.keyAlias, kept!));
     const usage = await usageRow(probe, run.usageField);
     rows.push(usage);
     if (usage.verdict === "holds" || usage.setting) {
@@ -704,6 +713,7 @@ async function keyChecks(run: Run, hex: string): Promise<DoctorRow[]> {
     }
     const parts = await partsRow(probe, key, made.keyAlias, created);
     if (parts) rows.push(parts);
+    rows.push(await lengthRow(run, key, address));
     const status = await idempotent(probe, OPERATIONS.setApiKeyStatus, { key, enabled: false });
     const removed = await idempotent(probe, OPERATIONS.deleteApiKeys, { keys: [key] });
     if (!refused(removed)) made.keyDeleted = true;
@@ -728,6 +738,112 @@ function allowListRow(kept: Raw, address: string): DoctorRow {
     verdict: allow === undefined ? "not checked" : asRange ? "handled" : allow[0] === address ? "holds" : "not checked",
     reading: asRange ? "normalised-values" : undefined,
   };
+}
+
+/** An alias as a row shows it: at most 40 characters, printable. */
+const shortAlias = (alias: string) => printable(alias.length > 40 ? `${alias.slice(0, 40)}...` : alias);
+
+/**
+ * The row of an alias the platform answered (`live`) for one it was sent, judged as the runtime compares them
+ * (api/keptForms.ts sameAlias): as sent; a form of it the platform keeps (`changed`: lower-cased, cut), which the
+ * runtime takes for the alias declared; or another alias, which it takes for drift.
+ */
+function keptAliasRow(point: string, assumes: string, sent: string, live: string, changed: { shows: boolean; what: string; reading: string; also: string }): DoctorRow {
+  if (!sameAlias(sent, live)) {
+    return { point, assumes, observed: `"${shortAlias(sent)}" kept as "${shortAlias(live)}", not a form of it the runtime knows: it reads another alias, drift at every gate and an edit at every up`, verdict: "setting", setting: "none exists: report this platform's alias form" };
+  }
+  if (!changed.shows) return { point, assumes, observed: "as sent", verdict: "holds" };
+  return { point, assumes, observed: `${changed.what}: the runtime takes it for the alias declared (no drift, no edit) and keeps the platform's form in the state; ${changed.also}`, verdict: "handled", reading: changed.reading };
+}
+
+/** The row of the case of an alias: the doctor's key, created under a mixed-case alias, as its get answers it. */
+function caseRow(sent: string, kept: Raw): DoctorRow {
+  const point = "alias case as kept";
+  const assumes = "as sent";
+  const live = isObject(kept.body) && typeof kept.body.alias === "string" ? kept.body.alias : undefined;
+  if (live === undefined) return { point, assumes, observed: "not checked: the key's get answered no alias", verdict: "not checked" };
+  return keptAliasRow(point, assumes, sent, live, {
+    shows: live !== sent,
+    what: `"${shortAlias(sent)}" kept as "${shortAlias(live)}"`,
+    reading: "lowercase-aliases",
+    also: "a create whose answer is lost is looked for under its marked alias as sent, and not found where that has upper-case letters (not handled, docs/decisions.md)",
+  });
+}
+
+/**
+ * The row of a long alias: one edit of the doctor's key to an alias of ALIAS_MAX_LENGTH characters, and the alias
+ * its answer shows. A platform that refuses it (a shorter cap, named by the create mark's row) hides whether it cuts.
+ */
+async function lengthRow(run: Run, key: string, address: string): Promise<DoctorRow> {
+  const point = "long alias as kept";
+  const assumes = `kept whole, up to ${ALIAS_MAX_LENGTH} characters`;
+  const sent = `${run.made.keyAlias}-`.padEnd(ALIAS_MAX_LENGTH, "Cut");
+  const edited = await idempotent(run.probe, OPERATIONS.editApiKey, { key, alias: sent, security_config: { ip: { allow: [address] } } });
+  if (refused(edited)) {
+    if (meaningOf(edited) === "refused") run.measured.refused.push(signatureOf(edited));
+    return { point, assumes, observed: `not checked: an alias of ${ALIAS_MAX_LENGTH} characters was refused (${describeRefusal(edited)}), which hides whether longer aliases would be kept cut (cut-aliases)`, verdict: "not checked" };
+  }
+  const live = isObject(edited.body) && typeof edited.body.alias === "string" ? edited.body.alias : undefined;
+  if (live === undefined) return { point, assumes, observed: "not checked: the key's edit answered no alias", verdict: "not checked" };
+  const length = [...live].length;
+  return keptAliasRow(point, assumes, sent, live, {
+    shows: length < ALIAS_MAX_LENGTH,
+    what: `an alias of ${ALIAS_MAX_LENGTH} characters kept cut to its first ${length}`,
+    reading: "cut-aliases",
+    also:
+      "a create whose answer is lost is not found where the cut takes its mark off (an alias of more than " +
+      `${length - 13} characters; not handled, docs/decisions.md); and the cut hides whether longer aliases would be refused (short-aliases)`,
+  });
+}
+
+/** A pricing factor of more decimals than a platform is known to keep (FACTOR_DECIMALS_MAX is 6). */
+const PROBE_FACTOR = 1.2345678;
+
+/** The pricing the doctor's first sub-account is created with: the model list's first two models at factor 1 (none when it lists fewer). */
+const heldPricing = (run: Run) => (run.models.length < 2 ? [] : run.models.slice(0, 2).map((model) => ({ model, pricing_factor: 1 })));
+
+/**
+ * A pricing factor and a pricing edit as the platform keeps them: one edit of the doctor's first sub-account (made
+ * with two models, heldPricing) that sends the first model alone at PROBE_FACTOR, then one list of it. Judged as
+ * the runtime compares (api/keptForms.ts): the factor by sameFactor, the model left out by modelsBeyond.
+ */
+async function pricingRows(run: Run, token: string, alias: string): Promise<DoctorRow[]> {
+  const factorRow = { point: "pricing factor as kept", assumes: "as sent" };
+  const mergeRow = { point: "a pricing edit that leaves a model out", assumes: "the edit sets the whole list (spec 4.11): the model is removed" };
+  const notChecked = (why: string): DoctorRow[] => [factorRow, mergeRow].map((r) => ({ ...r, observed: `not checked: ${why}`, verdict: "not checked" }));
+  if (run.models.length < 2) return notChecked("the model list names fewer than two models");
+  const model = run.models[0];
+  const sent = [{ model, pricingFactor: PROBE_FACTOR }];
+  const edit = await idempotent(run.probe, OPERATIONS.editSubAccounts, { sks: [token], alias, model_pricing: [{ model, pricing_factor: PROBE_FACTOR }] });
+  if (refused(edit)) return notChecked(`the edit was refused (${describeRefusal(edit)})`);
+  const items = itemsOf((await run.probe.send(OPERATIONS.listSubAccounts, { sk: token, ...run.paging })).body);
+  const item = items.find((i) => i.token === token || i.token === maskKey(token)) ?? (items.length === 1 ? items[0] : undefined);
+  const parsed = z.array(ModelPricingSchema).safeParse(item?.model_pricing);
+  if (!parsed.success) return notChecked("the list did not show the sub-account's pricing");
+  const live = parsed.data.map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
+  const factor = live.find((m) => m.model === model)?.pricingFactor;
+  const kept = modelsBeyond(sent, live);
+  const rows: DoctorRow[] = [];
+  if (factor === undefined) rows.push({ ...factorRow, observed: `${model} not listed after an edit that set it`, verdict: "setting", setting: "none exists: report this platform's pricing edit" });
+  else if (factor === PROBE_FACTOR) rows.push({ ...factorRow, observed: "as sent", verdict: "holds" });
+  else if (sameFactor(PROBE_FACTOR, factor)) {
+    rows.push({ ...factorRow, observed: `${PROBE_FACTOR} kept as ${factor}: the runtime takes it for the factor declared (no drift, no edit) and keeps the platform's form in the state`, verdict: "handled", reading: "rounded-factors" });
+  } else {
+    rows.push({ ...factorRow, observed: `${PROBE_FACTOR} kept as ${factor}, not a rounding of it: the runtime reads another factor, drift at every gate`, verdict: "setting", setting: "none exists: report this platform's pricing form" });
+  }
+  rows.push(
+    kept.length === 0
+      ? { ...mergeRow, observed: "removed", verdict: "holds" }
+      : {
+          ...mergeRow,
+          observed:
+            `${kept.join(", ")} kept after an edit that left it out: the edit merges, so no edit removes a model; an update that removes one ` +
+            "looks with one list and fails naming the model and the remedy (the console, or `pulumi up --replace`), the state holding what the platform kept: a removed permission is never silently kept",
+          verdict: "handled",
+          reading: "merged-pricing",
+        },
+  );
+  return rows;
 }
 
 /**
@@ -783,6 +899,7 @@ async function subAccountChecks(run: Run, hex: string, keyDelete: Raw): Promise<
   // What was just made shows only after the platform's lag: the list is read once it has passed.
   if (run.lag) await probe.clock.sleep(run.lag);
   rows.push(...(await listRows(run, alias, first)));
+  if (first !== undefined) rows.push(...(await pricingRows(run, first, alias)));
   const longest = first === undefined ? undefined : await measureAliasMax(run, hex, first, mark);
   if (longest) rows.push(longest);
   // Sub-account refusals: an edit of a token that does not exist (changes nothing): the group's refusal shape, and gone.
@@ -802,11 +919,11 @@ const roundUp = (ms: number) => Math.max(100, Math.ceil(ms / 100) * 100);
 /** Seconds, for a row. */
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-/** A sub-account create under `alias` (`count` of balance 0); one answered 5xx is looked for by its alias, as the package looks. */
-async function subCreate(run: Run, alias: string, count = 1): Promise<Raw> {
+/** A sub-account create under `alias` (`count` of balance 0, with `pricing`); one answered 5xx is looked for by its alias, as the package looks. */
+async function subCreate(run: Run, alias: string, count = 1, pricing: { model: string; pricing_factor: number }[] = []): Promise<Raw> {
   const { probe, made } = run;
   made.aliases.push(alias);
-  let answer = await probe.send(OPERATIONS.createSubAccounts, { alias, balance: 0, model_pricing: [], count });
+  let answer = await probe.send(OPERATIONS.createSubAccounts, { alias, balance: 0, model_pricing: pricing, count });
   const answered = answer.status < 500;
   if (!answered) {
     // Looked for with the client's own list, as the package looks (a list it cannot read stops the doctor as it stops `up`).
@@ -834,10 +951,11 @@ async function subCreate(run: Run, alias: string, count = 1): Promise<Raw> {
 async function markRow(run: Run, hex: string): Promise<{ alias: string; row: DoctorRow }> {
   const { measured } = run;
   const tildeShort = `doctor~${hex}`;
-  const short = await subCreate(run, tildeShort);
+  // The first sub-account holds two models: the pricing probes (pricingRows) edit it.
+  const short = await subCreate(run, tildeShort, 1, heldPricing(run));
   if (refused(short)) {
     measured.refused.push(signatureOf(short));
-    const fitted = await subCreate(run, `doct${hex}`);
+    const fitted = await subCreate(run, `doct${hex}`, 1, heldPricing(run));
     measured.limits.createMark = "fit";
     const row: DoctorRow = refused(fitted)
       ? { point: "create mark", assumes: "<alias>~<hex> accepted", observed: `refused in both forms (${describeRefusal(fitted)})`, verdict: "setting", setting: "none exists: the platform refuses both marks" }

@@ -31,11 +31,6 @@ async function doctor(emu: Emulator, args: string[], env: Record<string, string>
  */
 const NEEDS_SETTING: Reading[] = ["usage-cursor", "masked-tokens"];
 const CANNOT_RUN: Reading[] = ["redirects"];
-/**
- * Readings of normalised values the doctor does not probe yet (provider/doctor.ts): the package handles them without a
- * setting (tests/readings/normalised.test.ts), and the doctor run against them must still leave nothing behind.
- */
-const NOT_YET_NAMED: Reading[] = ["lowercase-aliases", "cut-aliases", "rounded-factors", "merged-pricing"];
 
 describe("llm-accounts doctor (issue 35)", () => {
   test("on the package's own reading: every point holds, read-only makes no write, --write leaves nothing behind; exit 0", async () => {
@@ -78,7 +73,7 @@ describe("llm-accounts doctor (issue 35)", () => {
     try {
       const { code, out } = await doctor(emu, ["--write", "--json"]);
       const report = JSON.parse(out) as { differs: string[]; settings: string[]; rows: { point: string; observed: string }[]; error?: string };
-      expect(report.differs).toEqual(NOT_YET_NAMED.includes(reading) ? [] : [reading]);
+      expect(report.differs).toEqual([reading]);
       if (CANNOT_RUN.includes(reading)) {
         // A redirect stops every call, the doctor's first included, with the client's own message: `up` stops on it too.
         expect(code).toBe(DOCTOR_EXIT.couldNotRun);

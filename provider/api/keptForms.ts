@@ -72,3 +72,12 @@ export function pricingAsKept(declared: readonly Pricing[], before: readonly Pri
     return held && sameFactor(m.pricingFactor, held.pricingFactor) ? { model: m.model, pricingFactor: held.pricingFactor } : { ...m };
   });
 }
+
+/**
+ * The models `live` permits that `declared` does not list: what an edit that sent `declared` is to remove. Still
+ * held after that edit, they show a platform whose pricing edit merges (`merged-pricing`): no edit removes a model.
+ */
+export function modelsBeyond(declared: readonly Pricing[], live: readonly Pricing[]): string[] {
+  const listed = new Set(declared.map((m) => m.model));
+  return live.filter((m) => !listed.has(m.model)).map((m) => m.model);
+}

@@ -17,7 +17,7 @@ import {
 } from "../command/index.js";
 import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./recovery.js";
 import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
-import { aliasAsKept, pricingAsKept, sameAlias, samePricing } from "../../api/keptForms.js";
+import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing } from "../../api/keptForms.js";
 import {
   byId,
   deletableOf,
@@ -192,9 +192,8 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
       ? { ...s, alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias), modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing) }
       : s,
   );
-  const declared = new Set(inputs.modelPricing.map((m) => m.model));
-  const removing = stale.filter((s) => s.modelPricing.some((m) => !declared.has(m.model)));
-  return removing.length === 0 ? aligned : keptModels(api, aligned, new Set(removing.map((s) => s.token)), declared);
+  const removing = stale.filter((s) => modelsBeyond(inputs.modelPricing, s.modelPricing).length > 0);
+  return removing.length === 0 ? aligned : keptModels(api, aligned, new Set(removing.map((s) => s.token)), inputs.modelPricing);
 }
 
 /** An edit that could not remove models the declared pricing no longer lists: the platform merges pricing edits. */
@@ -215,15 +214,15 @@ class PricingKeptError extends LlmAccountsError {
  * (PricingKeptError, recorded in the state by alignMade), so that the state and the gate show what the platform
  * kept instead of a permission silently left in place. Otherwise the sub-accounts as listed.
  */
-async function keptModels(api: SubAccountsApi, aligned: SubAccountView[], removing: Set<string>, declared: Set<string>): Promise<SubAccountView[]> {
+async function keptModels(api: SubAccountsApi, aligned: SubAccountView[], removing: Set<string>, declared: readonly ModelPricing[]): Promise<SubAccountView[]> {
   const listed = new Map((await api.list()).map((s) => [s.token, view(s)]));
   const after = aligned.map((s) => {
     const shown = listed.get(s.token);
     return shown ? { ...s, alias: shown.alias, modelPricing: shown.modelPricing } : s;
   });
-  const stuck = after.filter((s) => removing.has(s.token) && s.modelPricing.some((m) => !declared.has(m.model)));
+  const stuck = after.filter((s) => removing.has(s.token) && modelsBeyond(declared, s.modelPricing).length > 0);
   if (stuck.length === 0) return after;
-  const models = [...new Set(stuck.flatMap((s) => s.modelPricing.filter((m) => !declared.has(m.model)).map((m) => m.model)))];
+  const models = [...new Set(stuck.flatMap((s) => modelsBeyond(declared, s.modelPricing)))];
   const named = stuck.slice(0, 3).map((s) => maskKey(s.token)).join(", ") + (stuck.length > 3 ? ` and ${stuck.length - 3} more` : "");
   throw new PricingKeptError(
     `the platform kept model(s) ${models.join(", ")} on ${stuck.length} sub-account(s) (${named}) after an edit that sent the declared modelPricing without them: ` +
