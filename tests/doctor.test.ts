@@ -161,6 +161,9 @@ async function platformBefore(
   return { baseUrl: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+/** Whether a JSON value is an object (not an array). */
+const isObjectLike = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
 /** Every `created_at` of a JSON value rewritten by `form`. */
 function timestamps(value: unknown, form: (t: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => timestamps(v, form));
@@ -202,6 +205,23 @@ describe("llm-accounts doctor against platforms nobody here wrote (issue 44)", (
     const report = JSON.parse(out) as Report;
     expect(row(report, "value forms")).toMatchObject({ verdict: "setting", observed: expect.stringMatching(/^the client cannot read [a-z/-]+: (items\[0\]\.)?created_at must be a timestamp/) });
     expect(code).toBe(DOCTOR_EXIT.settingNeeded);
+  });
+
+  test("values kept in a form the runtime does not know (an alias upper-cased, a factor moved by more than its rounding): 'none exists', exit 1; read-only: not checked", async () => {
+    const rewrite = (path: string, status: number, body: unknown) => {
+      if (path.endsWith("/api-key/get") && isObjectLike(body) && typeof body.alias === "string") return { status, body: { ...body, alias: body.alias.toUpperCase() } };
+      if (!path.endsWith("/sub-account/list") || !isObjectLike(body) || !Array.isArray(body.items)) return { status, body };
+      const items = body.items.map((i: Record<string, unknown>) => ({ ...i, model_pricing: ((i.model_pricing ?? []) as { model: string; pricing_factor: number }[]).map((m) => ({ ...m, pricing_factor: m.pricing_factor === 1 ? 1 : 1.3 })) }));
+      return { status, body: { ...body, items } };
+    };
+    const { code, out } = await withPlatform(rewrite, ["--write", "--json"]);
+    const report = JSON.parse(out) as Report;
+    expect(row(report, "alias case as kept")).toMatchObject({ verdict: "setting", setting: "none exists: report this platform's alias form", observed: expect.stringMatching(/^"Doctor-[0-9a-f]{12}" kept as "DOCTOR-[0-9A-F]{12}", not a form of it/) });
+    expect(row(report, "pricing factor as kept")).toMatchObject({ verdict: "setting", observed: expect.stringMatching(/^1\.2345678 kept as 1\.3, not a rounding of it/) });
+    expect(row(report, "a pricing edit that leaves a model out")).toMatchObject({ verdict: "holds" });
+    expect(code).toBe(DOCTOR_EXIT.settingNeeded);
+    const read = JSON.parse((await withPlatform(rewrite, ["--json"])).out) as Report;
+    expect(row(read, "aliases and pricing as kept")).toMatchObject({ verdict: "not checked", observed: "checked with --write only" });
   });
 
   test("a field named by a live token, and one with control characters: masked and escaped in the table and in --json", async () => {
