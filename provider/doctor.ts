@@ -784,6 +784,8 @@ async function lengthRow(run: Run, key: string, address: string): Promise<Doctor
     return { point, assumes, observed: `not checked: an alias of ${ALIAS_MAX_LENGTH} characters was refused (${describeRefusal(edited)}), which hides whether longer aliases would be kept cut (cut-aliases)`, verdict: "not checked" };
   }
   const live = isObject(edited.body) && typeof edited.body.alias === "string" ? edited.body.alias : undefined;
+  // What the key is called now, should it have to be named (Throwaways.left).
+  run.made.keyAlias = live ?? sent;
   if (live === undefined) return { point, assumes, observed: "not checked: the key's edit answered no alias", verdict: "not checked" };
   const length = [...live].length;
   return keptAliasRow(point, assumes, sent, live, {
@@ -799,23 +801,23 @@ async function lengthRow(run: Run, key: string, address: string): Promise<Doctor
 /** A pricing factor of more decimals than a platform is known to keep (FACTOR_DECIMALS_MAX is 6). */
 const PROBE_FACTOR = 1.2345678;
 
-/** The pricing the doctor's first sub-account is created with: the model list's first two models at factor 1 (none when it lists fewer). */
-const heldPricing = (run: Run) => (run.models.length < 2 ? [] : run.models.slice(0, 2).map((model) => ({ model, pricing_factor: 1 })));
-
 /**
- * A pricing factor and a pricing edit as the platform keeps them: one edit of the doctor's first sub-account (made
- * with two models, heldPricing) that sends the first model alone at PROBE_FACTOR, then one list of it. Judged as
- * the runtime compares (api/keptForms.ts): the factor by sameFactor, the model left out by modelsBeyond.
+ * A pricing factor and a pricing edit as the platform keeps them: two edits of the doctor's first sub-account (the
+ * model list's first two models at factor 1, then the first alone at PROBE_FACTOR), then one list of it. Judged as
+ * the runtime compares (api/keptForms.ts): the factor by sameFactor, the model left out by modelsBeyond. Its own
+ * edits, not the create: a platform that refuses a model there must not pass for one that refuses the create mark.
  */
 async function pricingRows(run: Run, token: string, alias: string): Promise<DoctorRow[]> {
   const factorRow = { point: "pricing factor as kept", assumes: "as sent" };
   const mergeRow = { point: "a pricing edit that leaves a model out", assumes: "the edit sets the whole list (spec 4.11): the model is removed" };
   const notChecked = (why: string): DoctorRow[] => [factorRow, mergeRow].map((r) => ({ ...r, observed: `not checked: ${why}`, verdict: "not checked" }));
   if (run.models.length < 2) return notChecked("the model list names fewer than two models");
-  const model = run.models[0];
+  const [model, other] = run.models;
   const sent = [{ model, pricingFactor: PROBE_FACTOR }];
-  const edit = await idempotent(run.probe, OPERATIONS.editSubAccounts, { sks: [token], alias, model_pricing: [{ model, pricing_factor: PROBE_FACTOR }] });
-  if (refused(edit)) return notChecked(`the edit was refused (${describeRefusal(edit)})`);
+  for (const pricing of [[model, other].map((m) => ({ model: m, pricing_factor: 1 })), [{ model, pricing_factor: PROBE_FACTOR }]]) {
+    const edit = await idempotent(run.probe, OPERATIONS.editSubAccounts, { sks: [token], alias, model_pricing: pricing });
+    if (refused(edit)) return notChecked(`a pricing edit was refused (${describeRefusal(edit)})`);
+  }
   const items = itemsOf((await run.probe.send(OPERATIONS.listSubAccounts, { sk: token, ...run.paging })).body);
   const item = items.find((i) => i.token === token || i.token === maskKey(token)) ?? (items.length === 1 ? items[0] : undefined);
   const parsed = z.array(ModelPricingSchema).safeParse(item?.model_pricing);
@@ -919,11 +921,11 @@ const roundUp = (ms: number) => Math.max(100, Math.ceil(ms / 100) * 100);
 /** Seconds, for a row. */
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-/** A sub-account create under `alias` (`count` of balance 0, with `pricing`); one answered 5xx is looked for by its alias, as the package looks. */
-async function subCreate(run: Run, alias: string, count = 1, pricing: { model: string; pricing_factor: number }[] = []): Promise<Raw> {
+/** A sub-account create under `alias` (`count` of balance 0); one answered 5xx is looked for by its alias, as the package looks. */
+async function subCreate(run: Run, alias: string, count = 1): Promise<Raw> {
   const { probe, made } = run;
   made.aliases.push(alias);
-  let answer = await probe.send(OPERATIONS.createSubAccounts, { alias, balance: 0, model_pricing: pricing, count });
+  let answer = await probe.send(OPERATIONS.createSubAccounts, { alias, balance: 0, model_pricing: [], count });
   const answered = answer.status < 500;
   if (!answered) {
     // Looked for with the client's own list, as the package looks (a list it cannot read stops the doctor as it stops `up`).
@@ -951,11 +953,10 @@ async function subCreate(run: Run, alias: string, count = 1, pricing: { model: s
 async function markRow(run: Run, hex: string): Promise<{ alias: string; row: DoctorRow }> {
   const { measured } = run;
   const tildeShort = `doctor~${hex}`;
-  // The first sub-account holds two models: the pricing probes (pricingRows) edit it.
-  const short = await subCreate(run, tildeShort, 1, heldPricing(run));
+  const short = await subCreate(run, tildeShort);
   if (refused(short)) {
     measured.refused.push(signatureOf(short));
-    const fitted = await subCreate(run, `doct${hex}`, 1, heldPricing(run));
+    const fitted = await subCreate(run, `doct${hex}`);
     measured.limits.createMark = "fit";
     const row: DoctorRow = refused(fitted)
       ? { point: "create mark", assumes: "<alias>~<hex> accepted", observed: `refused in both forms (${describeRefusal(fitted)})`, verdict: "setting", setting: "none exists: the platform refuses both marks" }
