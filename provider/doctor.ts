@@ -30,7 +30,7 @@ import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "./
 import { LlmAccountsClient } from "./client/client.js";
 import { ApiError } from "./client/errors.js";
 import { refusedSizeCap } from "./client/subAccounts.js";
-import { smallerCountCap } from "./runtime/subAccountBatch/index.js";
+import { markedAlias, smallerCountCap } from "./runtime/subAccountBatch/index.js";
 import { SYSTEM_CLOCK, type Clock } from "./client/clock.js";
 import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
 import { codeOf, judge, type Judgement, type Meaning } from "./client/refusals.js";
@@ -752,7 +752,7 @@ function keptAliasRow(point: string, assumes: string, sent: string, live: string
   if (!sameAlias(sent, live)) {
     return { point, assumes, observed: `"${shortAlias(sent)}" kept as "${shortAlias(live)}", not a form of it the runtime knows: it reads another alias, drift at every gate and an edit at every up`, verdict: "setting", setting: "none exists: report this platform's alias form" };
   }
-  if (!changed.shows) return { point, assumes, observed: "as sent", verdict: "holds" };
+  if (!changed.shows) return { point, assumes, observed: live === sent ? "as sent" : "as sent but for its case (alias case as kept)", verdict: "holds" };
   return { point, assumes, observed: `${changed.what}: the runtime takes it for the alias declared (no drift, no edit) and keeps the platform's form in the state; ${changed.also}`, verdict: "handled", reading: changed.reading };
 }
 
@@ -794,7 +794,7 @@ async function lengthRow(run: Run, key: string, address: string): Promise<Doctor
     reading: "cut-aliases",
     also:
       "a create whose answer is lost is not found where the cut takes its mark off (an alias of more than " +
-      `${length - 13} characters; not handled, docs/decisions.md); and the cut hides whether longer aliases would be refused (short-aliases)`,
+      `${length - markedAlias("").length} characters; not handled, docs/decisions.md); and the cut hides whether longer aliases would be refused (short-aliases)`,
   });
 }
 

@@ -14,4 +14,4 @@ export {
   type SubAccountBatchOutputs,
   type SubAccountView,
 } from "./state.js";
-export { identityMark, smallerCountCap, unconfirmedAmong } from "./recovery.js";
+export { identityMark, markedAlias, smallerCountCap, unconfirmedAmong } from "./recovery.js";
