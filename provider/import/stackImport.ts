@@ -7,7 +7,7 @@ import { identityMark, outputsOf as batchOutputsOf, view } from "../runtime/subA
 import { providerText, type RuntimeExport } from "../resources/shim.js";
 import { dynamicType, MODULE } from "../resources/typeTokens.js";
 import { ImportError, type ImportedAccount, type ImportedBatch, type ImportedKey } from "./account.js";
-import { capture } from "./stackState.js";
+import { capture, readConfig, StackStateError } from "./stackState.js";
 import { runPulumi } from "./command.js";
 
 /**
@@ -115,11 +115,10 @@ export async function deploymentResources(account: ImportedAccount, target: Stac
   return resources;
 }
 
-/** What this command reads of `pulumi stack export` and `pulumi config --json`: every other field let through. */
+/** What this command reads of `pulumi stack export`: every other field let through. */
 const ExportedSchema = z.object({
   deployment: z.object({ resources: z.array(z.unknown()).nullish(), secrets_providers: z.record(z.string(), z.unknown()).nullish() }).nullish(),
 });
-const ConfigSchema = z.record(z.string(), z.object({ value: z.unknown().optional(), secret: z.boolean().optional() }).passthrough());
 
 /** Runs a `pulumi` command that answers JSON and parses it with `schema`, or fails naming the command (no secret shown). */
 async function readCli<T>(args: string[], schema: z.ZodType<T>, dir: string, env: NodeJS.ProcessEnv): Promise<T> {
@@ -148,11 +147,13 @@ async function emptyStack(dir: string, stack: string, env: NodeJS.ProcessEnv): P
   return providers;
 }
 
-/** The stack's config as the engine gives it to the default provider: full key to text value, and whether secret. */
+/** The stack's config (stackState.ts readConfig) as the engine gives it to the default provider: full key to text value, and whether secret. */
 async function stackConfig(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<Record<string, { value: string; secret: boolean }>> {
-  const parsed = await readCli(["config", "--show-secrets", "--json", "--stack", stack], ConfigSchema, dir, env);
+  const entries = await readConfig(dir, stack, env).catch((err: unknown) => {
+    throw err instanceof StackStateError ? new ImportError(err.message) : err;
+  });
   return Object.fromEntries(
-    Object.entries(parsed).flatMap(([k, c]) => (typeof c?.value === "string" ? [[k, { value: c.value, secret: c.secret === true }]] : [])),
+    Object.entries(entries).flatMap(([k, c]) => (typeof c.value === "string" ? [[k, { value: c.value, secret: c.secret === true }]] : [])),
   );
 }
 
