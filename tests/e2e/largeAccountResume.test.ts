@@ -7,7 +7,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 import { REPO } from "../support/programDir.js";
 import { killTree } from "../support/processes.js";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, seedLargeAccount, setUpFile, type SecretLedger } from "./support.js";
 
 // Issue 41, "partial failure": an import through the stack's state (tests/e2e/largeAccount.test.ts) or the first
 // `up` after it, killed halfway and run again, adopts each object once and deletes nothing. At a size CI affords
@@ -16,15 +16,11 @@ const KEYS = 20;
 const BATCHES = 4;
 const PER_BATCH = 5;
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
-const pricing = [{ model: "model-a", pricing_factor: 1.5 }];
 
 let apiKeys: string[];
 const file = setUpFile({
   emulator: { rateWindowMs: 1000 },
-  seed: (emu) => {
-    apiKeys = Array.from({ length: KEYS }, (_, i) => emu.state.createKey(`service-${i}`).key);
-    for (let b = 0; b < BATCHES; b++) emu.state.createSubAccounts({ alias: `customer-${b}`, balance: 10, modelPricing: pricing, count: PER_BATCH });
-  },
+  seed: (emu) => (apiKeys = seedLargeAccount(emu, { keys: KEYS, batches: BATCHES, perBatch: PER_BATCH })),
   folder: "llm-large-resume-",
 });
 let emu: Emulator;
