@@ -39,7 +39,8 @@ export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_
                         does not list included: the next up deletes and replaces nothing
   --into-state          Adopt the objects into the stack's state (pulumi stack import, on stdin; the CLI encrypts the
                         secrets) instead of its config; chosen by itself when the keys do not fit in a stack config
-                        (past about 1,200 keys): needs --stack, of a stack that holds nothing yet
+                        (past about 1,200 keys), and by a re-import of a folder with account.json: needs --stack;
+                        a stack that holds objects keeps them, and only what is new is added
   --drop-unlisted       With --force: leave out the API keys the stack holds that --keys does not list (the next
                         up DELETES them from the platform) and batches none of whose sub-accounts is left
 `;
