@@ -127,4 +127,34 @@ describe("an import through the stack's state, or its first up, killed halfway a
     await expectSettled(stack, { skip: { preview: "the gate just above is this preview, with a refresh first" } });
     await expectNoSecretsAround(ledger, stack, dir, file.printed);
   }, 300_000);
+
+  test("run again through the state with a new key and batch and one key unlisted: only the new are added, and the preview and up do what it printed", async () => {
+    const added = emu.state.createKey("service-new").key;
+    emu.state.createSubAccounts({ alias: "customer-new", balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: PER_BATCH });
+    ledger.record();
+    const [unlisted, ...listed] = apiKeys;
+    emu.clearRequests();
+    const again = await file.pulumi(llmImport(dir, ["--keys", "-", "--stack", stack.stack, "--into-state", "--force", "--drop-unlisted"], [...listed, added].join("\n"), stack.env));
+    expect(again.code).toBe(0);
+    expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": KEYS });
+    expect(again.stdout).toContain(`Kept ${KEYS - 1 + BATCHES} object(s)`);
+    expect(again.stdout).toContain('Added 2 object(s) it does not manage yet: "service-new", "customer-new"');
+    expect(again.stdout).toContain("Dropped 1 object(s) the stack manages, as --drop-unlisted asks:\n  ApiKey service-0000");
+    expect(again.stdout).toContain(`Adopted 1 API key(s) and 1 batch(es) into the state of stack ${stack.stack}`);
+    expect(again.stdout).toContain("(1 to delete: the object(s) dropped above; nothing else changes)");
+    expect(await stateTypes()).toEqual({ ...ADOPTED, "pulumi-nodejs:dynamic/llm-accounts:ApiKey": KEYS + 1, "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch": BATCHES + 1 });
+    // What it printed, counted: the preview deletes the one dropped key and changes nothing else, without a call.
+    emu.clearRequests();
+    const preview = await file.pulumi(stack.preview());
+    expect(preview.stdout).toMatch(/- 1 to delete/);
+    expect(preview.stdout).toContain(`${KEYS + BATCHES + 2} unchanged`);
+    expect(preview.stdout).not.toMatch(/to (create|update|replace)/);
+    expect(emu.calls()).toEqual({});
+    emu.clearRequests();
+    await file.pulumi(stack.up());
+    expect(writeCalls(emu.calls())).toEqual({ "api-key/delete": 1 });
+    expect(liveKeys()).toEqual([...keysBefore.filter((k) => k !== unlisted), added].sort());
+    expect(await stateTypes()).toEqual({ ...ADOPTED, "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch": BATCHES + 1 });
+    await expectNoSecretsAround(ledger, stack, dir, file.printed);
+  }, 300_000);
 });
