@@ -561,7 +561,7 @@ async function adoptIntoState(plan: ImportPlan, io: ImportIo, out: (line: string
   const keys = plan.account.keys.filter((k) => !k.kept);
   const batches = plan.account.batches.filter((b) => !b.kept);
   const how = "(pulumi stack import, secrets encrypted by the stack's secrets provider)";
-  if (keys.length + batches.length > 0) out(`Adopted ${keys.length} API key(s) and ${batches.length} batch(es) into the state of stack ${stack} ${how}; wrote ${join(dir, DATA_FILE)}.`);
+  if (!held || keys.length + batches.length > 0) out(`Adopted ${keys.length} API key(s) and ${batches.length} batch(es) into the state of stack ${stack} ${how}; wrote ${join(dir, DATA_FILE)}.`);
   else out(`Nothing new to adopt: the state of stack ${stack} holds every object the program declares, and was not written; wrote ${join(dir, DATA_FILE)}.`);
 }
 

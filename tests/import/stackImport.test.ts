@@ -167,16 +167,23 @@ describe("llm-accounts import past the stack config's 128 KiB", () => {
  * A stand-in `pulumi` that keeps a stack's state: `stack export` gives what the last `stack import` was given (an
  * empty deployment before), as `--show-secrets` would (secrets as plaintext markers); every run is logged.
  */
-function statefulPulumi(): { env: Record<string, string>; runs: () => string[]; state: () => { resources: DeploymentResourceOf[] } } {
+function statefulPulumi(): { env: Record<string, string>; runs: () => string[]; state: () => { resources: DeploymentResourceOf[] }; edit: (f: (r: DeploymentResourceOf) => void) => void } {
   const empty = `{"version":3,"deployment":{"secrets_providers":{"type":"passphrase","state":{"salt":"x"}}}}`;
   const fake = standInPulumi(tmpdir(), {
     '"stack export"*': `if [ -f "$BIN/imported" ]; then cat "$BIN/imported"; else echo '${empty}'; fi`,
     '"config --show-secrets"*': "echo '{}'",
     '"stack import"*': 'cat > "$BIN/imported"',
   });
-  return { env: fake.env, runs: fake.runs, state: () => (JSON.parse(fake.read("imported")) as { deployment: { resources: DeploymentResourceOf[] } }).deployment };
+  const state = () => (JSON.parse(fake.read("imported")) as { deployment: { resources: DeploymentResourceOf[] } }).deployment;
+  /** Changes each resource of the kept state (as a `pulumi up` of another program would). */
+  const edit = (f: (r: DeploymentResourceOf) => void) => {
+    const all = JSON.parse(fake.read("imported")) as { deployment: { resources: DeploymentResourceOf[] } };
+    all.deployment.resources.forEach(f);
+    writeFileSync(join(fake.bin, "imported"), JSON.stringify(all));
+  };
+  return { env: fake.env, runs: fake.runs, state, edit };
 }
-type DeploymentResourceOf = { urn: string; type: string; id?: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
+type DeploymentResourceOf = { urn: string; type: string; id?: string; protect?: boolean; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
 
 const KEY_TYPE = "pulumi-nodejs:dynamic/llm-accounts:ApiKey";
 const BATCH_TYPE = "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch";
@@ -268,4 +275,25 @@ describe("llm-accounts import run again on a stack whose state it wrote", () => 
     expect(await nextUp(second, dir, "prog", "prod")).toEqual({ create: [], update: [], delete: ["rerun-b"] });
     expectNoSecret(again + dropped + readFileSync(join(dir, "index.ts"), "utf8") + readFileSync(join(dir, DATA_FILE), "utf8") + pulumi.runs().join("\n"), secretsOf(emu));
   }, 120_000);
+
+  test("a stack holding what the program over the data file cannot declare (protect): refused, naming it, before anything is written", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "llm-rerun-protect-")), "prog");
+    const pulumi = statefulPulumi();
+    const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+    const io = (keys: string[]) => {
+      const stdin = new PassThrough();
+      stdin.end(keys.join("\n"));
+      return { stdin, stdout: new PassThrough(), stderr: new PassThrough(), env, source: { kind: "spec" as const, spec: "^0.1.0" } };
+    };
+    const key = emu.state.createKey("protected-one").key;
+    await runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--into-state"], io([key]));
+    pulumi.edit((r) => void (nameOf(r.urn) === "protected-one" && (r.protect = true)));
+    const data = readFileSync(join(dir, DATA_FILE), "utf8");
+    const from = pulumi.runs().length;
+    await expect(runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--force"], io([key]))).rejects.toThrow(
+      "stack prod holds objects the program over account.json cannot declare as they are: ApiKey protected-one (protect).",
+    );
+    expect(pulumi.runs().slice(from).filter((r) => /^(stack import|stack select|config set)/.test(r))).toEqual([]);
+    expect(readFileSync(join(dir, DATA_FILE), "utf8")).toBe(data);
+  }, 60_000);
 });
