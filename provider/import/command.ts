@@ -24,8 +24,8 @@ import {
   TSCONFIG,
 } from "./program.js";
 import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
-import { capture, readStackState, StackStateError, type StackState } from "./stackState.js";
-import { importIntoState, shortStack } from "./stackImport.js";
+import { capture, readStackState, StackStateError, type StackState, type StateOptions } from "./stackState.js";
+import { addIntoState, importIntoState, shortStack } from "./stackImport.js";
 
 /** Help text of `llm-accounts import`. */
 export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
@@ -39,7 +39,8 @@ export const IMPORT_USAGE = `Options of "import" (credentials from LLM_ACCOUNTS_
                         does not list included: the next up deletes and replaces nothing
   --into-state          Adopt the objects into the stack's state (pulumi stack import, on stdin; the CLI encrypts the
                         secrets) instead of its config; chosen by itself when the keys do not fit in a stack config
-                        (past about 1,200 keys): needs --stack, of a stack that holds nothing yet
+                        (past about 1,200 keys), and by a re-import of a folder with account.json: needs --stack;
+                        a stack that holds objects keeps them, and only what is new is added
   --drop-unlisted       With --force: leave out the API keys the stack holds that --keys does not list (the next
                         up DELETES them from the platform) and batches none of whose sub-accounts is left
 `;
@@ -71,6 +72,8 @@ interface Folder {
   packageJson?: Record<string, unknown>;
   /** The project name of an existing Pulumi.yaml. */
   existingProject?: string;
+  /** Whether the folder holds the data file of a program adopted through the stack's state (DATA_FILE). */
+  dataFile: boolean;
 }
 
 /**
@@ -88,7 +91,7 @@ function inspectFolder(dir: string, force: boolean, vendored: string | undefined
   }
   const index = join(dir, "index.ts");
   if (existsSync(index) && !force) throw new ImportError(`${index} exists: refusing to overwrite it (use --force)`);
-  const folder: Folder = { dir };
+  const folder: Folder = { dir, dataFile: existsSync(join(dir, DATA_FILE)) };
   const pkgPath = join(dir, "package.json");
   if (existsSync(pkgPath)) {
     let pkg: unknown;
@@ -395,21 +398,46 @@ async function checkTarget(args: ImportArgs, state: StackState | undefined, env:
 
 /**
  * How the keys reach the stack: its state when asked (--into-state) or when they do not fit in its config (past
- * 120 KiB), which needs a named stack that holds nothing yet (a stack that holds objects keeps them in its state,
- * and only the keys it does not hold go to its config); else its config.
+ * 120 KiB), which needs a named stack; else its config. A stack that holds objects keeps them in its state either
+ * way: a re-import adds what is new through the route that adopted it (its state when the folder's program reads
+ * the data file), or through the state when asked or when the new keys do not fit in the config.
  */
-function chooseCarrier(args: ImportArgs, state: StackState | undefined, account: ImportedAccount, envBytes: number): Carrier {
-  const holds = state !== undefined && state.keys.length + state.batches.length + state.foreign.length > 0;
-  if (args.intoState && holds) throw new ImportError(`--into-state: stack ${args.stack} holds objects already, and its state is written whole; import into a new stack; nothing was written`);
-  if (args.intoState) return "state";
-  if (account.keys.length === 0 || envBytes <= KEYS_CONFIG_MAX_BYTES) return "config";
-  if (args.stack !== undefined && !holds) return "state";
+function chooseCarrier(args: ImportArgs, state: StackState | undefined, account: ImportedAccount, envBytes: number, folder: Folder): Carrier {
+  const holds = manages(state);
+  const fits = account.keys.length === 0 || envBytes <= KEYS_CONFIG_MAX_BYTES;
+  const throughState = args.intoState || !fits || (holds && folder.dataFile);
+  if (!throughState) return "config";
+  if (args.stack !== undefined) {
+    if (holds) refuseUndeclarable(account, state!.stack);
+    return "state";
+  }
+  if (holds && fits) {
+    throw new ImportError(`${join(args.dir, DATA_FILE)}: the stack's objects were adopted into its state, and a re-import adds what is new there: name the stack with --stack NAME; nothing was written`);
+  }
   const fit = Math.floor((account.keys.length * KEYS_CONFIG_MAX_BYTES) / envBytes);
   throw new ImportError(
     `${account.keys.length} API keys take ${Math.ceil(envBytes / 1024)} KiB of stack config, more than the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a program can be given ` +
       "(Pulumi's Node.js language host hands the whole config to the program in one environment variable, which Linux caps at 128 KiB): " +
-      (holds ? `stack ${state!.stack} holds objects already, so they cannot go into its state; ` : "name a new stack with --stack NAME, and the import writes them into its state (docs/large-accounts.md), or ") +
-      `import them in parts of at most about ${fit} keys (--keys), each into its own folder and stack; nothing was written`,
+      `name the stack with --stack NAME, and the import writes them into its state (docs/large-accounts.md), or import them in parts of at most about ${fit} keys (--keys), each into its own folder and stack; nothing was written`,
+  );
+}
+
+/**
+ * Refuses a re-import through the state when the stack holds what the program over the data file cannot declare
+ * (it declares alias, status, security config, count, balance and pricing): its next up would change it.
+ */
+function refuseUndeclarable(account: ImportedAccount, stack: string): void {
+  const why = (o: { rotation?: unknown; connection?: unknown; options?: StateOptions }): string[] => [
+    ...(o.rotation !== undefined ? ["rotation"] : []),
+    ...(o.connection !== undefined ? ["connection"] : []),
+    ...Object.keys(o.options ?? {}).map((k) => (k === "parentedUrn" ? "a parent" : k)),
+  ];
+  const held = [...account.keys.map((o) => ({ o, kind: "ApiKey" })), ...account.batches.map((o) => ({ o, kind: "SubAccountBatch" }))].filter(({ o }) => o.kept);
+  const undeclarable = held.filter(({ o }) => why(o).length > 0).map(({ o, kind }) => `${kind} ${o.name} (${why(o).join(", ")})`);
+  if (undeclarable.length === 0) return;
+  throw new ImportError(
+    `stack ${stack} holds objects the program over ${DATA_FILE} cannot declare as they are: ${names(undeclarable)}. ` +
+      `Re-import through the stack config instead (without --into-state, and with ${DATA_FILE} removed from the folder), which declares each one; nothing was written`,
   );
 }
 
@@ -443,7 +471,7 @@ async function planImport(args: ImportArgs, io: ImportIo): Promise<ImportPlan> {
   const stackProject = folder.existingProject ?? project;
   const keysValue = keysConfigValue(account);
   const envBytes = keysConfigEnvBytes(keysValue, stackProject);
-  const carrier = chooseCarrier(args, state, account, envBytes);
+  const carrier = chooseCarrier(args, state, account, envBytes, folder);
   return { args, packagePlan, folder, state, origin: client.origin, account, project, stackProject, carrier, keysValue, envBytes };
 }
 
@@ -507,7 +535,13 @@ function nextStep(plan: ImportPlan): string {
     return `Next, in ${dir}: npm install, review index.ts, then pulumi preview${stackFlag} (no delete, no replace), and pulumi up${stackFlag}, which deletes nothing and writes one edit per batch whose lost create left sub-accounts under its mark (${names(account.pending.map((n) => JSON.stringify(n)))}): it gives them the batch's alias.`;
   }
   const review = plan.carrier === "state" ? `review index.ts and ${DATA_FILE}` : "review index.ts";
-  return `Next, in ${dir}: npm install, ${review}, then pulumi preview${stackFlag} (${manages(plan.state) ? "no delete, no replace" : plan.carrier === "state" ? "no change" : "only creates"}), and pulumi up${stackFlag}, which makes no write.`;
+  const dropped = account.dropped.length;
+  if (dropped > 0) {
+    const others = plan.carrier === "state" ? "nothing else changes" : "no other delete, no replace";
+    return `Next, in ${dir}: npm install, ${review}, then pulumi preview${stackFlag} (${dropped} to delete: the object(s) dropped above; ${others}), and pulumi up${stackFlag}, which DELETES them from the platform and makes no other write.`;
+  }
+  const preview = plan.carrier === "state" ? "no change" : manages(plan.state) ? "no delete, no replace" : "only creates";
+  return `Next, in ${dir}: npm install, ${review}, then pulumi preview${stackFlag} (${preview}), and pulumi up${stackFlag}, which makes no write.`;
 }
 
 /**
@@ -519,10 +553,16 @@ async function adoptIntoState(plan: ImportPlan, io: ImportIo, out: (line: string
   const selected = await runPulumi(["stack", "select", "--create", stack!], dir, io.env);
   if (selected === null) throw new ImportError(`no pulumi CLI was found on PATH: the objects cannot be written into stack ${stack}'s state; ${join(dir, "index.ts")} was written, ${DATA_FILE} was not`);
   if (selected.code !== 0) throw new ImportError(`pulumi stack select --create ${stack} failed: ${redact(selected.stderr.trim())}`);
-  await importIntoState(plan.account, { project: plan.stackProject, stack: shortStack(stack!) }, stack!, dir, io.env);
+  const target = { project: plan.stackProject, stack: shortStack(stack!) };
+  const held = manages(plan.state) ? plan.state : undefined;
+  if (held) await addIntoState(plan.account, held, target, stack!, dir, io.env);
+  else await importIntoState(plan.account, target, stack!, dir, io.env);
   writeFile(join(dir, DATA_FILE), renderAccountData(plan.account));
-  const { keys, batches } = plan.account;
-  out(`Adopted ${keys.length} API key(s) and ${batches.length} batch(es) into the state of stack ${stack} (pulumi stack import, secrets encrypted by the stack's secrets provider); wrote ${join(dir, DATA_FILE)}.`);
+  const keys = plan.account.keys.filter((k) => !k.kept);
+  const batches = plan.account.batches.filter((b) => !b.kept);
+  const how = "(pulumi stack import, secrets encrypted by the stack's secrets provider)";
+  if (!held || keys.length + batches.length > 0) out(`Adopted ${keys.length} API key(s) and ${batches.length} batch(es) into the state of stack ${stack} ${how}; wrote ${join(dir, DATA_FILE)}.`);
+  else out(`Nothing new to adopt: the state of stack ${stack} holds every object the program declares, and was not written; wrote ${join(dir, DATA_FILE)}.`);
 }
 
 /** Stores the keys in the stack config, or says what to run when it cannot (no --stack, no Pulumi CLI). */

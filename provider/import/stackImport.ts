@@ -7,7 +7,8 @@ import { identityMark, outputsOf as batchOutputsOf, view } from "../runtime/subA
 import { providerText, type RuntimeExport } from "../resources/shim.js";
 import { dynamicType, MODULE } from "../resources/typeTokens.js";
 import { ImportError, type ImportedAccount, type ImportedBatch, type ImportedKey } from "./account.js";
-import { capture } from "./stackState.js";
+import { same } from "../api/canonical.js";
+import { capture, nameOfUrn, parseStackExport, readConfig, StackStateError, type StackState } from "./stackState.js";
 import { runPulumi } from "./command.js";
 
 /**
@@ -96,30 +97,40 @@ async function batchResource(b: ImportedBatch, common: Record<string, unknown>, 
   };
 }
 
-/**
- * The resources of the deployment: the stack, the default provider of dynamic resources (its inputs the stack's
- * config, as the engine registers it: `config`, full key to value, secret ones marked), then every key and batch.
- */
-export async function deploymentResources(account: ImportedAccount, target: StackTarget, config: Record<string, { value: string; secret: boolean }>): Promise<DeploymentResource[]> {
-  const stackUrn = urnOf(target, "pulumi:pulumi:Stack", `${target.project}-${target.stack}`);
-  const providerUrn = urnOf(target, "pulumi:providers:pulumi-nodejs", "default");
-  const providerId = randomUUID();
-  const providerInputs = Object.fromEntries(Object.entries(config).map(([k, c]) => [k, c.secret ? secret(c.value) : c.value]));
-  const common = { parent: stackUrn, provider: `${providerUrn}::${providerId}` };
-  const resources: DeploymentResource[] = [
-    { urn: stackUrn, custom: false, type: "pulumi:pulumi:Stack" },
-    { urn: providerUrn, custom: true, id: providerId, type: "pulumi:providers:pulumi-nodejs", inputs: providerInputs, outputs: providerInputs },
-  ];
+/** The stack's config as the engine gives the default provider its inputs: full key to value, secret ones marked. */
+type ProviderConfig = Record<string, { value: string; secret: boolean }>;
+
+/** The adopted keys, then batches, under the stack and the default provider (`common`). */
+async function adoptedResources(account: ImportedAccount, target: StackTarget, common: Record<string, unknown>): Promise<DeploymentResource[]> {
+  const resources: DeploymentResource[] = [];
   for (const k of account.keys) resources.push(await keyResource(k, common, target));
   for (const b of account.batches) resources.push(await batchResource(b, common, target));
   return resources;
 }
 
-/** What this command reads of `pulumi stack export` and `pulumi config --json`: every other field let through. */
-const ExportedSchema = z.object({
-  deployment: z.object({ resources: z.array(z.unknown()).nullish(), secrets_providers: z.record(z.string(), z.unknown()).nullish() }).nullish(),
-});
-const ConfigSchema = z.record(z.string(), z.object({ value: z.unknown().optional(), secret: z.boolean().optional() }).passthrough());
+/**
+ * The resources of the deployment: the stack, the default provider of dynamic resources (its inputs the stack's
+ * config, as the engine registers it: `config`, full key to value, secret ones marked), then every key and batch.
+ */
+export async function deploymentResources(account: ImportedAccount, target: StackTarget, config: ProviderConfig): Promise<DeploymentResource[]> {
+  const stackUrn = urnOf(target, "pulumi:pulumi:Stack", `${target.project}-${target.stack}`);
+  const providerUrn = urnOf(target, "pulumi:providers:pulumi-nodejs", "default");
+  const providerId = randomUUID();
+  const providerInputs = Object.fromEntries(Object.entries(config).map(([k, c]) => [k, c.secret ? secret(c.value) : c.value]));
+  const common = { parent: stackUrn, provider: `${providerUrn}::${providerId}` };
+  return [
+    { urn: stackUrn, custom: false, type: "pulumi:pulumi:Stack" },
+    { urn: providerUrn, custom: true, id: providerId, type: "pulumi:providers:pulumi-nodejs", inputs: providerInputs, outputs: providerInputs },
+    ...(await adoptedResources(account, target, common)),
+  ];
+}
+
+/** What this command reads of `pulumi stack export`: every other field let through. */
+const ExportedSchema = z
+  .object({
+    deployment: z.object({ resources: z.array(z.unknown()).nullish(), secrets_providers: z.record(z.string(), z.unknown()).nullish() }).passthrough().nullish(),
+  })
+  .passthrough();
 
 /** Runs a `pulumi` command that answers JSON and parses it with `schema`, or fails naming the command (no secret shown). */
 async function readCli<T>(args: string[], schema: z.ZodType<T>, dir: string, env: NodeJS.ProcessEnv): Promise<T> {
@@ -148,11 +159,13 @@ async function emptyStack(dir: string, stack: string, env: NodeJS.ProcessEnv): P
   return providers;
 }
 
-/** The stack's config as the engine gives it to the default provider: full key to text value, and whether secret. */
-async function stackConfig(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<Record<string, { value: string; secret: boolean }>> {
-  const parsed = await readCli(["config", "--show-secrets", "--json", "--stack", stack], ConfigSchema, dir, env);
+/** The stack's config (stackState.ts readConfig) as the engine gives it to the default provider: full key to text value, and whether secret. */
+async function stackConfig(dir: string, stack: string, env: NodeJS.ProcessEnv): Promise<ProviderConfig> {
+  const entries = await readConfig(dir, stack, env).catch((err: unknown) => {
+    throw err instanceof StackStateError ? new ImportError(err.message) : err;
+  });
   return Object.fromEntries(
-    Object.entries(parsed).flatMap(([k, c]) => (typeof c?.value === "string" ? [[k, { value: c.value, secret: c.secret === true }]] : [])),
+    Object.entries(entries).flatMap(([k, c]) => (typeof c.value === "string" ? [[k, { value: c.value, secret: c.secret === true }]] : [])),
   );
 }
 
@@ -166,4 +179,43 @@ export async function importIntoState(account: ImportedAccount, target: StackTar
   const deployment = JSON.stringify({ version: 3, deployment: { secrets_providers: secretsProviders, resources } });
   const r = await runPulumi(["stack", "import", "--stack", stack], dir, env, deployment);
   if (r === null || r.code !== 0) throw new ImportError(`pulumi stack import --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
+}
+
+/** A resource of an exported state, as far as adding to it needs. */
+const HeldResourceSchema = z.object({ urn: z.string(), type: z.string(), id: z.string().optional(), delete: z.boolean().optional() }).passthrough();
+
+/** The names of what a stack manages, sorted: what must not have changed between the import's read and its write. */
+const namesOf = (s: Omit<StackState, "configKeys">): string[] => [...s.keys.map((k) => `ApiKey ${k.name}`), ...s.batches.map((b) => `SubAccountBatch ${b.name}`), ...s.foreign].sort();
+
+/**
+ * Adds the objects a re-import adopts (those of `account` not `kept`) to the state of a stack that holds objects
+ * already (`held`, as the import read it): its deployment is exported (secrets revealed, in memory), the new
+ * resources appended under its stack and default provider, and the whole imported again on the CLI's stdin, every
+ * secret encrypted by the stack's secrets provider. What the stack holds is written back as it was: the next `up`
+ * deletes what the program no longer declares (--drop-unlisted), as through the config. Nothing is written when
+ * nothing is new. Returns the number of objects added.
+ */
+export async function addIntoState(account: ImportedAccount, held: StackState, target: StackTarget, stack: string, dir: string, env: NodeJS.ProcessEnv): Promise<number> {
+  const added: ImportedAccount = { ...account, keys: account.keys.filter((k) => !k.kept), batches: account.batches.filter((b) => !b.kept) };
+  if (added.keys.length + added.batches.length === 0) return 0;
+  const exported = await readCli(["stack", "export", "--show-secrets", "--stack", stack], ExportedSchema, dir, env);
+  let now: string[];
+  try {
+    now = namesOf(parseStackExport(JSON.stringify(exported), stack));
+  } catch (err) {
+    throw new ImportError(`${redact((err as Error).message)}; nothing was written to the state`);
+  }
+  if (!same(now, namesOf(held))) throw new ImportError(`stack ${stack} changed since the import read it: run the import again; nothing was written to the state`);
+  const resources = (exported.deployment?.resources ?? []).map((r) => HeldResourceSchema.parse(r));
+  const live = resources.filter((r) => !r.delete);
+  const stackUrn = live.find((r) => r.type === "pulumi:pulumi:Stack")?.urn;
+  const provider = live.find((r) => r.type === "pulumi:providers:pulumi-nodejs" && nameOfUrn(r.urn) === "default" && r.id !== undefined);
+  if (stackUrn === undefined || provider === undefined) {
+    throw new ImportError(`stack ${stack}'s state has no ${stackUrn === undefined ? "stack resource" : "default provider of dynamic resources"} to add the adopted objects under; nothing was written to the state`);
+  }
+  const adding = await adoptedResources(added, target, { parent: stackUrn, provider: `${provider.urn}::${provider.id!}` });
+  const deployment = JSON.stringify({ ...exported, deployment: { ...exported.deployment, resources: [...resources, ...adding] } });
+  const r = await runPulumi(["stack", "import", "--stack", stack], dir, env, deployment);
+  if (r === null || r.code !== 0) throw new ImportError(`pulumi stack import --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
+  return adding.length;
 }

@@ -167,14 +167,28 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
   return state;
 }
 
-/** A stack's config as `pulumi config --show-secrets --json` gives it: each full key to its value. */
-function parseConfig(text: string): Record<string, { value?: unknown }> {
-  return JSON.parse(text) as Record<string, { value?: unknown }>;
+/** A stack's config as `pulumi config --show-secrets --json` gives it: each full key to its value (text) and whether secret. */
+export type ConfigEntries = Record<string, { value?: unknown; secret?: boolean }>;
+const ConfigSchema = z.record(z.string(), z.object({ value: z.unknown().optional(), secret: z.boolean().optional() }).passthrough());
+
+function parseConfig(text: string): ConfigEntries {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const parsed = ConfigSchema.safeParse(value);
+  if (!parsed.success) throw new Error("pulumi config --show-secrets answered what this command cannot read");
+  return parsed.data;
 }
 
 /** The API keys of a stack's config, as `pulumi config --show-secrets --json` gives them: adoptKeys, then adoptKey-<name>. */
 export function parseConfigKeys(text: string): { name: string; key: string }[] {
-  const config = parseConfig(text);
+  return configKeysOf(parseConfig(text));
+}
+
+function configKeysOf(config: ConfigEntries): { name: string; key: string }[] {
   const keys: { name: string; key: string }[] = [];
   for (const [fullKey, entry] of Object.entries(config)) {
     const key = fullKey.slice(fullKey.indexOf(":") + 1);
@@ -195,9 +209,8 @@ export function parseConfigKeys(text: string): { name: string; key: string }[] {
   return keys;
 }
 
-/** The `llm-accounts:` settings of a stack's config text, read as the provider reads them at `up`. */
-export function parseConfigSettings(text: string): StackConfig {
-  const config = parseConfig(text);
+/** The `llm-accounts:` settings of a stack's config, read as the provider reads them at `up`. */
+function settingsOf(config: ConfigEntries): StackConfig {
   return readStackConfig((fullKey) => {
     const value = config[fullKey]?.value;
     return typeof value === "string" ? value : undefined;
@@ -254,20 +267,30 @@ export async function readStackState(dir: string, stack: string | undefined, env
   } catch (err) {
     throw new StackStateError(`${redact((err as Error).message)}; nothing was written`);
   }
-  return { ...state, ...(await readConfig(dir, stack, env)) };
+  return { ...state, ...configState(await readConfig(dir, stack, env)) };
 }
 
 /**
- * The stack's config, in one `pulumi config` run: the keys it adopts, and the settings that name the account its
- * `up` acts on (a stack may keep them in its config, an environment, or its backend: the CLI's answer covers all).
+ * The stack's config, in one `pulumi config --show-secrets --json` run, kept in memory: what it adopts, the settings
+ * that name the account its `up` acts on (a stack may keep them in its config, an environment, or its backend: the
+ * CLI's answer covers all), and what the engine gives the default provider. The one read of a stack's config.
  */
-async function readConfig(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<Pick<StackState, "configKeys" | "settings">> {
+export async function readConfig(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<ConfigEntries> {
   const r = await capture(["config", "--show-secrets", "--json", ...(stack ? ["--stack", stack] : [])], dir, env);
   if (r === null || r.code !== 0) {
     throw new StackStateError(`pulumi config --show-secrets failed, so the account and the keys the stack's config names cannot be read: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written`);
   }
   try {
-    return { configKeys: parseConfigKeys(r.stdout), settings: parseConfigSettings(r.stdout) };
+    return parseConfig(r.stdout);
+  } catch (err) {
+    throw new StackStateError(`${redact((err as Error).message)}; nothing was written`);
+  }
+}
+
+/** The keys the stack's config adopts and the settings that name its account. */
+function configState(config: ConfigEntries): Pick<StackState, "configKeys" | "settings"> {
+  try {
+    return { configKeys: configKeysOf(config), settings: settingsOf(config) };
   } catch (err) {
     throw new StackStateError(`${redact((err as Error).message)}; nothing was written`);
   }

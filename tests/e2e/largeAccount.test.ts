@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { keysConfigEnvBytes } from "../../provider/import/program.js";
 import { writeCalls } from "../support/emulatorCalls.js";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, seedLargeAccount, setUpFile, type SecretLedger } from "./support.js";
 
 // Issue 41, "large accounts": an account whose keys do not fit in a stack config (Pulumi's Node.js language host
 // hands the whole config to the program in one environment variable, which Linux caps at 128 KiB) is adopted by
@@ -14,15 +14,11 @@ const KEYS = 1250;
 const BATCHES = 40;
 const PER_BATCH = 5;
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
-const pricing = [{ model: "model-a", pricing_factor: 1.5 }];
 
 let apiKeys: string[];
 const file = setUpFile({
   emulator: { rateWindowMs: 1000 },
-  seed: (emu) => {
-    apiKeys = Array.from({ length: KEYS }, (_, i) => emu.state.createKey(`service-${String(i).padStart(4, "0")}-${"x".repeat(35)}`).key);
-    for (let b = 0; b < BATCHES; b++) emu.state.createSubAccounts({ alias: `customer-${String(b).padStart(3, "0")}`, balance: 10, modelPricing: pricing, count: PER_BATCH });
-  },
+  seed: (emu) => (apiKeys = seedLargeAccount(emu, { keys: KEYS, batches: BATCHES, perBatch: PER_BATCH, aliasFill: 35 })),
   folder: "llm-large-",
 });
 let emu: Emulator;

@@ -7,7 +7,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 import { REPO } from "../support/programDir.js";
 import { killTree } from "../support/processes.js";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, seedLargeAccount, setUpFile, type SecretLedger } from "./support.js";
 
 // Issue 41, "partial failure": an import through the stack's state (tests/e2e/largeAccount.test.ts) or the first
 // `up` after it, killed halfway and run again, adopts each object once and deletes nothing. At a size CI affords
@@ -16,15 +16,11 @@ const KEYS = 20;
 const BATCHES = 4;
 const PER_BATCH = 5;
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
-const pricing = [{ model: "model-a", pricing_factor: 1.5 }];
 
 let apiKeys: string[];
 const file = setUpFile({
   emulator: { rateWindowMs: 1000 },
-  seed: (emu) => {
-    apiKeys = Array.from({ length: KEYS }, (_, i) => emu.state.createKey(`service-${i}`).key);
-    for (let b = 0; b < BATCHES; b++) emu.state.createSubAccounts({ alias: `customer-${b}`, balance: 10, modelPricing: pricing, count: PER_BATCH });
-  },
+  seed: (emu) => (apiKeys = seedLargeAccount(emu, { keys: KEYS, batches: BATCHES, perBatch: PER_BATCH })),
   folder: "llm-large-resume-",
 });
 let emu: Emulator;
@@ -129,6 +125,36 @@ describe("an import through the stack's state, or its first up, killed halfway a
     expect(gate.code).toBe(0);
     expect(writeCalls(emu.calls())).toEqual({});
     await expectSettled(stack, { skip: { preview: "the gate just above is this preview, with a refresh first" } });
+    await expectNoSecretsAround(ledger, stack, dir, file.printed);
+  }, 300_000);
+
+  test("run again through the state with a new key and batch and one key unlisted: only the new are added, and the preview and up do what it printed", async () => {
+    const added = emu.state.createKey("service-new").key;
+    emu.state.createSubAccounts({ alias: "customer-new", balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: PER_BATCH });
+    ledger.record();
+    const [unlisted, ...listed] = apiKeys;
+    emu.clearRequests();
+    const again = await file.pulumi(llmImport(dir, ["--keys", "-", "--stack", stack.stack, "--into-state", "--force", "--drop-unlisted"], [...listed, added].join("\n"), stack.env));
+    expect(again.code).toBe(0);
+    expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": KEYS });
+    expect(again.stdout).toContain(`Kept ${KEYS - 1 + BATCHES} object(s)`);
+    expect(again.stdout).toContain('Added 2 object(s) it does not manage yet: "service-new", "customer-new"');
+    expect(again.stdout).toContain("Dropped 1 object(s) the stack manages, as --drop-unlisted asks:\n  ApiKey service-0000");
+    expect(again.stdout).toContain(`Adopted 1 API key(s) and 1 batch(es) into the state of stack ${stack.stack}`);
+    expect(again.stdout).toContain("(1 to delete: the object(s) dropped above; nothing else changes)");
+    expect(await stateTypes()).toEqual({ ...ADOPTED, "pulumi-nodejs:dynamic/llm-accounts:ApiKey": KEYS + 1, "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch": BATCHES + 1 });
+    // What it printed, counted: the preview deletes the one dropped key and changes nothing else, without a call.
+    emu.clearRequests();
+    const preview = await file.pulumi(stack.preview());
+    expect(preview.stdout).toMatch(/- 1 to delete/);
+    expect(preview.stdout).toContain(`${KEYS + BATCHES + 2} unchanged`);
+    expect(preview.stdout).not.toMatch(/to (create|update|replace)/);
+    expect(emu.calls()).toEqual({});
+    emu.clearRequests();
+    await file.pulumi(stack.up());
+    expect(writeCalls(emu.calls())).toEqual({ "api-key/delete": 1 });
+    expect(liveKeys()).toEqual([...keysBefore.filter((k) => k !== unlisted), added].sort());
+    expect(await stateTypes()).toEqual({ ...ADOPTED, "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch": BATCHES + 1 });
     await expectNoSecretsAround(ledger, stack, dir, file.printed);
   }, 300_000);
 });

@@ -130,6 +130,28 @@ export function disposeStack(stack: PulumiStack | undefined): void {
   rmSync(stack.dir, { recursive: true, force: true });
 }
 
+/** The account of an issue-41 file: `keys` API keys and `batches` batches of `perBatch` sub-accounts. */
+export interface LargeAccountSize {
+  keys: number;
+  batches: number;
+  perBatch: number;
+  /** Characters added to each key's alias (`service-0007-xxx...`): longer aliases, more bytes of adoptKeys a key. */
+  aliasFill?: number;
+}
+
+/**
+ * Seeds the emulator with a large account (tests/e2e/largeAccount*.test.ts): API keys named `service-<i>`, batches of
+ * sub-accounts named `customer-<b>`, each of one pricing. Returns the keys, in order (what `--keys` is given).
+ */
+export function seedLargeAccount(emu: Emulator, size: LargeAccountSize): string[] {
+  const fill = "x".repeat(size.aliasFill ?? 0);
+  const keys = Array.from({ length: size.keys }, (_, i) => emu.state.createKey(`service-${String(i).padStart(4, "0")}${fill ? `-${fill}` : ""}`).key);
+  for (let b = 0; b < size.batches; b++) {
+    emu.state.createSubAccounts({ alias: `customer-${String(b).padStart(3, "0")}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: size.perBatch });
+  }
+  return keys;
+}
+
 /** Runs `llm-accounts import --out <dir>` from the built package as a user would, `stdin` (API keys) on its stdin. */
 export function llmImport(dir: string, args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
   const started = Date.now();

@@ -162,3 +162,138 @@ describe("llm-accounts import past the stack config's 128 KiB", () => {
     expectNoSecret(out + readFileSync(join(dir, "index.ts"), "utf8") + readFileSync(join(dir, DATA_FILE), "utf8") + pulumi.runs().join("\n"), secretsOf(emu));
   }, 120_000);
 });
+
+/**
+ * A stand-in `pulumi` that keeps a stack's state: `stack export` gives what the last `stack import` was given (an
+ * empty deployment before), as `--show-secrets` would (secrets as plaintext markers); every run is logged.
+ */
+function statefulPulumi(): { env: Record<string, string>; runs: () => string[]; state: () => { resources: DeploymentResourceOf[] }; edit: (f: (r: DeploymentResourceOf) => void) => void } {
+  const empty = `{"version":3,"deployment":{"secrets_providers":{"type":"passphrase","state":{"salt":"x"}}}}`;
+  const fake = standInPulumi(tmpdir(), {
+    '"stack export"*': `if [ -f "$BIN/imported" ]; then cat "$BIN/imported"; else echo '${empty}'; fi`,
+    '"config --show-secrets"*': "echo '{}'",
+    '"stack import"*': 'cat > "$BIN/imported"',
+  });
+  const state = () => (JSON.parse(fake.read("imported")) as { deployment: { resources: DeploymentResourceOf[] } }).deployment;
+  /** Changes each resource of the kept state (as a `pulumi up` of another program would). */
+  const edit = (f: (r: DeploymentResourceOf) => void) => {
+    const all = JSON.parse(fake.read("imported")) as { deployment: { resources: DeploymentResourceOf[] } };
+    all.deployment.resources.forEach(f);
+    writeFileSync(join(fake.bin, "imported"), JSON.stringify(all));
+  };
+  return { env: fake.env, runs: fake.runs, state, edit };
+}
+type DeploymentResourceOf = { urn: string; type: string; id?: string; protect?: boolean; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
+
+const KEY_TYPE = "pulumi-nodejs:dynamic/llm-accounts:ApiKey";
+const BATCH_TYPE = "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch";
+const nameOf = (urn: string) => urn.split("::").pop()!;
+
+/**
+ * What the next `pulumi up` of the program over the data file does to a state, counted by the provider's own
+ * methods: the objects it creates (listed, not held), deletes (held, not listed) and updates (a diff).
+ */
+async function nextUp(resources: DeploymentResourceOf[], dir: string, project: string, stack: string): Promise<{ create: string[]; update: string[]; delete: string[] }> {
+  const data = JSON.parse(readFileSync(join(dir, DATA_FILE), "utf8")) as { keys: { name: string; alias: string; enabled: boolean; securityConfig: unknown }[]; batches: { name: string; alias: string; balance: number; count: number; modelPricing: unknown }[] };
+  const held = new Map(resources.filter((r) => r.type === KEY_TYPE || r.type === BATCH_TYPE).map((r) => [`${r.type}::${nameOf(r.urn)}`, r]));
+  const plan = { create: [] as string[], update: [] as string[], delete: [] as string[] };
+  const listed = new Set<string>();
+  for (const k of data.keys) {
+    const r = held.get(`${KEY_TYPE}::${k.name}`);
+    listed.add(`${KEY_TYPE}::${k.name}`);
+    if (!r) plan.create.push(k.name);
+    else {
+      const { inputs } = await apiKey.check({}, { alias: k.alias, enabled: k.enabled, securityConfig: k.securityConfig });
+      if ((await apiKey.diff(r.id!, withoutProvider(revealed(r.outputs) as Record<string, unknown>), inputs)).changes) plan.update.push(k.name);
+    }
+  }
+  for (const b of data.batches) {
+    const r = held.get(`${BATCH_TYPE}::${b.name}`);
+    listed.add(`${BATCH_TYPE}::${b.name}`);
+    if (!r) plan.create.push(b.name);
+    else {
+      const mark = identityMark([project, stack, "SubAccountBatch", b.name]);
+      const { inputs } = await subAccountBatch.check({}, { alias: b.alias, balance: b.balance, count: b.count, modelPricing: b.modelPricing, mark });
+      if ((await subAccountBatch.diff(r.id!, withoutProvider(revealed(r.outputs) as Record<string, unknown>), inputs)).changes) plan.update.push(b.name);
+    }
+  }
+  for (const [id, r] of held) if (!listed.has(id)) plan.delete.push(nameOf(r.urn));
+  return plan;
+}
+
+describe("llm-accounts import run again on a stack whose state it wrote", () => {
+  test("it adds only what is new, through the state again; keeps what the state holds; --drop-unlisted leaves a key for the next up to delete: each promise counted", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "llm-rerun-unit-")), "prog");
+    const pulumi = statefulPulumi();
+    const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+    const run = async (keys: string[], args: string[]): Promise<string> => {
+      const stdin = new PassThrough();
+      stdin.end(keys.join("\n"));
+      const stdout = new PassThrough();
+      let out = "";
+      stdout.on("data", (d: Buffer) => (out += d.toString()));
+      await runImport(["--out", dir, "--keys", "-", "--stack", "prod", ...args], { stdin, stdout, stderr: new PassThrough(), env, source: { kind: "spec", spec: "^0.1.0" } });
+      return out;
+    };
+    const writes = (from: number) => pulumi.runs().slice(from).filter((r) => /^(stack import|config set)/.test(r));
+    const objects = () => pulumi.state().resources.filter((r) => r.type === KEY_TYPE || r.type === BATCH_TYPE);
+    const [a, b] = [emu.state.createKey("rerun-a").key, emu.state.createKey("rerun-b").key];
+    await run([a, b], ["--into-state"]);
+    const first = pulumi.state().resources;
+    const heldBefore = objects().length;
+    expect(await nextUp(first, dir, "prog", "prod")).toEqual({ create: [], update: [], delete: [] });
+
+    // New on the platform since: one key and one group of sub-accounts. The data file tells the route: no --into-state.
+    const c = emu.state.createKey("rerun-c").key;
+    emu.state.createSubAccounts({ alias: "rerun-team", balance: 3, modelPricing: [{ model: "model-c", pricing_factor: 1.1 }], count: 2 });
+    let from = pulumi.runs().length;
+    emu.clearRequests();
+    const again = await run([a, b, c], ["--force"]);
+    expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 3 });
+    expect(writes(from)).toEqual(["stack import --stack prod --non-interactive"]);
+    expect(again).toContain(`Kept ${heldBefore} object(s) stack prod manages`);
+    expect(again).toContain('Added 2 object(s) it does not manage yet: "rerun-c", "rerun-team"');
+    expect(again).toContain("Adopted 1 API key(s) and 1 batch(es) into the state of stack prod");
+    expect(again).toContain("pulumi preview --stack prod (no change)");
+    // What the state held is written back as it was, the new objects after it; the next up changes nothing.
+    const second = pulumi.state().resources;
+    expect(second.slice(0, first.length)).toEqual(first);
+    expect(second.slice(first.length).map((r) => nameOf(r.urn))).toEqual(["rerun-c", "rerun-team"]);
+    expect(await nextUp(second, dir, "prog", "prod")).toEqual({ create: [], update: [], delete: [] });
+    expect(readFileSync(join(dir, "index.ts"), "utf8")).toContain(DATA_FILE);
+
+    // --drop-unlisted, b not listed: nothing new, so the state is not written; the program leaves b for the next up to delete.
+    from = pulumi.runs().length;
+    const dropped = await run([a, c], ["--force", "--drop-unlisted"]);
+    expect(writes(from)).toEqual([]);
+    expect(dropped).toContain(`Kept ${heldBefore + 1} object(s)`);
+    expect(dropped).toContain("Added 0 object(s)");
+    expect(dropped).toContain("Dropped 1 object(s) the stack manages, as --drop-unlisted asks:\n  ApiKey rerun-b");
+    expect(dropped).toContain("Nothing new to adopt: the state of stack prod holds every object the program declares");
+    expect(dropped).toContain("pulumi preview --stack prod (1 to delete: the object(s) dropped above; nothing else changes)");
+    expect(pulumi.state().resources).toEqual(second);
+    expect(await nextUp(second, dir, "prog", "prod")).toEqual({ create: [], update: [], delete: ["rerun-b"] });
+    expectNoSecret(again + dropped + readFileSync(join(dir, "index.ts"), "utf8") + readFileSync(join(dir, DATA_FILE), "utf8") + pulumi.runs().join("\n"), secretsOf(emu));
+  }, 120_000);
+
+  test("a stack holding what the program over the data file cannot declare (protect): refused, naming it, before anything is written", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "llm-rerun-protect-")), "prog");
+    const pulumi = statefulPulumi();
+    const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+    const io = (keys: string[]) => {
+      const stdin = new PassThrough();
+      stdin.end(keys.join("\n"));
+      return { stdin, stdout: new PassThrough(), stderr: new PassThrough(), env, source: { kind: "spec" as const, spec: "^0.1.0" } };
+    };
+    const key = emu.state.createKey("protected-one").key;
+    await runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--into-state"], io([key]));
+    pulumi.edit((r) => void (nameOf(r.urn) === "protected-one" && (r.protect = true)));
+    const data = readFileSync(join(dir, DATA_FILE), "utf8");
+    const from = pulumi.runs().length;
+    await expect(runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--force"], io([key]))).rejects.toThrow(
+      "stack prod holds objects the program over account.json cannot declare as they are: ApiKey protected-one (protect).",
+    );
+    expect(pulumi.runs().slice(from).filter((r) => /^(stack import|stack select|config set)/.test(r))).toEqual([]);
+    expect(readFileSync(join(dir, DATA_FILE), "utf8")).toBe(data);
+  }, 60_000);
+});

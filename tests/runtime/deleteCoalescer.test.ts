@@ -219,3 +219,38 @@ describe("delete coalescer schedule", () => {
     expect(calls(emu)).toEqual({ "api-key/delete": 3 });
   });
 });
+
+describe("delete coalescer fed as the engine feeds it", () => {
+  /**
+   * An engine of `parallel` slots deleting `n` keys: it starts a delete in each slot, one after another
+   * `checkpointMs` apart (a checkpoint write each), and starts the next one in a slot once its delete is answered.
+   */
+  async function destroy(n: number, parallel: number, checkpointMs: number): Promise<number> {
+    const clock = new ManualClock();
+    const c = coalescer(clock);
+    const ks = keys(n);
+    let next = 0;
+    let freed = parallel;
+    let inFlight = 0;
+    const all: Promise<void>[] = [];
+    while (next < n || inFlight > 0) {
+      if (freed > 0 && next < n) {
+        for (; freed > 0 && next < n; freed--) {
+          clock.advance(checkpointMs);
+          inFlight++;
+          all.push(c.delete(ks[next++]).then(() => void (inFlight--, freed++)));
+        }
+      } else clock.advance(checkpointMs);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await Promise.all(all);
+    return calls(emu)["api-key/delete"] ?? 0;
+  }
+
+  test("N keys, --parallel P, all of the engine's slots deleting keys: ceil(N / P) calls (the bench's floor), whatever the remainder", async () => {
+    for (const [n, parallel] of [[100, 8], [97, 8], [60, 16]] as const) {
+      emu.clearRequests();
+      expect(await destroy(n, parallel, 20)).toBe(Math.ceil(n / parallel));
+    }
+  }, 60_000);
+});
