@@ -1,11 +1,11 @@
 import { describe, expect, test } from "@jest/globals";
 import fc from "fast-check";
-import { historyArb, runHistory } from "./history.js";
+import { historyArb, HISTORY_READINGS, runHistory } from "./history.js";
 
 // Issue 12: generated histories of program changes, faults, console edits and restarts; after fault-free
 // `up --refresh` runs the platform holds exactly what is declared; with two stacks on one account (issue 28),
 // neither takes nor deletes what the other holds. A fixed seed and a bounded size here;
-// `npm run soak -- --runs N --seed S [--stacks N]` runs many more.
+// `npm run soak -- --runs N --seed S [--stacks N] [--readings]` runs many more.
 
 const SEED = 20261122;
 
@@ -29,4 +29,14 @@ describe("randomized convergence", () => {
       { seed: SEED, numRuns: 5, endOnFailure: false },
     );
   }, 120_000);
+
+  test("histories on a platform that answers in another reading, one drawn per history (issue 43; fixed seed)", async () => {
+    await fc.assert(
+      fc.asyncProperty(historyArb({ maxKeys: 20, maxBatches: 5, maxSteps: 4, readings: true }), async (steps) => {
+        const report = await runHistory(steps);
+        expect(report.violations).toEqual([]);
+      }),
+      { seed: SEED, numRuns: HISTORY_READINGS.length, endOnFailure: false },
+    );
+  }, 180_000);
 });

@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toWire } from "../../provider/api/casing.js";
-import { FAULT_KINDS, type Emulator, type FaultSpec } from "../../provider/emulator/index.js";
+import { FAULT_KINDS, READING_NAMES, type Emulator, type FaultSpec, type Reading } from "../../provider/emulator/index.js";
 import { startFresh } from "../../provider/runtime/index.js";
 import { COALESCE } from "../../provider/runtime/command/deleteCoalescer.js";
 import { DEFAULT_RETRY } from "../../provider/client/retry.js";
 import { normalizeSecurityConfig } from "../../provider/runtime/apiKey/index.js";
 import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch/index.js";
 import { SecretLedger } from "../support/secrets.js";
-import { emulator } from "../support/emulator.js";
+import { CONSOLE_MODEL_STAYS, emulator, STOPS } from "../support/emulator.js";
 import { Engine, type Declared, type DeployResult, type StateEntry } from "./engine.js";
 import { holders, markOf, PROJECT, Watch } from "./model.js";
 import { configPerStack, inStack, StackProxy, type Kill } from "./stacks.js";
@@ -84,7 +84,9 @@ export type Step =
   | { kind: "editSubAccount"; target: number; action: "alias" | "pricing" | "delete"; outOfBand?: boolean }
   | { kind: "console"; keys: number; subAccounts: number; balance: number; ageDays: number }
   | { kind: "clock"; hours: number }
-  | { kind: "restart" };
+  | { kind: "restart" }
+  /** The platform answers in this reading of the spec's open points (HISTORY_READINGS), restarts included: first step only. */
+  | { kind: "platform"; reading: Reading };
 
 const SECURITY = [{}, { ip: { allow: ["10.0.0.0/8"] } }, { spendLimit: { monthly: 5 } }, { geo: { countries: ["DE", "FR"] } }];
 const PRICING = [[], [{ model: "model-a", pricingFactor: 1.5 }], [{ model: "model-b", pricingFactor: 1 }, { model: "embed-1", pricingFactor: 2 }]];
@@ -190,7 +192,7 @@ function othersArb(stacks: number, sizes: { maxKeys: number; maxBatches: number 
  * Histories of 1-`maxSteps` steps (one more when they begin with objects made in the console). With `stacks`
  * above 1, every `up` is a round of that many stacks on the one account (`others`).
  */
-export function historyArb(sizes: { maxKeys: number; maxBatches: number; maxSteps: number; stacks?: number }): fc.Arbitrary<Step[]> {
+export function historyArb(sizes: { maxKeys: number; maxBatches: number; maxSteps: number; stacks?: number; readings?: boolean }): fc.Arbitrary<Step[]> {
   const single = {
     kind: fc.constant("up" as const),
     program: programArb(sizes.maxKeys, sizes.maxBatches),
@@ -226,10 +228,19 @@ export function historyArb(sizes: { maxKeys: number; maxBatches: number; maxStep
     },
   );
   // Most histories begin with objects made in the console, so that their programs have something to adopt.
+  // With `readings`, a platform that answers in one of HISTORY_READINGS, drawn per history.
+  const platform = sizes.readings ? fc.constantFrom(...HISTORY_READINGS).map((reading): Step[] => [{ kind: "platform", reading }]) : fc.constant<Step[]>([]);
   return fc
-    .tuple(sometimes(consoleArb, 1, 3), fc.array(step, { minLength: 1, maxLength: sizes.maxSteps }))
-    .map(([made, steps]) => (made ? [made, ...steps] : steps));
+    .tuple(platform, sometimes(consoleArb, 1, 3), fc.array(step, { minLength: 1, maxLength: sizes.maxSteps }))
+    .map(([first, made, steps]) => [...first, ...(made ? [made] : []), ...steps]);
 }
+
+/**
+ * The readings a history may be played under (issue 43): every one the emulator plays but those whose lifecycle
+ * stops by design (STOPS) or cannot repair a console's pricing by design (CONSOLE_MODEL_STAYS): the invariant
+ * holds under each, faults, kills, restarts and re-imports included.
+ */
+export const HISTORY_READINGS: readonly Reading[] = READING_NAMES.filter((r) => !STOPS.includes(r) && !CONSOLE_MODEL_STAYS.includes(r));
 
 /** What one history did, for the soak figures. */
 export interface HistoryReport {
@@ -280,11 +291,12 @@ export function stacksOf(steps: Step[]): number {
  * what another holds, and every object on the platform is some stack's, the console's, or an error's.
  */
 export async function runHistory(steps: Step[]): Promise<HistoryReport> {
+  const readings = steps.flatMap((s) => (s.kind === "platform" ? [s.reading] : []));
   const dir = mkdtempSync(join(tmpdir(), "llm-convergence-"));
   const stateFile = join(dir, "emulator.json");
   const logLines: string[] = [];
   let clockOffsetMs = 0;
-  const start = () => emulator({ rateLimits: false, rateWindowMs: 600, stateFile, clockOffsetMs, log: (line) => logLines.push(line) });
+  const start = () => emulator({ rateLimits: false, rateWindowMs: 600, stateFile, clockOffsetMs, readings: [...readings], log: (line) => logLines.push(line) });
   let emu = await start();
   const count = stacksOf(steps);
   const stacks: Stack[] = [];
@@ -302,7 +314,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   };
   connect(emu);
   const ledger = new SecretLedger(emu);
-  const report: HistoryReport = { steps: steps.length, faultsInjected: 0, explainedOrphans: 0, violations: [] };
+  const report: HistoryReport = { steps: steps.filter((s) => s.kind !== "platform").length, faultsInjected: 0, explainedOrphans: 0, violations: [] };
   const watch = new Watch(report);
   const errors: Error[] = [];
   /** Keys and sub-accounts renamed in the console, with the alias they were created with (what a "may exist" error named). */
@@ -504,6 +516,8 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
         watch.consoleDone(emu, stacks[0].engine.state);
       } else if (step.kind === "console") {
         watch.makeOutOfBand(emu, step, clockOffsetMs);
+      } else if (step.kind === "platform") {
+        continue; // played from the emulator's start (readings above)
       } else if (step.kind === "clock") {
         if (step.hours * 3_600_000 !== clockOffsetMs) clockMoves++;
         clockOffsetMs = step.hours * 3_600_000;

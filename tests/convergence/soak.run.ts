@@ -11,6 +11,8 @@ const seed = Number(process.env.SOAK_SEED ?? Date.now() % 2 ** 31);
 const stacks = Number(process.env.SOAK_STACKS ?? 1);
 /** `--keep-going`: a violation is printed with its history and counted, and the soak goes on instead of shrinking it. */
 const keepGoing = process.env.SOAK_KEEP_GOING === "1";
+/** `--readings`: each history's platform answers in one of the emulator's other readings (history.ts HISTORY_READINGS). */
+const readings = process.env.SOAK_READINGS === "1";
 const figures = { histories: 0, steps: 0, faultsInjected: 0, violations: 0, explainedOrphans: 0 };
 /** Counts by feature over the histories: out-of-band objects, adoptions, releases, rotations, clock moves. */
 const features: Record<string, number> = {};
@@ -22,7 +24,7 @@ test(`soak: ${runs} histories, seed ${seed}, ${stacks} stack(s)`, async () => {
   let violations: string[] = [];
   try {
     await fc.assert(
-      fc.asyncProperty(historyArb({ maxKeys: 30, maxBatches: 6, maxSteps: 6, stacks }), async (steps: Step[]) => {
+      fc.asyncProperty(historyArb({ maxKeys: 30, maxBatches: 6, maxSteps: 6, stacks, readings }), async (steps: Step[]) => {
         const report = await runHistory(steps);
         if (!shrinking) {
           figures.histories++;
@@ -30,6 +32,7 @@ test(`soak: ${runs} histories, seed ${seed}, ${stacks} stack(s)`, async () => {
           figures.faultsInjected += report.faultsInjected;
           figures.explainedOrphans += report.explainedOrphans;
           for (const [name, n] of Object.entries(report.features ?? {})) features[name] = (features[name] ?? 0) + n;
+          for (const s of steps) if (s.kind === "platform") features[`reading ${s.reading}`] = (features[`reading ${s.reading}`] ?? 0) + 1;
           if (report.violations.length > 0) {
             figures.violations++;
             const next = keepGoing ? "going on" : "shrinking it now";
@@ -51,7 +54,7 @@ test(`soak: ${runs} histories, seed ${seed}, ${stacks} stack(s)`, async () => {
   const seconds = Math.round((Date.now() - started) / 1000);
   process.stdout.write(
     [
-      `soak seed=${seed} runs=${runs} stacks=${stacks}`,
+      `soak seed=${seed} runs=${runs} stacks=${stacks}${readings ? " readings" : ""}`,
       `histories run:             ${figures.histories}`,
       `steps:                     ${figures.steps}`,
       `faults injected:           ${figures.faultsInjected}`,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
 import { apiKey, startFresh, subAccountBatch, type ApiKeyOutputs, type Props, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
-import { calls } from "../support/emulator.js";
+import { calls, expectNoSecret, secretsOf } from "../support/emulator.js";
 import { found } from "../support/readOutcome.js";
 
 /**
@@ -163,6 +163,8 @@ describe("under merged-pricing: a pricing edit that merges", () => {
     expect(failed?.message).toMatch(/model-b/);
     expect(failed?.message).toMatch(/merges/);
     expect(failed?.message).toMatch(/console/);
+    // What the error carries for the state is never in its text nor its JSON (the error's own fields are printed).
+    expectNoSecret(String(failed) + JSON.stringify(failed) + failed?.stack, secretsOf(emu()));
     // One edit, one list that looks at what it left: never an edit sent again and again.
     expect(calls(emu())).toEqual({ "sub-account/edit": 1, "sub-account/list": 1 });
     const kept = failed!.properties!;

@@ -198,12 +198,12 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
 
 /** An edit that could not remove models the declared pricing no longer lists: the platform merges pricing edits. */
 class PricingKeptError extends LlmAccountsError {
-  constructor(
-    message: string,
-    /** The sub-accounts as the list showed them after the edit. */
-    readonly subAccounts: SubAccountView[],
-  ) {
+  /** The sub-accounts as the list showed them after the edit: not enumerable, so never in the error's JSON (tokens). */
+  declare readonly subAccounts: SubAccountView[];
+
+  constructor(message: string, subAccounts: SubAccountView[]) {
     super(message);
+    Object.defineProperty(this, "subAccounts", { value: subAccounts, enumerable: false });
   }
 }
 
