@@ -115,6 +115,13 @@ export class SubAccountsApi extends ApiGroup {
   countCap: number | undefined = this.http.platform?.profile?.limits?.createCap;
 
   /**
+   * The longest alias the platform keeps whole: the platform profile's `aliasMax` (measured by `llm-accounts doctor
+   * --write`, or set by hand for a platform that cuts aliases), else undefined (ALIAS_MAX_LENGTH). A create's marked
+   * alias is made to fit it, so that its mark survives (runtime/subAccountBatch/recovery.ts).
+   */
+  readonly aliasMax: number | undefined = this.http.platform?.profile?.limits?.aliasMax;
+
+  /**
    * The most sub-account keys one edit or delete names on this platform, once one was refused for its `sks` (a 400
    * naming it: the spec does not show the maximum; the package assumes SUB_ACCOUNT_MAX_SKS): edits and deletes are
    * split to it, for the life of this client. Undefined until then.

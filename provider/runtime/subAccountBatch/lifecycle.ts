@@ -129,8 +129,10 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
  */
 async function createMore(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
   // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
+  const known = session.custody.subAccounts.notToTake(held.map((s) => s.token));
   const left = await leftByKilledRun(session, own, inputs, held.map((s) => s.token));
-  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left).catch(
+  // `known`: what the command holds, never taken for a lost create's (its own sub-accounts, their alias cut alike).
+  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left, known).catch(
     (err: unknown) => {
       session.custody.subAccounts.hold(madeBefore(err).map((s) => s.token));
       throw err;
