@@ -63,8 +63,10 @@ describe("a lost batch create on a platform that normalises aliases", () => {
 
   test("cut-aliases with the profile's aliasMax: the mark placed within the cut, found and adopted, one create", async () => {
     const e = await platform(["gateway-timeout-after-write", "cut-aliases"], { profile: profile({ aliasMax: 32 }) });
-    const theirs = e.state.createSubAccounts({ alias: LONG, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
-    const { outs } = await subAccountBatch.create(await batch(LONG, 3));
+    // As long as aliasMax allows (check refuses LONG): `<alias>~<mark>` would still be cut into the mark.
+    const alias = LONG.slice(0, 32);
+    const theirs = e.state.createSubAccounts({ alias, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
+    const { outs } = await subAccountBatch.create(await batch(alias, 3));
     expect(calls(e)["sub-account/create"]).toBe(1);
     expect(outs.tokens).toHaveLength(3);
     expect(outs.tokens.filter((t) => theirs.includes(t))).toEqual([]);
@@ -96,5 +98,22 @@ describe("a lost batch create on a platform that normalises aliases", () => {
     const read = await subAccountBatch.read(err.id!, err.properties!);
     expect((read.props as { tokens?: string[] }).tokens?.sort()).toEqual(e.state.listSubAccounts().map((s) => s.token).sort());
     expect(e.state.listSubAccounts()).toHaveLength(2);
+  });
+});
+
+describe("the platform profile's aliasMax", () => {
+  test("check refuses a batch alias longer than aliasMax, naming the field and the limit; one that fits passes", async () => {
+    await platform([], { profile: profile({ aliasMax: 20 }) });
+    const { failures } = await subAccountBatch.check({}, { alias: "a".repeat(21), balance: 5, count: 1 });
+    expect(failures).toEqual([{ property: "alias", reason: expect.stringMatching(/21 characters.*at most 20.*limits\.aliasMax/) }]);
+    expect((await subAccountBatch.check({}, { alias: "a".repeat(20), balance: 5, count: 1 })).failures).toEqual([]);
+  });
+
+  test("short-aliases (32): the marked alias is made to fit aliasMax, so the first create is taken (no refusal, no second form)", async () => {
+    const e = await platform(["short-aliases"], { profile: profile({ aliasMax: 32 }) });
+    const alias = "Team-Gamma-Production-Asia-East";
+    const { outs } = await subAccountBatch.create(await batch(alias, 2));
+    expect(calls(e)["sub-account/create"]).toBe(1);
+    expect(e.state.listSubAccounts().filter((s) => outs.tokens.includes(s.token)).map((s) => s.alias)).toEqual([alias, alias]);
   });
 });
