@@ -96,6 +96,12 @@ export class SubAccountsApi extends ApiGroup {
     super(http);
   }
 
+  /**
+   * Set once a list answered tokens masked (unmasked): a create's lost answer could not be looked for on this
+   * platform, so creates stop before they are sent (runtime/subAccountBatch/recovery.ts), for the life of this client.
+   */
+  tokensMasked = false;
+
   /** Set once the platform refused `page_size=-1` (a 400): lists read by pages from then on. */
   private allRefused = false;
 
@@ -144,7 +150,10 @@ export class SubAccountsApi extends ApiGroup {
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
     for (let read = 1; ; read++) {
       const whole = await this.readWhole(filter);
-      if (whole.items) return unmasked(whole.items).filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
+      if (whole.items) {
+        this.tokensMasked ||= whole.items.some((i) => MASKED_TOKEN.test(i.token));
+        return unmasked(whole.items).filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
+      }
       if (read >= LIST_READS) {
         throw new LlmAccountsError(
           `GET sub-account/list: ${whole.problem ?? `the account changed while its ${whole.pages} pages were read`}, ${LIST_READS} times in a row ` +

@@ -122,7 +122,8 @@ export async function listUnconfirmed(
  * that means one: aliases capped or restricted there), the create, which made nothing, is sent once more under the
  * `fit` form, and the client keeps that form; a refusal of both names the marker and the setting. Where it refuses
  * the `count` (its cap is below the package's assumption), the create is split into creates the platform takes,
- * all under the same mark, and the client keeps the cap: each part is what `left` is to the next.
+ * all under the same mark, and the client keeps the cap: each part is what `left` is to the next. Where a list of
+ * this client answered tokens masked (masked-tokens), nothing is sent: a lost answer could not be looked for.
  */
 export async function createBatch(
   api: SubAccountsApi,
@@ -131,6 +132,7 @@ export async function createBatch(
   left: readonly SubAccount[] = [],
   known: ReadonlySet<string> = new Set(),
 ): Promise<SubAccount[]> {
+  if (api.tokensMasked) throw tokensMaskedStop(request.alias);
   let made = [...left];
   while (made.length < request.count) {
     const chunk = Math.min(api.countCap ?? request.count, request.count - made.length);
@@ -315,5 +317,15 @@ function markCut(err: LlmAccountsError, marked: string, cut: readonly SubAccount
   ).withAdvice(
     "Run `llm-accounts doctor` and set the platform profile's limits.aliasMax (`llm-accounts:profile`, docs/doctor.md) to the length the platform keeps, so that a create's mark fits within it; " +
       "then adopt what this create made (adoptTokens) or delete it in the console",
+  );
+}
+
+/** The stop of a create on a platform whose list masks tokens (SubAccountsApi.tokensMasked), before it is sent. */
+function tokensMaskedStop(alias: string): LlmAccountsError {
+  return new LlmAccountsError(
+    `a sub-account create of alias ${JSON.stringify(alias)} was not sent: this platform's list masks sub-account tokens (a list earlier in this command showed them masked), ` +
+      "so a create whose answer is lost could not be looked for and what it made would be orphaned; nothing was created. This platform's list (the reading masked-tokens, docs/decisions.md) " +
+      "is not supported; run `llm-accounts doctor`",
+    { operation: "POST sub-account/create" },
   );
 }
