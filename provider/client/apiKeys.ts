@@ -163,9 +163,10 @@ async function withoutRefusedParts<R extends s.ApiKeyCreateRequest, T>(request: 
  */
 function wholePartRefused(err: BadRequestError, parts: readonly string[]): BadRequestError {
   const named = parts.map((p) => `security_config.${p}`).join(", ");
+  const [it, they] = parts.length > 1 ? ["them", "they are"] : ["it", "it is"];
   return err.withAdvice(
-    `The platform refused ${named} of this key: set outside the program (the web console), ${parts.length > 1 ? "they are" : "it is"} sent back because an edit replaces the whole security_config (spec 4.3), ` +
-      `and the package cannot declare ${parts.length > 1 ? "them" : "it"}. Sent without ${parts.length > 1 ? "them" : "it"}, the write would remove ${parts.length > 1 ? "them" : "it"} from the key, so nothing was changed. ` +
-      `If ${parts.length > 1 ? "they" : "it"} may go, remove ${parts.length > 1 ? "them" : "it"} in the web console and run again (docs/decisions.md: the package never removes what it cannot declare)`,
+    `The platform refused ${named} of this key: set outside the program (the web console), ${they} sent back because an edit replaces the whole ` +
+      `security_config (spec 4.3), and the package cannot declare ${it}. Sent without ${it}, the write would remove ${it} from the key, so nothing was changed. ` +
+      `If ${it} may go, remove ${it} in the web console and run again (docs/decisions.md: the package never removes what it cannot declare)`,
   );
 }

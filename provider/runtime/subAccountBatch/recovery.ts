@@ -85,9 +85,10 @@ export class UnconfirmedCreateError extends LlmAccountsError {
 
 /**
  * The sub-accounts a lost create recorded as `unconfirmedAlias` made: those that still carry its marked alias, as
- * the platform keeps it (sameMarked: lower-cased too), no other create carries it. States written before the marker have `unconfirmedSince` only: for them, as
- * then, the listed sub-accounts of the batch's alias and balance created since (allowing for the platform's
- * clock), not among the ids that existed before it (`unconfirmedExcept`) nor `known` (command/custody.ts).
+ * the platform keeps it (sameMarked: lower-cased too); no other create carries it. States written before the marker
+ * have `unconfirmedSince` only: for them, as then, the listed sub-accounts of the batch's alias and balance created
+ * since (allowing for the platform's clock), not among the ids that existed before it (`unconfirmedExcept`) nor
+ * `known` (command/custody.ts).
  */
 export function unconfirmedAmong(
   old: { alias: string; balance: number; unconfirmedAlias?: string; unconfirmedSince?: string; unconfirmedExcept?: number[] },
