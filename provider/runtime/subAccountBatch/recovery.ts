@@ -316,7 +316,7 @@ function markCut(err: LlmAccountsError, marked: string, cut: readonly SubAccount
     since,
     marked,
   ).withAdvice(
-    "Run `llm-accounts doctor` and set the platform profile's limits.aliasMax (`llm-accounts:profile`, docs/doctor.md) to the length the platform keeps, so that a create's mark fits within it; " +
+    "Run `llm-accounts doctor --write --save` and set the profile's limits.aliasMax (`llm-accounts:profile`, docs/doctor.md) to the length this platform keeps aliases at, so that a create's mark fits within it; " +
       "then adopt what this create made (adoptTokens) or delete it in the console",
   );
 }
