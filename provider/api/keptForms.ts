@@ -22,6 +22,20 @@ export function sameAlias(declared: string, live: string): boolean {
   );
 }
 
+/**
+ * Whether `live` is a create's marked alias `marked` (runtime/subAccountBatch/recovery.ts) as a platform keeps it with
+ * its mark whole: the same, or lower-cased (the mark's hex is lower-case already). A cut is not: a cut that took the
+ * mark leaves an alias another batch of the same alias may have, so nothing under it is claimed (cutMarked).
+ */
+export function sameMarked(marked: string, live: string): boolean {
+  return live === marked || live === marked.toLowerCase();
+}
+
+/** Whether `live` is `marked` as a platform that cuts aliases keeps it, the cut into or past its mark (sameAlias, not sameMarked). */
+export function cutMarked(marked: string, live: string): boolean {
+  return sameAlias(marked, live) && !sameMarked(marked, live);
+}
+
 /** Whether `x` has at most `decimals` decimals. */
 function atMost(x: number, decimals: number): boolean {
   const scaled = x * 10 ** decimals;

@@ -135,10 +135,12 @@ function removePath(parts: Record<string, unknown>, path: readonly string[]): vo
 }
 
 /**
- * Sends `request`; when the platform refuses it (400) naming what of its `security_config` the package sent back
- * only because the platform showed it (an annotation of its answers it does not take as input, a read-only field
- * such as `hours.updated_at`), sends it once more without exactly what was named: a field named inside a part goes,
- * the part stays. A 400 made nothing, so the second try is safe; a refusal that names none of it is the user's to see.
+ * Sends `request`; when the platform refuses it (400) naming a field inside a part of its `security_config` that the
+ * package sent back only because the platform showed it (an annotation of its answers it does not take as input, a
+ * read-only field such as `hours.updated_at`), sends it once more without exactly that field: the part stays. A 400
+ * made nothing, so the second try is safe. One that names a whole part sent back fails as it came, with advice: sent
+ * without it, the write would remove from the key what the package cannot declare (docs/decisions.md). A refusal
+ * that names none of it is the user's to see.
  */
 async function withoutRefusedParts<R extends s.ApiKeyCreateRequest, T>(request: R, send: (request: R) => Promise<T>): Promise<T> {
   try {
@@ -148,7 +150,23 @@ async function withoutRefusedParts<R extends s.ApiKeyCreateRequest, T>(request: 
     const parts = JSON.parse(request.platformParts) as Record<string, unknown>;
     const refused = refusedPaths(parts, err.message);
     if (refused.length === 0) throw err;
+    const whole = [...new Set(refused.filter((path) => path.length === 1).map(([part]) => part))];
+    if (whole.length > 0) throw wholePartRefused(err, whole);
     for (const path of refused) removePath(parts, path);
     return send({ ...request, platformParts: Object.keys(parts).length === 0 ? undefined : JSON.stringify(parts) });
   }
+}
+
+/**
+ * A 400 that refused whole parts of `security_config` the package sends back only because the platform showed them
+ * (`parts`): nothing was changed, and nothing is sent without them, which would remove them from the key.
+ */
+function wholePartRefused(err: BadRequestError, parts: readonly string[]): BadRequestError {
+  const named = parts.map((p) => `security_config.${p}`).join(", ");
+  const [it, they] = parts.length > 1 ? ["them", "they are"] : ["it", "it is"];
+  return err.withAdvice(
+    `The platform refused ${named} of this key: set outside the program (the web console), ${they} sent back because an edit replaces the whole ` +
+      `security_config (spec 4.3), and the package cannot declare ${it}. Sent without ${it}, the write would remove ${it} from the key, so nothing was changed. ` +
+      `If ${it} may go, remove ${it} in the web console and run again (docs/decisions.md: the package never removes what it cannot declare)`,
+  );
 }

@@ -96,6 +96,12 @@ export class SubAccountsApi extends ApiGroup {
     super(http);
   }
 
+  /**
+   * Set once a list answered tokens masked (unmasked): a create's lost answer could not be looked for on this
+   * platform, so creates stop before they are sent (runtime/subAccountBatch/recovery.ts), for the life of this client.
+   */
+  tokensMasked = false;
+
   /** Set once the platform refused `page_size=-1` (a 400): lists read by pages from then on. */
   private allRefused = false;
 
@@ -113,6 +119,13 @@ export class SubAccountsApi extends ApiGroup {
    * this client. Undefined until then.
    */
   countCap: number | undefined = this.http.platform?.profile?.limits?.createCap;
+
+  /**
+   * The longest alias the platform keeps whole: the platform profile's `aliasMax` (measured by `llm-accounts doctor
+   * --write`, or set by hand for a platform that cuts aliases), else undefined (ALIAS_MAX_LENGTH). A create's marked
+   * alias is made to fit it, so that its mark survives (runtime/subAccountBatch/recovery.ts).
+   */
+  readonly aliasMax: number | undefined = this.http.platform?.profile?.limits?.aliasMax;
 
   /**
    * The most sub-account keys one edit or delete names on this platform, once one was refused for its `sks` (a 400
@@ -137,7 +150,10 @@ export class SubAccountsApi extends ApiGroup {
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
     for (let read = 1; ; read++) {
       const whole = await this.readWhole(filter);
-      if (whole.items) return unmasked(whole.items).filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
+      if (whole.items) {
+        this.tokensMasked ||= whole.items.some((i) => MASKED_TOKEN.test(i.token));
+        return unmasked(whole.items).filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
+      }
       if (read >= LIST_READS) {
         throw new LlmAccountsError(
           `GET sub-account/list: ${whole.problem ?? `the account changed while its ${whole.pages} pages were read`}, ${LIST_READS} times in a row ` +

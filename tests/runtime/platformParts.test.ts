@@ -78,19 +78,20 @@ describe("restrictions the package does not know are kept", () => {
     expect(emu.state.getKey(rotated.outs.key)?.security_config).toEqual({ geo: { countries: ["SG"] }, hours: HOURS });
   });
 
-  test("a part the platform shows but refuses as input (400 naming it): the edit is sent once more without it", async () => {
+  test("a whole part the platform shows but refuses as input (400 naming it): never sent without it (that would remove it); the update stops naming it, the key unchanged", async () => {
     const { id, outs } = await apiKey.create(await checked({ alias: "n" }));
     // The console (the emulator's state, under its own validation) holds a part the create and edit endpoints refuse.
     emu.state.editKey(outs.key, "n", { hours: HOURS, note: "set by support" });
     const read = found(await apiKey.read(id, outs));
     emu.clearRequests();
-    await apiKey.update(id, read.props, await checked({ alias: "n2" }));
+    const err = (await apiKey.update(id, read.props, await checked({ alias: "n2" })).then(() => new Error("updated"), (e: unknown) => e)) as Error;
+    expect(err.message).toMatch(/400.*security_config\.note.*would remove it from the key, so nothing was changed.*web console/s);
     expect(emu.requests().map((r) => [r.op, r.status])).toEqual([
       ["api-key/get", 200],
       ["api-key/edit", 400],
-      ["api-key/edit", 200],
     ]);
-    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "n2", security_config: { hours: HOURS } });
+    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "n", security_config: { hours: HOURS, note: "set by support" } });
+    expect(err.message).not.toContain(outs.key);
   });
 
   test("hours set in the console since the last refresh: a rename reads the key first (an edit replaces the whole config) and keeps them", async () => {

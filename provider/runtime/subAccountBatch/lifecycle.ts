@@ -2,6 +2,7 @@ import { BadRequestError, deleteTookEffect, LlmAccountsError, NotFoundError } fr
 import { fingerprint, maskKey } from "../../api/redact.js";
 import type { ModelPricing, SubAccount } from "../../api/schemas/index.js";
 import type { SubAccountsApi } from "../../client/subAccounts.js";
+import { readSetting, SETTINGS } from "../../client/settings.js";
 import {
   justWritten,
   stillListedOrLate,
@@ -14,6 +15,7 @@ import {
   connectionDiff,
   type Session,
   type SessionClient,
+  stackConfig,
 } from "../command/index.js";
 import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./recovery.js";
 import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
@@ -30,9 +32,28 @@ import {
 } from "./state.js";
 
 
-/** check: every field validated by one schema, failures named by property path; deprecated pricing converted. */
+/**
+ * check: every field validated by one schema, failures named by property path; deprecated pricing converted. An
+ * alias longer than the platform profile's aliasMax fails too: the platform would refuse or cut it (the value is
+ * not shown: a key pasted as an alias must not be).
+ */
 export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
-  return checkInputs(SubAccountBatchInputsSchema, news);
+  const checked = checkInputs(SubAccountBatchInputsSchema, news);
+  const { alias } = checked.inputs;
+  const max = profileAliasMax();
+  if (max !== undefined && typeof alias === "string" && !containsUnknown(alias) && [...alias].length > max && !checked.failures.some((f) => f.property === "alias")) {
+    checked.failures.push({ property: "alias", reason: `is ${[...alias].length} characters: this platform keeps at most ${max} (limits.aliasMax of the platform profile, ${SETTINGS.profile.config})` });
+  }
+  return checked;
+}
+
+/** The platform profile's aliasMax, where the stack config or the environment gives a profile; a bad profile is the client's to report. */
+function profileAliasMax(): number | undefined {
+  try {
+    return readSetting("profile", stackConfig(), process.env)?.limits?.aliasMax;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -129,8 +150,10 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
  */
 async function createMore(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
   // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
+  const known = session.custody.subAccounts.notToTake(held.map((s) => s.token));
   const left = await leftByKilledRun(session, own, inputs, held.map((s) => s.token));
-  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left).catch(
+  // `known`: what the command holds, never taken for a lost create's (its own sub-accounts, their alias cut alike).
+  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left, known).catch(
     (err: unknown) => {
       session.custody.subAccounts.hold(madeBefore(err).map((s) => s.token));
       throw err;

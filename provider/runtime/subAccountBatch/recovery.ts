@@ -4,6 +4,8 @@ import { type SubAccount, type SubAccountCreateRequest, compareIds } from "../..
 import { BadRequestError, LlmAccountsError } from "../../client/errors.js";
 import { SETTINGS } from "../../client/settings.js";
 import { toMicros } from "../../api/money.js";
+import { cutMarked, sameMarked } from "../../api/keptForms.js";
+import { maskKey } from "../../api/redact.js";
 import { refusedSizeCap, type SubAccountsApi } from "../../client/subAccounts.js";
 import { lookUntil } from "../command/index.js";
 
@@ -17,14 +19,16 @@ function cutTo(alias: string, length: number): string {
 /**
  * The alias one create gives its sub-accounts: the declared alias with a marker no other create carries (random
  * hex), in the form `form` (assumptions.ts CREATE_MARK_FORMS): `tilde`, `<alias>~<hex>` cut to ALIAS_MAX_LENGTH;
- * `fit`, as long as the declared alias (FIT_MARK_MIN_LENGTH at least), of its characters and the hex digits. The
- * platform keeps it until the edit that follows the create sets the declared alias, so what a lost create made is
- * found by this alias alone, whatever another stack, process or earlier run created with the same alias and balance.
+ * `fit`, as long as the declared alias (FIT_MARK_MIN_LENGTH at least), of its characters and the hex digits. Either
+ * is cut to `max` (the profile's aliasMax) on the alias's side, so that a platform that cuts longer aliases keeps the
+ * mark. The platform keeps it until the edit that follows the create sets the declared alias, so what a lost create
+ * made is found by this alias alone, whatever another stack, process or earlier run created with the same alias and balance.
  */
-export function markedAlias(alias: string, nonce: string = randomBytes(6).toString("hex"), form: CreateMarkForm = "tilde"): string {
-  if (form === "fit") return `${cutTo(alias, Math.max(alias.length, FIT_MARK_MIN_LENGTH) - nonce.length)}${nonce}`;
+export function markedAlias(alias: string, nonce: string = randomBytes(6).toString("hex"), form: CreateMarkForm = "tilde", max: number = ALIAS_MAX_LENGTH): string {
+  const longest = Math.min(max, ALIAS_MAX_LENGTH);
+  if (form === "fit") return `${cutTo(alias, Math.min(Math.max(alias.length, FIT_MARK_MIN_LENGTH), longest) - nonce.length)}${nonce}`;
   const suffix = `${CREATE_MARKER}${nonce}`;
-  return `${cutTo(alias, ALIAS_MAX_LENGTH - suffix.length)}${suffix}`;
+  return `${cutTo(alias, longest - suffix.length)}${suffix}`;
 }
 
 /**
@@ -80,17 +84,19 @@ export class UnconfirmedCreateError extends LlmAccountsError {
 }
 
 /**
- * The sub-accounts a lost create recorded as `unconfirmedAlias` made: those that still carry its marked alias
- * (no other create carries it). States written before the marker have `unconfirmedSince` only: for them, as
- * then, the listed sub-accounts of the batch's alias and balance created since (allowing for the platform's
- * clock), not among the ids that existed before it (`unconfirmedExcept`) nor `known` (command/custody.ts).
+ * The sub-accounts a lost create recorded as `unconfirmedAlias` made: those that still carry its marked alias, as
+ * the platform keeps it (sameMarked: lower-cased too); no other create carries it. States written before the marker
+ * have `unconfirmedSince` only: for them, as then, the listed sub-accounts of the batch's alias and balance created
+ * since (allowing for the platform's clock), not among the ids that existed before it (`unconfirmedExcept`) nor
+ * `known` (command/custody.ts).
  */
 export function unconfirmedAmong(
   old: { alias: string; balance: number; unconfirmedAlias?: string; unconfirmedSince?: string; unconfirmedExcept?: number[] },
   listed: readonly SubAccount[],
   known: ReadonlySet<string>,
 ): SubAccount[] {
-  if (old.unconfirmedAlias) return listed.filter((s) => s.alias === old.unconfirmedAlias && !known.has(s.token));
+  const marked = old.unconfirmedAlias;
+  if (marked) return listed.filter((s) => sameMarked(marked, s.alias) && !known.has(s.token));
   if (!old.unconfirmedSince) return [];
   const since = Date.parse(old.unconfirmedSince) - CLOCK_SKEW_MS;
   const existed = new Set(old.unconfirmedExcept ?? []);
@@ -100,15 +106,15 @@ export function unconfirmedAmong(
 }
 
 /**
- * What a batch's lost create made, by one list: of its marked alias, or (states before the marker) of its own
- * alias, then unconfirmedAmong.
+ * What a batch's lost create made, by one list: of the account (a platform may keep the marked alias in another
+ * case, which a filter of it may miss), or (states before the marker) of its own alias, then unconfirmedAmong.
  */
 export async function listUnconfirmed(
   api: SubAccountsApi,
   old: Parameters<typeof unconfirmedAmong>[0],
   known: ReadonlySet<string>,
 ): Promise<SubAccount[]> {
-  return unconfirmedAmong(old, await api.list({ alias: old.unconfirmedAlias ?? old.alias }), known);
+  return unconfirmedAmong(old, await api.list(old.unconfirmedAlias ? {} : { alias: old.alias }), known);
 }
 
 /**
@@ -117,14 +123,22 @@ export async function listUnconfirmed(
  * that means one: aliases capped or restricted there), the create, which made nothing, is sent once more under the
  * `fit` form, and the client keeps that form; a refusal of both names the marker and the setting. Where it refuses
  * the `count` (its cap is below the package's assumption), the create is split into creates the platform takes,
- * all under the same mark, and the client keeps the cap: each part is what `left` is to the next.
+ * all under the same mark, and the client keeps the cap: each part is what `left` is to the next. Where a list of
+ * this client answered tokens masked (masked-tokens), nothing is sent: a lost answer could not be looked for.
  */
-export async function createBatch(api: SubAccountsApi, request: SubAccountCreateRequest, mark?: string, left: readonly SubAccount[] = []): Promise<SubAccount[]> {
+export async function createBatch(
+  api: SubAccountsApi,
+  request: SubAccountCreateRequest,
+  mark?: string,
+  left: readonly SubAccount[] = [],
+  known: ReadonlySet<string> = new Set(),
+): Promise<SubAccount[]> {
+  if (api.tokensMasked) throw tokensMaskedStop(request.alias);
   let made = [...left];
   while (made.length < request.count) {
     const chunk = Math.min(api.countCap ?? request.count, request.count - made.length);
     try {
-      const next = await createInForm(api, { ...request, count: made.length + chunk }, mark, made);
+      const next = await createInForm(api, { ...request, count: made.length + chunk }, mark, made, known);
       if (next.length <= made.length) throw new LlmAccountsError(`a sub-account create of ${chunk} answered without the sub-accounts it made (alias ${JSON.stringify(request.alias)})`);
       made = next;
     } catch (err) {
@@ -166,19 +180,25 @@ export function smallerCountCap(err: unknown, chunk: number): number | undefined
 }
 
 /** One create of `request.count - left.length` sub-accounts under the client's mark form, falling back to `fit` (createBatch). */
-async function createInForm(api: SubAccountsApi, request: SubAccountCreateRequest, mark: string | undefined, left: readonly SubAccount[]): Promise<SubAccount[]> {
+async function createInForm(
+  api: SubAccountsApi,
+  request: SubAccountCreateRequest,
+  mark: string | undefined,
+  left: readonly SubAccount[],
+  known: ReadonlySet<string>,
+): Promise<SubAccount[]> {
   const form = api.markForm;
   try {
-    return await createMarked(api, request, form, mark, left);
+    return await createMarked(api, request, form, mark, left, known);
   } catch (err) {
     if (!(err instanceof BadRequestError) || err.mayHaveSucceeded || !mayMeanTheMark(err)) throw err;
-    if (form === "fit") throw markerRefused(err, request.alias, ["fit"]);
+    if (form === "fit") throw markerRefused(err, request.alias, ["fit"], api.aliasMax);
     try {
-      const made = await createMarked(api, request, "fit", mark, left);
+      const made = await createMarked(api, request, "fit", mark, left, known);
       api.markForm = "fit";
       return made;
     } catch (again) {
-      if (again instanceof BadRequestError && !again.mayHaveSucceeded) throw markerRefused(again, request.alias, ["tilde", "fit"]);
+      if (again instanceof BadRequestError && !again.mayHaveSucceeded) throw markerRefused(again, request.alias, ["tilde", "fit"], api.aliasMax);
       throw again;
     }
   }
@@ -207,8 +227,8 @@ function mayMeanTheMark(err: BadRequestError): boolean {
  * The error of a create refused under the package's marked alias: says that the alias sent was the package's marker
  * (not the declared alias), in which forms, and what to do.
  */
-function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkForm[]): BadRequestError {
-  const sent = forms.map((f) => `${f}: ${JSON.stringify(markedAlias(alias, "0123456789ab", f))}`).join(", ");
+function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkForm[], max: number | undefined): BadRequestError {
+  const sent = forms.map((f) => `${f}: ${JSON.stringify(markedAlias(alias, "0123456789ab", f, max))}`).join(", ");
   const s = SETTINGS.createMark;
   return err.withAdvice(
     `The create was sent under the package's marked alias, not ${JSON.stringify(alias)} itself (the edit that follows a create sets the declared alias; ` +
@@ -222,15 +242,25 @@ function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkFor
  * One create under a marked alias of form `form`: the resource's own `mark` (its identity's hex, given by the
  * SubAccountBatch class), else a random one. `left`: what an earlier run of the same resource made under its mark
  * and never recorded (an `up` killed between a create and its edit; leftUnderMark, found by the caller): taken, and
- * only as many more are created. If the answer is lost (the create may have happened), a list of the marked alias
- * finds what it made (asked again after each of LATE_VISIBILITY_WAITS_MS while it shows fewer: a platform may show
- * a create late), which is adopted instead of being created twice; only a create nothing was found of is sent again: nothing else carries that alias, so nothing
- * another stack or an earlier run of another resource made is taken. When that list fails too, an
+ * only as many more are created. If the answer is lost (the create may have happened), a list of the account finds
+ * what it made under the marked alias as the platform keeps it (sameMarked; asked again after each of
+ * LATE_VISIBILITY_WAITS_MS while it shows fewer: a platform may show a create late), which is adopted instead of
+ * being created twice; only a create nothing was found of is sent again: nothing else carries that alias, so nothing
+ * another stack or an earlier run of another resource made is taken. Where the platform cut the mark off (cutMarked:
+ * some listed alias is the marked one cut, not one of `known`), what it made cannot be told from another batch's:
+ * nothing is taken nor sent again (an UnconfirmedCreateError showing them). When that list fails too, an
  * UnconfirmedCreateError names the marked alias, which the state keeps for the next run.
  */
-async function createMarked(api: SubAccountsApi, request: SubAccountCreateRequest, form: CreateMarkForm, mark: string | undefined, left: readonly SubAccount[]): Promise<SubAccount[]> {
+async function createMarked(
+  api: SubAccountsApi,
+  request: SubAccountCreateRequest,
+  form: CreateMarkForm,
+  mark: string | undefined,
+  left: readonly SubAccount[],
+  known: ReadonlySet<string>,
+): Promise<SubAccount[]> {
   const startedAt = Date.now();
-  const alias = markedAlias(request.alias, mark, form);
+  const alias = markedAlias(request.alias, mark, form, api.aliasMax);
   const marked = { ...request, alias, count: request.count - left.length };
   const unconfirmed = (message: string, operation: string | undefined) =>
     new UnconfirmedCreateError(message, operation, startedAt, marked.alias).withAdvice(lostSubAccountsAdvice(marked.alias));
@@ -240,15 +270,20 @@ async function createMarked(api: SubAccountsApi, request: SubAccountCreateReques
   } catch (err) {
     if (!(err instanceof LlmAccountsError) || !err.mayHaveSucceeded) throw err;
     let found: SubAccount[];
+    let cut: SubAccount[];
     try {
       // A list may lag behind the create (LATE_VISIBILITY_WAITS_MS): one that shows fewer than it asked for is asked again.
-      const look = async () => (await api.list({ alias: marked.alias })).filter((s) => !leftTokens.has(s.token)).sort((a, b) => compareIds(a.id, b.id));
-      found = await lookUntil(api, look, (f) => f.length >= marked.count);
+      const look = async () => {
+        const listed = (await api.list()).filter((s) => !leftTokens.has(s.token) && !known.has(s.token));
+        return { found: listed.filter((s) => sameMarked(marked.alias, s.alias)).sort((a, b) => compareIds(a.id, b.id)), cut: listed.filter((s) => cutMarked(marked.alias, s.alias)) };
+      };
+      ({ found, cut } = await lookUntil(api, look, (f) => f.found.length >= marked.count));
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
       throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);
     }
     if (found.length === marked.count) return [...left, ...found];
+    if (cut.length > 0) throw markCut(err, marked.alias, cut, startedAt);
     if (found.length === 0) {
       // Nothing was created: the request did not take effect, so sending it again cannot make a duplicate.
       try {
@@ -265,4 +300,33 @@ async function createMarked(api: SubAccountsApi, request: SubAccountCreateReques
       err.operation,
     );
   }
+}
+
+/**
+ * The error of a lost create on a platform that cut its marked alias into the mark (cutMarked): the sub-accounts
+ * listed under the cut alias are shown (masked) and none is taken, as they cannot be told from another batch's of
+ * the same alias; the create is not sent again, as it may have made them. The profile's aliasMax places the mark within the cut.
+ */
+function markCut(err: LlmAccountsError, marked: string, cut: readonly SubAccount[], since: number): UnconfirmedCreateError {
+  const shown = cut.slice(0, 3).map((s) => `${maskKey(s.token)} ${JSON.stringify(s.alias)}`).join(", ") + (cut.length > 3 ? ` and ${cut.length - 3} more` : "");
+  return new UnconfirmedCreateError(
+    `${err.message}; the sub-account list shows ${cut.length} sub-account(s) under the marked alias "${marked}" as this platform cut it (${shown}): ` +
+      "the cut took the create's mark, so what the create made cannot be told from another batch's of the same alias. None was taken and the create was not sent again",
+    err.operation,
+    since,
+    marked,
+  ).withAdvice(
+    "Run `llm-accounts doctor --write --save` and set the profile's limits.aliasMax (`llm-accounts:profile`, docs/doctor.md) to the length this platform keeps aliases at, so that a create's mark fits within it; " +
+      "then adopt what this create made (adoptTokens) or delete it in the console",
+  );
+}
+
+/** The stop of a create on a platform whose list masks tokens (SubAccountsApi.tokensMasked), before it is sent. */
+function tokensMaskedStop(alias: string): LlmAccountsError {
+  return new LlmAccountsError(
+    `a sub-account create of alias ${JSON.stringify(alias)} was not sent: this platform's list masks sub-account tokens (a list earlier in this command showed them masked), ` +
+      "so a create whose answer is lost could not be looked for and what it made would be orphaned; nothing was created. This platform's list (the reading masked-tokens, docs/decisions.md) " +
+      "is not supported; run `llm-accounts doctor`",
+    { operation: "POST sub-account/create" },
+  );
 }
