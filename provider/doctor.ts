@@ -30,7 +30,7 @@ import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "./
 import { LlmAccountsClient } from "./client/client.js";
 import { ApiError } from "./client/errors.js";
 import { refusedSizeCap } from "./client/subAccounts.js";
-import { markedAlias, smallerCountCap } from "./runtime/subAccountBatch/index.js";
+import { smallerCountCap } from "./runtime/subAccountBatch/index.js";
 import { SYSTEM_CLOCK, type Clock } from "./client/clock.js";
 import { parseBaseUrl, resolveClientOptions } from "./client/config.js";
 import { codeOf, judge, type Judgement, type Meaning } from "./client/refusals.js";
@@ -766,7 +766,7 @@ function caseRow(sent: string, kept: Raw): DoctorRow {
     shows: live !== sent,
     what: `"${shortAlias(sent)}" kept as "${shortAlias(live)}"`,
     reading: "lowercase-aliases",
-    also: "a create whose answer is lost is looked for under its marked alias as sent, and not found where that has upper-case letters (not handled, docs/decisions.md)",
+    also: "a create whose answer is lost is found by its marked alias lower-cased (api/keptForms.ts sameMarked)",
   });
 }
 
@@ -788,13 +788,15 @@ async function lengthRow(run: Run, key: string, address: string): Promise<Doctor
   run.made.keyAlias = live ?? sent;
   if (live === undefined) return { point, assumes, observed: "not checked: the key's edit answered no alias", verdict: "not checked" };
   const length = [...live].length;
+  // Kept cut, not refused: the profile's aliasCut, within which the runtime places a create's mark.
+  if (length < ALIAS_MAX_LENGTH && sameAlias(sent, live)) run.measured.limits.aliasCut = length;
   return keptAliasRow(point, assumes, sent, live, {
     shows: length < ALIAS_MAX_LENGTH,
     what: `an alias of ${ALIAS_MAX_LENGTH} characters kept cut to its first ${length}`,
     reading: "cut-aliases",
     also:
-      "a create whose answer is lost is not found where the cut takes its mark off (an alias of more than " +
-      `${length - markedAlias("").length} characters; not handled, docs/decisions.md); and the cut hides whether longer aliases would be refused (short-aliases)`,
+      `the profile keeps the cut (limits.aliasCut ${length}, with --save), so that a create's mark is placed within it and a lost create is found; ` +
+      "without the profile a lost create whose mark was cut off stops, taking nothing; and the cut hides whether longer aliases would be refused (short-aliases)",
   });
 }
 

@@ -72,8 +72,10 @@ describe("llm-accounts doctor (issue 35)", () => {
     const emu = await startEmulator({ port: 0, rateLimits: false, readings: [reading] });
     try {
       const { code, out } = await doctor(emu, ["--write", "--json"]);
-      const report = JSON.parse(out) as { differs: string[]; settings: string[]; rows: { point: string; observed: string }[]; error?: string };
+      const report = JSON.parse(out) as { differs: string[]; settings: string[]; rows: { point: string; observed: string }[]; error?: string; profile?: Profile };
       expect(report.differs).toEqual([reading]);
+      // The length a platform cuts aliases at is the profile's, for the runtime to place a create's mark within it.
+      expect(report.profile?.limits?.aliasCut).toBe(reading === "cut-aliases" ? 32 : undefined);
       if (CANNOT_RUN.includes(reading)) {
         // A redirect stops every call, the doctor's first included, with the client's own message: `up` stops on it too.
         expect(code).toBe(DOCTOR_EXIT.couldNotRun);

@@ -53,6 +53,8 @@ export const ProfileSchema = z
     limits: z
       .strictObject({
         aliasMax: positiveWhole.optional(),
+        /** The length a platform cuts a longer alias to, without refusing it (cut-aliases): a create's mark is placed within it. */
+        aliasCut: positiveWhole.optional(),
         createCap: positiveWhole.optional(),
         usagePageField: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "is not a field name").optional(),
         createMark: z.enum(CREATE_MARK_FORMS).optional(),

@@ -128,6 +128,12 @@ export class SubAccountsApi extends ApiGroup {
   readonly aliasMax: number | undefined = this.http.platform?.profile?.limits?.aliasMax;
 
   /**
+   * The length a create's marked alias must fit in for its mark to be kept: the shorter of the profile's `aliasMax`
+   * (longer is refused) and `aliasCut` (longer is kept cut, cut-aliases: both measured by `llm-accounts doctor --write`).
+   */
+  readonly markFits: number | undefined = minOf(this.aliasMax, this.http.platform?.profile?.limits?.aliasCut);
+
+  /**
    * The most sub-account keys one edit or delete names on this platform, once one was refused for its `sks` (a 400
    * naming it: the spec does not show the maximum; the package assumes SUB_ACCOUNT_MAX_SKS): edits and deletes are
    * split to it, for the life of this client. Undefined until then.
@@ -249,4 +255,10 @@ export class SubAccountsApi extends ApiGroup {
       }
     }
   }
+}
+
+/** The smaller of the numbers given, undefined when none is. */
+function minOf(...values: (number | undefined)[]): number | undefined {
+  const given = values.filter((v): v is number => v !== undefined);
+  return given.length === 0 ? undefined : Math.min(...given);
 }

@@ -73,11 +73,21 @@ describe("a lost batch create on a platform that normalises aliases", () => {
     expect(e.state.listSubAccounts()).toHaveLength(5);
   });
 
+  test("cut-aliases with the profile's aliasCut (what the doctor measures): a longer alias passes check, the mark is placed within the cut, found and adopted, one create", async () => {
+    const e = await platform(["gateway-timeout-after-write", "cut-aliases"], { profile: profile({ aliasCut: 32 }) });
+    const theirs = e.state.createSubAccounts({ alias: LONG, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
+    const { outs } = await subAccountBatch.create(await batch(LONG, 3));
+    expect(calls(e)["sub-account/create"]).toBe(1);
+    expect(outs.tokens).toHaveLength(3);
+    expect(outs.tokens.filter((t) => theirs.includes(t))).toEqual([]);
+    expect(e.state.listSubAccounts()).toHaveLength(5);
+  });
+
   test("cut-aliases without a profile: the cut took the mark, so nothing is claimed and nothing created again; the state keeps the lost create", async () => {
     const e = await platform(["gateway-timeout-after-write", "cut-aliases"]);
     const theirs = e.state.createSubAccounts({ alias: LONG, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
     const err = (await subAccountBatch.create(await batch(LONG, 3)).then(() => new Error("created"), (x: unknown) => x)) as UnconfirmedCreateError & { properties?: { tokens: string[]; unconfirmedAlias?: string } };
-    expect(err.message).toMatch(/cut took the create's mark.*None was taken and the create was not sent again.*llm-accounts doctor.*aliasMax/s);
+    expect(err.message).toMatch(/cut took the create's mark.*None was taken and the create was not sent again.*llm-accounts doctor.*aliasCut/s);
     expect(calls(e)["sub-account/create"]).toBe(1);
     // The lost create's 3 and the other stack's 2, none taken; shown masked only.
     expect(e.state.listSubAccounts()).toHaveLength(5);

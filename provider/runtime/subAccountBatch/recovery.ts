@@ -20,7 +20,7 @@ function cutTo(alias: string, length: number): string {
  * The alias one create gives its sub-accounts: the declared alias with a marker no other create carries (random
  * hex), in the form `form` (assumptions.ts CREATE_MARK_FORMS): `tilde`, `<alias>~<hex>` cut to ALIAS_MAX_LENGTH;
  * `fit`, as long as the declared alias (FIT_MARK_MIN_LENGTH at least), of its characters and the hex digits. Either
- * is cut to `max` (the profile's aliasMax) on the alias's side, so that a platform that cuts longer aliases keeps the
+ * is cut to `max` (the profile's aliasMax or aliasCut, SubAccountsApi.markFits) on the alias's side, so that a platform that cuts longer aliases keeps the
  * mark. The platform keeps it until the edit that follows the create sets the declared alias, so what a lost create
  * made is found by this alias alone, whatever another stack, process or earlier run created with the same alias and balance.
  */
@@ -260,7 +260,7 @@ async function createMarked(
   known: ReadonlySet<string>,
 ): Promise<SubAccount[]> {
   const startedAt = Date.now();
-  const alias = markedAlias(request.alias, mark, form, api.aliasMax);
+  const alias = markedAlias(request.alias, mark, form, api.markFits);
   const marked = { ...request, alias, count: request.count - left.length };
   const unconfirmed = (message: string, operation: string | undefined) =>
     new UnconfirmedCreateError(message, operation, startedAt, marked.alias).withAdvice(lostSubAccountsAdvice(marked.alias));
@@ -305,7 +305,7 @@ async function createMarked(
 /**
  * The error of a lost create on a platform that cut its marked alias into the mark (cutMarked): the sub-accounts
  * listed under the cut alias are shown (masked) and none is taken, as they cannot be told from another batch's of
- * the same alias; the create is not sent again, as it may have made them. The profile's aliasMax places the mark within the cut.
+ * the same alias; the create is not sent again, as it may have made them. The profile's aliasCut places the mark within the cut.
  */
 function markCut(err: LlmAccountsError, marked: string, cut: readonly SubAccount[], since: number): UnconfirmedCreateError {
   const shown = cut.slice(0, 3).map((s) => `${maskKey(s.token)} ${JSON.stringify(s.alias)}`).join(", ") + (cut.length > 3 ? ` and ${cut.length - 3} more` : "");
@@ -316,7 +316,7 @@ function markCut(err: LlmAccountsError, marked: string, cut: readonly SubAccount
     since,
     marked,
   ).withAdvice(
-    "Run `llm-accounts doctor --write --save` and set the profile's limits.aliasMax (`llm-accounts:profile`, docs/doctor.md) to the length this platform keeps aliases at, so that a create's mark fits within it; " +
+    "Run `llm-accounts doctor --write --save`: it measures the length this platform cuts aliases at into the profile's limits.aliasCut (`llm-accounts:profile`, docs/doctor.md), so that a create's mark fits within it; " +
       "then adopt what this create made (adoptTokens) or delete it in the console",
   );
 }
