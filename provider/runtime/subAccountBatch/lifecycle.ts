@@ -16,6 +16,7 @@ import {
   type SessionClient,
 } from "../command/index.js";
 import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./recovery.js";
+import { toMicros } from "../../api/money.js";
 import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
 import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing } from "../../api/keptForms.js";
 import {
@@ -125,11 +126,10 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
 
 /**
  * One batch create of `count` more sub-accounts with the declared balance and pricing, under the create's marked
- * alias (subAccountBatch/recovery.ts): the caller's `align` gives them the declared alias.
+ * alias (subAccountBatch/recovery.ts): the caller's `align` gives them the declared alias. `left`: what a killed run
+ * of this batch left under its mark (leftByKilledRun), taken first and returned with what is made.
  */
-async function createMore(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
-  // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
-  const left = await leftByKilledRun(session, own, inputs, held.map((s) => s.token));
+async function createMore(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, count: number, left: readonly SubAccount[]): Promise<SubAccountView[]> {
   const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left).catch(
     (err: unknown) => {
       session.custody.subAccounts.hold(madeBefore(err).map((s) => s.token));
@@ -265,7 +265,9 @@ async function createTaking(session: Session, own: SessionClient, inputs: SubAcc
   let created: SubAccountView[] = [];
   if (inputs.count > adopted.length) {
     try {
-      created = await createMore(session, own, inputs, inputs.count - adopted.length, adopted);
+      // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
+      const left = await leftByKilledRun(session, own, inputs, adopted.map((s) => s.token));
+      created = await createMore(session, own, inputs, inputs.count - adopted.length, left);
     } catch (err) {
       // The id a success would have had: of the first sub-account held, made ones included.
       const firstHeld = [...adopted, ...madeBefore(err).map(view)].sort(byId)[0]?.token;
@@ -327,6 +329,13 @@ async function changeBatch(
   if (old.unconfirmedSince) {
     current = [...current, ...(await listUnconfirmed(api, old, custody.notToTake(current.map((s) => s.token)))).map(view)].sort(byId);
   }
+  // What a killed run of this batch left under its mark joins it before the count applies (a surplus is deleted).
+  // A scale-up looks anyway; an update that creates nothing looks only when no refresh or delete of its state
+  // could find it: the state names no mark (written before it) or another mark or balance than its creates'.
+  const unseen = inputs.mark !== undefined && (old.mark !== inputs.mark || toMicros(old.balance) !== toMicros(inputs.balance));
+  const left = unseen || inputs.count > current.length ? await leftByKilledRun(session, own, inputs, current.map((s) => s.token)) : [];
+  custody.hold(left.map((s) => s.token));
+  current = [...current, ...left.map(view)].sort(byId);
 
   if (inputs.count < current.length) {
     const deletable = current.filter((s) => !keep.has(s.token));
@@ -334,11 +343,14 @@ async function changeBatch(
     await deleteTokens(api, [...surplus]);
     current = current.filter((s) => !surplus.has(s.token));
   }
-  let made = 0;
+  // What was taken from a killed run counts as made: if the edit fails, the state must still hold it.
+  const taken = new Set(left.map((s) => s.token));
+  let made = current.filter((s) => taken.has(s.token)).length;
   if (inputs.count > current.length) {
     try {
-      const more = await createMore(session, own, inputs, inputs.count - current.length, current);
-      made = more.length;
+      // What the kill left is in `current` already (taken above).
+      const more = await createMore(session, own, inputs, inputs.count - current.length, []);
+      made += more.length;
       current = [...current, ...more];
     } catch (err) {
       throw keepUnconfirmed(err, id, inputs, current, adoption.set);
