@@ -219,6 +219,21 @@ describe("a killed up and a re-import (issue 36)", () => {
     expect(report.features).toMatchObject({ killsTriggered: 1, takenAfterKill: 2, killedUnmarkedLeft: 0 });
   });
 
+  test("a killed scale-up whose next up creates nothing (its count reached once a refresh dropped a console delete): that up still takes what the kill left under the mark", async () => {
+    // A soak's history (issue 43), shrunk. b0's state is of an earlier program (no mark). The killed up adopts a console
+    // sub-account with a count that needs one more (its state still held the one deleted in the console), creates
+    // it under the mark and dies at the edit. The up after it, whose program is written from the refreshed state,
+    // needs no create: its update never looked under the mark, and no refresh of a state without it can.
+    const report = await runHistory([
+      { kind: "console", keys: 0, subAccounts: 1, balance: 0, ageDays: 0 },
+      up({ batches: [{ ...batch("b0", 0), count: 2 }] }),
+      { kind: "editSubAccount", target: 1, action: "delete" },
+      { ...up({ batches: [{ ...marked("b0", 1), adopt: [0] }] }), refresh: true, kill: true },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ killsTriggered: 1, killedUnmarkedLeft: 0 });
+  });
+
   test("a re-import after a scale-up whose create answer and recovery list were lost: the import keeps them for the batch (the create's marked alias it holds), no second batch adopts them", async () => {
     const report = await runHistory([
       // A batch of an earlier program (no mark): its scale-up lists nothing before it creates, so the create is lost.

@@ -12,7 +12,8 @@ useRuntimeEmulator((e) => (emu = e));
  * Issue 36, "a killed up": a process killed between a batch's create and its edit leaves sub-accounts under the
  * create's marked alias, unrecorded. The mark is the resource's own (identityMark of its project, stack, type and
  * name, the input `mark` the class gives), so the next run of the same resource finds them: a create or a
- * scale-up takes them (only the rest is created), a refresh adopts them, a delete deletes them.
+ * scale-up takes them (only the rest is created), a refresh adopts them, a delete deletes them, and an update that
+ * creates nothing takes them where its state could not name them (no mark, another balance).
  */
 const mark = identityMark(["proj", "dev", "SubAccountBatch", "team"]);
 const declared = (count: number, extra: Props = {}) =>
@@ -74,6 +75,39 @@ describe("a killed up costs nothing and leaves nothing", () => {
     startFresh();
     await subAccountBatch.delete(id, read.props as Props);
     expect(emu.state.listSubAccounts()).toEqual([]);
+  });
+
+  test("a killed scale-up whose next update creates nothing (its count lowered): it takes what the kill left where the state names another mark or none (one list), and the count deletes it", async () => {
+    // A state written before the mark: a refresh cannot look under it, and this update creates nothing.
+    const { id, outs } = await subAccountBatch.create(await declared(2, { mark: undefined }));
+    // The killed run declared count 3 with the mark: it made 1 under it, then died before its edit.
+    const [left] = await leftByKilledRun(1);
+    startFresh();
+    const up = await subAccountBatch.update(id, outs, await declared(2));
+    expect(calls(emu)).toEqual({ "sub-account/list": 1, "sub-account/delete": 1 });
+    expect(up.outs.tokens).toEqual(outs.tokens);
+    expect(up.outs.mark).toBe(mark);
+    expect(emu.state.hasSubAccount(left)).toBe(false);
+    // With the mark in the state, an update that creates nothing makes no list: a refresh or a delete finds them.
+    startFresh();
+    emu.clearRequests();
+    await subAccountBatch.update(id, up.outs, await declared(2, { alias: "team-2" }));
+    expect(calls(emu)).toEqual({ "sub-account/edit": 1 });
+    await clear(up.outs);
+  });
+
+  test("a killed scale-up of an adopting batch declared with another balance than its state's: the next update that creates nothing takes what the kill left", async () => {
+    // Adopted at balance 9, the batch's state says 9; a balance declared later applies to the sub-accounts it creates.
+    const [console] = emu.state.createSubAccounts({ alias: "console", balance: 9, modelPricing: [], count: 1 }).map((s) => s.token);
+    const { id, outs } = await subAccountBatch.create(await declared(1, { balance: 9, adoptTokens: [console] }));
+    expect(outs.balance).toBe(9);
+    // The killed run declared balance 5 and count 2: it made 1 under the mark at balance 5.
+    const [left] = await leftByKilledRun(1);
+    startFresh();
+    const up = await subAccountBatch.update(id, outs, await declared(1, { adoptTokens: [console] }));
+    expect(up.outs.tokens).toEqual([console]);
+    expect(emu.state.hasSubAccount(left)).toBe(false);
+    await clear(up.outs);
   });
 
   test("under the mark but of another balance (a replaced twin's, or another run's of another balance): never taken", async () => {

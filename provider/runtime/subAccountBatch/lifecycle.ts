@@ -18,6 +18,7 @@ import {
   stackConfig,
 } from "../command/index.js";
 import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./recovery.js";
+import { toMicros } from "../../api/money.js";
 import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
 import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing } from "../../api/keptForms.js";
 import {
@@ -146,13 +147,20 @@ function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs
 
 /**
  * One batch create of `count` more sub-accounts with the declared balance and pricing, under the create's marked
- * alias (subAccountBatch/recovery.ts): the caller's `align` gives them the declared alias.
+ * alias (subAccountBatch/recovery.ts): the caller's `align` gives them the declared alias. `held`: what the batch
+ * holds; `left`: what a killed run of this batch left under its mark (leftByKilledRun), taken first and returned
+ * with what is made.
  */
-async function createMore(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, count: number, held: readonly SubAccountView[]): Promise<SubAccountView[]> {
-  // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
-  const known = session.custody.subAccounts.notToTake(held.map((s) => s.token));
-  const left = await leftByKilledRun(session, own, inputs, held.map((s) => s.token));
+async function createMore(
+  session: Session,
+  own: SessionClient,
+  inputs: SubAccountBatchInputs,
+  count: number,
+  held: readonly SubAccountView[],
+  left: readonly SubAccount[],
+): Promise<SubAccountView[]> {
   // `known`: what the command holds, never taken for a lost create's (its own sub-accounts, their alias cut alike).
+  const known = session.custody.subAccounts.notToTake(held.map((s) => s.token));
   const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left, known).catch(
     (err: unknown) => {
       session.custody.subAccounts.hold(madeBefore(err).map((s) => s.token));
@@ -288,7 +296,9 @@ async function createTaking(session: Session, own: SessionClient, inputs: SubAcc
   let created: SubAccountView[] = [];
   if (inputs.count > adopted.length) {
     try {
-      created = await createMore(session, own, inputs, inputs.count - adopted.length, adopted);
+      // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
+      const left = await leftByKilledRun(session, own, inputs, adopted.map((s) => s.token));
+      created = await createMore(session, own, inputs, inputs.count - adopted.length, adopted, left);
     } catch (err) {
       // The id a success would have had: of the first sub-account held, made ones included.
       const firstHeld = [...adopted, ...madeBefore(err).map(view)].sort(byId)[0]?.token;
@@ -350,6 +360,13 @@ async function changeBatch(
   if (old.unconfirmedSince) {
     current = [...current, ...(await listUnconfirmed(api, old, custody.notToTake(current.map((s) => s.token)))).map(view)].sort(byId);
   }
+  // What a killed run of this batch left under its mark joins it before the count applies (a surplus is deleted).
+  // A scale-up looks anyway; an update that creates nothing looks only when no refresh or delete of its state
+  // could find it: the state names no mark (written before it) or another mark or balance than its creates'.
+  const unseen = inputs.mark !== undefined && (old.mark !== inputs.mark || toMicros(old.balance) !== toMicros(inputs.balance));
+  const left = unseen || inputs.count > current.length ? await leftByKilledRun(session, own, inputs, current.map((s) => s.token)) : [];
+  custody.hold(left.map((s) => s.token));
+  current = [...current, ...left.map(view)].sort(byId);
 
   if (inputs.count < current.length) {
     const deletable = current.filter((s) => !keep.has(s.token));
@@ -357,11 +374,14 @@ async function changeBatch(
     await deleteTokens(api, [...surplus]);
     current = current.filter((s) => !surplus.has(s.token));
   }
-  let made = 0;
+  // What was taken from a killed run counts as made: if the edit fails, the state must still hold it.
+  const taken = new Set(left.map((s) => s.token));
+  let made = current.filter((s) => taken.has(s.token)).length;
   if (inputs.count > current.length) {
     try {
-      const more = await createMore(session, own, inputs, inputs.count - current.length, current);
-      made = more.length;
+      // What the kill left is in `current` already (taken above).
+      const more = await createMore(session, own, inputs, inputs.count - current.length, current, []);
+      made += more.length;
       current = [...current, ...more];
     } catch (err) {
       throw keepUnconfirmed(err, id, inputs, current, adoption.set);
