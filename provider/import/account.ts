@@ -84,16 +84,29 @@ export interface ReimportOptions {
    */
   sameAccount?: (connection: unknown) => boolean;
   /**
-   * What the project's other stacks hold (their keys, previous and adopted keys, config adoption keys, sub-account
-   * tokens), by stack name: never adopted here, where one object would get two owners and a destroy of either
-   * stack would delete what the other holds.
+   * What the backend's other stacks hold (their keys, previous and adopted keys, config adoption keys, sub-account
+   * tokens), by stack name as the CLI lists it, and `project` for a stack of another project: never adopted here,
+   * where one object would get two owners and a destroy of either stack would delete what the other holds.
    */
-  elsewhere?: { stack: string; keys: ReadonlySet<string>; tokens: ReadonlySet<string>; markedAliases?: ReadonlySet<string> }[];
+  elsewhere?: StackHolding[];
 }
 
-/** The other stack that holds `value` (a key or a token), if any. */
+/** What one other stack holds; `project` names its project when it is not this one. */
+export interface StackHolding {
+  stack: string;
+  project?: string;
+  keys: ReadonlySet<string>;
+  tokens: ReadonlySet<string>;
+  markedAliases?: ReadonlySet<string>;
+}
+
+/** An other stack as the import's output names it: `stack dev of this project`, `stack org/b/dev of project b`. */
+export const holderName = (o: Pick<StackHolding, "stack" | "project">): string => `stack ${o.stack} of ${o.project === undefined ? "this project" : `project ${o.project}`}`;
+
+/** The other stack that holds `value` (a key or a token), if any, named by holderName. */
 function heldElsewhere(options: ReimportOptions, value: string, kind: "keys" | "tokens"): string | undefined {
-  return options.elsewhere?.find((o) => o[kind].has(value))?.stack;
+  const holder = options.elsewhere?.find((o) => o[kind].has(value));
+  return holder && holderName(holder);
 }
 
 /** A create's marked alias (`<alias>~<12 hex digits>`, subAccountBatch/recovery.ts markedAlias): what a killed create left unrecorded. */
@@ -102,7 +115,8 @@ const underCreateMark = (alias: string): boolean => CREATE_MARKED.test(alias);
 
 /** The other stack whose batch's lost create left `s` under its marked alias, if any: that batch's next run adopts it. */
 function markedElsewhere(options: ReimportOptions, s: { alias: string }): string | undefined {
-  return options.elsewhere?.find((o) => o.markedAliases?.has(s.alias))?.stack;
+  const holder = options.elsewhere?.find((o) => o.markedAliases?.has(s.alias));
+  return holder && holderName(holder);
 }
 
 /** An error of the user's making (credentials, files, keys): shown as is, without the usage text. */
@@ -396,7 +410,7 @@ function planKeyReads(apiKeys: string[], state: StackState | undefined, options:
     else if (!seen.has(key)) {
       const other = heldElsewhere(options, key, "keys");
       if (leavingKeys.has(key)) account.leftOut.push(`API key ${maskKey(key)}: a replaced key the stack deletes at its next up: not adopted`);
-      else if (other !== undefined) account.leftOut.push(`API key ${maskKey(key)}: held by stack ${other} of this project: not adopted (one object, one owner)`);
+      else if (other !== undefined) account.leftOut.push(`API key ${maskKey(key)}: held by ${other}: not adopted (one object, one owner)`);
       else fresh.push({ key, listedAt: i + 1 });
     }
     seen.add(key);
@@ -521,7 +535,7 @@ async function declareUnheldBatches(state: StackState | undefined, subAccounts: 
     account.leftOut.push(`${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`);
   }
   for (const [other, tokens] of theirs) {
-    account.leftOut.push(`${tokens.length} sub-account(s) held by stack ${other} of this project (${tokens.slice(0, 5).join(", ")}${tokens.length > 5 ? ", ..." : ""}): not adopted (one object, one owner)`);
+    account.leftOut.push(`${tokens.length} sub-account(s) held by ${other} (${tokens.slice(0, 5).join(", ")}${tokens.length > 5 ? ", ..." : ""}): not adopted (one object, one owner)`);
   }
   account.batches.push(...(await batchesOf(unheld, account.leftOut, (state?.batches ?? []).map((b) => b.name))));
 }

@@ -9,7 +9,7 @@ import { maskKey, redact } from "../api/redact.js";
 import { PACKAGE } from "../version.js";
 import { readKeyList } from "../commands/kit.js";
 import { isObject } from "../api/canonical.js";
-import { ImportError, readAccount, slug, type ImportedAccount, type ReimportOptions } from "./account.js";
+import { holderName, ImportError, readAccount, slug, type ImportedAccount, type StackHolding } from "./account.js";
 import {
   DATA_FILE,
   KEYS_CONFIG_KEY,
@@ -258,13 +258,20 @@ async function unselectedStacks(dir: string, env: NodeJS.ProcessEnv): Promise<st
   return listed.flatMap((s: unknown) => (typeof (s as { name?: unknown })?.name === "string" ? [(s as { name: string }).name] : []));
 }
 
+/** A stack name as the CLI lists or takes it (`dev`, `org/dev`, `org/project/dev`), with `project` where it names none. */
+function stackIdentity(name: string, project: string | undefined): { org?: string; project?: string; stack: string } {
+  const parts = name.split("/");
+  if (parts.length >= 3) return { org: parts[0], project: parts[1], stack: parts.slice(2).join("/") };
+  return parts.length === 2 ? { org: parts[0], project, stack: parts[1] } : { project, stack: name };
+}
+
 /**
- * What the project's other stacks hold (`pulumi stack ls`, then one `pulumi stack export` of each, kept in memory),
- * so that the import never adopts an object another stack holds. A stack that cannot be read is named on stderr:
- * what it holds may then be adopted here, and the user is told which.
+ * The backend's stacks, of every project (`pulumi stack ls --all`: this project's by short name, another's as
+ * `org/project/stack`), or this project's alone where the CLI refuses `--all`; none when the list cannot be read.
  */
-async function otherStacks(dir: string, target: string | undefined, io: ImportIo): Promise<NonNullable<ReimportOptions["elsewhere"]>> {
-  const r = await capture(["stack", "ls", "--json"], dir, io.env);
+async function backendStacks(dir: string, env: NodeJS.ProcessEnv): Promise<{ name: string; current: boolean }[]> {
+  let r = await capture(["stack", "ls", "--all", "--json"], dir, env);
+  if (r !== null && r.code !== 0) r = await capture(["stack", "ls", "--json"], dir, env);
   let listed: unknown;
   try {
     listed = r !== null && r.code === 0 ? JSON.parse(r.stdout) : undefined;
@@ -272,23 +279,39 @@ async function otherStacks(dir: string, target: string | undefined, io: ImportIo
     listed = undefined;
   }
   if (!Array.isArray(listed)) return [];
-  const entries = listed.flatMap((e: unknown) => {
+  return listed.flatMap((e: unknown) => {
     const o = e as { name?: unknown; current?: unknown } | null;
     return typeof o?.name === "string" ? [{ name: o.name, current: o.current === true }] : [];
   });
-  const short = (name: string) => name.split("/").pop()!;
-  const isTarget = (e: { name: string; current: boolean }) => (target !== undefined ? short(e.name) === short(target) : e.current);
-  const out: NonNullable<ReimportOptions["elsewhere"]> = [];
-  for (const other of entries.filter((e) => !isTarget(e))) {
+}
+
+/**
+ * What the backend's other stacks hold, those of other projects too (another team's project on the same account):
+ * one `pulumi stack export` of each, kept in memory, so that the import never adopts an object another stack holds.
+ * The target is left out by its whole name (another project's `dev` is read when the target is `dev`). A stack
+ * that cannot be read is named on stderr: what it holds may then be adopted here, and the user is told which.
+ */
+async function otherStacks(dir: string, project: string | undefined, target: string | undefined, io: ImportIo): Promise<StackHolding[]> {
+  const wanted = target !== undefined ? stackIdentity(target, project) : undefined;
+  // An organisation only one of the two names spells out is the default one, so either matches.
+  const isTarget = (e: { name: string; current: boolean }): boolean => {
+    if (wanted === undefined) return e.current;
+    const id = stackIdentity(e.name, project);
+    return id.project === wanted.project && id.stack === wanted.stack && (id.org === undefined || wanted.org === undefined || id.org === wanted.org);
+  };
+  const out: StackHolding[] = [];
+  for (const other of (await backendStacks(dir, io.env)).filter((e) => !isTarget(e))) {
+    const theirs = stackIdentity(other.name, project).project;
+    const holder = { stack: other.name, ...(theirs !== project && theirs !== undefined ? { project: theirs } : {}) };
     try {
-      const state = await readStackState(dir, other.name, io.env);
+      const state = await readStackState(dir, other.name, io.env, { withConfig: holder.project === undefined });
       if (!state) continue;
       const keys = new Set([...state.keys.flatMap((k) => [k.key, k.previousKey, k.adoptKey].filter((v): v is string => v !== undefined)), ...state.configKeys.map((c) => c.key)]);
       const tokens = new Set(state.batches.flatMap((b) => b.subAccounts.map((s) => s.token)));
       const markedAliases = new Set(state.batches.flatMap((b) => (b.unconfirmedAlias ? [b.unconfirmedAlias] : [])));
-      out.push({ stack: other.name, keys, tokens, markedAliases });
+      out.push({ ...holder, keys, tokens, markedAliases });
     } catch (err) {
-      io.stderr.write(`llm-accounts import: stack ${other.name} of this project could not be read (${redact((err as Error).message)}): what it holds may be adopted here too; read it, or check the program before its up\n`);
+      io.stderr.write(`llm-accounts import: ${holderName(holder)} could not be read (${redact((err as Error).message)}): what it holds may be adopted here too; read it, or check the program before its up\n`);
     }
   }
   return out;
@@ -463,7 +486,7 @@ async function planImport(args: ImportArgs, io: ImportIo): Promise<ImportPlan> {
       return false;
     }
   };
-  const elsewhere = existsSync(join(args.dir, "Pulumi.yaml")) ? await otherStacks(args.dir, args.stack, io) : [];
+  const elsewhere = existsSync(join(args.dir, "Pulumi.yaml")) ? await otherStacks(args.dir, folder.existingProject, args.stack, io) : [];
   const progress = progressOn(io.stderr, io.progressEveryMs ?? PROGRESS_EVERY_MS);
   const account = await readAccount(client, apiKeys, progress, state, { dropUnlisted: args.dropUnlisted, sameAccount, elsewhere });
   for (const f of state?.foreign ?? []) account.dropped.push(`${f}: not this package's; the next up DELETES it`);

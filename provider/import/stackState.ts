@@ -242,9 +242,11 @@ export class StackStateError extends Error {}
  * What the stack of a program folder manages: `stack` (--stack), or the folder's selected stack. Undefined when
  * there is nothing to read: no project in the folder yet, or no such stack (a new one). A project folder with
  * stacks and no Pulumi CLI to read them fails: a program written without knowing their state could delete.
- * One `pulumi stack export`, and one `pulumi config` only when the stack's config file holds adoption keys.
+ * One `pulumi stack export`, then one `pulumi config`, which `withConfig: false` leaves out: for a stack of another
+ * project, whose config file is in that project's folder (the CLI run here would read this folder's file of the
+ * same short name), only the state is read.
  */
-export async function readStackState(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<StackState | undefined> {
+export async function readStackState(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv, { withConfig = true } = {}): Promise<StackState | undefined> {
   if (!existsSync(join(dir, "Pulumi.yaml"))) return undefined;
   const stackArgs = stack ? ["--stack", stack] : [];
   const exported = await capture(["stack", "export", "--show-secrets", ...stackArgs], dir, env);
@@ -267,7 +269,7 @@ export async function readStackState(dir: string, stack: string | undefined, env
   } catch (err) {
     throw new StackStateError(`${redact((err as Error).message)}; nothing was written`);
   }
-  return { ...state, ...configState(await readConfig(dir, stack, env)) };
+  return withConfig ? { ...state, ...configState(await readConfig(dir, stack, env)) } : { ...state, configKeys: [] };
 }
 
 /**

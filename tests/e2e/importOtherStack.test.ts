@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
@@ -11,6 +11,7 @@ import { CLI_BUILD_TIMEOUT_MS, endFile, llmImport as runImportCli, PulumiStack, 
 // stack of the same project holds (both would hold it, and a destroy of one would delete the other's). Through the
 // real CLI: stack dev holds a key and a batch; an import into a new stack prod of the same project adopts only what
 // nobody holds, says why it left the rest out, and prod's up writes nothing and its destroy leaves dev's objects.
+// Issue 43: nor what a stack of ANOTHER project on the same backend holds, one of the same short name (dev) too.
 
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 const pricing = [{ model: "model-a", pricing_factor: 1.2 }];
@@ -20,6 +21,7 @@ let ledger: SecretLedger | undefined;
 let dir: string;
 let dev: PulumiStack | undefined;
 let prod: PulumiStack | undefined;
+let teamB: PulumiStack | undefined;
 
 beforeAll(async () => {
   await requirePulumiCli();
@@ -29,7 +31,7 @@ beforeAll(async () => {
   linkNodeModules(dir);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => endFile({ emu, ledger, stacks: [prod, dev], folders: [dir] }), 5 * 60_000);
+afterAll(async () => endFile({ emu, ledger, stacks: [teamB, prod, dev], folders: [dir] }), 5 * 60_000);
 
 /** `llm-accounts import --out dir` from the built package, as a user runs it, the API keys on its stdin. */
 const llmImport = (args: string[], env: Record<string, string>, stdin: string) => runImportCli(dir, args, stdin, env);
@@ -76,6 +78,21 @@ describe("import into a stack of a project whose other stack holds objects", () 
       await prod.destroy();
       expect(e.state.listSubAccounts().map((s) => s.token).sort()).toEqual([...team].sort());
       expect(e.state.hasKey(key)).toBe(true);
+
+      // Another project (team B) on the same backend, with a stack of the same short name: dev.
+      const other = mkdtempSync(join(tmpdir(), "llm-import-other-project-"));
+      writeFileSync(join(other, "Pulumi.yaml"), "name: team-b\nruntime: nodejs\n");
+      teamB = new PulumiStack(
+        { dir: other, stack: "dev", account: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey }, env: { ...WINDOW_ENV, PULUMI_BACKEND_URL: dev.env.PULUMI_BACKEND_URL, PULUMI_HOME: dev.home }, typeCheck: false },
+        dev.cli,
+      );
+      await teamB.run(["stack", "init", "dev"]);
+      const fromB = await runImportCli(other, ["--stack", "dev", "--force", "--keys", "-"], `${key}\n`, teamB.env);
+      expect(fromB.code).toBe(0);
+      expect(fromB.stdout).toMatch(/API key sk-\.\.\.\S{4}: held by stack organization\/[^/]+\/dev of project [^:]+: not adopted \(one object, one owner\)/);
+      expect(fromB.stdout).toMatch(/2 sub-account\(s\) held by stack organization\/[^/]+\/dev of project [^ ]+ \(/);
+      expect(readFileSync(join(other, "index.ts"), "utf8")).not.toMatch(/new llm\.SubAccountBatch\("team"/);
+      ledger!.expectAbsent(fromB.stdout + fromB.stderr, "team B's import's output");
 
       await dev.destroy();
       expect(e.state.listSubAccounts()).toEqual([]);
