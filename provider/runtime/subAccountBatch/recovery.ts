@@ -54,7 +54,7 @@ export type Known = Pick<ReadonlySet<string>, "has">;
 /**
  * Listed sub-accounts by the end of their alias (its last `length` characters), built once per list: one shared
  * list serves every read of a command (command/sharedList.ts), and each read looks for its own mark in it, which
- * scanning the whole list would make quadratic in the size of the account.
+ * scanning the whole list would make quadratic in the size of the account. A list is never changed once answered.
  */
 const BY_ALIAS_END = new WeakMap<readonly SubAccount[], Map<number, Map<string, SubAccount[]>>>();
 
