@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { redact } from "../api/redact.js";
+import { promiseTracesOff } from "./promiseTraces.js";
 
 /** Marks the SDK's debug function once it masks: one wrapper per copy of @pulumi/pulumi, however many resources. */
 const MASKED = Symbol.for("pulumi-llm-accounts.maskedDebugLog");
@@ -19,7 +20,14 @@ export function maskSdkDebugLog(): void {
   const log = pulumi.log as unknown as { debug?: DebugLog } | undefined;
   if (typeof log?.debug !== "function" || log.debug[MASKED]) return;
   const original = log.debug;
-  const masked: DebugLog = (msg, ...rest) => original(typeof msg === "string" && msg.includes("sk-") ? redact(msg) : msg, ...rest);
+  const masked: DebugLog = (msg, ...rest) => {
+    const restore = promiseTracesOff(); // the SDK sends each debug message with a promise of its own
+    try {
+      return original(typeof msg === "string" && msg.includes("sk-") ? redact(msg) : msg, ...rest);
+    } finally {
+      restore();
+    }
+  };
   masked[MASKED] = true;
   try {
     log.debug = masked;

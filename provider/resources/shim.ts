@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { STACK_CONFIG_SLOT } from "../runtime/engine/index.js";
 import { maskSdkDebugLog } from "./debugLog.js";
+import { promiseTracesOff } from "./promiseTraces.js";
 import { dynamicType } from "./typeTokens.js";
 
 /** The runtime's export names (`pulumi-llm-accounts/runtime`) the stored provider text loads: never renamed. */
@@ -32,7 +33,13 @@ export function providerText(name: RuntimeExport): string {
 export class DynamicResource extends pulumi.CustomResource {
   constructor(provider: string, name: string, props: pulumi.Inputs, opts: pulumi.CustomResourceOptions | undefined, module: string, type: string) {
     maskSdkDebugLog(); // before the registration whose answer the SDK logs
-    super(dynamicType(module, type), name, { ...props, __provider: provider }, opts);
+    // The SDK makes the registration's promises in its constructor, before its first await.
+    const restore = promiseTracesOff();
+    try {
+      super(dynamicType(module, type), name, { ...props, __provider: provider }, opts);
+    } finally {
+      restore();
+    }
   }
 }
 

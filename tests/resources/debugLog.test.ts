@@ -19,3 +19,23 @@ test("the SDK's debug messages reach the engine with every key masked, once wrap
     "Registering resource: t=pulumi:pulumi:Stack",
   ]);
 });
+
+// The SDK sends each debug message to the engine with a promise whose stack trace it formats (source-mapped) and
+// keeps while pending; three messages per resource: the wrapper passes them on with traces of no frame, unless
+// PULUMI_DEBUG_PROMISE_LEAKS asks for the traces.
+test("the SDK's debug messages are sent with stack traces of no frame, unless PULUMI_DEBUG_PROMISE_LEAKS is set", async () => {
+  const log = pulumi.log as unknown as { debug: (msg: string) => Promise<void> };
+  const limits: number[] = [];
+  log.debug = async () => void limits.push(Error.stackTraceLimit);
+  maskSdkDebugLog();
+  const limit = Error.stackTraceLimit;
+  await log.debug("Registering resource: t=pulumi:pulumi:Stack");
+  process.env.PULUMI_DEBUG_PROMISE_LEAKS = "true";
+  try {
+    await log.debug("Registering resource: t=pulumi:pulumi:Stack");
+  } finally {
+    delete process.env.PULUMI_DEBUG_PROMISE_LEAKS;
+  }
+  expect(limits).toEqual([0, limit]);
+  expect(Error.stackTraceLimit).toBe(limit);
+});

@@ -90,4 +90,37 @@ describe("resource wiring", () => {
     expect(r.type).toBe("pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch");
     expect(r.inputs).toMatchObject({ alias: "t", balance: 5, count: 2, modelPricing: [{ model: "m", pricingFactor: 1 }] });
   });
+  test("a registration formats no stack trace but the resource's source position, unless PULUMI_DEBUG_PROMISE_LEAKS asks for them", async () => {
+    const { ApiKey } = await import("../../provider/resources/ApiKey.js");
+    const { SubAccountBatch } = await import("../../provider/resources/SubAccountBatch.js");
+    /** The frames of each stack trace formatted while `declare` runs. */
+    const tracesOf = (declare: () => void): number[] => {
+      const original = Error.prepareStackTrace;
+      const frames: number[] = [];
+      Error.prepareStackTrace = (err, callSites) => (frames.push(callSites.length), original ? original(err, callSites) : String(err));
+      try {
+        declare();
+      } finally {
+        Error.prepareStackTrace = original;
+      }
+      return frames;
+    };
+    const limit = Error.stackTraceLimit;
+    const declare = (suffix: string) => () => {
+      new ApiKey(`traced-key-${suffix}`, { alias: "t" });
+      new SubAccountBatch(`traced-batch-${suffix}`, { alias: "t", balance: 5, count: 2, modelPricing: [{ model: "m", pricingFactor: 1 }] });
+    };
+    // The SDK still makes a trace for each promise of the registrations (about 30 per resource), each without a
+    // frame: only the source position it sends the engine (one per resource, its own limit) has frames.
+    const quiet = tracesOf(declare("quiet"));
+    expect(quiet.length).toBeGreaterThan(40);
+    expect(quiet.filter((n) => n > 0)).toHaveLength(2);
+    expect(Error.stackTraceLimit).toBe(limit);
+    process.env.PULUMI_DEBUG_PROMISE_LEAKS = "true";
+    try {
+      expect(tracesOf(declare("leaks")).filter((n) => n > 0).length).toBeGreaterThan(40);
+    } finally {
+      delete process.env.PULUMI_DEBUG_PROMISE_LEAKS;
+    }
+  });
 });

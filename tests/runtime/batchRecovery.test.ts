@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/g
 import type { SubAccount } from "../../provider/api/schemas/index.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { ALIAS_MAX_LENGTH, LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
-import { createBatch, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/subAccountBatch/recovery.js";
+import { createBatch, leftUnderMark, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/subAccountBatch/recovery.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 
 let emu: Emulator;
@@ -113,5 +113,40 @@ describe("unconfirmedAmong", () => {
     const found = unconfirmedAmong({ alias: "u", balance: 5, unconfirmedSince: since }, listed, new Set(["sk-known"]));
     expect(found.map((s) => s.token)).toEqual(["sk-made"]);
     expect(unconfirmedAmong({ alias: "u", balance: 5 }, listed, new Set())).toEqual([]);
+  });
+});
+
+describe("leftUnderMark", () => {
+  const sub = (i: number, alias: string, balance = "5.000000"): SubAccount =>
+    ({ id: i, token: `sk-left-${i}`, alias, balance, createdAt: "2026-11-23T12:00:00+00:00" }) as SubAccount;
+  const marks = ["0123456789ab", "ba9876543210", "00aa11bb22cc"];
+
+  test("what a killed run left under the batch's mark, in any form, with its balance, not known", () => {
+    const listed = [
+      sub(1, markedAlias("team", marks[0])),
+      sub(2, markedAlias("a-much-longer-alias", marks[0], "fit")),
+      sub(3, markedAlias("team", marks[0])),
+      sub(4, markedAlias("team", marks[0]), "9.000000"),
+      sub(5, markedAlias("team", marks[1])),
+      sub(6, "team"),
+    ];
+    const found = leftUnderMark({ balance: 5, mark: marks[0] }, listed, new Set(["sk-left-3"]));
+    expect(found.map((s) => s.id)).toEqual([1, 2]);
+    expect(leftUnderMark({ balance: 5 }, listed, new Set())).toEqual([]);
+    expect(leftUnderMark({ balance: 5, mark: "" }, listed, new Set()).map((s) => s.id)).toEqual([1, 2, 3, 5, 6]);
+  });
+
+  test("one list shared by every read of a refresh is gone through once for all their marks, not once a read", () => {
+    const all = Array.from({ length: 300 }, (_, i) => sub(i, markedAlias(`team-${i}`, marks[i % 3])));
+    let reads = 0;
+    const listed = new Proxy(all, {
+      get(target, p, receiver) {
+        if (typeof p === "string" && /^\d+$/.test(p)) reads++;
+        return Reflect.get(target, p, receiver);
+      },
+    });
+    // A read of each batch of the account, each looking for its own mark in the same list.
+    for (let read = 0; read < 100; read++) expect(leftUnderMark({ balance: 5, mark: marks[read % 3] }, listed, new Set())).toHaveLength(100);
+    expect(reads).toBeLessThanOrEqual(all.length);
   });
 });

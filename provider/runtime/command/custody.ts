@@ -110,6 +110,11 @@ export class Custody {
     return new Set([...objects].filter((o) => this.keepers.has(o) && this.keepers.get(o) !== owner));
   }
 
+  /** Whether a resource holds `object` or a create made it in this command (what notToTake copies). */
+  holds(object: string): boolean {
+    return this.held.has(object);
+  }
+
   /** What a lost create's recovery must leave: the resource's own objects and every one held or made in this command. */
   notToTake(own: Iterable<string>): Set<string> {
     return new Set([...this.held, ...own]);

@@ -17,7 +17,7 @@ import {
   type SessionClient,
   stackConfig,
 } from "../command/index.js";
-import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError } from "./recovery.js";
+import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError, type Known } from "./recovery.js";
 import { toMicros } from "../../api/money.js";
 import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
 import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing } from "../../api/keptForms.js";
@@ -432,10 +432,13 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   const recent = new Set(old.subAccounts.filter((s) => justWritten(s.createdAt) && !shown.has(s.createdAt)).map((s) => s.token));
   const alive = await stillListedOrLate(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)), recent);
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
-  const known = custody.notToTake(old.tokens);
+  // Asked, not copied: every read of a refresh would copy what the command holds (the whole account, at its end).
+  const mine = new Set(old.tokens);
+  const known: Known = { has: (t) => custody.holds(t) || mine.has(t) };
   const lost = unconfirmedAmong(old, all, known);
+  const lostTokens = new Set(lost.map((s) => s.token));
   // What a killed `up` of this resource left under its mark: adopted, as a lost create's are.
-  const left = leftUnderMark(old, all, new Set([...known, ...lost.map((s) => s.token)]));
+  const left = leftUnderMark(old, all, { has: (t) => known.has(t) || lostTokens.has(t) });
   const live = [...ours, ...lost, ...left].map(view);
   custody.hold(live.map((s) => s.token));
   if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };

@@ -46,10 +46,40 @@ export function identityMark(parts: readonly string[]): string {
  * create and its edit): those of `listed` whose alias ends with the mark (in any form, under the alias declared
  * then, whatever it is now) and that have the batch's balance, not `known`.
  */
-export function leftUnderMark(old: { balance: number; mark?: string }, listed: readonly SubAccount[], known: ReadonlySet<string>): SubAccount[] {
+export function leftUnderMark(old: { balance: number; mark?: string }, listed: readonly SubAccount[], known: Known): SubAccount[] {
   const { mark } = old;
   if (mark === undefined) return [];
-  return listed.filter((s) => s.alias.endsWith(mark) && !known.has(s.token) && madeBy(old, s));
+  return endingWith(listed, mark).filter((s) => !known.has(s.token) && madeBy(old, s));
+}
+
+/** Objects a recovery must leave: only asked whether it holds one. */
+export type Known = Pick<ReadonlySet<string>, "has">;
+
+/**
+ * Listed sub-accounts by the end of their alias (its last `length` characters), built once per list: one shared
+ * list serves every read of a command (command/sharedList.ts), and each read looks for its own mark in it, which
+ * scanning the whole list would make quadratic in the size of the account. A list is never changed once answered.
+ */
+const BY_ALIAS_END = new WeakMap<readonly SubAccount[], Map<number, Map<string, SubAccount[]>>>();
+
+/** Those of `listed` whose alias ends with `end`, in list order. */
+function endingWith(listed: readonly SubAccount[], end: string): SubAccount[] {
+  if (end === "") return [...listed];
+  let byLength = BY_ALIAS_END.get(listed);
+  if (!byLength) BY_ALIAS_END.set(listed, (byLength = new Map()));
+  let index = byLength.get(end.length);
+  if (!index) {
+    index = new Map();
+    for (const s of listed) {
+      if (s.alias.length < end.length) continue;
+      const key = s.alias.slice(-end.length);
+      const group = index.get(key);
+      if (group) group.push(s);
+      else index.set(key, [s]);
+    }
+    byLength.set(end.length, index);
+  }
+  return index.get(end) ?? [];
 }
 
 /**
@@ -93,7 +123,7 @@ export class UnconfirmedCreateError extends LlmAccountsError {
 export function unconfirmedAmong(
   old: { alias: string; balance: number; unconfirmedAlias?: string; unconfirmedSince?: string; unconfirmedExcept?: number[] },
   listed: readonly SubAccount[],
-  known: ReadonlySet<string>,
+  known: Known,
 ): SubAccount[] {
   const marked = old.unconfirmedAlias;
   if (marked) return listed.filter((s) => sameMarked(marked, s.alias) && !known.has(s.token));
@@ -112,7 +142,7 @@ export function unconfirmedAmong(
 export async function listUnconfirmed(
   api: SubAccountsApi,
   old: Parameters<typeof unconfirmedAmong>[0],
-  known: ReadonlySet<string>,
+  known: Known,
 ): Promise<SubAccount[]> {
   return unconfirmedAmong(old, await api.list(old.unconfirmedAlias ? {} : { alias: old.alias }), known);
 }
