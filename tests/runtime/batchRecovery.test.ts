@@ -3,6 +3,7 @@ import type { SubAccount } from "../../provider/api/schemas/index.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { ALIAS_MAX_LENGTH, LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
 import { createBatch, leftUnderMark, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/subAccountBatch/recovery.js";
+import { snapshotOf } from "../../provider/runtime/command/sharedList.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
 
 let emu: Emulator;
@@ -130,10 +131,10 @@ describe("leftUnderMark", () => {
       sub(5, markedAlias("team", marks[1])),
       sub(6, "team"),
     ];
-    const found = leftUnderMark({ balance: 5, mark: marks[0] }, listed, new Set(["sk-left-3"]));
+    const found = leftUnderMark({ balance: 5, mark: marks[0] }, snapshotOf(listed), new Set(["sk-left-3"]));
     expect(found.map((s) => s.id)).toEqual([1, 2]);
-    expect(leftUnderMark({ balance: 5 }, listed, new Set())).toEqual([]);
-    expect(leftUnderMark({ balance: 5, mark: "" }, listed, new Set()).map((s) => s.id)).toEqual([1, 2, 3, 5, 6]);
+    expect(leftUnderMark({ balance: 5 }, snapshotOf(listed), new Set())).toEqual([]);
+    expect(leftUnderMark({ balance: 5, mark: "" }, snapshotOf(listed), new Set()).map((s) => s.id)).toEqual([1, 2, 3, 5, 6]);
   });
 
   test("one list shared by every read of a refresh is gone through once for all their marks, not once a read", () => {
@@ -145,8 +146,10 @@ describe("leftUnderMark", () => {
         return Reflect.get(target, p, receiver);
       },
     });
-    // A read of each batch of the account, each looking for its own mark in the same list.
-    for (let read = 0; read < 100; read++) expect(leftUnderMark({ balance: 5, mark: marks[read % 3] }, listed, new Set())).toHaveLength(100);
+    // A read of each batch of the account, each looking for its own mark in the same list (the command's snapshot).
+    const shared = snapshotOf(listed);
+    reads = 0; // its index by token aside
+    for (let read = 0; read < 100; read++) expect(leftUnderMark({ balance: 5, mark: marks[read % 3] }, shared, new Set())).toHaveLength(100);
     expect(reads).toBeLessThanOrEqual(all.length);
   });
 });

@@ -17,5 +17,5 @@ export {
   releasedBy,
 } from "./adoption.js";
 export { Custody } from "./custody.js";
-export { justWritten, lookUntil, SHARE, SharedSubAccountList, SHARING_SWITCH, stillListedOrLate } from "./sharedList.js";
+export { justWritten, lookUntil, SHARE, SharedSubAccountList, SHARING_SWITCH, snapshotOf, stillListedOrLate, type AccountSnapshot } from "./sharedList.js";
 export { COALESCING_SWITCH, DeleteCoalescer } from "./deleteCoalescer.js";

@@ -80,6 +80,11 @@ export async function stillListedOrLate(api: SubAccountsApi, missing: readonly s
 export interface AccountSnapshot {
   all: SubAccount[];
   byToken: Map<string, SubAccount>;
+  /**
+   * Those whose alias ends with `end`, in list order. Every read of a command looks for its batch's mark in the one
+   * shared list: an index by alias end, built once per length, keeps that linear in the size of the account.
+   */
+  endingWith(end: string): SubAccount[];
 }
 
 /** A list's answer kept for the reads that come after it: when it was sent, and the write count then. */
@@ -140,7 +145,7 @@ export class SharedSubAccountList {
    * left under that batch's own mark), the kept answer serves even after this session's writes, within its age.
    */
   snapshot(options: { despiteWrites?: boolean } = {}): Promise<AccountSnapshot> {
-    if (!this.enabled) return this.api.list().then(indexed);
+    if (!this.enabled) return this.api.list().then(snapshotOf);
     const kept = this.fresh(options.despiteWrites);
     if (kept) return Promise.resolve(kept);
     const now = this.now();
@@ -182,7 +187,7 @@ export class SharedSubAccountList {
     const sentAt = this.now();
     const writes = this.api.writes.value;
     try {
-      const snapshot = indexed(await this.api.list());
+      const snapshot = snapshotOf(await this.api.list());
       this.kept = { snapshot, sentAt, writes };
       for (const w of round.waiters) w.resolve(snapshot);
     } catch (err) {
@@ -208,6 +213,24 @@ export class SharedSubAccountList {
   }
 }
 
-function indexed(all: SubAccount[]): AccountSnapshot {
-  return { all, byToken: new Map(all.map((s) => [s.token, s])) };
+/** A list's answer as the reads that share it use it (AccountSnapshot); never changed once made. */
+export function snapshotOf(all: SubAccount[]): AccountSnapshot {
+  const byLength = new Map<number, Map<string, SubAccount[]>>();
+  const endingWith = (end: string): SubAccount[] => {
+    if (end === "") return [...all];
+    let index = byLength.get(end.length);
+    if (!index) {
+      index = new Map();
+      for (const s of all) {
+        if (s.alias.length < end.length) continue;
+        const key = s.alias.slice(-end.length);
+        const group = index.get(key);
+        if (group) group.push(s);
+        else index.set(key, [s]);
+      }
+      byLength.set(end.length, index);
+    }
+    return index.get(end) ?? [];
+  };
+  return { all, byToken: new Map(all.map((s) => [s.token, s])), endingWith };
 }

@@ -179,8 +179,8 @@ async function createMore(
 async function leftByKilledRun(session: Session, own: SessionClient, batch: { balance: number; mark?: string }, known: readonly string[]): Promise<SubAccount[]> {
   if (batch.mark === undefined) return [];
   // Only this batch's runs write under its mark: another batch's write since the list leaves the answer good.
-  const { all } = await own.subAccounts.snapshot({ despiteWrites: true });
-  return leftUnderMark(batch, all, session.custody.subAccounts.notToTake(known));
+  const listed = await own.subAccounts.snapshot({ despiteWrites: true });
+  return leftUnderMark(batch, listed, session.custody.subAccounts.notToTake(known));
 }
 
 /**
@@ -425,7 +425,8 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   custody.hold(old.tokens);
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
-  const { all, byToken } = await own.subAccounts.snapshot();
+  const listed = await own.subAccounts.snapshot();
+  const { all, byToken } = listed;
   // One the last command or this one just made may not show yet (a list that lags): looked for again before it counts
   // as gone. Not when the list shows another of the same create (the same created_at): a create shows whole or not at all.
   const shown = new Set(old.subAccounts.filter((s) => byToken.has(s.token)).map((s) => s.createdAt));
@@ -438,7 +439,7 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   const lost = unconfirmedAmong(old, all, known);
   const lostTokens = new Set(lost.map((s) => s.token));
   // What a killed `up` of this resource left under its mark: adopted, as a lost create's are.
-  const left = leftUnderMark(old, all, { has: (t) => known.has(t) || lostTokens.has(t) });
+  const left = leftUnderMark(old, listed, { has: (t) => known.has(t) || lostTokens.has(t) });
   const live = [...ours, ...lost, ...left].map(view);
   custody.hold(live.map((s) => s.token));
   if (live.length === 0 && adopted.length === 0) return { id: "", props: {} };

@@ -7,7 +7,7 @@ import { toMicros } from "../../api/money.js";
 import { cutMarked, sameMarked } from "../../api/keptForms.js";
 import { maskKey } from "../../api/redact.js";
 import { refusedSizeCap, type SubAccountsApi } from "../../client/subAccounts.js";
-import { lookUntil } from "../command/index.js";
+import { lookUntil, type AccountSnapshot } from "../command/index.js";
 
 /** The alias cut to at most `length` characters, never between the halves of a surrogate pair. */
 function cutTo(alias: string, length: number): string {
@@ -46,41 +46,14 @@ export function identityMark(parts: readonly string[]): string {
  * create and its edit): those of `listed` whose alias ends with the mark (in any form, under the alias declared
  * then, whatever it is now) and that have the batch's balance, not `known`.
  */
-export function leftUnderMark(old: { balance: number; mark?: string }, listed: readonly SubAccount[], known: Known): SubAccount[] {
+export function leftUnderMark(old: { balance: number; mark?: string }, listed: Pick<AccountSnapshot, "endingWith">, known: Known): SubAccount[] {
   const { mark } = old;
   if (mark === undefined) return [];
-  return endingWith(listed, mark).filter((s) => !known.has(s.token) && madeBy(old, s));
+  return listed.endingWith(mark).filter((s) => !known.has(s.token) && madeBy(old, s));
 }
 
 /** Objects a recovery must leave: only asked whether it holds one. */
 export type Known = Pick<ReadonlySet<string>, "has">;
-
-/**
- * Listed sub-accounts by the end of their alias (its last `length` characters), built once per list: one shared
- * list serves every read of a command (command/sharedList.ts), and each read looks for its own mark in it, which
- * scanning the whole list would make quadratic in the size of the account. A list is never changed once answered.
- */
-const BY_ALIAS_END = new WeakMap<readonly SubAccount[], Map<number, Map<string, SubAccount[]>>>();
-
-/** Those of `listed` whose alias ends with `end`, in list order. */
-function endingWith(listed: readonly SubAccount[], end: string): SubAccount[] {
-  if (end === "") return [...listed];
-  let byLength = BY_ALIAS_END.get(listed);
-  if (!byLength) BY_ALIAS_END.set(listed, (byLength = new Map()));
-  let index = byLength.get(end.length);
-  if (!index) {
-    index = new Map();
-    for (const s of listed) {
-      if (s.alias.length < end.length) continue;
-      const key = s.alias.slice(-end.length);
-      const group = index.get(key);
-      if (group) group.push(s);
-      else index.set(key, [s]);
-    }
-    byLength.set(end.length, index);
-  }
-  return index.get(end) ?? [];
-}
 
 /**
  * For states written before the marker: true when a listed sub-account (found by alias) can be what a create
