@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "@jest/globals";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { runImport } from "../../provider/import/command.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
-import { emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+import { expectNoSecret, secretsOf, useAccountAndFolder } from "../support/emulator.js";
 import { standInPulumi } from "../support/standInPulumi.js";
 
 // Issue 43: a re-import never adopts what a stack of ANOTHER project on the same backend holds (team A's and team
@@ -18,17 +17,9 @@ let emu: Emulator;
 let work: string;
 const pricing = [{ model: "model-a", pricing_factor: 1.2 }];
 
-beforeAll(async () => {
-  emu = await emulator({ rateLimits: false });
-  work = mkdtempSync(join(tmpdir(), "llm-other-projects-"));
-});
-afterAll(async () => {
-  await emu.close();
-  rmSync(work, { recursive: true, force: true });
-});
-beforeEach(() => {
-  for (const k of emu.state.listKeys()) emu.state.deleteKey(k.key);
-  emu.state.deleteSubAccounts(emu.state.listSubAccounts().map((s) => s.token));
+useAccountAndFolder("llm-other-projects-", (e, dir) => {
+  emu = e;
+  work = dir;
 });
 
 const SIG = "4dabf18193072939515e22adb298388d";

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { beforeEach, describe, expect, test } from "@jest/globals";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { runInNewContext } from "node:vm";
@@ -15,7 +14,7 @@ import { keysConfigValue, renderProgram } from "../../provider/import/program.js
 import { parseConfigKeys, parseStackExport, type StackState, type StateBatch, type StateKey } from "../../provider/import/stackState.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
 import { subAccountBatch } from "../../provider/runtime/index.js";
-import { emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
+import { expectNoSecret, secretsOf, useAccountAndFolder } from "../support/emulator.js";
 
 // Issue 28: `import` run again where a stack manages the account keeps what the state holds under its resource
 // names (every shape of state), writes every value as data whatever it holds, and adopts sub-accounts whose
@@ -27,17 +26,11 @@ let work: string;
 const pricingA = [{ model: "model-a", pricing_factor: 1.2 }];
 const camelA = [{ model: "model-a", pricingFactor: 1.2 }];
 
-beforeAll(async () => {
-  emu = await emulator({ rateLimits: false });
-  work = mkdtempSync(join(tmpdir(), "llm-reimport-unit-"));
-});
-afterAll(async () => {
-  await emu.close();
-  rmSync(work, { recursive: true, force: true });
+useAccountAndFolder("llm-reimport-unit-", (e, dir) => {
+  emu = e;
+  work = dir;
 });
 beforeEach(() => {
-  for (const k of emu.state.listKeys()) emu.state.deleteKey(k.key);
-  emu.state.deleteSubAccounts(emu.state.listSubAccounts().map((s) => s.token));
   client = new LlmAccountsClient(resolveClientOptions(undefined, {}, env()));
   emu.clearRequests();
 });

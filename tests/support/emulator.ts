@@ -1,4 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { LlmAccountsClient, type ClientOptions } from "../../provider/client/index.js";
 import { READING_NAMES, startEmulator, type Emulator, type EmulatorOptions, type Reading } from "../../provider/emulator/index.js";
 import { startFresh } from "../../provider/runtime/index.js";
@@ -33,6 +36,28 @@ export function useRuntimeEmulator(set: (emu: Emulator) => void, options: Emulat
   afterEach(() => {
     emu.setFaults([]);
     emu.afterSubAccountList(undefined);
+  });
+}
+
+/**
+ * One emulator and one scratch folder for a file of tests of a command (import, sweep), the account emptied before
+ * each test (every key and sub-account deleted); both gone after the file.
+ */
+export function useAccountAndFolder(prefix: string, set: (emu: Emulator, work: string) => void): void {
+  let emu: Emulator;
+  let work: string;
+  beforeAll(async () => {
+    emu = await emulator({ rateLimits: false });
+    work = mkdtempSync(join(tmpdir(), prefix));
+    set(emu, work);
+  });
+  afterAll(async () => {
+    await emu.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    for (const k of emu.state.listKeys()) emu.state.deleteKey(k.key);
+    emu.state.deleteSubAccounts(emu.state.listSubAccounts().map((s) => s.token));
   });
 }
 
