@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
@@ -24,7 +23,7 @@ import {
   TSCONFIG,
 } from "./program.js";
 import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
-import { capture, readStackState, StackStateError, type StackState, type StateOptions } from "./stackState.js";
+import { capture, readStackState, runPulumi, StackStateError, type StackState, type StateOptions } from "./stackState.js";
 import { addIntoState, importIntoState, shortStack } from "./stackImport.js";
 
 /** Help text of `llm-accounts import`. */
@@ -157,22 +156,6 @@ function planPackage(source: InstallSource | undefined, dir: string): PackagePla
     npxSpec: `<the ${PACKAGE.name} tarball>`,
     note: `where ${PACKAGE.name} was installed from cannot be told, so package.json does not name it: add it with npm install <the tarball or folder you installed it from>`,
   };
-}
-
-/** Runs the Pulumi CLI with a value on stdin; resolves with its exit code and stderr, or null when there is no CLI. */
-export function runPulumi(args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin = ""): Promise<{ code: number; stderr: string } | null> {
-  return new Promise((done, fail) => {
-    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["pipe", "ignore", "pipe"] });
-    let stderr = "";
-    let unread = false;
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    // A CLI that exits without reading its stdin makes the write fail (EPIPE): its exit code says what went
-    // wrong, and a value it did not read is not stored, even if it exited 0.
-    child.stdin.on("error", () => (unread = stdin !== ""));
-    child.on("error", (err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? done(null) : fail(err)));
-    child.on("close", (code) => done({ code: code === 0 && unread ? 1 : (code ?? 1), stderr: unread && stderr === "" ? "it exited without reading the value" : stderr }));
-    child.stdin.end(stdin);
-  });
 }
 
 /**

@@ -8,8 +8,7 @@ import { providerText, type RuntimeExport } from "../resources/shim.js";
 import { dynamicType, MODULE } from "../resources/typeTokens.js";
 import { ImportError, type ImportedAccount, type ImportedBatch, type ImportedKey } from "./account.js";
 import { same } from "../api/canonical.js";
-import { capture, nameOfUrn, parseStackExport, readConfig, StackStateError, type StackState } from "./stackState.js";
-import { runPulumi } from "./command.js";
+import { capture, nameOfUrn, parseStackExport, readConfig, runPulumi, StackStateError, type StackState } from "./stackState.js";
 
 /**
  * Adoption through the stack's state (`llm-accounts import --into-state`, and any account whose keys do not fit in

@@ -217,6 +217,22 @@ function settingsOf(config: ConfigEntries): StackConfig {
   });
 }
 
+/** Runs the Pulumi CLI with a value on stdin; resolves with its exit code and stderr, or null when there is no CLI. */
+export function runPulumi(args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin = ""): Promise<{ code: number; stderr: string } | null> {
+  return new Promise((done, fail) => {
+    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["pipe", "ignore", "pipe"] });
+    let stderr = "";
+    let unread = false;
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    // A CLI that exits without reading its stdin makes the write fail (EPIPE): its exit code says what went
+    // wrong, and a value it did not read is not stored, even if it exited 0.
+    child.stdin.on("error", () => (unread = stdin !== ""));
+    child.on("error", (err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? done(null) : fail(err)));
+    child.on("close", (code) => done({ code: code === 0 && unread ? 1 : (code ?? 1), stderr: unread && stderr === "" ? "it exited without reading the value" : stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
 /** Runs the Pulumi CLI keeping its stdout in memory (it may hold secrets): null when there is no CLI. */
 export function capture(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string } | null> {
   return new Promise((done, fail) => {
