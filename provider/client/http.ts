@@ -77,6 +77,13 @@ function detailsOf(op: Operation, res: Response<string>) {
 export class HttpTransport extends ShowsOriginOnly {
   private readonly base: URL;
   private readonly retry: RetryPolicy;
+  /**
+   * The limiters of each operation and credential, looked up in the registry at their first request: the lookup
+   * hashes the credential, and a large refresh sends thousands of requests through one transport.
+   */
+  private readonly limitersOf = new Map<string, OperationLimiters>();
+  /** got with this transport's timeouts and one credential's Authorization, made at its first request: got merges fewer options per request. */
+  private readonly gotFor = new Map<string, Got>();
   /** The clock retries wait on; the API groups wait on it too (a read that looks again for what was just written). */
   readonly clock: Pick<Clock, "now" | "sleep">;
 
@@ -111,7 +118,7 @@ export class HttpTransport extends ShowsOriginOnly {
     const { op } = call;
     const credential = credentialFor(op.group, this.options);
     const requestBody = this.validateRequest(call);
-    const limiters = this.limiters.for(op, this.base.origin, credential, this.options.rateLimits);
+    const limiters = this.limitersFor(op, credential);
     // Attempts that failed, and 429s: a 429 was not processed, so it does not use up an attempt of the other kinds.
     let failed = 0;
     let rateLimited = 0;
@@ -213,6 +220,17 @@ export class HttpTransport extends ShowsOriginOnly {
     throw mayHaveSucceeded(op, ApiError.fromResponse(res.statusCode, details));
   }
 
+  /** The registry's limiters of an operation sent with `credential` (RateLimiters.for), kept after the first lookup. */
+  private limitersFor(op: Operation, credential: string): OperationLimiters {
+    const id = `${op.name}|${credential}`;
+    let entry = this.limitersOf.get(id);
+    if (!entry) {
+      entry = this.limiters.for(op, this.base.origin, credential, this.options.rateLimits);
+      this.limitersOf.set(id, entry);
+    }
+    return entry;
+  }
+
   /** Takes one call from each long-window budget of the operation, or refuses with a 429 of the client's own. */
   private takeBudgets(op: Operation, limiters: OperationLimiters): void {
     for (const budget of limiters.budgets) {
@@ -245,22 +263,32 @@ export class HttpTransport extends ShowsOriginOnly {
     if (query) {
       for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    const { http } = await loadGot();
+    const http = await this.gotWith(credential);
     const request = (signal: AbortSignal) =>
       http(url, {
         signal,
         method: op.method,
         body: op.method === "GET" ? undefined : JSON.stringify(body),
-        headers: {
-          authorization: `Bearer ${credential}`,
-          "content-type": op.method === "GET" ? undefined : "application/json",
-        },
+        headers: op.method === "GET" ? undefined : { "content-type": "application/json" },
+      });
+    return readAtMost(request, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, { operation: describeOperation(op) });
+  }
+
+  /** got with this transport's timeouts and `credential` sent as the Bearer token: one instance per credential. */
+  private async gotWith(credential: string): Promise<Got> {
+    const { http } = await loadGot();
+    let instance = this.gotFor.get(credential);
+    if (!instance) {
+      instance = http.extend({
+        headers: { authorization: `Bearer ${credential}` },
         timeout: {
           connect: this.options.timeouts?.connectMs ?? 10_000,
           request: this.options.timeouts?.requestMs ?? 60_000,
         },
       });
-    return readAtMost(request, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, { operation: describeOperation(op) });
+      this.gotFor.set(credential, instance);
+    }
+    return instance;
   }
 
   /** Turns a got failure into our error, keeping only codes: never the got error itself. */

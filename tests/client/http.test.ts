@@ -6,6 +6,7 @@ import {
   ConnectionError,
   LlmAccountsClient,
   parseBaseUrl,
+  RateLimiters,
   RateLimitError,
   ResponseValidationError,
   SlidingWindowLimiter,
@@ -165,6 +166,54 @@ describe("rate limits", () => {
       await Promise.all(Array.from({ length: 70 }, (_, i) => (i % 2 ? a : b).apiKeys.create({ alias: `s-${i}` })));
       expect(emu.requests().filter((r) => r.status === 429)).toHaveLength(0);
     } finally {
+      await emu.close();
+    }
+  });
+
+  test("a transport asks the registry for an operation's limiters once per credential, not at each request", async () => {
+    const emu = await emulator();
+    const asked: string[] = [];
+    class Counting extends RateLimiters {
+      override for(...args: Parameters<RateLimiters["for"]>) {
+        asked.push(args[0].name);
+        return super.for(...args);
+      }
+    }
+    try {
+      const keys = Array.from({ length: 6 }, (_, i) => emu.state.createKey(`s-${i}`).key);
+      const client = new LlmAccountsClient({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, { limiters: new Counting() });
+      for (const key of keys) await client.apiKeys.get(key);
+      await client.subAccounts.list();
+      await client.subAccounts.list();
+      expect(emu.requests().map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(asked).toEqual(["api-key/get", "sub-account/list"]);
+    } finally {
+      await emu.close();
+    }
+  });
+
+  test("requests of both groups through one client, interleaved, each carry their own credential; a body only with its content type", async () => {
+    const emu = await emulator();
+    const server = await recorder(() => ({ status: 200, body: JSON.stringify({ balance: "1.000000", data: [] }) }));
+    try {
+      const key = emu.state.createKey("s").key;
+      const client = clientOf(emu);
+      for (let i = 0; i < 3; i++) {
+        await client.apiKeys.get(key);
+        await client.subAccounts.list();
+      }
+      expect(emu.requests().map((r) => r.status)).toEqual(Array(6).fill(200));
+      const bare = new LlmAccountsClient({ baseUrl: server.url, adminKey: ADMIN });
+      await bare.account.balance();
+      await bare.account.models().catch(() => undefined);
+      await bare.account.balance();
+      expect(server.seen.map((r) => [r.headers.authorization, r.headers["content-type"]])).toEqual([
+        [`Bearer ${ADMIN}`, "application/json"],
+        [`Bearer ${ADMIN}`, undefined],
+        [`Bearer ${ADMIN}`, "application/json"],
+      ]);
+    } finally {
+      await server.close();
       await emu.close();
     }
   });
