@@ -22,6 +22,10 @@ import { ensurePulumiCli } from "./pulumi-cli.mjs";
 import * as measure from "./bench/measure.mjs";
 import { largeAccounts } from "./bench/large.mjs";
 import { markdown, report, targetsOf } from "./bench/render.mjs";
+import { runUnderNode } from "./lib/node.mjs";
+
+// The commands measured (`llm-accounts import` among them) need Node.js 22: on an older one, run under it, as `npm test` does.
+await runUnderNode(22, "bench");
 
 /** Sections in the order they run; each returns its part of results.json. */
 const SECTIONS = {
