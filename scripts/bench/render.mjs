@@ -294,7 +294,8 @@ export function markdown(results, text, summary) {
     IMPORT_BATCHES: SETTINGS.importBatches,
     GETS_PER_WINDOW,
     LARGE_WINDOW: SETTINGS.largeWindowMs,
-    LARGE_SIZES: SETTINGS.largeSizes.join(", "),
+    // The sizes the results hold, not this run's setting: a run of other sections keeps the large rows it merges.
+    LARGE_SIZES: [...new Set((results.large?.rows ?? []).map((r) => r.keys))].join(", ") || "none",
   };
   const about = readFileSync(new URL("./about.md", import.meta.url), "utf8").replace(/\{\{(\w+)\}\}/g, (_, k) => {
     if (!(k in values)) throw new Error(`about.md: no value for {{${k}}}`);
