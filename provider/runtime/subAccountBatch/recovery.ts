@@ -195,13 +195,13 @@ async function createInForm(
     return await createMarked(api, request, form, mark, left, known);
   } catch (err) {
     if (!(err instanceof BadRequestError) || err.mayHaveSucceeded || !mayMeanTheMark(err)) throw err;
-    if (form === "fit") throw markerRefused(err, request.alias, ["fit"], api.aliasMax);
+    if (form === "fit") throw markerRefused(err, request.alias, ["fit"], api.markFits);
     try {
       const made = await createMarked(api, request, "fit", mark, left, known);
       api.markForm = "fit";
       return made;
     } catch (again) {
-      if (again instanceof BadRequestError && !again.mayHaveSucceeded) throw markerRefused(again, request.alias, ["tilde", "fit"], api.aliasMax);
+      if (again instanceof BadRequestError && !again.mayHaveSucceeded) throw markerRefused(again, request.alias, ["tilde", "fit"], api.markFits);
       throw again;
     }
   }
