@@ -121,9 +121,9 @@ export class SubAccountsApi extends ApiGroup {
   countCap: number | undefined = this.http.platform?.profile?.limits?.createCap;
 
   /**
-   * The longest alias the platform keeps whole: the platform profile's `aliasMax` (measured by `llm-accounts doctor
-   * --write`, or set by hand for a platform that cuts aliases), else undefined (ALIAS_MAX_LENGTH). A create's marked
-   * alias is made to fit it, so that its mark survives (runtime/subAccountBatch/recovery.ts).
+   * The longest alias the platform takes: the platform profile's `aliasMax` (measured by `llm-accounts doctor
+   * --write` where longer ones are refused), else undefined (ALIAS_MAX_LENGTH). Checked at preview; a create's marked
+   * alias fits it (markFits, below).
    */
   readonly aliasMax: number | undefined = this.http.platform?.profile?.limits?.aliasMax;
 

@@ -176,6 +176,11 @@ export async function importIntoState(account: ImportedAccount, target: StackTar
   const secretsProviders = await emptyStack(dir, stack, env);
   const resources = await deploymentResources(account, target, await stackConfig(dir, stack, env));
   const deployment = JSON.stringify({ version: 3, deployment: { secrets_providers: secretsProviders, resources } });
+  await stackImport(deployment, stack, dir, env);
+}
+
+/** `pulumi stack import` of `deployment` (JSON text) on its stdin, never in a file; fails naming the command (no secret shown). */
+async function stackImport(deployment: string, stack: string, dir: string, env: NodeJS.ProcessEnv): Promise<void> {
   const r = await runPulumi(["stack", "import", "--stack", stack], dir, env, deployment);
   if (r === null || r.code !== 0) throw new ImportError(`pulumi stack import --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
 }
@@ -214,7 +219,6 @@ export async function addIntoState(account: ImportedAccount, held: StackState, t
   }
   const adding = await adoptedResources(added, target, { parent: stackUrn, provider: `${provider.urn}::${provider.id!}` });
   const deployment = JSON.stringify({ ...exported, deployment: { ...exported.deployment, resources: [...resources, ...adding] } });
-  const r = await runPulumi(["stack", "import", "--stack", stack], dir, env, deployment);
-  if (r === null || r.code !== 0) throw new ImportError(`pulumi stack import --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
+  await stackImport(deployment, stack, dir, env);
   return adding.length;
 }
