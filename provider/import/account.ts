@@ -6,6 +6,7 @@ import { type ApiKeyView, type ModelPricing, type SecurityConfig, type SubAccoun
 import { apiKey, subAccountBatch } from "../runtime/index.js";
 import type { CheckFailure } from "../runtime/engine/index.js";
 import { same } from "../api/canonical.js";
+import { sameMarked } from "../api/keptForms.js";
 import { batchGroupOf } from "../commands/batchGroups.js";
 import { unconfirmedAmong } from "../runtime/subAccountBatch/index.js";
 import { printable, refusedCredential } from "../commands/kit.js";
@@ -113,9 +114,12 @@ function heldElsewhere(options: ReimportOptions, value: string, kind: "keys" | "
 const CREATE_MARKED = new RegExp(`${CREATE_MARKER}[0-9a-f]{12}$`); // "~" needs no escape in a pattern
 const underCreateMark = (alias: string): boolean => CREATE_MARKED.test(alias);
 
-/** The other stack whose batch's lost create left `s` under its marked alias, if any: that batch's next run adopts it. */
+/**
+ * The other stack whose batch's lost create left `s` under its marked alias, if any: that batch's next run adopts it.
+ * The alias as the platform keeps it (sameMarked: lower-cased too), as the batch's own recovery looks for it.
+ */
 function markedElsewhere(options: ReimportOptions, s: { alias: string }): string | undefined {
-  const holder = options.elsewhere?.find((o) => o.markedAliases?.has(s.alias));
+  const holder = options.elsewhere?.find((o) => o.markedAliases !== undefined && [...o.markedAliases].some((marked) => sameMarked(marked, s.alias)));
   return holder && holderName(holder);
 }
 

@@ -397,4 +397,12 @@ describe("sub-accounts under a create's mark that no state records (an up killed
     for (const s of marked) expect(account.leftOut[0]).toContain(`sk-...${s.token.slice(-4)}`);
     expectNoSecret(account.leftOut.join("\n"), secretsOf(emu));
   });
+
+  test("another stack's unconfirmed create mark is recognised as the platform keeps it (lower-cased): the sub-accounts are named as that stack's", async () => {
+    const kept = emu.state.createSubAccounts({ alias: "team~0123456789ab", balance: 10, modelPricing: pricingA, count: 1 });
+    const elsewhere = [{ stack: "staging", keys: new Set<string>(), tokens: new Set<string>(), markedAliases: new Set(["Team~0123456789ab"]) }];
+    const account = await readAccount(client, [], () => {}, undefined, { elsewhere });
+    expect(account.batches).toEqual([]);
+    expect(account.leftOut).toEqual([`1 sub-account(s) held by stack staging of this project (sk-...${kept[0].token.slice(-4)}): not adopted (one object, one owner)`]);
+  });
 });
