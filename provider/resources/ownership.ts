@@ -12,6 +12,8 @@ export type Owner = object;
 interface Claim {
   owner: Owner;
   describe: string;
+  /** What to do when another resource claims it too, where removing it from one of them is not the remedy. */
+  remedy?: string;
 }
 
 /** What one run of the program declared: claims by kind and fingerprint of the key (never the key itself). */
@@ -46,17 +48,17 @@ export function programFailure(message: string): Error {
  * resources adopting it would both manage it, and the destroy or count change of one would delete what the other
  * holds.
  */
-export function claim(kind: Kind, key: string, owner: Owner, describe: string, claims: Claims = claimsOfThisRun()): void {
+export function claim(kind: Kind, key: string, owner: Owner, describe: string, claims: Claims = claimsOfThisRun(), remedy?: string): void {
   const id = `${kind}:${fingerprint(key)}`;
   const earlier = claims.get(id);
   if (earlier === undefined) {
-    claims.set(id, { owner, describe });
+    claims.set(id, { owner, describe, remedy });
     return;
   }
   if (earlier.owner === owner) return; // the same list twice over: check names the repeated position
   const message =
     `${describe} (${maskKey(key)}) is also ${earlier.describe}: one ${kind} has one owner, so only one resource ` +
-    "may adopt it: remove it from one of them";
+    `may adopt it: ${remedy ?? earlier.remedy ?? "remove it from one of them"}`;
   // A RunError, not a ResourceError on this resource: the engine shows no diagnostic for a resource whose
   // registration this very error stops, and a RunError is printed without a stack.
   throw programFailure(message);
@@ -101,17 +103,32 @@ export function claimHeldKey(owner: Owner, name: string, key: pulumi.Output<stri
 }
 
 /**
- * Claims for a batch the sub-accounts it holds (its `tokens` output, known from the state at preview) when its
- * `adoptTokens` is absent or empty, which changes nothing of what it holds. A non-empty list is the adopted set:
- * those it keeps are claimed as that input, and those it releases may be adopted by another batch in the same
- * deployment.
+ * Claims for a batch the sub-accounts it holds once the engine has answered its registration (its `tokens` output:
+ * known from the state at preview for a batch with no change, after its update otherwise). With `adoptTokens` absent
+ * or empty, which changes nothing of what it holds: every one. With a non-empty list (the adopted set, claimed as that
+ * input): those it still holds beyond it. Its update gives up an adopted one left out of the list, so another batch
+ * may adopt that one in the same deployment; a batch that still holds it after its registration is one whose update
+ * this command does not run (a `pulumi up --target` that leaves it out: the engine answers with its old state and calls
+ * none of its methods), and a taker beside it would leave both states holding the sub-account, which a `pulumi destroy
+ * --target` of the giver would then delete.
  */
 export function claimHeldTokens(owner: Owner, name: string, adoptTokens: pulumi.Input<pulumi.Input<string>[]> | undefined, tokens: pulumi.Output<string[]>): void {
   const claims = claimsOfThisRun();
   pulumi.all([pulumi.output(adoptTokens), tokens]).apply(([declared, held]) => {
-    if (Array.isArray(declared) && declared.length > 0) return;
+    const adopted = Array.isArray(declared) && declared.length > 0 ? new Set(declared) : undefined;
     (held ?? []).forEach((t, i) => {
-      if (typeof t === "string") claim("sub-account", t, owner, `tokens[${i}] held by SubAccountBatch "${name}"`, claims);
+      if (typeof t !== "string") return;
+      if (adopted === undefined) claim("sub-account", t, owner, `tokens[${i}] held by SubAccountBatch "${name}"`, claims);
+      else if (!adopted.has(t)) claim("sub-account", t, owner, `tokens[${i}] still held by SubAccountBatch "${name}"`, claims, stillHeld(name));
     });
   });
+}
+
+/** What to do when another batch adopts a sub-account batch `name` still holds beyond its non-empty `adoptTokens`. */
+function stillHeld(name: string): string {
+  return (
+    `"${name}" gives up a sub-account it adopted only in its own update, and this command does not run that update ` +
+    `(a pulumi up --target that leaves "${name}" out): run pulumi up with both batches (a --target for each, or none). ` +
+    "A sub-account a batch created is never given up"
+  );
 }

@@ -9,6 +9,7 @@ import { prepareProgram } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { writeCalls } from "../support/emulatorCalls.js";
+import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
 import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, requirePulumiCli, revealed, SecretLedger, stackFor } from "./support.js";
 
 // Issue 36, the claims registry of one program run (provider/resources/ownership.ts), on the real CLI:
@@ -28,6 +29,7 @@ let ledger: SecretLedger;
 let stack: PulumiStack | undefined;
 let overTime: PulumiStack | undefined;
 let failing: PulumiStack | undefined;
+let moving: PulumiStack | undefined;
 let portalDir: string | undefined;
 let portalBackend: string | undefined;
 let portalHome: string | undefined;
@@ -44,7 +46,7 @@ afterAll(
     endFile({
       emu,
       ledger,
-      stacks: [stack, overTime, failing].filter((s): s is PulumiStack => s !== undefined),
+      stacks: [stack, overTime, failing, moving].filter((s): s is PulumiStack => s !== undefined),
       destroy: [],
       left: { ci: "made in the console and adopted by the portal's stack, whose backend is a scratch folder" },
       folders: [portalDir, portalBackend, portalHome],
@@ -266,6 +268,56 @@ describe("a failed create's claim under --continue-on-error (issue 43)", () => {
     expect(await holds(failing, token)).toBe(true);
     await failing.destroy();
     expect(emu.state.hasSubAccount(token)).toBe(false);
+    ledger.record();
+    ledger.expectAbsent(printed, "the output of pulumi");
+  }, 300_000);
+});
+
+describe("a sub-account moved between batches by an up --target that leaves the giver out (issue 43)", () => {
+  /** The batches whose state holds `token` (`pulumi stack export --show-secrets`, not printed). */
+  async function holders(s: PulumiStack, token: string): Promise<string[]> {
+    const exported = revealed(JSON.parse((await s.run(["stack", "export", "--show-secrets"])).stdout)) as {
+      deployment: { resources?: { urn: string; outputs?: { tokens?: string[] } }[] };
+    };
+    return (exported.deployment.resources ?? []).filter((r) => r.outputs?.tokens?.includes(token)).map((r) => r.urn.split("::").pop()!);
+  }
+
+  test("up --target <taker> fails at its preview naming both and the remedy, writing nothing; with both targeted the move is done, the gate is empty, destroy deletes it", async () => {
+    moving = await stackFor(OVER_TIME, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" } });
+    const [t, u] = emu.state.createSubAccounts({ alias: "team", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: 2 });
+    await moving.setConfig("teamTokens", JSON.stringify([t.token, u.token]), { secret: true });
+    await moving.setConfig("teamCount", 2);
+    printed += (await moving.up()).stdout;
+    expect(await holders(moving, t.token)).toEqual(["team"]);
+
+    // "team" keeps u alone and "twin" adopts t: an up that targets "twin" alone never runs "team"'s update.
+    await moving.setConfig("teamTokens", JSON.stringify([u.token]), { secret: true });
+    await moving.setConfig("teamCount", 1);
+    await moving.setConfig("twinTokens", JSON.stringify([t.token]), { secret: true });
+    const project = "llm-accounts-e2e-owner-over-time";
+    const urn = (name: string) => `urn:pulumi:${moving!.stack}::${project}::${RESOURCE_TYPES.SubAccountBatch}::${name}`;
+    emu.clearRequests();
+    const r = await moving.run(["up", "--yes", "--target", urn("twin")], { allowFailure: true });
+    printed += r.stdout + r.stderr;
+    expect(r.code).not.toBe(0);
+    const out = r.stdout + r.stderr;
+    expect(out).toMatch(/tokens\[\d\] still held by SubAccountBatch "team"/);
+    expect(out).toContain(`adoptTokens[0] of SubAccountBatch "twin"`);
+    expect(out).toContain(`(sk-...${t.token.slice(-4)})`);
+    expect(out).toContain("run pulumi up with both batches (a --target for each, or none)");
+    expect(writeCalls(emu.calls())).toEqual({});
+    // Before, "twin" was created holding t beside "team", and a destroy --target of "team" deleted it.
+    expect(await holders(moving, t.token)).toEqual(["team"]);
+
+    const both = await moving.run(["up", "--yes", "--target", urn("twin"), "--target", urn("team")]);
+    printed += both.stdout;
+    expect(await holders(moving, t.token)).toEqual(["twin"]);
+    expect(await holders(moving, u.token)).toEqual(["team"]);
+    expect(emu.state.hasSubAccount(t.token)).toBe(true);
+    await expectSettled(moving);
+    await moving.destroy();
+    expect(emu.state.hasSubAccount(t.token)).toBe(false);
+    expect(emu.state.hasSubAccount(u.token)).toBe(false);
     ledger.record();
     ledger.expectAbsent(printed, "the output of pulumi");
   }, 300_000);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "@jest/globals";
 import * as pulumi from "@pulumi/pulumi";
 import { inspect } from "node:util";
-import { claim, claimedKey, claimedTokens } from "../../provider/resources/ownership.js";
+import { claim, claimedKey, claimedTokens, claimHeldTokens } from "../../provider/resources/ownership.js";
 
 // One object, one owner (issue 28), in the program process: the second resource that adopts a key or a
 // sub-account fails with a RunError naming both resources, the key masked. The claims are read here directly (an
@@ -41,6 +41,23 @@ describe("one owner per adopted object", () => {
     expect(err?.message).toBe(
       'adoptTokens[1] of SubAccountBatch "team-twin" (sk-...cccc) is also adoptTokens[1] of SubAccountBatch "team": one sub-account has one owner, so only one resource may adopt it: remove it from one of them',
     );
+  });
+
+  test("a sub-account a batch still holds beyond its non-empty adoptTokens (its update not run: up --target) adopted by another: fails naming both and the remedy", async () => {
+    const [t, u, made] = [key("m"), key("n"), key("o")];
+    const team = {};
+    await value(claimedTokens(team, "team", [u]));
+    claimHeldTokens(team, "team", [u], pulumi.secret([t, u, made]));
+    await new Promise((resolve) => setImmediate(resolve));
+    const err = failure(() => claim("sub-account", t, {}, 'adoptTokens[0] of SubAccountBatch "twin"'));
+    expect(err?.message).toBe(
+      'adoptTokens[0] of SubAccountBatch "twin" (sk-...mmmm) is also tokens[0] still held by SubAccountBatch "team": one sub-account has one owner, so only one resource may adopt it: ' +
+        '"team" gives up a sub-account it adopted only in its own update, and this command does not run that update (a pulumi up --target that leaves "team" out): ' +
+        "run pulumi up with both batches (a --target for each, or none). A sub-account a batch created is never given up",
+    );
+    // What it declares is claimed as its adoptTokens (the same owner), and what it created is claimed too.
+    expect(failure(() => claim("sub-account", u, team, 'adoptTokens[0] of SubAccountBatch "team"'))).toBeUndefined();
+    expect(failure(() => claim("sub-account", made, {}, 'adoptTokens[0] of SubAccountBatch "other"'))?.message).toContain('tokens[2] still held by SubAccountBatch "team"');
   });
 
   test("a key and a sub-account token are different kinds of object: the same text claimed as each is no conflict", async () => {
