@@ -127,6 +127,20 @@ describe("shared sub-account list", () => {
     expect(calls(emu)).toEqual({ "sub-account/list": 2 });
   });
 
+  test("a look for what an earlier run left (earlierRuns) is served by the kept answer at any age and after writes: a long destroy lists once", async () => {
+    let now = 1_000_000;
+    const api = clientOf(emu, { rateLimits: false }).subAccounts;
+    const shared = new SharedSubAccountList(api, { ...SHARE, enabled: true, clock: { ...SYSTEM_CLOCK, now: () => now } });
+    const first = await shared.snapshot({ earlierRuns: true });
+    now += 10 * SHARE.maxAgeMs;
+    await api.writes.counted(async () => undefined); // a write of this session
+    expect(await shared.snapshot({ earlierRuns: true })).toBe(first);
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 });
+    // A read is not: it lists again.
+    await shared.snapshot();
+    expect(calls(emu)).toEqual({ "sub-account/list": 2 });
+  });
+
   test("drift, a batch gone and a batch partly gone: each read sees only its own", async () => {
     const [kept, drifted, gone, partial] = await batches("dr", 4, 2);
     emu.state.editSubAccounts(drifted.outs.tokens, "dr-renamed", [{ model: "model-a", pricing_factor: 9 }]);

@@ -129,24 +129,27 @@ export class SharedSubAccountList {
     return this.clock.now();
   }
 
-  /** The kept answer, if it may still serve a read arriving now (`despiteWrites`: also after this session's writes). */
-  private fresh(despiteWrites = false): AccountSnapshot | undefined {
+  /**
+   * The kept answer, if it may still serve a read arriving now: within its age and with no write of this session since
+   * it was sent, or at any age and after any write for a caller that looks only for what an earlier run left
+   * (`earlierRuns`).
+   */
+  private fresh(earlierRuns = false): AccountSnapshot | undefined {
     const k = this.kept;
-    if (!k || this.now() - k.sentAt > this.options.maxAgeMs) {
-      this.kept = undefined;
-      return undefined;
-    }
-    return despiteWrites || this.api.writes.value === k.writes ? k.snapshot : undefined;
+    if (!k) return undefined;
+    if (earlierRuns) return k.snapshot;
+    return this.now() - k.sentAt <= this.options.maxAgeMs && this.api.writes.value === k.writes ? k.snapshot : undefined;
   }
 
   /**
-   * Every sub-account of the account, from the kept answer (SHARE) or a list sent after this call. `despiteWrites`:
-   * for a caller that looks only for what no write of this session makes or removes (what a killed run of one batch
-   * left under that batch's own mark), the kept answer serves even after this session's writes, within its age.
+   * Every sub-account of the account, from the kept answer (SHARE) or a list sent after this call. `earlierRuns`: for
+   * a caller that looks only for what a run before this command left (a killed run of one batch, under that batch's
+   * own mark), which no write of this session makes or removes and which any list of this command shows: the kept
+   * answer serves it whatever its age, so that a destroy or an up of thousands of batches, however long, lists once.
    */
-  snapshot(options: { despiteWrites?: boolean } = {}): Promise<AccountSnapshot> {
+  snapshot(options: { earlierRuns?: boolean } = {}): Promise<AccountSnapshot> {
     if (!this.enabled) return this.api.list().then(snapshotOf);
-    const kept = this.fresh(options.despiteWrites);
+    const kept = this.fresh(options.earlierRuns);
     if (kept) return Promise.resolve(kept);
     const now = this.now();
     return new Promise((resolve, reject) => {

@@ -178,8 +178,8 @@ async function createMore(
  */
 async function leftByKilledRun(session: Session, own: SessionClient, batch: { balance: number; mark?: string }, known: readonly string[]): Promise<SubAccount[]> {
   if (batch.mark === undefined) return [];
-  // Only this batch's runs write under its mark: another batch's write since the list leaves the answer good.
-  const listed = await own.subAccounts.snapshot({ despiteWrites: true });
+  // Only this batch's runs write under its mark, and what an earlier one left is in every list of this command.
+  const listed = await own.subAccounts.snapshot({ earlierRuns: true });
   return leftUnderMark(batch, listed, session.custody.subAccounts.notToTake(known));
 }
 
