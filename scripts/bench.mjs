@@ -20,7 +20,7 @@ import { parseArgs } from "node:util";
 import { REPO } from "./lib/stack.mjs";
 import { ensurePulumiCli } from "./pulumi-cli.mjs";
 import * as measure from "./bench/measure.mjs";
-import { largeAccounts } from "./bench/large.mjs";
+import { largeAccounts, platformWindow } from "./bench/large.mjs";
 import { markdown, report, targetsOf } from "./bench/render.mjs";
 import { runUnderNode } from "./lib/node.mjs";
 
@@ -41,12 +41,13 @@ const SECTIONS = {
   footprint: (ctx) => measure.footprint(ctx),
   import: (ctx) => measure.importScale(ctx),
   large: (ctx, cli, parallelism, earlier) => largeAccounts(ctx, parallelism, earlier),
+  platformWindow: (ctx, cli, parallelism, earlier, results) => platformWindow(ctx, results.large),
 };
 
 const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" } } });
 if (flags.update && (!flags.only || flags.smoke)) throw new Error("--update merges the sections of --only into bench/results.json (not with --smoke)");
 // A run at toy sizes, to try the sections out: its files are never written.
-if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4, largeSizes: [20] });
+if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4, largeSizes: [20], largePlatformKeys: 20 });
 // --large-sizes 1000,2500: the sizes of the large-account section this run measures (the others an earlier run measured are kept with --update).
 if (flags["large-sizes"]) measure.SETTINGS.largeSizes = flags["large-sizes"].split(",").map(Number);
 const full = !flags.only && !flags.smoke;
@@ -99,7 +100,7 @@ async function main() {
   };
   for (const name of only) {
     const t = Date.now();
-    results[name] = await SECTIONS[name](ctx, cli, parallelism, earlier[name]);
+    results[name] = await SECTIONS[name](ctx, cli, parallelism, earlier[name], results);
     results.sectionDates[name] = new Date().toISOString();
     log(`${name}: done in ${Math.round((Date.now() - t) / 1000)} s`);
     write();

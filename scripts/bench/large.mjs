@@ -156,3 +156,55 @@ export async function largeAccounts(ctx, parallelism, earlier) {
   const kept = (earlier?.rows ?? []).filter((r) => !rows.some((n) => n.keys === r.keys));
   return { rows: [...kept, ...rows].sort((a, b) => a.keys - b.keys) };
 }
+
+/** The rate-bound commands measured at the platform's own window (platformWindow). */
+export const PLATFORM_WINDOW_STEPS = ["import", "refresh", "gate"];
+
+/**
+ * The floor the rate limits set for `gets` API key reads with a full window's budget at the start (each command
+ * runs after a pause of one window): the first `perWindow` go at once, each later one a window after one of those,
+ * on the emulator's sliding window as on the platform's.
+ */
+const getsFloorMs = (gets, windowMs) => Math.max(0, Math.ceil(gets / perWindow("api-key/get")) - 1) * windowMs;
+
+/**
+ * The rate-bound commands of the large account (import, refresh, gate: one get per key each) at the platform's own
+ * window (one minute, SETTINGS.windowMs.import), at `largePlatformKeys` keys: where the 1 s window of the large
+ * section makes the engine's floor the larger, the platform's limits make the rate floor the larger, and this is the
+ * time a user of the platform sees. The engine's floor of each command is the large section's at the same size
+ * (`large`, this run's or an earlier one's); the stack is dropped, not destroyed (its batch deletes alone would take
+ * 13 minutes at 60 a minute).
+ */
+export async function platformWindow(ctx, large) {
+  const keys = SETTINGS.largePlatformKeys;
+  const batches = Math.round(keys * SETTINGS.largeBatchesPerKey);
+  const windowMs = SETTINGS.windowMs.import;
+  ctx.log(`large account of ${keys} keys and ${batches} batches at the platform's window (${windowMs} ms)`);
+  const emu = await emulator(ctx, { rateWindowMs: windowMs, requestLogSize: 100_000 });
+  const apiKeys = Array.from({ length: keys }, (_, i) => emu.state.createKey(`service-${i}`).key);
+  for (let b = 0; b < batches; b++) {
+    emu.state.createSubAccounts({ alias: `customer-${b}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: SETTINGS.batchSize });
+  }
+  const dir = mkdtempSync(join(ctx.work, "large-platform-"));
+  linkNodeModules(dir);
+  writeFileSync(join(dir, "Pulumi.yaml"), "name: large\nruntime: nodejs\n");
+  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: limitsEnv(windowMs) });
+  ctx.cleanups.push(() => stack.dispose());
+  const env = ctx.bigRunEnv;
+  const ran = {};
+  ran.import = await measured(emu, windowMs, () => runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env));
+  await stack.up([], { env });
+  ran.refresh = await measured(emu, windowMs, () => stack.refresh(["--skip-preview"], { env }));
+  ran.gate = await measured(emu, windowMs, () => stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }));
+  const engine = large?.rows?.find((r) => r.keys === keys);
+  const steps = PLATFORM_WINDOW_STEPS.map((step) => {
+    const o = ran[step];
+    const engineMs = engine?.steps.find((st) => st.step === step)?.engineMs;
+    const rateMs = getsFloorMs(keys, windowMs);
+    const ratio = o.ms / Math.max(engineMs ?? 0, rateMs);
+    const floorCalls = callFloor(step, keys, batches, 1);
+    ctx.log(`  ${step}: ${o.ms} ms beside rate floor ${rateMs} ms, engine ${engineMs ?? "not measured"} ms (ratio ${ratio.toFixed(3)}), calls ${JSON.stringify(o.calls)}`);
+    return { step, ms: o.ms, engineMs, rateMs, ratio, calls: o.calls, floorCalls, callsAtFloor: atFloor(o.calls, floorCalls) && o.code === 0, answered429: o.answered429 };
+  });
+  return { keys, batches, windowMs, measuredAt: new Date().toISOString(), steps };
+}
