@@ -33,20 +33,29 @@ async function measured(emu, windowMs, fn) {
 }
 
 /**
- * Our side at one size: the import (through the stack's state at every size: past about 1,200 keys it would choose
- * that route by itself), then each command on the stack it wrote.
+ * An emulator (its limits in windows of `windowMs`) holding `keys` API keys and `batches` batches of sub-accounts, and
+ * an empty stack in a new folder (prefix `prefix`) that reaches it: what the import adopts.
  */
-async function accountSide(ctx, keys, batches, windowMs) {
+async function seededAccount(ctx, keys, batches, windowMs, prefix) {
   const emu = await emulator(ctx, { rateWindowMs: windowMs, requestLogSize: 100_000 });
   const apiKeys = Array.from({ length: keys }, (_, i) => emu.state.createKey(`service-${i}`).key);
   for (let b = 0; b < batches; b++) {
     emu.state.createSubAccounts({ alias: `customer-${b}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: SETTINGS.batchSize });
   }
-  const dir = mkdtempSync(join(ctx.work, "large-"));
+  const dir = mkdtempSync(join(ctx.work, prefix));
   linkNodeModules(dir);
   writeFileSync(join(dir, "Pulumi.yaml"), "name: large\nruntime: nodejs\n");
   const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: limitsEnv(windowMs) });
   ctx.cleanups.push(() => stack.dispose());
+  return { emu, apiKeys, dir, stack };
+}
+
+/**
+ * Our side at one size: the import (through the stack's state at every size: past about 1,200 keys it would choose
+ * that route by itself), then each command on the stack it wrote.
+ */
+async function accountSide(ctx, keys, batches, windowMs) {
+  const { emu, apiKeys, dir, stack } = await seededAccount(ctx, keys, batches, windowMs, "large-");
   const env = ctx.bigRunEnv;
   const steps = {};
   steps.import = await measured(emu, windowMs, () => runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env));
@@ -180,16 +189,7 @@ export async function platformWindow(ctx, large) {
   const batches = Math.round(keys * SETTINGS.largeBatchesPerKey);
   const windowMs = SETTINGS.windowMs.import;
   ctx.log(`large account of ${keys} keys and ${batches} batches at the platform's window (${windowMs} ms)`);
-  const emu = await emulator(ctx, { rateWindowMs: windowMs, requestLogSize: 100_000 });
-  const apiKeys = Array.from({ length: keys }, (_, i) => emu.state.createKey(`service-${i}`).key);
-  for (let b = 0; b < batches; b++) {
-    emu.state.createSubAccounts({ alias: `customer-${b}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: SETTINGS.batchSize });
-  }
-  const dir = mkdtempSync(join(ctx.work, "large-platform-"));
-  linkNodeModules(dir);
-  writeFileSync(join(dir, "Pulumi.yaml"), "name: large\nruntime: nodejs\n");
-  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: limitsEnv(windowMs) });
-  ctx.cleanups.push(() => stack.dispose());
+  const { emu, apiKeys, dir, stack } = await seededAccount(ctx, keys, batches, windowMs, "large-platform-");
   const env = ctx.bigRunEnv;
   const ran = {};
   ran.import = await measured(emu, windowMs, () => runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env));
