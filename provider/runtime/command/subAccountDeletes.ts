@@ -49,17 +49,19 @@ export class SubAccountDeletes {
     return tokens.length === 0 ? Promise.resolve() : this.lane(tokens);
   }
 
-  /** The waiting batches, in calls of at most the `sks` cap each (a batch is never split between two). */
+  /**
+   * The waiting batches, in shared deletes of at most SUB_ACCOUNT_MAX_SKS tokens (what one request may name; a batch
+   * is never split between two), each sent in parts of the learned `sks` cap (SubAccountsApi.delete).
+   */
   private async settle(batch: Waiter<string[]>[]): Promise<void> {
-    const cap = this.api.sksCap ?? SUB_ACCOUNT_MAX_SKS;
-    const calls: Waiter<string[]>[][] = [];
+    const groups: Waiter<string[]>[][] = [];
     let size = Infinity;
     for (const w of batch) {
-      if (size + w.item.length > cap) calls.push([]), (size = 0);
-      calls.at(-1)!.push(w);
+      if (size + w.item.length > SUB_ACCOUNT_MAX_SKS) groups.push([]), (size = 0);
+      groups.at(-1)!.push(w);
       size += w.item.length;
     }
-    await Promise.all(calls.map((c) => this.shared(c)));
+    await Promise.all(groups.map((g) => this.shared(g)));
   }
 
   private async shared(waiters: Waiter<string[]>[]): Promise<void> {
