@@ -107,7 +107,7 @@ async function floorSide(ctx, resources, windowMs) {
  * parallelism lets them (keys / --parallel calls when the engine feeds them without pausing longer than a quiet
  * period: tests/runtime/deleteCoalescer.test.ts; each pause of the feed costs one call more, which this floor does
  * not allow for, since nothing outside the plugin sees when deletes arrive); the batches' deletes share calls the same
- * way, on the same schedule (batches / --parallel calls: tests/runtime/batchDeletes.test.ts), and one list.
+ * way, on the same schedule (batches / --parallel calls: tests/runtime/subAccountDeletes.test.ts), and one list.
  */
 function callFloor(step, keys, batches, parallelism) {
   if (step === "import") return { "sub-account/list": 1, "api-key/get": keys };
