@@ -14,13 +14,22 @@ const perWindow = (op) => DEFAULT_RATE_LIMITS[op][0].limit;
 /** The commands measured, in the order they run. */
 export const LARGE_STEPS = ["import", "firstUp", "preview", "refresh", "gate", "changeOneBatch", "destroy"];
 
-/** The floor each command's calls set at the platform's rates, for `keys` keys and `batches` batches, in windows. */
-function rateFloorWindows(step, keys, batches) {
+/**
+ * The floor each command's calls set at the platform's rates, for `keys` keys and `batches` batches at the engine's
+ * `parallelism`, in windows.
+ */
+function rateFloorWindows(step, keys, batches, parallelism) {
   const reads = keys / perWindow("api-key/get");
   if (step === "import" || step === "refresh" || step === "gate") return reads;
-  // One delete per batch (each deletes its own sub-accounts); key deletes share calls (1,000 keys a call).
-  if (step === "destroy") return Math.max(batches / perWindow("sub-account/delete"), Math.ceil(keys / 1000) / perWindow("api-key/delete"));
+  // Key deletes share calls (1,000 keys a call); batch deletes share calls too, but no more batches go together than
+  // the engine runs at once (callFloor).
+  if (step === "destroy") return Math.max(batchDeleteCalls(batches, parallelism) / perWindow("sub-account/delete"), Math.ceil(keys / 1000) / perWindow("api-key/delete"));
   return 0;
+}
+
+/** The fewest `sub-account/delete` calls of a destroy of `batches` batches: `parallelism` batches a call at most. */
+function batchDeleteCalls(batches, parallelism) {
+  return Math.ceil(batches / Math.min(parallelism, Math.floor(1000 / SETTINGS.batchSize)));
 }
 
 /** Runs one measured command after a pause of one window (the last command's budget refilled): time, calls, 429s. */
@@ -106,13 +115,14 @@ async function floorSide(ctx, resources, windowMs) {
  * deletes are documented to make (docs/large-accounts.md): key deletes share calls as far as the engine's
  * parallelism lets them (keys / --parallel calls when the engine feeds them without pausing longer than a quiet
  * period: tests/runtime/deleteCoalescer.test.ts; each pause of the feed costs one call more, which this floor does
- * not allow for, since nothing outside the plugin sees when deletes arrive), the batches' deletes share one list.
+ * not allow for, since nothing outside the plugin sees when deletes arrive); the batches' deletes share calls the same
+ * way, on the same schedule (batches / --parallel calls: tests/runtime/subAccountDeletes.test.ts), and one list.
  */
 function callFloor(step, keys, batches, parallelism) {
   if (step === "import") return { "sub-account/list": 1, "api-key/get": keys };
   if (step === "refresh" || step === "gate") return { "sub-account/list": 1, "api-key/get": keys };
   if (step === "changeOneBatch") return { "sub-account/edit": 1 };
-  if (step === "destroy") return { "api-key/delete": Math.ceil(keys / Math.min(parallelism, 1000)), "sub-account/delete": batches, "sub-account/list": 1 };
+  if (step === "destroy") return { "api-key/delete": Math.ceil(keys / Math.min(parallelism, 1000)), "sub-account/delete": batchDeleteCalls(batches, parallelism), "sub-account/list": 1 };
   return {};
 }
 
@@ -132,7 +142,7 @@ async function largeSize(ctx, keys, parallelism) {
   const steps = LARGE_STEPS.map((step) => {
     const o = ours.steps[step];
     const engineMs = floor.steps[step].ms;
-    const rateMs = rateFloorWindows(step, keys, batches) * windowMs;
+    const rateMs = rateFloorWindows(step, keys, batches, parallelism) * windowMs;
     const calls = callFloor(step, keys, batches, parallelism);
     const ratio = o.ms / Math.max(engineMs, rateMs);
     ctx.log(`  ${step}: ${o.ms} ms beside engine ${engineMs} ms, rate floor ${Math.round(rateMs)} ms (ratio ${ratio.toFixed(3)}), calls ${JSON.stringify(o.calls)}`);

@@ -76,6 +76,18 @@ describe("SubAccountBatch on a platform that answers a gone token with 400 inval
     expect(calls(emu)).toEqual({ "sub-account/delete": 2, "sub-account/list": 1 });
   });
 
+  test("deletes of 3 batches sharing a call, one sub-account of one deleted in the console: the shared call's 400 sends each batch again alone; all done, all deleted", async () => {
+    const made = [await batch("shared-0", 2), await batch("shared-1", 2), await batch("shared-2", 2)];
+    emu.state.deleteSubAccounts([made[1].outs.tokens[0]]);
+    startFresh();
+    emu.clearRequests();
+    await Promise.all(made.map((b) => subAccountBatch.delete(b.id, b.outs as unknown as Props)));
+    const tokens = made.flatMap((b) => b.outs.tokens);
+    expect(emu.state.listSubAccounts().filter((s) => tokens.includes(s.token))).toEqual([]);
+    // The shared call, one a batch, and the gone one's list and the delete of its remaining sub-account.
+    expect(calls(emu)).toEqual({ "sub-account/delete": 1 + 3 + 1, "sub-account/list": 1 });
+  });
+
   test("delete: a 400 while the list shows every sub-account is a refusal: the delete fails, nothing is taken for gone", async () => {
     const made = await batch("refused-del", 2);
     startFresh();

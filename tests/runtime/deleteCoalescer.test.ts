@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { COALESCE, DeleteCoalescer, type CoalescerClock } from "../../provider/runtime/command/deleteCoalescer.js";
+import { COALESCE, DeleteCoalescer } from "../../provider/runtime/command/deleteCoalescer.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
+import { ManualClock } from "../support/manualClock.js";
 
 let emu: Emulator;
 beforeAll(async () => {
@@ -9,31 +10,6 @@ beforeAll(async () => {
 });
 afterAll(async () => emu.close());
 beforeEach(() => emu.clearRequests());
-
-/** A clock that moves only when told to, firing the timers that fall due. */
-class ManualClock implements CoalescerClock {
-  private t = 0;
-  private seq = 0;
-  private timers = new Map<number, { at: number; fn: () => void }>();
-  now = () => this.t;
-  setTimeout = (fn: () => void, ms: number) => {
-    this.timers.set(++this.seq, { at: this.t + ms, fn });
-    return this.seq;
-  };
-  clearTimeout = (id: unknown) => void this.timers.delete(id as number);
-  /** Moves time on, firing due timers in order. */
-  advance(ms: number): void {
-    const end = this.t + ms;
-    for (;;) {
-      const due = [...this.timers].filter(([, x]) => x.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.t = due[1].at;
-      due[1].fn();
-    }
-    this.t = end;
-  }
-}
 
 const keys = (n: number) => Array.from({ length: n }, (_, i) => emu.state.createKey(`co-${i}`).key);
 /** Lets the HTTP calls already sent be answered. */

@@ -1,135 +1,40 @@
 import { API_KEY_DELETE_MAX } from "../../api/assumptions.js";
 import type { ApiKeysApi } from "../../client/apiKeys.js";
-import { SYSTEM_CLOCK, type Clock } from "../../client/clock.js";
 import { BadRequestError, deleteTookEffect, NotFoundError } from "../../client/errors.js";
-import { QuietPeriod } from "./quietPeriod.js";
+import { DeleteSchedule, type CoalescerOptions, type Waiter } from "./deleteSchedule.js";
 
-/** Turns coalescing off (one key per call): the benchmark's baseline. */
-export const COALESCING_SWITCH = "LLM_ACCOUNTS_DELETE_COALESCING";
-
-/**
- * When a batch goes out. The engine starts deletes one after another, each after a checkpoint write, so
- * they arrive spread out (tens of ms apart for a few hundred resources, more as the state grows and on a loaded
- * machine), and it never has more than `--parallel` of them running. A batch goes once no delete has arrived for
- * `gapFactor` times the longest gap seen in it (at least `minQuietMs`), when it holds 1000 keys, or at the latest
- * `maxWaitMs` after its first key. Once the engine's parallelism is known, a batch goes at once when that many
- * deletes wait: then no other delete can be coming until one of them is answered. It is known when two batches in
- * a row went after a quiet period with the same number of deletes outstanding and none arrived while they were on
- * the wire (the engine was waiting for us); a delete arriving while a batch is on the wire shows that its quiet
- * period was the engine pausing (a checkpoint, a loaded machine), and one arriving beyond the parallelism shows it
- * wrong: both are forgotten. A pause costs one more call, never one call per key. What is learned holds for one
- * burst of deletes: after a pause longer than a quiet period, it is learned again.
- */
-export const COALESCE = { minQuietMs: 500, gapFactor: 4, maxQuietMs: 10_000, maxWaitMs: 10 * 60_000 };
-
-/** The parts of the clock a coalescer uses: time, and timers (injectable, so that the schedule is tested without waiting). */
-export type CoalescerClock = Pick<Clock, "now" | "setTimeout" | "clearTimeout">;
-
-/** Settings of a coalescer: the schedule, the switch, and the clock. */
-export type CoalescerOptions = typeof COALESCE & { enabled: boolean; clock?: CoalescerClock };
-
-interface Pending {
-  key: string;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
+export { COALESCE, COALESCING_SWITCH, type CoalescerClock, type CoalescerOptions } from "./deleteSchedule.js";
 
 /**
  * Gathers the deletes of every ApiKey resource of one client of a session (`SessionClient.deletes`,
  * runtime/command/session.ts; one a process as the plugin runs it) into `api-key/delete` calls of up to 1000
- * keys. The engine runs up to `--parallel` deletes at once; they wait here until all the engine can send
- * are here, or until no more arrive (see COALESCE), and then go out together. A batch rejected with a 404 (one
- * bad key rejects all) is split to isolate the bad key; one rejected with a 400 is looked at, one get per key
- * (deleteLive). A key that no longer exists counts as deleted. Each caller
+ * keys. The engine runs up to `--parallel` deletes at once; they wait until all the engine can send are here, or
+ * until no more arrive (the client's DeleteSchedule, shared with its sub-account batch deletes), and then go out
+ * together. A batch rejected with a 404 (one bad key rejects all) is split to isolate the bad key; one rejected with
+ * a 400 is looked at, one get per key (deleteLive). A key that no longer exists counts as deleted. Each caller
  * resolves only after the platform confirmed its key.
  */
 export class DeleteCoalescer {
-  private pending: Pending[] = [];
-  private readonly quiet: QuietPeriod;
-  private maxTimer: unknown;
-  /** Deletes called and not yet answered (waiting here or on the wire). */
-  private outstanding = 0;
-  /** The engine's parallelism once known (0 until then); see COALESCE. */
-  private parallelism = 0;
-  /** The deletes outstanding when the last batch went after a quiet period, none arriving since it went (0 if any did). */
-  private candidate = 0;
-  /** When the last outstanding delete was answered, and the quiet period its batch used. */
-  private idleSince = 0;
-  private lastQuiet = 0;
-  private flushQueued = false;
-  private readonly clock: CoalescerClock;
+  private readonly lane: (key: string) => Promise<void>;
 
+  /** On `schedule`, or on one of its own made with these options (tests). */
   constructor(
     private readonly api: ApiKeysApi,
-    private readonly options: CoalescerOptions = { ...COALESCE, enabled: process.env[COALESCING_SWITCH] !== "off" },
+    schedule: DeleteSchedule | CoalescerOptions = new DeleteSchedule(),
   ) {
-    this.clock = options.clock ?? SYSTEM_CLOCK;
-    this.quiet = new QuietPeriod(options, this.clock);
+    const own = schedule instanceof DeleteSchedule ? schedule : new DeleteSchedule(schedule);
+    this.lane = own.lane<string>(API_KEY_DELETE_MAX, (batch) => this.settle(batch));
   }
 
   /** Deletes one key, together with whatever other deletes arrive meanwhile. */
   delete(key: string): Promise<void> {
-    if (!this.options.enabled) return this.deleteBatch([key]);
-    return new Promise<void>((resolve, reject) => {
-      const now = this.clock.now();
-      this.quiet.arrive(now);
-      // Deletes that come after a pause longer than a quiet period are another burst (a later step of the
-      // deployment, not the engine waiting for us): what was learned before says nothing about it.
-      if (this.outstanding === 0 && now - this.idleSince > this.lastQuiet) this.forget();
-      // A batch on the wire while this one arrives: the engine was not waiting for it when it went.
-      if (this.outstanding > this.pending.length) this.candidate = 0;
-      this.outstanding++;
-      if (this.outstanding > this.parallelism) this.parallelism = 0;
-      const done = () => {
-        if (--this.outstanding === 0) this.idleSince = this.clock.now();
-      };
-      this.pending.push({ key, resolve: () => (done(), resolve()), reject: (err) => (done(), reject(err)) });
-      if (this.pending.length >= API_KEY_DELETE_MAX) {
-        this.flush();
-        return;
-      }
-      if (this.parallelism > 0 && this.pending.length >= this.parallelism) {
-        // At the end of this tick, not now: one resource may delete several keys at once (a rotated key and
-        // its previous one), and those must go in the same batch whatever was learned.
-        if (!this.flushQueued) {
-          this.flushQueued = true;
-          queueMicrotask(() => this.flush());
-        }
-        return;
-      }
-      this.quiet.after(() => this.flushAfterQuiet());
-      this.maxTimer ??= this.clock.setTimeout(() => this.flush(), this.options.maxWaitMs);
-    });
+    return this.lane(key);
   }
 
-  /** A batch that waited out its quiet period: the second in a row with as many deletes outstanding tells the parallelism. */
-  private flushAfterQuiet(): void {
-    if (this.outstanding === this.candidate) this.parallelism = this.outstanding;
-    else this.candidate = this.outstanding;
-    this.flush();
-  }
-
-  private forget(): void {
-    this.parallelism = 0;
-    this.candidate = 0;
-  }
-
-  private flush(): void {
-    this.flushQueued = false;
-    if (this.maxTimer !== undefined) this.clock.clearTimeout(this.maxTimer);
-    this.maxTimer = undefined;
-    this.lastQuiet = this.quiet.ms;
-    this.quiet.end();
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, API_KEY_DELETE_MAX);
-      void this.settle(batch);
-    }
-  }
-
-  private async settle(batch: Pending[]): Promise<void> {
+  private async settle(batch: Waiter<string>[]): Promise<void> {
     // The same key may be deleted twice in one process (a replaced resource and its twin): send it once.
-    const byKey = new Map<string, Pending[]>();
-    for (const p of batch) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p]);
+    const byKey = new Map<string, Waiter<string>[]>();
+    for (const w of batch) byKey.set(w.item, [...(byKey.get(w.item) ?? []), w]);
     const results = await this.deleteMany([...byKey.keys()]);
     for (const [key, waiters] of byKey) {
       const err = results.get(key);
@@ -180,11 +85,5 @@ export class DeleteCoalescer {
     // Read as the first delete was: its lost answer's retry may meet them gone too (fewer keys each time: it ends).
     for (const [k, err] of await this.deleteMany(live)) failures.set(k, err);
     return failures;
-  }
-
-  private async deleteBatch(keys: string[]): Promise<void> {
-    const failures = await this.deleteMany(keys);
-    const first = failures.values().next();
-    if (!first.done) throw first.value;
   }
 }

@@ -19,3 +19,5 @@ export {
 export { Custody } from "./custody.js";
 export { justWritten, lookUntil, SHARE, SharedSubAccountList, SHARING_SWITCH, snapshotOf, stillListedOrLate, type AccountSnapshot } from "./sharedList.js";
 export { COALESCING_SWITCH, DeleteCoalescer } from "./deleteCoalescer.js";
+export { DeleteSchedule } from "./deleteSchedule.js";
+export { deleteTokens, SubAccountDeletes } from "./subAccountDeletes.js";

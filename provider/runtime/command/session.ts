@@ -13,6 +13,8 @@ import { PROCESS_LIMITERS, type RateLimiters } from "../../client/limiter.js";
 import { WriteCounter } from "../../client/subAccounts.js";
 import { setStackConfig, stackConfig } from "./connection.js";
 import { DeleteCoalescer } from "./deleteCoalescer.js";
+import { DeleteSchedule } from "./deleteSchedule.js";
+import { SubAccountDeletes } from "./subAccountDeletes.js";
 import { Custody } from "./custody.js";
 import { keyTaken, tokenTaken } from "./adoption.js";
 import { SharedSubAccountList } from "./sharedList.js";
@@ -23,7 +25,9 @@ export type ClientOverrides = Pick<TransportOptions, "retry" | "clock">;
 
 /** One client of a session and what the session keeps beside it for the rest of its life. */
 export class SessionClient {
+  private schedule: DeleteSchedule | undefined;
   private coalescer: DeleteCoalescer | undefined;
+  private subAccountDeletes: SubAccountDeletes | undefined;
   private list: SharedSubAccountList | undefined;
   /** The data sources' answers, by call and arguments (dataSources.ts). */
   readonly answers = new Map<string, Promise<unknown>>();
@@ -32,7 +36,17 @@ export class SessionClient {
 
   /** The coalescer of this client's key deletes (its switch is read when first used, as the plugin reads settings). */
   get deletes(): DeleteCoalescer {
-    return (this.coalescer ??= new DeleteCoalescer(this.client.apiKeys));
+    return (this.coalescer ??= new DeleteCoalescer(this.client.apiKeys, this.deleteSchedule()));
+  }
+
+  /** The coalescer of this client's sub-account batch deletes, on the same schedule as its key deletes. */
+  get batchDeletes(): SubAccountDeletes {
+    return (this.subAccountDeletes ??= new SubAccountDeletes(this.client.subAccounts, this.deleteSchedule()));
+  }
+
+  /** One schedule for all the deletes of this client: the engine's `--parallel` bounds them together. */
+  private deleteSchedule(): DeleteSchedule {
+    return (this.schedule ??= new DeleteSchedule());
   }
 
   /** The shared list that answers this client's sub-account reads. */

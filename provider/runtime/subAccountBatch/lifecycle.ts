@@ -1,4 +1,4 @@
-import { BadRequestError, deleteTookEffect, LlmAccountsError, NotFoundError } from "../../client/errors.js";
+import { LlmAccountsError } from "../../client/errors.js";
 import { fingerprint, maskKey } from "../../api/redact.js";
 import type { ModelPricing, SubAccount } from "../../api/schemas/index.js";
 import type { SubAccountsApi } from "../../client/subAccounts.js";
@@ -16,6 +16,7 @@ import {
   type Session,
   type SessionClient,
   stackConfig,
+  deleteTokens,
 } from "../command/index.js";
 import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError, type Known } from "./recovery.js";
 import { toMicros } from "../../api/money.js";
@@ -460,29 +461,8 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
 }
 
 /**
- * Deletes tokens in one call. The platform rejects the whole batch when a token is gone already (a 404, or a 400 as
- * the spec's "rejected as a whole" allows): then one list finds those that remain, and one more call deletes them,
- * read the same way when fewer remain (its lost answer's retry meets them gone). A 400 when the list still shows
- * every token refused them, not a gone one: it fails as it came, nothing sent again.
- */
-async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void> {
-  if (tokens.length === 0) return;
-  try {
-    await api.delete(tokens);
-  } catch (err) {
-    if (deleteTookEffect(err)) return;
-    if (!(err instanceof NotFoundError) && !(err instanceof BadRequestError)) throw err;
-    const wanted = new Set(tokens);
-    const remaining = (await api.list()).filter((s) => wanted.has(s.token)).map((s) => s.token);
-    if (err instanceof BadRequestError && remaining.length === wanted.size) throw err;
-    if (remaining.length < wanted.size) return deleteTokens(api, remaining);
-    await api.delete(remaining);
-  }
-}
-
-/**
  * delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost),
- * except one that another batch of this command keeps (its state named it after a release that a killed run never
+ * shared with the other batch deletes that arrive together (SubAccountDeletes), except one that another batch of this command keeps (its state named it after a release that a killed run never
  * recorded, or a batch declared in its place adopts it).
  */
 export async function remove(session: Session, id: string, old: SubAccountBatchOutputs): Promise<void> {
@@ -499,7 +479,7 @@ export async function remove(session: Session, id: string, old: SubAccountBatchO
   const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, custody.notToTake(named)) : [];
   // And what a killed `up` of this resource left under its mark.
   const left = await leftByKilledRun(session, own, old, [...named, ...unconfirmed.map((s) => s.token)]);
-  await deleteTokens(api, [...tokens, ...unconfirmed.map((s) => s.token), ...left.map((s) => s.token)]);
+  await own.batchDeletes.delete([...tokens, ...unconfirmed.map((s) => s.token), ...left.map((s) => s.token)]);
 }
 
 /**
@@ -517,7 +497,7 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
   const custody = session.custody.subAccounts;
   const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)) : [];
   const others = custody.leftByDelete(id, found.tokens);
-  await deleteTokens(api, [...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
+  await own.batchDeletes.delete([...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
   if (found.unidentified > 0 || found.lostCreate === null) {
     const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : "the sub-accounts of a lost create cannot be looked for";
     throw error.after(`this delete deleted the ${found.tokens.length} sub-account(s) it names, but ${rest}, so the resource stays in the state`);
