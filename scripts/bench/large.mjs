@@ -21,9 +21,12 @@ export const LARGE_STEPS = ["import", "firstUp", "preview", "refresh", "gate", "
 function rateFloorWindows(step, keys, batches, parallelism) {
   const reads = keys / perWindow("api-key/get");
   if (step === "import" || step === "refresh" || step === "gate") return reads;
-  // Key deletes share calls (1,000 keys a call); batch deletes share calls too, but no more batches go together than
-  // the engine runs at once (callFloor).
-  if (step === "destroy") return Math.max(batchDeleteCalls(batches, parallelism) / perWindow("sub-account/delete"), Math.ceil(keys / 1000) / perWindow("api-key/delete"));
+  // Key and batch deletes share calls, but no more go together than the engine runs at once (callFloor); each kind
+  // has its own limit, so the two may go side by side.
+  if (step === "destroy") {
+    const floor = callFloor(step, keys, batches, parallelism);
+    return Math.max(floor["sub-account/delete"] / perWindow("sub-account/delete"), floor["api-key/delete"] / perWindow("api-key/delete"));
+  }
   return 0;
 }
 
