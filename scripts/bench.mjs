@@ -20,7 +20,7 @@ import { parseArgs } from "node:util";
 import { REPO } from "./lib/stack.mjs";
 import { ensurePulumiCli } from "./pulumi-cli.mjs";
 import * as measure from "./bench/measure.mjs";
-import { largeAccounts, platformWindow } from "./bench/large.mjs";
+import { largeAccounts, platformWindow, reratedRow } from "./bench/large.mjs";
 import { markdown, report, targetsOf } from "./bench/render.mjs";
 import { runUnderNode } from "./lib/node.mjs";
 
@@ -44,15 +44,18 @@ const SECTIONS = {
   platformWindow: (ctx, cli, parallelism, earlier, results) => platformWindow(ctx, results.large),
 };
 
-const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" } } });
+const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" }, rerate: { type: "boolean" } } });
+// --rerate measures nothing: it derives the large rows' floors and ratios again from what they measured (after a
+// change of how a floor is counted) and writes both files.
+if (flags.rerate && (flags.only || flags.smoke || flags.update)) throw new Error("--rerate measures nothing: not with --only, --smoke or --update");
 if (flags.update && (!flags.only || flags.smoke)) throw new Error("--update merges the sections of --only into bench/results.json (not with --smoke)");
 // A run at toy sizes, to try the sections out: its files are never written.
 if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4, largeSizes: [20], largePlatformKeys: 20 });
 // --large-sizes 1000,2500: the sizes of the large-account section this run measures (the others an earlier run measured are kept with --update).
 if (flags["large-sizes"]) measure.SETTINGS.largeSizes = flags["large-sizes"].split(",").map(Number);
-const full = !flags.only && !flags.smoke;
-const writes = full || flags.update;
-const only = flags.only ? flags.only.split(",") : Object.keys(SECTIONS);
+const full = !flags.only && !flags.smoke && !flags.rerate;
+const writes = full || flags.update || flags.rerate;
+const only = flags.rerate ? [] : flags.only ? flags.only.split(",") : Object.keys(SECTIONS);
 for (const s of only) if (!(s in SECTIONS)) throw new Error(`--only: unknown section "${s}" (${Object.keys(SECTIONS).join(", ")})`);
 
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
@@ -65,7 +68,7 @@ async function main() {
   const sdk = JSON.parse(readFileSync(join(REPO, "node_modules/@pulumi/pulumi/package.json"), "utf8"));
   const resultsFile = join(REPO, "bench/results.json");
   // With --update: the sections of an earlier full run, to which the sections measured now are merged.
-  const earlier = flags.update ? JSON.parse(readFileSync(resultsFile, "utf8")) : {};
+  const earlier = flags.update || flags.rerate ? JSON.parse(readFileSync(resultsFile, "utf8")) : {};
   const results = {
     ...earlier,
     sectionDates: { ...earlier.sectionDates },
@@ -80,14 +83,20 @@ async function main() {
     versions: { package: pkg.version, pulumiCli: cli.version, pulumiSdk: sdk.version },
     settings: { ...earlier.settings, ...measure.SETTINGS, defaultParallel: parallelism, skipCheckpoints: !flags["with-checkpoints"], targets: measure.TARGETS },
   };
+  if (flags.rerate && results.large) results.large = { ...results.large, rows: results.large.rows.map(reratedRow) };
   const started = Date.now();
   const write = () => {
-    if (!flags.update) results.benchMs = Date.now() - started;
+    if (full) results.benchMs = Date.now() - started;
     const targets = targetsOf(results, parallelism);
     results.targets = targets;
     const met = targets.filter((t) => t.met).length;
     const done = only.filter((s) => s in results);
-    const merged = flags.update ? ` (${only.join(", ")} measured again on ${new Date().toISOString().slice(0, 10)} and merged into the run of ${results.date.slice(0, 10)})` : "";
+    const today = new Date().toISOString().slice(0, 10);
+    const merged = flags.update
+      ? ` (${only.join(", ")} measured again on ${today} and merged into the run of ${results.date.slice(0, 10)})`
+      : flags.rerate
+        ? ` (the large rows' floors derived again on ${today} from what they measured)`
+        : "";
     const summary = `targets: ${met}/${targets.length} met${done.length < only.length ? ` (partial run: ${done.join(", ")})` : ""}${merged}`;
     const text = report(results, targets);
     if (writes) {

@@ -30,10 +30,6 @@ function rateFloorWindows(step, keys, batches, parallelism) {
   return 0;
 }
 
-/** The fewest `sub-account/delete` calls of a destroy of `batches` batches: `parallelism` batches a call at most. */
-function batchDeleteCalls(batches, parallelism) {
-  return Math.ceil(batches / Math.min(parallelism, Math.floor(1000 / SETTINGS.batchSize)));
-}
 
 /** Runs one measured command after a pause of one window (the last command's budget refilled): time, calls, 429s. */
 async function measured(emu, windowMs, fn) {
@@ -125,13 +121,36 @@ function callFloor(step, keys, batches, parallelism) {
   if (step === "import") return { "sub-account/list": 1, "api-key/get": keys };
   if (step === "refresh" || step === "gate") return { "sub-account/list": 1, "api-key/get": keys };
   if (step === "changeOneBatch") return { "sub-account/edit": 1 };
-  if (step === "destroy") return { "api-key/delete": Math.ceil(keys / Math.min(parallelism, 1000)), "sub-account/delete": batchDeleteCalls(batches, parallelism), "sub-account/list": 1 };
+  if (step === "destroy") {
+    // The engine hands key and batch deletes to the same `--parallel` slots, interleaved: each gathering of the slots
+    // takes one call of each kind it holds, so neither kind can take fewer calls than the gatherings of all deletes.
+    const gatherings = Math.ceil((keys + batches) / Math.min(parallelism, 1000));
+    return { "api-key/delete": Math.min(gatherings, keys), "sub-account/delete": Math.min(gatherings, batches), "sub-account/list": 1 };
+  }
   return {};
 }
 
 /** Whether `calls` stay within `floor` (a list more than the floor allows for, where the program reads the account, included). */
 function atFloor(calls, floor) {
   return Object.entries(calls).every(([op, n]) => n <= (floor[op] ?? 0));
+}
+
+/**
+ * A command's floors, its ratio to the larger, and whether its calls are at the floor: derived from what was measured
+ * (its time, the engine's, its calls and exit code) and the row's size, so that a row measured before a floor was
+ * counted otherwise is derived again (`npm run bench -- --rerate`). A destroy is at its floor only if it left nothing.
+ */
+export function rated(measured, row) {
+  const { step, ms, engineMs, calls, code = 0 } = measured;
+  const rateMs = rateFloorWindows(step, row.keys, row.batches, row.parallelism) * row.windowMs;
+  const floorCalls = callFloor(step, row.keys, row.batches, row.parallelism);
+  const leftNothing = step !== "destroy" || (row.left?.keys === 0 && row.left?.subAccounts === 0);
+  return { ...measured, code, rateMs, ratio: ms / Math.max(engineMs, rateMs), floorCalls, callsAtFloor: atFloor(calls, floorCalls) && code === 0 && leftNothing };
+}
+
+/** A row of an earlier run derived again by `rated` (its gate's exit code, recorded since 2026-11-28, taken as 0 before). */
+export function reratedRow(row) {
+  return { ...row, steps: row.steps.map((st) => rated(st, row)) };
 }
 
 /** One size: our side, then the engine's floor, side by side; each command's ratio to the larger floor. */
@@ -144,12 +163,9 @@ async function largeSize(ctx, keys, parallelism) {
   const floor = await floorSide(ctx, keys + batches, windowMs);
   const steps = LARGE_STEPS.map((step) => {
     const o = ours.steps[step];
-    const engineMs = floor.steps[step].ms;
-    const rateMs = rateFloorWindows(step, keys, batches, parallelism) * windowMs;
-    const calls = callFloor(step, keys, batches, parallelism);
-    const ratio = o.ms / Math.max(engineMs, rateMs);
-    ctx.log(`  ${step}: ${o.ms} ms beside engine ${engineMs} ms, rate floor ${Math.round(rateMs)} ms (ratio ${ratio.toFixed(3)}), calls ${JSON.stringify(o.calls)}`);
-    return { step, ms: o.ms, engineMs, rateMs, ratio, calls: o.calls, floorCalls: calls, callsAtFloor: atFloor(o.calls, calls) && o.code === 0, answered429: o.answered429 };
+    const st = rated({ step, ms: o.ms, engineMs: floor.steps[step].ms, calls: o.calls, code: o.code, answered429: o.answered429 }, { keys, batches, windowMs, parallelism, left: ours.left });
+    ctx.log(`  ${step}: ${st.ms} ms beside engine ${st.engineMs} ms, rate floor ${Math.round(st.rateMs)} ms (ratio ${st.ratio.toFixed(3)}), calls ${JSON.stringify(st.calls)}`);
+    return st;
   });
   return {
     keys,
