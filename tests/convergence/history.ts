@@ -237,10 +237,14 @@ export function historyArb(sizes: { maxKeys: number; maxBatches: number; maxStep
       .tuple(sometimes(consoleArb, 1, 3), fc.array(stepArb(sizes, values), { minLength: 1, maxLength: sizes.maxSteps }))
       .map(([made, steps]): Step[] => [...first, ...(made ? [made] : []), ...steps]);
   if (!sizes.readings) return steps([], KEPT_AS_WRITTEN);
-  // With `readings`, a platform that answers in one of HISTORY_READINGS (or of those given), drawn per history, and
-  // values it may keep in another form; none longer than it takes where it refuses them.
-  return fc
-    .constantFrom(...(sizes.readings === true ? HISTORY_READINGS : sizes.readings))
+  // With `readings`, a platform that answers in one of HISTORY_READINGS (or of those given), drawn per history, one
+  // that keeps values in another form every other time; and values it may keep in another form, none longer than it
+  // takes where it refuses them.
+  const drawn =
+    sizes.readings === true
+      ? fc.oneof(fc.constantFrom(...HISTORY_READINGS), fc.constantFrom(...NORMALISING_READINGS.filter((r) => HISTORY_READINGS.includes(r))))
+      : fc.constantFrom(...sizes.readings);
+  return drawn
     .chain((reading) => steps([{ kind: "platform", reading }], { normalising: true, long: !ALIASES_CAPPED.includes(reading) }));
 }
 
@@ -291,6 +295,9 @@ function stepArb(sizes: { maxKeys: number; maxBatches: number; stacks?: number }
  * holds under each, faults, kills, restarts and re-imports included.
  */
 export const HISTORY_READINGS: readonly Reading[] = READING_NAMES.filter((r) => !STOPS.includes(r) && !CONSOLE_MODEL_STAYS.includes(r));
+
+/** The readings that keep a value written in another form (the values `normalising` draws are for them). */
+export const NORMALISING_READINGS: readonly Reading[] = ["normalised-values", "lowercase-aliases", "cut-aliases", "rounded-factors"];
 
 /** What one history did, for the soak figures. */
 export interface HistoryReport {
