@@ -93,8 +93,11 @@ export type Step =
   | { kind: "console"; keys: number; subAccounts: number; balance: number; ageDays: number }
   | { kind: "clock"; hours: number }
   | { kind: "restart" }
-  /** The platform answers in this reading of the spec's open points (HISTORY_READINGS), restarts included: first step only. */
-  | { kind: "platform"; reading: Reading };
+  /**
+   * The platform answers in this reading of the spec's open points (HISTORY_READINGS), restarts included: first
+   * steps only. With `profile`, the stacks carry the profile `llm-accounts doctor --write` measures of it.
+   */
+  | { kind: "platform"; reading: Reading; profile?: boolean };
 
 const SECURITY = [{}, { ip: { allow: ["10.0.0.0/8"] } }, { spendLimit: { monthly: 5 } }, { geo: { countries: ["DE", "FR"] } }];
 const PRICING = [[], [{ model: "model-a", pricingFactor: 1.5 }], [{ model: "model-b", pricingFactor: 1 }, { model: "embed-1", pricingFactor: 2 }]];
@@ -235,7 +238,15 @@ function othersArb(stacks: number, sizes: { maxKeys: number; maxBatches: number 
  * Histories of 1-`maxSteps` steps (one more when they begin with objects made in the console). With `stacks`
  * above 1, every `up` is a round of that many stacks on the one account (`others`).
  */
-export function historyArb(sizes: { maxKeys: number; maxBatches: number; maxSteps: number; stacks?: number; readings?: boolean | readonly Reading[] }): fc.Arbitrary<Step[]> {
+export function historyArb(sizes: {
+  maxKeys: number;
+  maxBatches: number;
+  maxSteps: number;
+  stacks?: number;
+  readings?: boolean | readonly Reading[];
+  /** With `readings`: every stack carries the doctor's profile of the platform, whatever the reading. */
+  profiles?: boolean;
+}): fc.Arbitrary<Step[]> {
   // Most histories begin with objects made in the console, so that their programs have something to adopt.
   const steps = (first: Step[], values: Values) =>
     fc
@@ -250,7 +261,7 @@ export function historyArb(sizes: { maxKeys: number; maxBatches: number; maxStep
       ? fc.oneof(fc.constantFrom(...HISTORY_READINGS), fc.constantFrom(...NORMALISING_READINGS.filter((r) => HISTORY_READINGS.includes(r))))
       : fc.constantFrom(...sizes.readings);
   return drawn
-    .chain((reading) => steps([{ kind: "platform", reading }], { normalising: true, long: !ALIASES_CAPPED.includes(reading) }));
+    .chain((reading) => steps([{ kind: "platform", reading, ...(sizes.profiles && { profile: true }) }], { normalising: true, long: !ALIASES_CAPPED.includes(reading) }));
 }
 
 /** The readings that refuse an alias past CUT_ALIAS_LENGTH: a program under them declares none (docs/decisions.md, aliasMax). */
@@ -364,7 +375,7 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   let emu = await start();
   // Under cut-aliases the user has run `llm-accounts doctor --write --save`, as docs/decisions.md asks of a platform
   // that cuts aliases: its profile's aliasCut places a create's mark within the cut, so a lost create can be found.
-  const profile = readings.includes("cut-aliases") ? await measuredProfile(emu) : undefined;
+  const profile = readings.includes("cut-aliases") || steps.some((s) => s.kind === "platform" && s.profile) ? await measuredProfile(emu) : undefined;
   const count = stacksOf(steps);
   const stacks: Stack[] = [];
   // A stack's process is killed at its proxy: one stack gets one too where a run of it is killed.
