@@ -1,9 +1,11 @@
-// `npm run soak -- --runs N --seed S [--stacks N] [--readings]`: N generated histories of program changes, faults, console
-// edits and emulator restarts (tests/convergence), each checked against the invariant of issues 12, 22 and 28.
-// With --stacks N (default 1), every `up` is a round of N stacks on one account at once. With --readings, each
-// history's platform answers in one of the emulator's other readings (its first step names it). A violation stops the
-// soak and shrinks to a minimal history; with --keep-going it is printed and the soak goes on. `--replay FILE
-// [--times N]` runs a printed history again instead (a JSON array of steps, or several by name), N times each.
+// `npm run soak -- --runs N --seed S [--stacks N] [--readings | --reading NAME...] [--profiles]`: N generated
+// histories of program changes, faults, console edits and emulator restarts (tests/convergence), each checked
+// against the invariant of issues 12, 22 and 28. With --stacks N (default 1), every `up` is a round of N stacks on
+// one account at once. With --readings, each history's platform answers in one of the emulator's other readings
+// (its first step names it); with --reading NAME (repeated), in one of those named; with --profiles, every stack
+// also carries the doctor's profile of it. A violation stops the soak and shrinks to a minimal history; with
+// --keep-going it is printed and the soak goes on. `--replay FILE [--times N]` runs a printed history again instead
+// (a JSON array of steps, or several by name), N times each.
 import { spawnSync } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +19,8 @@ const { values } = parseArgs({
     "keep-going": { type: "boolean", default: false },
     stacks: { type: "string", default: "1" },
     readings: { type: "boolean", default: false },
+    reading: { type: "string", multiple: true, default: [] },
+    profiles: { type: "boolean", default: false },
     replay: { type: "string" },
     times: { type: "string", default: "1" },
   },
@@ -48,6 +52,8 @@ const result = spawnSync(
       SOAK_STACKS: values.stacks,
       SOAK_KEEP_GOING: values["keep-going"] ? "1" : "0",
       SOAK_READINGS: values.readings ? "1" : "0",
+      SOAK_READING_NAMES: values.reading.join(","),
+      SOAK_PROFILES: values.profiles ? "1" : "0",
       ...replay,
     },
   },

@@ -1,9 +1,11 @@
 /**
  * Values a platform may keep in another form than the one written (docs/decisions.md, "normalised values"): an alias
- * lower-cased or cut at a length, a pricing factor rounded, a pricing list in another order. A declared value and
- * the platform's form of it are the same value, compared here the way such a platform compares them, so that it
- * shows no drift and gets no edit; any other difference is drift.
+ * lower-cased or cut at a length, a pricing factor rounded, a pricing list in another order, an allowed address as
+ * its range. A declared value and the platform's form of it are the same value, compared here the way such a
+ * platform compares them, so that it shows no drift and gets no edit; any other difference is drift.
  */
+import { isIP } from "node:net";
+import { same } from "./canonical.js";
 import { ALIAS_CUT_MIN_LENGTH, FACTOR_DECIMALS_MAX, FACTOR_DECIMALS_MIN } from "./assumptions.js";
 
 /** A permitted model and its factor, as the runtime holds it. */
@@ -34,6 +36,28 @@ export function sameMarked(marked: string, live: string): boolean {
 /** Whether `live` is `marked` as a platform that cuts aliases keeps it, the cut into or past its mark (sameAlias, not sameMarked). */
 export function cutMarked(marked: string, live: string): boolean {
   return sameAlias(marked, live) && !sameMarked(marked, live);
+}
+
+/** An IP allow-list entry as a range: a bare address is the range of one (`/32`, `/128`), the form some platforms keep. */
+function asRange(entry: string): string {
+  const [address, bits] = entry.split("/", 2);
+  const version = isIP(address);
+  if (version === 0) return entry;
+  return `${address.toLowerCase()}/${bits ?? (version === 4 ? 32 : 128)}`;
+}
+
+/**
+ * Whether two security configs restrict the same way, as the platform compares them: an address and the range of
+ * that one address (`1.2.3.4`, `1.2.3.4/32`) are the same entry, so a platform that keeps and answers the range form
+ * is no drift and no edit (readings.ts `normalised-values`). Everything else must match exactly.
+ */
+export function sameRestrictions(a: unknown, b: unknown): boolean {
+  const ranges = (config: unknown): unknown => {
+    const ip = (config as { ip?: { allow?: unknown } } | undefined)?.ip;
+    if (!ip || !Array.isArray(ip.allow)) return config;
+    return { ...(config as object), ip: { ...ip, allow: ip.allow.map((e: unknown) => (typeof e === "string" ? asRange(e) : e)) } };
+  };
+  return same(ranges(a), ranges(b));
 }
 
 /** Whether `x` has at most `decimals` decimals. */

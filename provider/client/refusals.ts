@@ -155,6 +155,8 @@ export function judge(group: Group, status: number, json: unknown, profile?: Pro
     if (status === 404) return { refusal: { ...details, meaning: "gone", meansStatus: 404, form } };
     return { refusal: { ...details, meaning: "refused", meansStatus: status, form } };
   }
+  // A 204 has no body (RFC 9110): no envelope and no refusal can be in it, whatever shape the profile's done answers take.
+  if (status === 204) return { answer: {} };
   if (ok) {
     const done = doneAnswer(json, profile.done);
     if (done) return done;

@@ -378,7 +378,10 @@ export class Watch {
         } else if (is.outputs.key !== current && is.outputs.previousKey !== current && live(current)) {
           v.push(`${urn}: the key it rotated away from is neither its previous key nor deleted`);
         } else if (is.outputs.key !== current && is.outputs.previousKey !== current) {
-          const rotated = is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt !== was.outputs.rotatedAt;
+          // rotatedAt is the issued key's created_at: two rotations in one second of a platform whose timestamps have
+          // no fractions (other-forms) give the same one, so a due rotation that issued the key in use counts too.
+          const issuedByRotation = is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt === is.outputs.createdAt && this.rotating(s, urn);
+          const rotated = (is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt !== was.outputs.rotatedAt) || issuedByRotation;
           if (!rotated) v.push(`${urn}: its key in use was deleted by a replacement the program did not ask for`);
           else if ((k.rotation?.overlapHours ?? 0) > 0) v.push(`${urn}: its key in use was deleted at a rotation with an overlap of ${k.rotation?.overlapHours} hours`);
         }

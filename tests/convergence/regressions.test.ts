@@ -379,4 +379,19 @@ describe("a killed up and a re-import (issue 36)", () => {
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ killsTriggered: 1, killedKeysLeft: 1 });
   });
+
+  test("a key rotated twice in one platform second (timestamps without fractions, the clock held back, a killed run) is a rotation the program asked for, not an unasked replacement", async () => {
+    const report = await runHistory([
+      { kind: "platform", reading: "other-forms" },
+      { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
+      { kind: "clock", hours: -2200 },
+      {
+        ...up({ keys: [{ ...key("k7"), enabled: false, adopt: 0, rotation: { everyDays: 30 } }], batches: [batch("b4", 0)] }),
+        parallel: 1,
+        kill: true,
+      },
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.features).toMatchObject({ killsTriggered: 1, rotations: 2 });
+  });
 });

@@ -1,6 +1,7 @@
 import { expect, test } from "@jest/globals";
 import fc from "fast-check";
 import { historyArb, runHistory, type Step } from "./history.js";
+import type { Reading } from "../../provider/emulator/index.js";
 
 // `npm run soak -- --runs N --seed S` (scripts/soak.mjs) runs this file: N generated histories, the figures
 // printed at the end. Not part of `npm test` (its name does not end in .test.ts).
@@ -12,7 +13,11 @@ const stacks = Number(process.env.SOAK_STACKS ?? 1);
 /** `--keep-going`: a violation is printed with its history and counted, and the soak goes on instead of shrinking it. */
 const keepGoing = process.env.SOAK_KEEP_GOING === "1";
 /** `--readings`: each history's platform answers in one of the emulator's other readings (history.ts HISTORY_READINGS). */
-const readings = process.env.SOAK_READINGS === "1";
+/** `--reading NAME` (repeated): in one of those named. */
+const names = (process.env.SOAK_READING_NAMES ?? "").split(",").filter((n) => n !== "") as Reading[];
+const readings = names.length > 0 ? names : process.env.SOAK_READINGS === "1";
+/** `--profiles` (with readings): every stack carries the profile `llm-accounts doctor --write` measures of the platform. */
+const profiles = process.env.SOAK_PROFILES === "1";
 const figures = { histories: 0, steps: 0, faultsInjected: 0, violations: 0, explainedOrphans: 0 };
 /** Counts by feature over the histories: out-of-band objects, adoptions, releases, rotations, clock moves. */
 const features: Record<string, number> = {};
@@ -24,7 +29,7 @@ test(`soak: ${runs} histories, seed ${seed}, ${stacks} stack(s)`, async () => {
   let violations: string[] = [];
   try {
     await fc.assert(
-      fc.asyncProperty(historyArb({ maxKeys: 30, maxBatches: 6, maxSteps: 6, stacks, readings }), async (steps: Step[]) => {
+      fc.asyncProperty(historyArb({ maxKeys: 30, maxBatches: 6, maxSteps: 6, stacks, readings, profiles }), async (steps: Step[]) => {
         const report = await runHistory(steps);
         if (!shrinking) {
           figures.histories++;

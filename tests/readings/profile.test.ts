@@ -75,3 +75,33 @@ describe.each(LIFECYCLE_READINGS)("with the profile the doctor measured under %s
     expect(emu.state.listSubAccounts()).toEqual([]);
   });
 });
+
+describe.each<Reading[]>([
+  ["envelope", "no-content"],
+  ["envelope-no-data", "no-content"],
+])("with the profile the doctor measured where answers are wrapped and writes with nothing to return answer 204 (%s, %s)", (...readings) => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings });
+    startFresh({
+      stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", profile: await measuredProfile(emu) },
+      clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
+    });
+  });
+  afterAll(async () => emu.close());
+
+  test("a 204 carries no envelope and no refusal: a key disabled and deleted, a batch edited and deleted, nothing left", async () => {
+    const key = await checkedInputs(apiKey, { alias: "ci-runner", enabled: false });
+    const made = await apiKey.create(key);
+    expect(emu.state.getKey(made.outs.key)?.enabled).toBe(false);
+    startFresh();
+    await apiKey.delete(made.id, made.outs);
+    expect(emu.state.listKeys()).toEqual([]);
+
+    const batch = await checkedInputs(subAccountBatch, { alias: "team-a", balance: 5, count: 2, modelPricing: [] });
+    const created = await subAccountBatch.create(batch);
+    startFresh();
+    await subAccountBatch.delete(created.id, created.outs);
+    expect(emu.state.listSubAccounts()).toEqual([]);
+  });
+});

@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 import { LlmAccountsError } from "../../client/errors.js";
 import { fingerprint, maskKey } from "../../api/redact.js";
 import type { ApiKeyView } from "../../api/schemas/index.js";
@@ -24,31 +23,9 @@ import {
 import { type Props, type ReadOutcome, type StateError, checkInputs, type CheckFailure } from "../engine/index.js";
 import { KEY_DELETED, TRIGGERED, dueByAge, previousExpiry, rotationReason, triggersChanged } from "./rotation.js";
 import { same } from "../../api/canonical.js";
-import { sameAlias } from "../../api/keptForms.js";
+import { sameAlias, sameRestrictions } from "../../api/keptForms.js";
 
 type Client = SessionClient["client"];
-
-/** An IP allow-list entry as a range: a bare address is the range of one (`/32`, `/128`), the form some platforms keep. */
-function asRange(entry: string): string {
-  const [address, bits] = entry.split("/", 2);
-  const version = isIP(address);
-  if (version === 0) return entry;
-  return `${address.toLowerCase()}/${bits ?? (version === 4 ? 32 : 128)}`;
-}
-
-/**
- * Whether two security configs restrict the same way, as the platform compares them: an address and the range of
- * that one address (`1.2.3.4`, `1.2.3.4/32`) are the same entry, so a platform that keeps and answers the range form
- * is no drift and no edit (readings.ts `normalised-values`). Everything else must match exactly.
- */
-function sameRestrictions(a: unknown, b: unknown): boolean {
-  const ranges = (config: unknown): unknown => {
-    const ip = (config as { ip?: { allow?: unknown } } | undefined)?.ip;
-    if (!ip || !Array.isArray(ip.allow)) return config;
-    return { ...(config as object), ip: { ...ip, allow: ip.allow.map((e: unknown) => (typeof e === "string" ? asRange(e) : e)) } };
-  };
-  return same(ranges(a), ranges(b));
-}
 
 /** The platform's view of a key with one get, or undefined when the platform does not know the key (a 404, a 400 naming it). */
 function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
