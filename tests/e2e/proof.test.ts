@@ -190,12 +190,17 @@ describe("every resource shape proven: settled after each up, disappears, import
     expect(emu.state.listKeys()).toHaveLength(8);
   }, 600_000);
 
-  test("destroy: one delete call for the keys, one per batch; the sweep finds nothing after", async () => {
+  test("destroy: key and batch deletes share calls; the sweep finds nothing after", async () => {
     emu.clearRequests();
     await stack.destroy();
-    // Key deletes are coalesced into one call; each batch deletes its own sub-accounts in one call, after one list
-    // shared by the deletes (what a killed run of a batch may have left under its mark).
-    expect(emu.calls()).toEqual({ "api-key/delete": 1, "sub-account/list": 1, "sub-account/delete": 3 });
+    // The 8 key and 3 batch deletes share calls as the engine's slots let them (runtime/command/deleteSchedule.ts): each
+    // gathering of its 8 slots takes one call of each kind it holds, so at most 2 of each (one a batch made 3), after
+    // one list shared by the batch deletes (what a killed run of a batch may have left under its mark).
+    const calls = emu.calls();
+    expect(Object.keys(calls).sort()).toEqual(["api-key/delete", "sub-account/delete", "sub-account/list"]);
+    expect(calls["sub-account/list"]).toBe(1);
+    expect(calls["api-key/delete"]).toBeLessThanOrEqual(2);
+    expect(calls["sub-account/delete"]).toBeLessThanOrEqual(2);
     expect(emu.state.listKeys()).toEqual([]);
     expect(emu.state.listSubAccounts()).toEqual([]);
     ledger.expectAbsent(stack.backendText(), "the backend folder");
