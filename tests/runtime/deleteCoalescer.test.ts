@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/g
 import type { Emulator } from "../../provider/emulator/index.js";
 import { COALESCE, DeleteCoalescer } from "../../provider/runtime/command/deleteCoalescer.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
-import { ManualClock } from "../support/manualClock.js";
+import { engineSlots, ManualClock } from "../support/manualClock.js";
 
 let emu: Emulator;
 beforeAll(async () => {
@@ -205,21 +205,7 @@ describe("delete coalescer fed as the engine feeds it", () => {
     const clock = new ManualClock();
     const c = coalescer(clock);
     const ks = keys(n);
-    let next = 0;
-    let freed = parallel;
-    let inFlight = 0;
-    const all: Promise<void>[] = [];
-    while (next < n || inFlight > 0) {
-      if (freed > 0 && next < n) {
-        for (; freed > 0 && next < n; freed--) {
-          clock.advance(checkpointMs);
-          inFlight++;
-          all.push(c.delete(ks[next++]).then(() => void (inFlight--, freed++)));
-        }
-      } else clock.advance(checkpointMs);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    await Promise.all(all);
+    await engineSlots(ks.map((k) => () => c.delete(k)), parallel, checkpointMs, clock);
     return calls(emu)["api-key/delete"] ?? 0;
   }
 

@@ -6,7 +6,7 @@ import { SubAccountDeletes } from "../../provider/runtime/command/subAccountDele
 import { subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
 import { calls, clientOf, useRuntimeEmulator } from "../support/emulator.js";
-import { ManualClock } from "../support/manualClock.js";
+import { engineSlots, ManualClock } from "../support/manualClock.js";
 
 /**
  * The deletes of SubAccountBatch resources share `sub-account/delete` calls as key deletes share theirs (issue 41),
@@ -91,27 +91,7 @@ describe("key and batch deletes on one schedule, fed as the engine feeds them", 
         : () => subAccounts.delete(emu.state.createSubAccounts({ alias: `mixed-${i}`, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token)),
     );
     emu.clearRequests();
-    let next = 0;
-    let freed = parallel;
-    let inFlight = 0;
-    const all: Promise<void>[] = [];
-    while (next < n || inFlight > 0) {
-      if (freed > 0 && next < n) {
-        for (; freed > 0 && next < n; freed--) {
-          clock.advance(checkpointMs);
-          inFlight++;
-          all.push(resources[next++]().then(() => void (inFlight--, freed++)));
-        }
-      } else {
-        // Every slot busy: time moves on the manual clock only while nothing is answered (a flush waiting for its
-        // quiet period), not while the answers are on their way, so that its reading counts the waits of the schedule.
-        const before = freed;
-        for (let i = 0; i < 20 && freed === before; i++) await new Promise((r) => setTimeout(r, 5));
-        if (freed === before) clock.advance(checkpointMs);
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    await Promise.all(all);
+    await engineSlots(resources, parallel, checkpointMs, clock);
     const c = calls(emu);
     return { keyCalls: c["api-key/delete"] ?? 0, batchCalls: c["sub-account/delete"] ?? 0, ms: clock.now() };
   }

@@ -24,3 +24,31 @@ export class ManualClock implements CoalescerClock {
     this.t = end;
   }
 }
+
+/**
+ * An engine of `parallel` slots running `deletes` as it runs a destroy: a delete in each free slot, one after another
+ * `checkpointMs` apart on `clock` (a checkpoint write each), the slot freed when its delete is answered. While every
+ * slot is busy, time moves on the manual clock only once nothing was answered for 100 ms (a flush waiting for its quiet
+ * period), not while answers are on their way, so that the clock's reading counts the waits of the schedule.
+ */
+export async function engineSlots(deletes: (() => Promise<void>)[], parallel: number, checkpointMs: number, clock: ManualClock): Promise<void> {
+  let next = 0;
+  let freed = parallel;
+  let inFlight = 0;
+  const all: Promise<void>[] = [];
+  while (next < deletes.length || inFlight > 0) {
+    if (freed > 0 && next < deletes.length) {
+      for (; freed > 0 && next < deletes.length; freed--) {
+        clock.advance(checkpointMs);
+        inFlight++;
+        all.push(deletes[next++]().then(() => void (inFlight--, freed++)));
+      }
+    } else {
+      const before = freed;
+      for (let i = 0; i < 20 && freed === before; i++) await new Promise((r) => setTimeout(r, 5));
+      if (freed === before) clock.advance(checkpointMs);
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await Promise.all(all);
+}
