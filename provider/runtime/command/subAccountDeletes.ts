@@ -65,18 +65,13 @@ export class SubAccountDeletes {
   }
 
   private async shared(waiters: Waiter<string[]>[]): Promise<void> {
-    if (waiters.length > 1) {
-      try {
-        await this.api.delete([...new Set(waiters.flatMap((w) => w.item))]);
-        for (const w of waiters) w.resolve();
-        return;
-      } catch (err) {
-        if (deleteTookEffect(err)) {
-          for (const w of waiters) w.resolve();
-          return;
-        }
-      }
-    }
-    await Promise.all(waiters.map((w) => deleteTokens(this.api, w.item).then(w.resolve, w.reject)));
+    const done =
+      waiters.length > 1 &&
+      (await this.api.delete([...new Set(waiters.flatMap((w) => w.item))]).then(
+        () => true,
+        (err: unknown) => deleteTookEffect(err),
+      ));
+    if (done) for (const w of waiters) w.resolve();
+    else await Promise.all(waiters.map((w) => deleteTokens(this.api, w.item).then(w.resolve, w.reject)));
   }
 }

@@ -462,8 +462,9 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
 
 /**
  * delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost),
- * shared with the other batch deletes that arrive together (SubAccountDeletes), except one that another batch of this command keeps (its state named it after a release that a killed run never
- * recorded, or a batch declared in its place adopts it).
+ * shared with the other batch deletes that arrive together (SubAccountDeletes), except one that another batch of
+ * this command keeps (its state named it after a release that a killed run never recorded, or a batch declared in
+ * its place adopts it).
  */
 export async function remove(session: Session, id: string, old: SubAccountBatchOutputs): Promise<void> {
   const own = session.client(old.connection);
