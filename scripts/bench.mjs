@@ -11,7 +11,8 @@
 // --with-checkpoints runs the destroys without PULUMI_SKIP_CHECKPOINTS. --only <sections> --update measures those
 // sections and merges them into the existing bench/results.json (each section keeps the date it was measured at,
 // in sectionDates), then writes both files again. --large-sizes 1000,2500 picks the sizes of the large-account
-// section (default 1000, 2500 and 5000 keys); with --update, the rows of sizes not measured again are kept.
+// section (default 1000, 2500 and 5000 keys), --platform-sizes 1000 those of the platform-window section (default
+// 5000); with --update, the rows of sizes not measured again are kept.
 
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -41,18 +42,20 @@ const SECTIONS = {
   footprint: (ctx) => measure.footprint(ctx),
   import: (ctx) => measure.importScale(ctx),
   large: (ctx, cli, parallelism, earlier) => largeAccounts(ctx, parallelism, earlier),
-  platformWindow: (ctx, cli, parallelism, earlier, results) => platformWindow(ctx, results.large),
+  platformWindow: (ctx, cli, parallelism, earlier, results) => platformWindow(ctx, results.large, earlier),
 };
 
-const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" }, rerate: { type: "boolean" } } });
+const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "platform-sizes": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" }, rerate: { type: "boolean" } } });
 // --rerate measures nothing: it derives the large rows' floors and ratios again from what they measured (after a
 // change of how a floor is counted) and writes both files.
 if (flags.rerate && (flags.only || flags.smoke || flags.update)) throw new Error("--rerate measures nothing: not with --only, --smoke or --update");
 if (flags.update && (!flags.only || flags.smoke)) throw new Error("--update merges the sections of --only into bench/results.json (not with --smoke)");
 // A run at toy sizes, to try the sections out: its files are never written.
-if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4, largeSizes: [20], largePlatformKeys: 20 });
+if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4, largeSizes: [20], largePlatformSizes: [20] });
 // --large-sizes 1000,2500: the sizes of the large-account section this run measures (the others an earlier run measured are kept with --update).
 if (flags["large-sizes"]) measure.SETTINGS.largeSizes = flags["large-sizes"].split(",").map(Number);
+// --platform-sizes 1000: the sizes of the platform-window section this run measures (kept the same way).
+if (flags["platform-sizes"]) measure.SETTINGS.largePlatformSizes = flags["platform-sizes"].split(",").map(Number);
 const full = !flags.only && !flags.smoke && !flags.rerate;
 const writes = full || flags.update || flags.rerate;
 const only = flags.rerate ? [] : flags.only ? flags.only.split(",") : Object.keys(SECTIONS);

@@ -49,8 +49,8 @@ export const SETTINGS = {
   largeSizes: [1000, 2500, 5000],
   largeBatchesPerKey: 0.8,
   largeWindowMs: 1000,
-  /** Keys of the large account whose rate-bound commands run at the platform's own window (large.mjs platformWindow). */
-  largePlatformKeys: 1000,
+  /** Keys of the large accounts whose rate-bound commands run at the platform's own window (large.mjs platformWindow). */
+  largePlatformSizes: [5000],
   /** Preview runs of each kind, interleaved; the fastest of each is compared (the least disturbed by noise). */
   previewRounds: 5,
   /** Preview runs with and without the policy pack, interleaved (each a preview of previewSize keys). */

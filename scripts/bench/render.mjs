@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { SHARE } from "../../dist/provider/runtime/index.js";
 import { DELETE_MAX, DELETES_PER_WINDOW, GETS_PER_WINDOW, SETTINGS, TARGETS } from "./measure.mjs";
-import { LARGE_STEPS, PLATFORM_WINDOW_STEPS } from "./large.mjs";
+import { LARGE_STEPS, PLATFORM_DESTROY_PARALLEL, platformRows } from "./large.mjs";
 
 const fmtMs = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${(ms / 1000).toFixed(2)} s`);
 const fmtBytes = (b) => (b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MiB` : b >= 1024 ? `${(b / 1024).toFixed(2)} KiB` : `${b} B`);
@@ -92,9 +92,20 @@ export function targetsOf(results, parallelism) {
     const rows = results.large.rows;
     const over = rows.flatMap((r) => r.steps.filter((st) => !st.callsAtFloor).map((st) => `${r.keys} keys ${st.step}`));
     add("large accounts: every command's calls at the floor the API allows", over.length === 0, over.length ? `over: ${over.join("; ")}` : `${rows.length} size(s), ${LARGE_STEPS.length} commands each`);
-    const slow = rows.flatMap((r) => r.steps.filter((st) => st.ratio > TARGETS.largeRatio).map((st) => `${r.keys} keys ${st.step} ${st.ratio.toFixed(2)}`));
-    const worst = Math.max(...rows.flatMap((r) => r.steps.map((st) => st.ratio)));
-    add(`large accounts: every command within ${TARGETS.largeRatio}x of max(engine floor, rate-limit floor)`, slow.length === 0, slow.length ? `over: ${slow.join("; ")}` : `worst ratio ${worst.toFixed(3)}`);
+    // The commands the rate limits bound are judged at the platform's own window when that section measured them
+    // (its largest size): the 1 s window runs the limits 60 times faster than the platform allows, which leaves the
+    // CPU of each read as their ratio here, shown beside the target.
+    const platformSteps = new Set(platformRows(results.platformWindow).reduce((a, b) => (b.keys > (a?.keys ?? 0) ? b : a), undefined)?.steps.map((st) => st.step) ?? []);
+    const judged = (st) => !platformSteps.has(st.step);
+    const slow = rows.flatMap((r) => r.steps.filter((st) => judged(st) && st.ratio > TARGETS.largeRatio).map((st) => `${r.keys} keys ${st.step} ${st.ratio.toFixed(2)}`));
+    const worst = Math.max(...rows.flatMap((r) => r.steps.filter(judged).map((st) => st.ratio)));
+    const fast = rows.flatMap((r) => r.steps.filter((st) => !judged(st)).map((st) => `${r.keys} keys ${st.step} ${st.ratio.toFixed(2)}`));
+    const elsewhere = fast.length ? ` (${[...platformSteps].join(", ")} judged at the platform's own window; at ${fmtMs(rows[0].windowMs)}: ${fast.join("; ")})` : "";
+    add(
+      `large accounts: every command${platformSteps.size ? " the rate limits do not bound" : ""} within ${TARGETS.largeRatio}x of max(engine floor, rate-limit floor)`,
+      slow.length === 0,
+      (slow.length ? `over: ${slow.join("; ")}` : `worst ratio ${worst.toFixed(3)}`) + elsewhere,
+    );
     const peak = Math.max(...rows.map((r) => r.pluginPeakBytes ?? Infinity));
     add(`large accounts: provider plugin under ${fmtBytes(TARGETS.largePluginBytes)}`, peak < TARGETS.largePluginBytes, `peak ${Number.isFinite(peak) ? fmtBytes(peak) : "not measured"}`);
     if (rows.length > 1) {
@@ -103,13 +114,18 @@ export function targetsOf(results, parallelism) {
       add(`large accounts: no command grows faster than linearly (time per resource at most ${TARGETS.largeRatio}x the smallest size's)`, growth.every((g) => g <= TARGETS.largeRatio), `worst ${growth.map((g) => g.toFixed(2)).join(", ")}`);
     }
   }
-  if (results.platformWindow) {
-    const p = results.platformWindow;
-    const detail = p.steps.map((st) => `${st.step} ${st.ratio.toFixed(3)}${st.callsAtFloor ? "" : " (calls over the floor)"}`).join(", ");
+  // Judged at the issue's size (the largest measured): at smaller sizes, the gate's preview after its refresh (the
+  // engine's, sequential) weighs more beside the reads' floor, and the rows show by how much.
+  const platform = platformRows(results.platformWindow);
+  if (platform.length) {
+    const p = platform.reduce((a, b) => (b.keys > a.keys ? b : a));
+    const ratioOf = (st) => (st.ratio == null ? "no floor" : st.ratio.toFixed(3));
+    const detail = p.steps.map((st) => `${st.step} ${ratioOf(st)}${st.callsAtFloor ? "" : " (calls over the floor)"}`).join(", ");
+    const others = platform.filter((r) => r !== p).map((r) => `; at ${r.keys} keys: ${r.steps.map((st) => `${st.step} ${ratioOf(st)}`).join(", ")}`).join("");
     add(
-      `large accounts at the platform's own window (${p.keys} keys, ${fmtMs(p.windowMs)}): ${PLATFORM_WINDOW_STEPS.join(", ")} within ${TARGETS.largeRatio}x of max(engine floor, rate-limit floor), calls at the floor`,
-      p.steps.every((st) => st.ratio <= TARGETS.largeRatio && st.callsAtFloor),
-      detail,
+      `large accounts at the platform's own window (${p.keys} keys, ${fmtMs(p.windowMs)}): ${p.steps.map((st) => st.step).join(", ")} within ${TARGETS.largeRatio}x of max(engine floor, rate-limit floor), calls at the floor`,
+      p.steps.every((st) => st.ratio != null && st.ratio <= TARGETS.largeRatio && st.callsAtFloor),
+      detail + others,
     );
   }
   return t;
@@ -278,11 +294,10 @@ export function report(results, targets) {
       );
     }
   }
-  if (results.platformWindow) {
-    const p = results.platformWindow;
+  for (const p of platformRows(results.platformWindow)) {
     section(
-      `Large accounts at the platform's own window: ${p.keys} API keys and ${p.batches} batches of ${SETTINGS.batchSize} (window ${fmtMs(p.windowMs)}, measured ${p.measuredAt.slice(0, 10)})`,
-      table(["command", "time", "engine floor", "rate-limit floor", "ratio", "API calls", "at the floor"], p.steps.map((st) => [st.step, fmtMs(st.ms), st.engineMs === undefined ? "not measured" : fmtMs(st.engineMs), fmtMs(st.rateMs), st.ratio.toFixed(3), fmtCalls(st.calls), yes(st.callsAtFloor)])),
+      `Large accounts at the platform's own window: ${p.keys} API keys and ${p.batches} batches of ${SETTINGS.batchSize} (window ${fmtMs(p.windowMs)}${p.destroyParallel ? `, destroy with --parallel ${p.destroyParallel}` : ""}, measured ${p.measuredAt.slice(0, 10)})`,
+      table(["command", "time", "engine floor", "rate-limit floor", "ratio", "API calls", "at the floor"], p.steps.map((st) => [st.step, fmtMs(st.ms), st.engineMs === undefined ? "not measured" : fmtMs(st.engineMs), fmtMs(st.rateMs), st.ratio == null ? "no floor" : st.ratio.toFixed(3), fmtCalls(st.calls), yes(st.callsAtFloor)])),
     );
   }
   section("Targets", table(["target", "result", "met"], targets.map((t) => [t.name, t.detail, yes(t.met)])));
@@ -310,7 +325,8 @@ export function markdown(results, text, summary) {
     IMPORT_BATCHES: SETTINGS.importBatches,
     GETS_PER_WINDOW,
     LARGE_WINDOW: SETTINGS.largeWindowMs,
-    LARGE_PLATFORM_KEYS: SETTINGS.largePlatformKeys,
+    LARGE_PLATFORM_SIZES: platformRows(results.platformWindow).map((r) => r.keys).join(", ") || "none",
+    PLATFORM_DESTROY_PARALLEL,
     // The sizes the results hold, not this run's setting: a run of other sections keeps the large rows it merges.
     LARGE_SIZES: [...new Set((results.large?.rows ?? []).map((r) => r.keys))].join(", ") || "none",
   };
