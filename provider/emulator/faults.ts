@@ -26,6 +26,8 @@ export interface FaultSpec {
   ops?: string[];
   /** Inject at most this many times, then stop (default: no limit). */
   count?: number;
+  /** Spare the first this many matching requests (default 0): a fault halfway through a command's calls. */
+  after?: number;
   /** `latency`: the delay; `429`: the retry hint (default: one second, scaled by rateWindowMs). */
   ms?: number;
   /** `429`: send Retry-After and Retry-After-Ms (default true). */
@@ -42,6 +44,7 @@ export function checkFaultSpec(spec: FaultSpec): FaultSpec {
   if (!FAULT_KINDS.includes(String(spec.kind) as FaultKind)) fail(`kind must be one of ${FAULT_KINDS.join(", ")}`);
   if (spec.rate !== undefined && !(spec.rate >= 0 && spec.rate <= 1)) fail("rate must be between 0 and 1");
   if (spec.count !== undefined && !(Number.isInteger(spec.count) && spec.count >= 0)) fail("count must be a whole number, 0 or more");
+  if (spec.after !== undefined && !(Number.isInteger(spec.after) && spec.after >= 0)) fail("after must be a whole number, 0 or more");
   if (spec.ms !== undefined && !(Number.isFinite(spec.ms) && spec.ms >= 0)) fail("ms must be 0 or more");
   for (const op of spec.ops ?? []) if (!OPERATION_NAMES.has(op)) fail(`ops: unknown operation "${op}"`);
   return { ...spec, kind: String(spec.kind) as FaultKind, ops: spec.ops && [...spec.ops] };
@@ -76,6 +79,7 @@ export function parseFaultSpec(text: string): FaultSpec {
     switch (key) {
       case "rate":
       case "count":
+      case "after":
       case "ms":
         spec[key] = parseNumber(value, key);
         break;
@@ -87,7 +91,7 @@ export function parseFaultSpec(text: string): FaultSpec {
         spec.ops = [...(spec.ops ?? []), ...value.split(/[+|]/).filter(Boolean)];
         break;
       default:
-        throw new TypeError(`unknown fault option "${key}" (rate, ops, count, ms, retryAfter)`);
+        throw new TypeError(`unknown fault option "${key}" (rate, ops, count, after, ms, retryAfter)`);
     }
   }
   return checkFaultSpec(spec);
@@ -103,7 +107,7 @@ export interface FaultDecision {
 
 /** Decides, with a seeded generator, which faults hit each request. */
 export class FaultInjector {
-  private specs: { spec: FaultSpec; used: number }[] = [];
+  private specs: { spec: FaultSpec; used: number; seen: number }[] = [];
   private random: () => number;
 
   constructor(
@@ -116,7 +120,7 @@ export class FaultInjector {
 
   /** Replaces the faults, restarting their counts and the generator (so a run is reproducible). */
   set(specs: readonly FaultSpec[]): void {
-    this.specs = specs.map((spec) => ({ spec: checkFaultSpec(spec), used: 0 }));
+    this.specs = specs.map((spec) => ({ spec: checkFaultSpec(spec), used: 0, seen: 0 }));
     this.random = seededRandom(this.seed);
   }
 
@@ -128,6 +132,7 @@ export class FaultInjector {
     for (const entry of this.specs) {
       const { spec } = entry;
       if (spec.ops && !spec.ops.includes(op)) continue;
+      if (entry.seen++ < (spec.after ?? 0)) continue;
       if (spec.count !== undefined && entry.used >= spec.count) continue;
       if (spec.kind !== "latency" && fault) continue;
       if (this.random() >= (spec.rate ?? 1)) continue;

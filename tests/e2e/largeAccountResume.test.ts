@@ -11,11 +11,14 @@ import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, 
 
 // Issue 41, "partial failure": an import through the stack's state (tests/e2e/largeAccount.test.ts) or the first
 // `up` after it, killed halfway and run again, adopts each object once and deletes nothing. At a size CI affords
-// (--into-state takes the path the import chooses by itself past the config's 128 KiB).
-const KEYS = 20;
-const BATCHES = 4;
+// (--into-state takes the path the import chooses by itself past the config's 128 KiB); at a size that shows it
+// with LLM_RESUME_KEYS and LLM_RESUME_BATCHES (docs/large-accounts.md says when it last ran at 5,000 and 4,000).
+const KEYS = Number(process.env.LLM_RESUME_KEYS ?? 20);
+const BATCHES = Number(process.env.LLM_RESUME_BATCHES ?? 4);
 const PER_BATCH = 5;
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
+/** A test's time limit, grown with the size past CI's. */
+const limit = (ms: number) => ms * Math.max(1, Math.ceil(KEYS / 200));
 
 let apiKeys: string[];
 const file = setUpFile({
@@ -49,18 +52,19 @@ const ADOPTED = {
 
 /**
  * Runs `args` (a pulumi command, or the import when `args[0]` is "import") detached, and kills it with everything it
- * started once the emulator has been asked `op` (which a latency fault holds there): a command killed halfway.
+ * started once the emulator has been asked `op` after `after` of them were answered (a latency fault holds every
+ * later one there): a command killed halfway.
  */
-async function killedAt(op: string, args: string[], stdin = ""): Promise<void> {
-  emu.setFaults([{ kind: "latency", ops: [op as never], ms: 600_000, count: 1 }]);
+async function killedAt(op: string, args: string[], stdin = "", after = 0): Promise<void> {
+  emu.setFaults([{ kind: "latency", ops: [op as never], ms: 600_000, after }]);
   const importing = args[0] === "import";
   const child = importing
     ? spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), ...args.slice(0, 1), "--out", dir, ...args.slice(1)], { env: stack.env, cwd: tmpdir(), detached: true, stdio: ["pipe", "ignore", "ignore"] })
     : spawn(stack.cli.pulumi, [...args, "--non-interactive", "--stack", stack.stack], { cwd: dir, env: stack.env, detached: true, stdio: "ignore" });
   if (importing) child.stdin!.end(stdin);
   const exited = new Promise<void>((done) => child.on("exit", () => done()));
-  const deadline = Date.now() + 120_000;
-  while ((emu.calls()[op] ?? 0) < 1) {
+  const deadline = Date.now() + limit(120_000);
+  while ((emu.calls()[op] ?? 0) <= after) {
     if (Date.now() > deadline) throw new Error(`the command never reached its ${op}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -77,11 +81,11 @@ beforeAll(async () => {
   stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
 }, 120_000);
 
-afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [], sweepEnv: WINDOW_ENV }), 300_000);
+afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [], sweepEnv: WINDOW_ENV }), limit(300_000));
 
 describe("an import through the stack's state, or its first up, killed halfway and run again", () => {
-  test("an import killed while it reads the account writes nothing; run again, it adopts every object once", async () => {
-    await killedAt("api-key/get", ["import", "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"));
+  test("an import killed halfway through its reads of the account writes nothing; run again, it adopts every object once", async () => {
+    await killedAt("api-key/get", ["import", "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), Math.floor(KEYS / 2));
     expect(await stateTypes()).toEqual({});
     expect(existsSync(join(dir, "account.json"))).toBe(false);
     emu.clearRequests();
@@ -90,7 +94,7 @@ describe("an import through the stack's state, or its first up, killed halfway a
     expect(again.code).toBe(0);
     expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": KEYS });
     expect(await stateTypes()).toEqual(ADOPTED);
-  }, 180_000);
+  }, limit(180_000));
 
   test("killed after the state was written and before the data file: the up stops with no call; the import run again keeps every object", async () => {
     // What a kill between `pulumi stack import` and the data file's write leaves: the state, no data file.
@@ -108,7 +112,7 @@ describe("an import through the stack's state, or its first up, killed halfway a
     expect(again.stdout).toContain(`Kept ${KEYS + BATCHES} object(s) stack ${stack.stack} manages`);
     expect(again.stdout).toContain("Added 0 object(s)");
     expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": KEYS });
-  }, 180_000);
+  }, limit(180_000));
 
   test("the first up killed halfway, then run again: no write, nothing deleted, each object held once, the gate empty", async () => {
     // The program written by the import run again finds its batches' sub-accounts with one list: held there, the kill lands mid-up.
@@ -126,7 +130,7 @@ describe("an import through the stack's state, or its first up, killed halfway a
     expect(writeCalls(emu.calls())).toEqual({});
     await expectSettled(stack, { skip: { preview: "the gate just above is this preview, with a refresh first" } });
     await expectNoSecretsAround(ledger, stack, dir, file.printed);
-  }, 300_000);
+  }, limit(300_000));
 
   test("run again through the state with a new key and batch and one key unlisted: only the new are added, and the preview and up do what it printed", async () => {
     const added = emu.state.createKey("service-new").key;
@@ -156,5 +160,5 @@ describe("an import through the stack's state, or its first up, killed halfway a
     expect(liveKeys()).toEqual([...keysBefore.filter((k) => k !== unlisted), added].sort());
     expect(await stateTypes()).toEqual({ ...ADOPTED, "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch": BATCHES + 1 });
     await expectNoSecretsAround(ledger, stack, dir, file.printed);
-  }, 300_000);
+  }, limit(300_000));
 });

@@ -172,6 +172,15 @@ describe("fault selection", () => {
     expect((await call(e, "balance")).status).toBe(200);
   });
 
+  it("after spares the first matching requests, then applies to each later one (count still bounds it)", async () => {
+    const e = await start([{ kind: "500", ops: ["account/balance"], after: 2, count: 2 }]);
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await call(e, "models")).status);
+    for (let i = 0; i < 5; i++) statuses.push((await call(e, "balance")).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 500, 500, 200]);
+    await expect(startEmulator({ faults: [{ kind: "500", after: -1 }] })).rejects.toThrow(/after must be a whole number/);
+  });
+
   it("refuses a fault spec with an unknown operation or a rate above 1", async () => {
     await expect(startEmulator({ faults: [{ kind: "500", ops: ["api-key/nothing"] }] })).rejects.toThrow(/unknown operation/);
     await expect(startEmulator({ faults: [{ kind: "500", rate: 2 }] })).rejects.toThrow(/rate/);
@@ -184,6 +193,7 @@ describe("parseFaultSpec (the --fault form)", () => {
     expect(parseFaultSpec("latency:ms=50")).toEqual({ kind: "latency", ms: 50 });
     expect(parseFaultSpec("drop-after")).toEqual({ kind: "drop-after" });
     expect(parseFaultSpec("429:retryAfter=off,count=3")).toEqual({ kind: "429", retryAfter: false, count: 3 });
+    expect(parseFaultSpec("latency:ms=600000,after=500,ops=api-key/get")).toEqual({ kind: "latency", ms: 600000, after: 500, ops: ["api-key/get"] });
   });
 
   it("takes several operations with + or a repeated ops", () => {
