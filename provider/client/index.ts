@@ -13,4 +13,4 @@ export { SubAccountsApi, WriteCounter, type SubAccountFilter } from "./subAccoun
 export { parseBaseUrl, resolveClientOptions, STACK_CONFIG_KEYS, type ConnectionArgs, type TransportOptions } from "./config.js";
 export { SETTINGS, readSetting, type Setting, type SettingName, type StackConfig, type RateLimitOptions } from "./settings.js";
 export { maskKey, redact, fingerprint } from "../api/redact.js";
-export { SlidingWindowLimiter, RateLimiters, PROCESS_LIMITERS } from "./limiter.js";
+export { SlidingWindowLimiter, RateLimiters, PROCESS_LIMITERS, windowMarginMs } from "./limiter.js";

@@ -10,6 +10,7 @@ import {
   RateLimitError,
   ResponseValidationError,
   SlidingWindowLimiter,
+  windowMarginMs,
   TimeoutError,
 } from "../../provider/client/index.js";
 import { PACKAGE } from "../../provider/version.js";
@@ -218,7 +219,7 @@ describe("rate limits", () => {
     }
   });
 
-  test("the limiter holds a slot a full window after its response", async () => {
+  test("the limiter holds a slot a full window and its margin after its response", async () => {
     let now = 0;
     const limiter = new SlidingWindowLimiter({ limit: 1, windowMs: 100 }, () => now);
     const release = await limiter.acquire();
@@ -232,10 +233,19 @@ describe("rate limits", () => {
     now = 120;
     await new Promise((r) => setTimeout(r, 10));
     expect(second).toBe(false);
+    // A window after the response is not enough: the server's clock may run faster than ours.
     now = 150;
     await new Promise((r) => setTimeout(r, 120));
+    expect(second).toBe(false);
+    now = 150 + windowMarginMs(100);
+    await new Promise((r) => setTimeout(r, 20));
     expect(second).toBe(true);
     (await next)();
+  });
+
+  test("the margin is a thousandth of the window and a millisecond: a minute's slot is held 61 ms past its window", () => {
+    expect(windowMarginMs(60_000)).toBe(61);
+    expect(windowMarginMs(1000)).toBe(2);
   });
 });
 
