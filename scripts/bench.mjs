@@ -45,7 +45,7 @@ const SECTIONS = {
   platformWindow: (ctx, cli, parallelism, earlier, results) => platformWindow(ctx, results.large, earlier),
 };
 
-const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "platform-sizes": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" }, rerate: { type: "boolean" } } });
+const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "platform-sizes": { type: "string" }, "platform-steps": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" }, rerate: { type: "boolean" } } });
 // --rerate measures nothing: it derives the large rows' floors and ratios again from what they measured (after a
 // change of how a floor is counted) and writes both files.
 if (flags.rerate && (flags.only || flags.smoke || flags.update)) throw new Error("--rerate measures nothing: not with --only, --smoke or --update");
@@ -56,6 +56,9 @@ if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 4
 if (flags["large-sizes"]) measure.SETTINGS.largeSizes = flags["large-sizes"].split(",").map(Number);
 // --platform-sizes 1000: the sizes of the platform-window section this run measures (kept the same way).
 if (flags["platform-sizes"]) measure.SETTINGS.largePlatformSizes = flags["platform-sizes"].split(",").map(Number);
+// --platform-steps import: only those commands of the platform-window section (the import always runs); with
+// --update, each row keeps its other commands as an earlier run measured them, each with its date.
+if (flags["platform-steps"]) measure.SETTINGS.largePlatformSteps = flags["platform-steps"].split(",");
 const full = !flags.only && !flags.smoke && !flags.rerate;
 const writes = full || flags.update || flags.rerate;
 const only = flags.rerate ? [] : flags.only ? flags.only.split(",") : Object.keys(SECTIONS);

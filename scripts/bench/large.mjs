@@ -227,12 +227,22 @@ export const platformRows = (section) => (section ? (section.rows ?? [section]) 
  */
 export async function platformWindow(ctx, large, earlier) {
   const rows = [];
-  for (const keys of SETTINGS.largePlatformSizes) rows.push(await platformSize(ctx, keys, large));
+  for (const keys of SETTINGS.largePlatformSizes) {
+    const before = platformRows(earlier).find((r) => r.keys === keys);
+    rows.push(await platformSize(ctx, keys, large, before));
+  }
   const kept = platformRows(earlier).filter((r) => !rows.some((n) => n.keys === r.keys));
   return { rows: [...kept, ...rows].sort((a, b) => a.keys - b.keys) };
 }
 
-async function platformSize(ctx, keys, large) {
+/**
+ * One size. With SETTINGS.largePlatformSteps (the run's --platform-steps), only those commands run (the import
+ * always does: the others run on the stack it wrote) and the row keeps `before`'s other commands, each with the date
+ * it was measured.
+ */
+async function platformSize(ctx, keys, large, before) {
+  const chosen = new Set(SETTINGS.largePlatformSteps ?? PLATFORM_WINDOW_STEPS);
+  const runs = (step) => chosen.has(step) || !before?.steps.some((st) => st.step === step);
   const batches = Math.round(keys * SETTINGS.largeBatchesPerKey);
   const windowMs = SETTINGS.windowMs.import;
   ctx.log(`large account of ${keys} keys and ${batches} batches at the platform's window (${windowMs} ms)`);
@@ -240,13 +250,18 @@ async function platformSize(ctx, keys, large) {
   const env = ctx.bigRunEnv;
   const ran = {};
   ran.import = await measured(emu, windowMs, () => runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env));
-  await stack.up([], { env });
-  ran.refresh = await measured(emu, windowMs, () => stack.refresh(["--skip-preview"], { env }));
-  ran.gate = await measured(emu, windowMs, () => stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }));
-  ran.destroy = await measured(emu, windowMs, () => stack.destroy(["--parallel", String(PLATFORM_DESTROY_PARALLEL)], { env }));
-  const left = { keys: emu.state.listKeys().length, subAccounts: emu.state.listSubAccounts().length };
+  if (runs("refresh") || runs("gate") || runs("destroy")) await stack.up([], { env });
+  if (runs("refresh")) ran.refresh = await measured(emu, windowMs, () => stack.refresh(["--skip-preview"], { env }));
+  if (runs("gate")) ran.gate = await measured(emu, windowMs, () => stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }));
+  if (runs("destroy")) ran.destroy = await measured(emu, windowMs, () => stack.destroy(["--parallel", String(PLATFORM_DESTROY_PARALLEL)], { env }));
+  const left = ran.destroy ? { keys: emu.state.listKeys().length, subAccounts: emu.state.listSubAccounts().length } : before.left;
+  const measuredAt = new Date().toISOString();
   const engine = large?.rows?.find((r) => r.keys === keys);
   const steps = PLATFORM_WINDOW_STEPS.map((step) => {
+    if (!ran[step]) {
+      const kept = before.steps.find((st) => st.step === step);
+      return { ...kept, measuredAt: kept.measuredAt ?? before.measuredAt };
+    }
     const o = ran[step];
     const engineMs = engine?.steps.find((st) => st.step === step)?.engineMs;
     const floorCalls = callFloor(step, keys, batches, step === "destroy" ? PLATFORM_DESTROY_PARALLEL : 1);
@@ -256,7 +271,7 @@ async function platformSize(ctx, keys, large) {
     const ratio = floorMs > 0 ? o.ms / floorMs : null;
     const leftNothing = step !== "destroy" || (left.keys === 0 && left.subAccounts === 0);
     ctx.log(`  ${step}: ${o.ms} ms beside rate floor ${rateMs} ms, engine ${engineMs ?? "not measured"} ms (ratio ${ratio?.toFixed(3) ?? "none"}), calls ${JSON.stringify(o.calls)}`);
-    return { step, ms: o.ms, engineMs, rateMs, ratio, calls: o.calls, floorCalls, callsAtFloor: atFloor(o.calls, floorCalls) && o.code === 0 && leftNothing, answered429: o.answered429 };
+    return { step, ms: o.ms, engineMs, rateMs, ratio, calls: o.calls, floorCalls, callsAtFloor: atFloor(o.calls, floorCalls) && o.code === 0 && leftNothing, answered429: o.answered429, measuredAt };
   });
-  return { keys, batches, windowMs, destroyParallel: PLATFORM_DESTROY_PARALLEL, left, measuredAt: new Date().toISOString(), steps };
+  return { keys, batches, windowMs, destroyParallel: PLATFORM_DESTROY_PARALLEL, left, measuredAt, steps };
 }

@@ -296,7 +296,7 @@ export function report(results, targets) {
   }
   for (const p of platformRows(results.platformWindow)) {
     section(
-      `Large accounts at the platform's own window: ${p.keys} API keys and ${p.batches} batches of ${SETTINGS.batchSize} (window ${fmtMs(p.windowMs)}${p.destroyParallel ? `, destroy with --parallel ${p.destroyParallel}` : ""}, measured ${p.measuredAt.slice(0, 10)})`,
+      `Large accounts at the platform's own window: ${p.keys} API keys and ${p.batches} batches of ${SETTINGS.batchSize} (window ${fmtMs(p.windowMs)}${p.destroyParallel ? `, destroy with --parallel ${p.destroyParallel}` : ""}, measured ${[...new Set(p.steps.map((st) => (st.measuredAt ?? p.measuredAt).slice(0, 10)))].join(" and ")})`,
       table(["command", "time", "engine floor", "rate-limit floor", "ratio", "API calls", "at the floor"], p.steps.map((st) => [st.step, fmtMs(st.ms), st.engineMs === undefined ? "not measured" : fmtMs(st.engineMs), fmtMs(st.rateMs), st.ratio == null ? "no floor" : st.ratio.toFixed(3), fmtCalls(st.calls), yes(st.callsAtFloor)])),
     );
   }
