@@ -223,7 +223,7 @@ export const platformRows = (section) => (section ? (section.rows ?? [section]) 
  * where the 1 s window of the large section makes the engine's floor the larger, the platform's limits make the rate
  * floor the larger, and this is the time a user of the platform sees. The engine's floor of each command is the large
  * section's at the same size (`large`, this run's or an earlier one's; its destroy ran at the engine's default
- * --parallel, which is no faster than PLATFORM_DESTROY_PARALLEL). Rows of sizes not measured again are kept.
+ * --parallel, and may be lower at PLATFORM_DESTROY_PARALLEL: the rate floor is the larger at the issue's size). Rows of sizes not measured again are kept.
  */
 export async function platformWindow(ctx, large, earlier) {
   const rows = [];
