@@ -20,6 +20,7 @@ import {
   renderProgram,
   renderProjectFile,
   renderStateProgram,
+  STATE_PROGRAM_LINE,
   TSCONFIG,
 } from "./program.js";
 import { installSource, runningPackageRoot, type InstallSource } from "./source.js";
@@ -73,6 +74,8 @@ interface Folder {
   existingProject?: string;
   /** Whether the folder holds the data file of a program adopted through the stack's state (DATA_FILE). */
   dataFile: boolean;
+  /** Whether its index.ts is a program written for a stack adopted through its state (STATE_PROGRAM_LINE). */
+  stateProgram: boolean;
 }
 
 /**
@@ -90,7 +93,8 @@ function inspectFolder(dir: string, force: boolean, vendored: string | undefined
   }
   const index = join(dir, "index.ts");
   if (existsSync(index) && !force) throw new ImportError(`${index} exists: refusing to overwrite it (use --force)`);
-  const folder: Folder = { dir, dataFile: existsSync(join(dir, DATA_FILE)) };
+  const stateProgram = existsSync(index) && readFileSync(index, "utf8").includes(STATE_PROGRAM_LINE);
+  const folder: Folder = { dir, dataFile: existsSync(join(dir, DATA_FILE)), stateProgram };
   const pkgPath = join(dir, "package.json");
   if (existsSync(pkgPath)) {
     let pkg: unknown;
@@ -406,12 +410,13 @@ async function checkTarget(args: ImportArgs, state: StackState | undefined, env:
  * How the keys reach the stack: its state when asked (--into-state) or when they do not fit in its config (past
  * 120 KiB), which needs a named stack; else its config. A stack that holds objects keeps them in its state either
  * way: a re-import adds what is new through the route that adopted it (its state when the folder's program reads
- * the data file), or through the state when asked or when the new keys do not fit in the config.
+ * the data file, whether or not the data file was written yet), or through the state when asked or when the new keys do not fit in the config.
  */
 function chooseCarrier(args: ImportArgs, state: StackState | undefined, account: ImportedAccount, envBytes: number, folder: Folder): Carrier {
   const holds = manages(state);
   const fits = account.keys.length === 0 || envBytes <= KEYS_CONFIG_MAX_BYTES;
-  const throughState = args.intoState || !fits || (holds && folder.dataFile);
+  // A folder whose program reads the data file keeps its route, the data file there or not (killed before it).
+  const throughState = args.intoState || !fits || (holds && (folder.dataFile || folder.stateProgram));
   if (!throughState) return "config";
   if (args.stack !== undefined) {
     if (holds) refuseUndeclarable(account, state!.stack);
@@ -443,7 +448,7 @@ function refuseUndeclarable(account: ImportedAccount, stack: string): void {
   if (undeclarable.length === 0) return;
   throw new ImportError(
     `stack ${stack} holds objects the program over ${DATA_FILE} cannot declare as they are: ${names(undeclarable)}. ` +
-      `Re-import through the stack config instead (without --into-state, and with ${DATA_FILE} removed from the folder), which declares each one; nothing was written`,
+      `Re-import through the stack config instead (without --into-state, and with ${DATA_FILE} and index.ts moved out of the folder), which declares each one; nothing was written`,
   );
 }
 

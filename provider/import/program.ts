@@ -220,6 +220,14 @@ export function renderAccountData(account: ImportedAccount): string {
  * input (the state holds every object already, so the first `pulumi up` makes no call). The import writes the data
  * file last, once the state holds everything: without it the program stops, and no `up` creates what it lists.
  */
+/**
+ * The line by which a program written for a stack adopted through its state is known (renderStateProgram): a
+ * re-import in its folder keeps that route even when the data file is missing (an import killed between the
+ * state's write and the data file's), since a program written through the config over objects the state import
+ * wrote makes the engine write the whole state at each of them (hours at thousands of objects).
+ */
+export const STATE_PROGRAM_LINE = `const dataFile = path.join(__dirname, ${literal(DATA_FILE)});`;
+
 export function renderStateProgram(account: ImportedAccount, origin: string, at: Date): string {
   const subAccounts = account.batches.reduce((n, b) => n + b.count, 0);
   return [
@@ -240,7 +248,7 @@ export function renderStateProgram(account: ImportedAccount, origin: string, at:
     "  batches: { name: string; alias: string; balance: number; count: number; modelPricing: llm.ModelPricingArgs[] }[];",
     "}",
     "",
-    `const dataFile = path.join(__dirname, ${literal(DATA_FILE)});`,
+    STATE_PROGRAM_LINE,
     "if (!fs.existsSync(dataFile)) {",
     `  throw new Error(\`\${dataFile} is missing: llm-accounts import writes it once the stack's state holds every object it lists; run the import again\`);`,
     "}",
