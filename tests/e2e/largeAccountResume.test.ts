@@ -11,8 +11,8 @@ import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, 
 
 // Issue 41, "partial failure": an import through the stack's state (tests/e2e/largeAccount.test.ts) or the first
 // `up` after it, killed halfway and run again, adopts each object once and deletes nothing. At a size CI affords
-// (--into-state takes the path the import chooses by itself past the config's 128 KiB); at a size that shows it
-// with LLM_RESUME_KEYS and LLM_RESUME_BATCHES (docs/large-accounts.md says when it last ran at 5,000 and 4,000).
+// (--into-state takes the path the import chooses by itself past the config's 128 KiB); another size with
+// LLM_RESUME_KEYS and LLM_RESUME_BATCHES.
 const KEYS = Number(process.env.LLM_RESUME_KEYS ?? 20);
 const BATCHES = Number(process.env.LLM_RESUME_BATCHES ?? 4);
 const PER_BATCH = 5;
