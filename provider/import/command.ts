@@ -410,7 +410,8 @@ async function checkTarget(args: ImportArgs, state: StackState | undefined, env:
  * How the keys reach the stack: its state when asked (--into-state) or when they do not fit in its config (past
  * 120 KiB), which needs a named stack; else its config. A stack that holds objects keeps them in its state either
  * way: a re-import adds what is new through the route that adopted it (its state when the folder's program reads
- * the data file, whether or not the data file was written yet), or through the state when asked or when the new keys do not fit in the config.
+ * the data file, whether or not the data file was written yet), or through the state when asked or when the new
+ * keys do not fit in the config.
  */
 function chooseCarrier(args: ImportArgs, state: StackState | undefined, account: ImportedAccount, envBytes: number, folder: Folder): Carrier {
   const holds = manages(state);
