@@ -95,7 +95,7 @@ export function targetsOf(results, parallelism) {
     // The commands the rate limits bound are judged at the platform's own window when that section measured them
     // (its largest size): the 1 s window runs the limits 60 times faster than the platform allows, which leaves the
     // CPU of each read as their ratio here, shown beside the target.
-    const platformSteps = new Set(platformRows(results.platformWindow).reduce((a, b) => (b.keys > (a?.keys ?? 0) ? b : a), undefined)?.steps.map((st) => st.step) ?? []);
+    const platformSteps = new Set(largestPlatformRow(results)?.steps.map((st) => st.step) ?? []);
     const judged = (st) => !platformSteps.has(st.step);
     const slow = rows.flatMap((r) => r.steps.filter((st) => judged(st) && st.ratio > TARGETS.largeRatio).map((st) => `${r.keys} keys ${st.step} ${st.ratio.toFixed(2)}`));
     const worst = Math.max(...rows.flatMap((r) => r.steps.filter(judged).map((st) => st.ratio)));
@@ -118,7 +118,7 @@ export function targetsOf(results, parallelism) {
   // engine's, sequential) weighs more beside the reads' floor, and the rows show by how much.
   const platform = platformRows(results.platformWindow);
   if (platform.length) {
-    const p = platform.reduce((a, b) => (b.keys > a.keys ? b : a));
+    const p = largestPlatformRow(results);
     const ratioOf = (st) => (st.ratio == null ? "no floor" : st.ratio.toFixed(3));
     const detail = p.steps.map((st) => `${st.step} ${ratioOf(st)}${st.callsAtFloor ? "" : " (calls over the floor)"}`).join(", ");
     const others = platform.filter((r) => r !== p).map((r) => `; at ${r.keys} keys: ${r.steps.map((st) => `${st.step} ${ratioOf(st)}`).join(", ")}`).join("");
@@ -129,6 +129,11 @@ export function targetsOf(results, parallelism) {
     );
   }
   return t;
+}
+
+/** The platform-window row of the largest size, which the targets judge (undefined when none was measured). */
+function largestPlatformRow(results) {
+  return platformRows(results.platformWindow).reduce((a, b) => (b.keys > (a?.keys ?? 0) ? b : a), undefined);
 }
 
 /** The results as text tables, section by section, ending with the targets. */

@@ -51,21 +51,17 @@ const ADOPTED = {
 };
 
 /**
- * Runs `args` (a pulumi command, or the import when `args[0]` is "import") detached, and kills it with everything it
- * started once the emulator has been asked `op` after `after` of them were answered (a latency fault holds every
- * later one there): a command killed halfway.
+ * Runs the import with `args` detached, and kills it with everything it started once the emulator has answered
+ * `after` of its gets and been asked the next (a latency fault holds every later one there): an import killed halfway.
  */
-async function killedAt(op: string, args: string[], stdin = "", after = 0): Promise<void> {
-  emu.setFaults([{ kind: "latency", ops: [op as never], ms: 600_000, after }]);
-  const importing = args[0] === "import";
-  const child = importing
-    ? spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), ...args.slice(0, 1), "--out", dir, ...args.slice(1)], { env: stack.env, cwd: tmpdir(), detached: true, stdio: ["pipe", "ignore", "ignore"] })
-    : spawn(stack.cli.pulumi, [...args, "--non-interactive", "--stack", stack.stack], { cwd: dir, env: stack.env, detached: true, stdio: "ignore" });
-  if (importing) child.stdin!.end(stdin);
+async function importKilledAfter(after: number, args: string[], stdin: string): Promise<void> {
+  emu.setFaults([{ kind: "latency", ops: ["api-key/get"], ms: 600_000, after }]);
+  const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env: stack.env, cwd: tmpdir(), detached: true, stdio: ["pipe", "ignore", "ignore"] });
+  child.stdin!.end(stdin);
   const exited = new Promise<void>((done) => child.on("exit", () => done()));
   const deadline = Date.now() + limit(120_000);
-  while ((emu.calls()[op] ?? 0) <= after) {
-    if (Date.now() > deadline) throw new Error(`the command never reached its ${op}`);
+  while ((emu.calls()["api-key/get"] ?? 0) <= after) {
+    if (Date.now() > deadline) throw new Error("the import never reached its gets");
     await new Promise((r) => setTimeout(r, 20));
   }
   killTree(child.pid!);
@@ -113,7 +109,7 @@ afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [], sweepEnv: WI
 
 describe("an import through the stack's state, or its first up, killed halfway and run again", () => {
   test("an import killed halfway through its reads of the account writes nothing; run again, it adopts every object once", async () => {
-    await killedAt("api-key/get", ["import", "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), Math.floor(KEYS / 2));
+    await importKilledAfter(Math.floor(KEYS / 2), ["--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"));
     expect(await stateTypes()).toEqual({});
     expect(existsSync(join(dir, "account.json"))).toBe(false);
     emu.clearRequests();
