@@ -4,7 +4,7 @@ import { HOUR_MS } from "./api/assumptions.js";
 import { SETTINGS } from "./client/settings.js";
 import { redact } from "./api/redact.js";
 import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, READING_NAMES, startEmulator, type EmulatorOptions, type Reading } from "./emulator/index.js";
-import { DOCTOR_USAGE, runDoctor } from "./doctor.js";
+import { doctorCommand } from "./commands/doctor/index.js";
 import { IMPORT_USAGE, runImport } from "./import/command.js";
 import { AUDIT_USAGE, runAudit } from "./policy/audit.js";
 import { UsageError } from "./usageError.js";
@@ -66,11 +66,12 @@ const COMMAND_USAGE: Record<string, string> = {
   import: IMPORT_USAGE,
   audit: AUDIT_USAGE,
   sweep: SWEEP_USAGE,
-  doctor: DOCTOR_USAGE,
+  doctor: doctorCommand.usage,
 };
 
 function usageOf(command: string | undefined): string {
   const own = command === undefined ? undefined : COMMAND_USAGE[command];
+  if (own?.startsWith("Usage:")) return own;
   return own === undefined ? USAGE : `Usage: llm-accounts ${command} [options]\n\n${own}`;
 }
 
@@ -216,7 +217,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === "doctor") {
-    process.exitCode = await runDoctor(rest, { stdout: process.stdout, env: process.env });
+    process.exitCode = await doctorCommand.run(rest, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, stderrIsTty: process.stderr.isTTY === true });
     return;
   }
   process.exitCode = await runAudit(rest, { stdin: process.stdin, stdout: process.stdout, env: process.env });

@@ -19,7 +19,6 @@ const FLOORS: Record<string, number> = {
   "import": 4,
   "policy": 4,
   "sweep.ts": 4,
-  "doctor.ts": 4,
   "index.ts": 4,
   "cli.ts": 5,
 };
@@ -37,10 +36,17 @@ test("every folder and top-level file of provider/ has a floor", () => {
   expect(readdirSync(PROVIDER).filter((name) => !(name in FLOORS))).toEqual([]);
 });
 
+/**
+ * The doctor's `--stack` reads a stack's config with the import's own reader, and refuses a mismatch by its rule
+ * (issue 54): until the import moves under provider/commands/ (issue 55), this one file of commands/ reaches up into it.
+ */
+const ALLOWED_UPWARD = new Set(["provider/commands/doctor/stack.ts -> provider/import/command.ts", "provider/commands/doctor/stack.ts -> provider/import/stackState.ts"]);
+
 test("provider/ imports only downwards: from its own folder or a lower floor (policy and sweep do not reach into import)", () => {
   const upward = providerSources().flatMap((file) =>
     importsOf(file)
       .filter((target) => placeOf(target) !== placeOf(file) && FLOORS[placeOf(target)] >= FLOORS[placeOf(file)])
+      .filter((target) => !ALLOWED_UPWARD.has(`${relative(REPO, file)} -> ${relative(REPO, target)}`))
       .map((target) => `${relative(REPO, file)} -> ${relative(REPO, target)}`),
   );
   expect(upward).toEqual([]);

@@ -308,22 +308,32 @@ async function otherStacks(dir: string, project: string | undefined, target: str
 const ACCOUNT_SETTINGS = ["baseUrl", "adminKey", "accountKey"] as const;
 
 /**
+ * Where the environment names another account than a stack's config (which wins over it, as in the provider): each
+ * setting that differs, masked (`llm-accounts:baseUrl is ..., LLM_ACCOUNTS_BASE_URL is ...`); undefined when they
+ * agree or the config names no account. The one rule the import and the doctor (`--stack`) refuse a mismatch by.
+ */
+export function accountMismatch(settings: StackConfig, env: NodeJS.ProcessEnv): string | undefined {
+  if (!ACCOUNT_SETTINGS.some((name) => settings[name])) return undefined;
+  const forStack = resolveClientOptions(undefined, settings, env);
+  const differs = ACCOUNT_SETTINGS.filter((name) => {
+    const given = env[SETTINGS[name].env];
+    return settings[name] && given && given !== forStack[name];
+  });
+  if (differs.length === 0) return undefined;
+  const shown = (name: (typeof ACCOUNT_SETTINGS)[number], value: string) => (name === "baseUrl" ? redact(value) : maskKey(value));
+  return differs.map((name) => `${SETTINGS[name].config} is ${shown(name, settings[name]!)}, ${SETTINGS[name].env} is ${shown(name, env[SETTINGS[name].env]!)}`).join("; ");
+}
+
+/**
  * The account the import reads: the one the stack's `up` acts on (its config wins over the environment, as in the
  * provider). Where the environment names another account than the stack's config, the import refuses: reading the
  * shell's account would write a program whose next `up` on the stack's account deletes what it holds there.
  */
 function accountToRead(settings: StackConfig, env: NodeJS.ProcessEnv, stack: string | undefined): TransportOptions {
-  const forStack = resolveClientOptions(undefined, settings, env);
-  if (!ACCOUNT_SETTINGS.some((name) => settings[name])) return forStack;
-  const differs = ACCOUNT_SETTINGS.filter((name) => {
-    const given = env[SETTINGS[name].env];
-    return settings[name] && given && given !== forStack[name];
-  });
-  if (differs.length === 0) return forStack;
-  const shown = (name: (typeof ACCOUNT_SETTINGS)[number], value: string) => (name === "baseUrl" ? redact(value) : maskKey(value));
-  const pairs = differs.map((name) => `${SETTINGS[name].config} is ${shown(name, settings[name]!)}, ${SETTINGS[name].env} is ${shown(name, env[SETTINGS[name].env]!)}`);
+  const mismatch = accountMismatch(settings, env);
+  if (mismatch === undefined) return resolveClientOptions(undefined, settings, env);
   throw new ImportError(
-    `stack ${stack ?? "(selected)"}'s config names another account than the environment (${pairs.join("; ")}). ` +
+    `stack ${stack ?? "(selected)"}'s config names another account than the environment (${mismatch}). ` +
       "Its up acts on the account of its config, so the import reads that one: unset those variables (or set them to the stack's account), or import into another stack; nothing was written",
   );
 }

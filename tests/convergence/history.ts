@@ -24,7 +24,8 @@ import { ImportError, readAccount, type ImportedAccount } from "../../provider/i
 import { parseStackExport, type StackState } from "../../provider/import/stackState.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
 import { dueByAge } from "../../provider/runtime/apiKey/rotation.js";
-import { runDoctor } from "../../provider/doctor.js";
+import { runDoctor } from "../../provider/commands/doctor/index.js";
+import { doctorIo } from "../support/doctor.js";
 
 // Generated histories of program changes, platform faults, console edits and emulator restarts, and the
 // invariant of issue 12 checked after fault-free `up --refresh` runs.
@@ -647,7 +648,7 @@ async function measuredProfile(emu: Emulator): Promise<string> {
   const stdout = new PassThrough();
   let out = "";
   stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  await runDoctor(["--write", "--json"], { stdout, env: { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey } });
+  await runDoctor(["--write", "--json"], doctorIo(stdout, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey }));
   const profile = (JSON.parse(out) as { profile?: unknown }).profile;
   if (profile === undefined) throw new Error(`the doctor measured no profile: ${out.slice(0, 300)}`);
   return JSON.stringify(profile);

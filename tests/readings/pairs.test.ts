@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { PassThrough } from "node:stream";
 import { maskKey } from "../../provider/api/redact.js";
-import { runDoctor } from "../../provider/doctor.js";
+import { runDoctor } from "../../provider/commands/doctor/index.js";
+import { doctorIo } from "../support/doctor.js";
 import { READING_NAMES, startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
 import { apiKey, COALESCING_SWITCH, startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
@@ -53,7 +54,7 @@ async function doctorOf(emu: Emulator): Promise<{ report: Report; out: string }>
   let now = Date.now();
   const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
   const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
-  await runDoctor(["--write", "--json"], { stdout, env, clock });
+  await runDoctor(["--write", "--json"], doctorIo(stdout, env, { clock }));
   return { report: JSON.parse(out) as Report, out };
 }
 

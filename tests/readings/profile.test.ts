@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { PassThrough } from "node:stream";
 import { ProfileSchema } from "../../provider/api/profile.js";
-import { runDoctor } from "../../provider/doctor.js";
+import { runDoctor } from "../../provider/commands/doctor/index.js";
+import { doctorIo } from "../support/doctor.js";
 import { startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
 import { LIFECYCLE_READINGS } from "../support/emulator.js";
 import { apiKey, startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
@@ -21,7 +22,7 @@ async function measuredProfile(emu: Emulator, settings: Record<string, string> =
   stdout.on("data", (c: Buffer) => (out += c.toString()));
   const env: Record<string, string> = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
   if (settings.usagePageField) env.LLM_ACCOUNTS_USAGE_PAGE_FIELD = settings.usagePageField;
-  await runDoctor(["--write", "--save", "--json"], { stdout, env });
+  await runDoctor(["--write", "--save", "--json"], doctorIo(stdout, env));
   const { profile } = JSON.parse(out) as { profile: unknown };
   return JSON.stringify(ProfileSchema.parse(profile));
 }
