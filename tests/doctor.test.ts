@@ -5,7 +5,7 @@ import { maskKey } from "../provider/api/redact.js";
 import { REPO } from "./support/programDir.js";
 import { type DoctorClock } from "../provider/commands/doctor/index.js";
 import { EXIT } from "../provider/commands/command.js";
-import { doctorRun } from "./support/doctor.js";
+import { doctorRun, platformBefore } from "./support/doctor.js";
 import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../provider/runtime/index.js";
 import { checkedInputs } from "./support/check.js";
 import { READING_NAMES, startEmulator, type Emulator, type Reading } from "../provider/emulator/index.js";
@@ -120,42 +120,6 @@ describe("the docs name every reading", () => {
     }
   });
 });
-
-/**
- * A platform nobody here wrote: a server in front of an emulator that passes every request on and answers what
- * `rewrite` makes of the emulator's answer (path, status, JSON body).
- */
-async function platformBefore(
-  emu: Emulator,
-  /** The answer to give, or null to drop the connection without one (the request was processed). */
-  rewrite: (path: string, status: number, body: unknown, request: unknown) => { status: number; body: unknown } | null,
-  /** An answer of the platform's own, given without passing the request on (it makes nothing). */
-  refuse: (path: string, request: unknown) => { status: number; body: unknown } | undefined = () => undefined,
-): Promise<{ baseUrl: string; close: () => Promise<void> }> {
-  const { createServer } = await import("node:http");
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const text = Buffer.concat(chunks).toString();
-      const path = new URL(req.url ?? "/", "http://x").pathname;
-      const own = refuse(path, text ? JSON.parse(text) : undefined);
-      if (own) return void res.writeHead(own.status, { "content-type": "application/json" }).end(JSON.stringify(own.body));
-      void fetch(`${emu.baseUrl}${req.url}`, {
-        method: req.method,
-        headers: { authorization: req.headers.authorization ?? "", "content-type": "application/json" },
-        body: req.method === "GET" ? undefined : text,
-      }).then(async (r) => {
-        const answered = rewrite(path, r.status, await r.json(), text ? JSON.parse(text) : undefined);
-        if (answered === null) return void res.socket?.destroy();
-        res.writeHead(answered.status, { "content-type": "application/json" }).end(JSON.stringify(answered.body));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  return { baseUrl: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 /** Whether a JSON value is an object (not an array). */
 const isObjectLike = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);

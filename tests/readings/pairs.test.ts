@@ -3,6 +3,7 @@ import { PassThrough } from "node:stream";
 import { maskKey } from "../../provider/api/redact.js";
 import { runDoctor } from "../../provider/commands/doctor/index.js";
 import { doctorIo } from "../support/doctor.js";
+import { EXIT } from "../../provider/commands/command.js";
 import { READING_NAMES, startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
 import { apiKey, COALESCING_SWITCH, startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
@@ -122,9 +123,9 @@ describe("every pair of readings: the doctor's verdict is what the lifecycle the
 
       const settings = Object.assign({}, ...(report.settings ?? []).map((s) => SETTING_VALUES[s] ?? {})) as Record<string, string>;
       const outcome = await lifecycle(emu, settings);
-      if (STRICTER[`${a}+${b}`]) expect(report.exitCode).toBe(1);
+      if (STRICTER[`${a}+${b}`]) expect(report.exitCode).toBe(EXIT.findings);
       else if (report.exitCode === 0) expect(outcome).toBe("works");
-      else if (report.exitCode === 1 && (report.settings ?? []).every((s) => s in SETTING_VALUES)) expect(outcome).toBe("works");
+      else if (report.exitCode === EXIT.findings && (report.settings ?? []).every((s) => s in SETTING_VALUES)) expect(outcome).toBe("works");
       else {
         // "none exists", or the doctor could not run: the lifecycle fails, with the message the doctor showed.
         expect(outcome).not.toBe("works");

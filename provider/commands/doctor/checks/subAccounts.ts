@@ -73,25 +73,26 @@ async function twoDeletes(run: Run, sks: string[]): Promise<[Raw, Raw | undefine
   return [first, transient(first) ? undefined : await idempotent(run.probe, OPERATIONS.deleteSubAccounts, { sks })];
 }
 
-/** A sub-account create under `alias` (`count` of balance 0); one answered 5xx is looked for by its alias, as the package looks. */
+/**
+ * A sub-account create under `alias` (`count` of balance 0). One that answered nothing or a 5xx may have been done:
+ * it is looked for by its alias, as the package looks, and sent once more only when nothing shows (what a second
+ * create made is found by the same alias and deleted with the rest).
+ */
 export async function subCreate(run: Run, alias: string, count = 1): Promise<Raw> {
   const { probe, made } = run;
   made.aliases.push(alias);
-  let answer = await probe.send(OPERATIONS.createSubAccounts, { alias, balance: 0, model_pricing: [], count });
-  // No answer, or a 5xx: the create may have been done (it is never sent blindly again).
-  const answered = answer.status !== 0 && answer.status < 500;
-  if (!answered) {
-    // Looked for with the client's own list, as the package looks (a list it cannot read stops the doctor as it stops `up`).
-    const found = await run.client.subAccounts.list({ alias }).catch(async (err: unknown) => {
-      // A list the client cannot read that shows sub-accounts under the alias: their tokens (masked-tokens), as listRows says.
-      const shown = itemsOf((await probe.send(OPERATIONS.listSubAccounts, { alias, ...run.paging })).body).some((i) => i.alias === alias);
-      throw new Stopped(`a sub-account create answered ${answer.status} (its answer lost) could not be looked for: ${err instanceof Error ? err.message : String(err)}; \`pulumi up\` stops there too, which hides the points not checked yet`, shown ? "masked-tokens" : undefined);
-    });
+  const body = { alias, balance: 0, model_pricing: [], count };
+  let answer = await probe.send(OPERATIONS.createSubAccounts, body);
+  const lost = (a: Raw) => a.status === 0 || a.status >= 500;
+  const answered = !lost(answer);
+  for (let tries = 1; lost(answer); tries++) {
+    const found = await lookFor(run, alias, answer);
     if (found.length > 0) {
       probe.lost.push(OPERATIONS.createSubAccounts.name);
-      const items = found.map((f) => ({ token: f.token, alias: f.alias }));
+      const items = found.map((token) => ({ token, alias }));
       answer = { status: 200, body: { items }, wire: { items }, judged: { answer: { items } } };
-    }
+    } else if (tries < 2) answer = await probe.send(OPERATIONS.createSubAccounts, body);
+    else break;
   }
   const items = itemsOf(answer.body);
   const tokens = items.flatMap((i) => (typeof i.token === "string" ? [i.token] : []));
@@ -100,6 +101,16 @@ export async function subCreate(run: Run, alias: string, count = 1): Promise<Raw
   // A create confirmed without `success` (terse-writes); a refusal says nothing of the confirmation.
   if (answered && !refused(answer) && items.length > 0 && isObject(answer.body) && !("success" in answer.body)) run.answers.terse = true;
   return answer;
+}
+
+/** The tokens under `alias` after a create whose answer was lost, by the client's own list (a list it cannot read stops the doctor as it stops `up`). */
+async function lookFor(run: Run, alias: string, answer: Raw): Promise<string[]> {
+  const found = await run.client.subAccounts.list({ alias }).catch(async (err: unknown) => {
+    // A list the client cannot read that shows sub-accounts under the alias: their tokens (masked-tokens), as listRows says.
+    const shown = itemsOf((await run.probe.send(OPERATIONS.listSubAccounts, { alias, ...run.paging })).body).some((i) => i.alias === alias);
+    throw new Stopped(`a sub-account create answered ${describeShape(answer)} (its answer lost) could not be looked for: ${err instanceof Error ? err.message : String(err)}; \`pulumi up\` stops there too, which hides the points not checked yet`, shown ? "masked-tokens" : undefined);
+  });
+  return found.map((f) => f.token);
 }
 
 /** The row of how long a write took to show, against the runtime's looks (visibilityWaits, with the profile the environment sets). */
