@@ -6,8 +6,10 @@ export const DOCTOR_USAGE = `Usage: llm-accounts doctor [options]
 
 Checks an account against each point the spec leaves open, before the first pulumi up.
 
-Options of "doctor" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY, or
-with --stack from that stack's config):
+Credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY (with --stack, from that
+stack's config).
+
+Options of "doctor":
   --write    Also check what only a write shows: creates one API key (restricted, then disabled), and
              sub-accounts of balance 0 (a few, then one create of 100, the most the package sends at once) under
              an alias marked "doctor~", and deletes them again on every way out (SIGINT, SIGTERM, SIGHUP too); what
