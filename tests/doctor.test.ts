@@ -287,8 +287,10 @@ describe("limits measured, saved in the profile and obeyed by the runtime (issue
     const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
     const emu = await startEmulator({ port: 0, rateLimits: false, lateVisibilityMs: 6_000, clock: () => now });
     try {
-      const { code, out } = await doctor(emu, ["--write", "--save", "--json"], {}, clock);
+      const { code, out, err } = await doctor(emu, ["--write", "--save", "--json"], {}, clock);
       const report = JSON.parse(out) as Report;
+      // The wait says what it waits for on stderr, a plain line every 5 s; stdout holds the report alone.
+      expect(err).toMatch(/^llm-accounts doctor: waiting for the new (API key|sub-account) to show: 5\.\d s of at most 60\.0 s$/m);
       expect(report.rows.find((r) => r.point === "late visibility of a write")).toMatchObject({ verdict: "setting", observed: expect.stringMatching(/shown after 6\.\d s, later than the runtime looks \(3\.5 s\)/) });
       expect(code).toBe(EXIT.findings);
       expect(report.profile?.limits?.visibilityMs).toBeGreaterThanOrEqual(6_000);

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "@jest/globals";
 import { type Profile } from "../provider/api/profile.js";
 import { EXIT } from "../provider/commands/command.js";
-import { type Reading } from "../provider/emulator/index.js";
-import { doctorBefore } from "./support/doctor.js";
+import { startEmulator, type Reading } from "../provider/emulator/index.js";
+import { apiKey, startFresh } from "../provider/runtime/index.js";
+import { checkedInputs } from "./support/check.js";
+import { doctorBefore, doctorRun } from "./support/doctor.js";
 import { expectNoSecret, secretsOf } from "./support/emulator.js";
 
 // Issue 54: a meaning takes two agreeing readings and no transient; a signature with two meanings is decided by
@@ -79,6 +81,30 @@ describe("a transient answer is tried again as the runtime tries it, and never s
       expect(row(report, "gone: a key that does not exist")?.observed).toMatch(/^not measured: two readings differ: HTTP 404 key_not_found, then HTTP 400 invalid_request/);
       expect(report.profile!.goneKey).toEqual([]);
     });
+  });
+});
+
+describe("the profile measured under a transient fault leaves the lifecycle as well off as no profile", () => {
+  test("measured while a 429 met the get of an unknown key: a key delete that meets a 429 under that profile is tried again and deletes the key, as without the profile", async () => {
+    const emu = await startEmulator({ port: 0, rateLimits: false, faults: [{ kind: "429", ops: ["api-key/get"], count: 1 }] });
+    try {
+      const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+      const { out } = await doctorRun(["--write", "--save", "--json"], env, { clock: { now: () => Date.now(), sleep: async () => undefined } });
+      const profile = JSON.stringify((JSON.parse(out) as Report).profile);
+      for (const withProfile of [true, false]) {
+        startFresh({
+          stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...(withProfile && { profile }) },
+          clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
+        });
+        const made = await apiKey.create(await checkedInputs(apiKey, { alias: "ci-runner" }));
+        emu.setFaults([{ kind: "429", ops: ["api-key/delete"], count: 1 }]);
+        startFresh();
+        await apiKey.delete(made.id, made.outs);
+        expect(emu.state.listKeys()).toEqual([]);
+      }
+    } finally {
+      await emu.close();
+    }
   });
 });
 

@@ -23,8 +23,8 @@ export interface Raw {
   judged: Judgement;
   /** Why no answer came (status 0): a timeout, a connection closed. */
   lost?: string;
-  /** Tried again after a first try answered this status (0: no answer): Probe.send. */
-  retriedAfter?: number;
+  /** Tried again after a try that may have been processed (a 5xx or no answer): Probe.send. */
+  retriedAfterDoubt?: boolean;
 }
 
 /** What a fetch failure tells about the request, for the retry policy (client/retry.ts classify). */
@@ -122,18 +122,18 @@ export class Probe {
   /**
    * One operation (its path and method from api/operations.ts), tried again as the runtime tries it (client/http.ts
    * with client/retry.ts): a 429 or a transient refusal in a 2xx as a rate limit, a 5xx or a lost answer where the
-   * operation may be sent again (never a create). The last answer; `status` 0 when none came. `retriedAfter` is
-   * the status of the first failed try when it was tried again (0: no answer).
+   * operation may be sent again (never a create). The last answer; `status` 0 when none came. `retriedAfterDoubt`
+   * when it was tried again after a try that may have been processed (a 5xx or no answer).
    */
   async send(op: Operation, body?: unknown, credential?: string): Promise<Raw> {
     let failed = 0;
     let rateLimited = 0;
-    let retriedAfter: number | undefined;
+    let doubt = false;
     for (;;) {
       const sent = await this.sendOnce(op, body, credential);
       const raw = "failure" in sent ? lostAnswer(sent.failure) : this.judged(op, sent.status, sent.text);
       let wait: number | undefined;
-      if (!transient(raw)) return retriedAfter === undefined ? raw : { ...raw, retriedAfter };
+      if (!transient(raw)) return doubt ? { ...raw, retriedAfterDoubt: true } : raw;
       if (raw.status === 429 || (raw.status < 300 && raw.status > 0)) {
         if (raw.status < 300) this.transient ??= { text: `HTTP ${raw.status} ${describeRefusal(raw).slice(0, 60)}`, status: raw.status, code: codeOf(raw.wire) };
         const next = this.retry.afterRateLimit(++rateLimited, "headers" in sent ? retryAfterMs(Object.fromEntries(sent.headers), this.clock.now()) : undefined);
@@ -141,8 +141,8 @@ export class Probe {
       } else {
         wait = this.retry.afterFailure(op.retry, ++failed, "failure" in sent ? classify(sent.failure) : { sent: true, transient: true });
       }
-      if (wait === undefined) return retriedAfter === undefined ? raw : { ...raw, retriedAfter };
-      retriedAfter ??= raw.status;
+      if (wait === undefined) return doubt ? { ...raw, retriedAfterDoubt: true } : raw;
+      doubt ||= raw.status === 0 || raw.status >= 500;
       if (wait >= 2_000) this.stderr.write(`llm-accounts doctor: ${op.name} answered ${describeShape(raw)}; trying again in ${Math.ceil(wait / 1000)} s\n`);
       await this.clock.sleep(wait);
     }
@@ -225,7 +225,7 @@ export const clean = (text: string): string => printable(redact(text));
  */
 export async function idempotent(probe: Probe, op: Operation, body: unknown): Promise<Raw & { retried: boolean }> {
   const answer = await probe.send(op, body);
-  const retried = answer.retriedAfter !== undefined && answer.retriedAfter !== 429 && answer.retriedAfter >= 500;
+  const retried = answer.retriedAfterDoubt === true;
   if (retried && (!refused(answer) || (op.name.endsWith("delete") && isGone(answer)))) probe.lost.push(op.name);
   return { ...answer, retried };
 }
