@@ -31,6 +31,8 @@ export class Throwaways {
   readonly aliases: string[] = [];
   /** The tokens each alias's creates made. */
   readonly under = new Map<string, string[]>();
+  /** Keys of earlier runs (the journal's) it could not delete either: still in the journal. */
+  readonly earlierKeys: string[] = [];
   /** What it deleted (this run's objects and earlier runs' leftovers). */
   readonly deleted = { keys: [] as string[], subAccounts: 0 };
 
@@ -75,6 +77,9 @@ export class Throwaways {
           `the next \`llm-accounts doctor --write\` with this admin key deletes it first (its journal, ${this.journal.path}, holds it sealed), or delete it in the platform's console (the API cannot list keys)`,
       );
     }
+    if (this.earlierKeys.length > 0) {
+      parts.push(`API keys earlier doctor runs made, ${this.earlierKeys.join(", ")}: still in the journal (${this.journal.path}) for the next run, or delete them in the platform's console`);
+    }
     if (this.keyInDoubt !== undefined) {
       parts.push(`an API key with alias ${this.keyInDoubt} may exist (its create's answer was lost, and the API cannot list keys): look for it in the platform's console and delete it`);
     }
@@ -93,6 +98,7 @@ export async function sweepEarlier(run: Run): Promise<DoctorRow | undefined> {
   for (const { key } of made.journal.earlier()) {
     const removed = await idempotent(probe, OPERATIONS.deleteApiKeys, { keys: [key] });
     if (!refused(removed) || isGone(removed) || isGone(await probe.send(OPERATIONS.getApiKey, { key }))) made.keyGone(key);
+    else made.earlierKeys.push(maskKey(key));
   }
   const keys = made.deleted.keys.length;
   let tokens: string[];
