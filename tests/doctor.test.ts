@@ -109,6 +109,23 @@ describe("llm-accounts doctor (issue 35)", () => {
   });
 });
 
+describe("misuse (issue 55's one scheme)", () => {
+  test.each([[["--bogus"], /Unknown option '--bogus'/], [["--save"], /--save needs --write/], [["--write", "--stack", "dev"], /--stack needs --save/]])("%j: exit 2, the message and the doctor's usage on stderr, nothing on stdout, no request", async (args, said) => {
+    const emu = await startEmulator({ port: 0, rateLimits: false });
+    try {
+      const { code, out, err } = await doctor(emu, args);
+      expect(code).toBe(EXIT.usage);
+      expect(out).toBe("");
+      expect(err).toMatch(said);
+      expect(err).toContain("Usage: llm-accounts doctor [options]");
+      expect(err).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}3 /);
+      expect(emu.requests()).toEqual([]);
+    } finally {
+      await emu.close();
+    }
+  });
+});
+
 describe("the docs name every reading", () => {
   test("docs/emulator.md's table and docs/decisions.md hold each reading the emulator plays", async () => {
     const { readFileSync } = await import("node:fs");
