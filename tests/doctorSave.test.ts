@@ -84,6 +84,16 @@ describe("doctor --save --stack S", () => {
     });
   });
 
+  test("S's config names no account and the shell none either: exit 1 before any request, --json landed: false", async () => {
+    await withStack(async (emu, work) => {
+      const pulumi = standInPulumi(work, { '"config --show-secrets"*': "echo '{}'" });
+      const { code, out } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], pulumi.env, work);
+      expect(code).toBe(EXIT.failed);
+      expect(JSON.parse(out)).toMatchObject({ ran: false, landed: false, error: expect.stringMatching(/no base URL/) });
+      expect(emu.requests()).toEqual([]);
+    });
+  });
+
   test("no pulumi on the PATH: exit 1, --json landed: false", async () => {
     await withStack(async (emu, work) => {
       const { code, out } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], { PATH: work }, work, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey });

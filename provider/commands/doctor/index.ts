@@ -27,7 +27,7 @@ import { Probe, Stopped, clean, type DoctorClock } from "./probe.js";
 import { clashRows, profileOf } from "./profile.js";
 import { byVerdict, report, reportFailure, type DoctorRow, type Found } from "./report.js";
 import { unmeasuredRow, type Run } from "./run.js";
-import { accountOf, saveProfile, StackError } from "./stack.js";
+import { accountOf, saveProfile } from "./stack.js";
 import { Journal } from "./journal.js";
 import { Throwaways, sweepEarlier } from "./throwaways.js";
 
@@ -72,8 +72,8 @@ export async function runDoctor(args: string[], io: DoctorIo): Promise<number> {
   try {
     account = await accountOf(io.env, opts.stack, cwd);
   } catch (err) {
-    // A save that cannot land (no such stack, no pulumi, a mismatch) stops before anything is measured.
-    return reportFailure(clean((err as Error).message), opts, io, undefined, err instanceof StackError ? { landed: false } : {});
+    // A save that cannot land (no such stack, no pulumi, a mismatch, no account named) stops before anything is measured.
+    return reportFailure(clean((err as Error).message), opts, io, undefined, opts.save ? { landed: false } : {});
   }
   return opts.write ? withSignals(io, (stop) => measure(account, opts, io, cwd, stop)) : measure(account, opts, io, cwd, new AbortController().signal);
 }
@@ -114,7 +114,7 @@ async function measure(account: TransportOptions, opts: DoctorOptions, io: Docto
     const deleted = made.deletedText;
     if (deleted) io.stderr.write(`llm-accounts doctor: ${deleted}\n`);
     const message = clean([err instanceof Error ? err.message : String(err), made.left].filter(Boolean).join("; "));
-    return reportFailure(message, opts, io, err instanceof Stopped ? err.reading : undefined);
+    return reportFailure(message, opts, io, err instanceof Stopped ? err.reading : undefined, opts.save ? { landed: false } : {});
   }
   const saved = opts.save && found.profile ? await saveProfile(found.profile, opts.stack, io.env, cwd) : undefined;
   return report(found, opts, io, made.left, saved);

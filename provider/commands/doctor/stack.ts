@@ -9,7 +9,7 @@ import { readConfig, runPulumi } from "../../import/stackState.js";
 import { type Saved } from "./report.js";
 
 /** Why `--stack` could not be used: the doctor could not run, and nothing was saved. */
-export class StackError extends Error {}
+class StackError extends Error {}
 
 /**
  * The account the doctor measures: the environment's, or with `--stack S` the one S's config names (its base URL
