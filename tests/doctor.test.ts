@@ -1,5 +1,7 @@
 import { describe, expect, test } from "@jest/globals";
 import * as childProcess from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { maskKey } from "../provider/api/redact.js";
 import { REPO } from "./support/programDir.js";
@@ -385,9 +387,12 @@ describe("doctor --write interrupted (issue 44): a real CLI process sent SIGINT 
   /** Runs `llm-accounts doctor --write --json` as a child process, sends it SIGINT once `ready` holds; its exit code and stdout. */
   const interrupted = (emu: Emulator, ready: () => boolean) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
-      const env = { ...process.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+      // A HOME of its own: the doctor's journal of its keys is not the user's.
+      const home = mkdtempSync(join(tmpdir(), "llm-doctor-home-"));
+      const env = { ...process.env, HOME: home, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
       const child = execFile(process.execPath, [join(REPO, "dist/provider/cli.js"), "doctor", "--write", "--json"], { env }, (err, stdout) => {
         clearInterval(timer);
+        rmSync(home, { recursive: true, force: true });
         resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: stdout });
       });
       const timer = setInterval(() => {
