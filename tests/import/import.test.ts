@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { promisify } from "node:util";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { slug } from "../../provider/import/account.js";
-import { runImport } from "../../provider/import/command.js";
-import { runPulumi } from "../../provider/import/stackState.js";
+import { slug } from "../../provider/import/names.js";
+import { runImport } from "../../provider/commands/import.js";
+import { runPulumi } from "../../provider/commands/pulumi.js";
 import { installSource, type InstallSource } from "../../provider/import/source.js";
 import { subAccountBatch } from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
@@ -55,7 +55,7 @@ async function run(
   stderr.on("data", (d: Buffer) => (errText += d.toString()));
   const env = { PATH: join(work, "no-such-bin"), LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, ...options.env };
   const source = options.source ?? { kind: "spec", spec: "^0.1.0" };
-  const err = await runImport(args, { stdin, stdout, stderr, env, source, progressEveryMs: options.progressEveryMs }).then(
+  const err = await runImport(args, { stdin, stdout, stderr, env, stderrIsTty: false, source, progress: { everyMs: options.progressEveryMs } }).then(
     () => undefined,
     (e: Error) => e,
   );
@@ -299,8 +299,8 @@ describe("llm-accounts import at scale: 1000 keys", () => {
     for (const mode of ["fail", "exit0"] as const) {
       const pulumi = fakePulumi(mode);
       // 4 MB: more than the pipe takes before the CLI has exited, so the write fails with EPIPE every time.
-      const r = await runPulumi(["config", "set", "--secret", "adoptKeys"], work, { PATH: pulumi.env.PATH }, "x".repeat(4 << 20));
-      expect(r).toEqual({ code: 1, stderr: mode === "fail" ? "error: no such stack\n" : "it exited without reading the value" });
+      const r = await runPulumi(["config", "set", "--secret", "adoptKeys"], { cwd: work, env: { PATH: pulumi.env.PATH }, stdin: "x".repeat(4 << 20) });
+      expect(r).toEqual({ code: 1, stdout: "", stderr: mode === "fail" ? "error: no such stack\n" : "it exited without reading the value" });
     }
     const pulumi = fakePulumi("fail");
     const { err } = await run(["--out", join(work, "epipe"), "--keys", join(work, "big-keys.txt"), "--stack", "prod"], { env: { ...bigEnv, ...pulumi.env } });
