@@ -8,7 +8,7 @@ import { UsageError } from "../usageError.js";
 import { groupSubAccounts } from "./batchGroups.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
 import { readKeys } from "./keyReads.js";
-import { clientFromEnvironment, optionsOf, printable, readKeyList, readOptionFile, refusedCredential, usageText } from "./kit.js";
+import { clientFromEnvironment, commandOptions, printable, readKeyList, readOptionFile, refusedCredential, usageText } from "./kit.js";
 import { progressOn, type Progress, type ProgressTiming } from "./progress.js";
 
 /** What `llm-accounts audit` does, in one line. */
@@ -111,7 +111,7 @@ function printFindings(findings: AuditFinding[], summary: AuditSummary, out: Com
  * Resolves with the exit code: AUDIT_EXIT.mandatory when a mandatory rule found something.
  */
 export async function runAudit(args: string[], io: AuditIo): Promise<number> {
-  const values = optionsOf(args, { "policy-config": { type: "string" }, keys: { type: "string" }, json: { type: "boolean" }, quiet: { type: "boolean" } });
+  const values = commandOptions(args, { "policy-config": { type: "string" }, keys: { type: "string" }, json: { type: "boolean" }, quiet: { type: "boolean" } });
   const configured = configuredFrom(values["policy-config"]);
   const apiKeys = await readKeyList(values.keys, io.stdin, PolicyConfigError);
 

@@ -3,7 +3,7 @@ import { SETTINGS } from "../client/settings.js";
 import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, READING_NAMES, startEmulator, type EmulatorOptions, type Reading } from "../emulator/index.js";
 import { UsageError } from "../usageError.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
-import { optionsOf, readOptionFile, usageText } from "./kit.js";
+import { commandOptions, readOptionFile, usageText } from "./kit.js";
 
 /** What `llm-accounts emulator` does, in one line. */
 const SUMMARY = "Run a local emulator of the account API.";
@@ -85,7 +85,7 @@ async function credential(which: "adminKey" | "accountKey", flag: string | undef
 }
 
 async function emulatorOptions(args: string[], io: CommandIo): Promise<EmulatorOptions> {
-  const values = optionsOf(args, {
+  const values = commandOptions(args, {
     port: { type: "string" },
     host: { type: "string" },
     "admin-key": { type: "string" },

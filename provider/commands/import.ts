@@ -6,7 +6,7 @@ import { importReport, nextStep, reportWritten } from "../import/report.js";
 import type { InstallSource } from "../import/source.js";
 import { UsageError } from "../usageError.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
-import { optionsOf, usageText } from "./kit.js";
+import { commandOptions, usageText } from "./kit.js";
 import { progressOn, type ProgressTiming } from "./progress.js";
 
 /** What `llm-accounts import` does, in one line. */
@@ -54,7 +54,7 @@ const PROJECT_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 const STACK_NAME = /^[A-Za-z0-9_.][A-Za-z0-9_.-]*(\/[A-Za-z0-9_.-]+){0,2}$/;
 
 function parseImportArgs(args: string[]): ImportArgs {
-  const values = optionsOf(args, {
+  const values = commandOptions(args, {
     out: { type: "string" },
     keys: { type: "string" },
     stack: { type: "string" },

@@ -18,7 +18,7 @@ export type CommandError = new (message: string) => Error;
  * A command's options, strictly: an unknown option, a missing value or a stray argument is a UsageError (exit 2,
  * the command's usage on stderr), as every other misuse.
  */
-export function optionsOf<const O extends ParseArgsOptionsConfig>(args: string[], options: O) {
+export function commandOptions<const O extends ParseArgsOptionsConfig>(args: string[], options: O) {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
   } catch (err) {

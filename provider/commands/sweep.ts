@@ -5,7 +5,7 @@ import { keyUnknown } from "../client/apiKeys.js";
 import { UsageError } from "../usageError.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
 import { readKeys } from "./keyReads.js";
-import { clientFromEnvironment, optionsOf, printable, readKeyList, refusedCredential, usageText } from "./kit.js";
+import { clientFromEnvironment, commandOptions, printable, readKeyList, refusedCredential, usageText } from "./kit.js";
 import { progressOn, type Progress, type ProgressTiming } from "./progress.js";
 
 /** What `llm-accounts sweep` does, in one line. */
@@ -71,7 +71,7 @@ interface SweepOptions {
 }
 
 function sweepOptions(args: string[]): SweepOptions {
-  const values = optionsOf(args, {
+  const values = commandOptions(args, {
     prefix: { type: "string", multiple: true },
     "any-alias": { type: "boolean" },
     keys: { type: "string" },

@@ -7,6 +7,8 @@ import { ImportError } from "./importError.js";
 import { declareKeys, planKeyReads, readListedKeys } from "./keys.js";
 import type { StackState, StateOptions } from "./stackState.js";
 
+// What an account holds as the generated program declares it, and the read that finds it: its API keys (keys.ts),
+// its sub-accounts as batches (batches.ts). ImportError, the import's failure, is given here too for its readers.
 export { ImportError };
 
 /** An API key as the generated program declares it; `key` is the secret that goes to the stack config. */
@@ -99,8 +101,8 @@ export interface StackHolding {
 }
 
 /**
- * Reads the account: one list of every sub-account, one get per API key, `KEY_READS_AT_ONCE` at a time within the
- * client's limiter. Each object is checked as the generated program will declare it, by the package's own check:
+ * Reads the account: one list of every sub-account, one get per API key, a bounded number at once
+ * (commands/keyReads.ts) within the client's limiter. Each object is checked as the generated program will declare it, by the package's own check:
  * what it refuses is left out and named, masked. The same account always gives the same program.
  *
  * With the state of the stack the program is for (a re-import), every object the state holds keeps its resource

@@ -3,6 +3,7 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KEY_READS_AT_ONCE } from "../../provider/commands/keyReads.js";
 import { parseFaultSpec, type Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
@@ -116,6 +117,15 @@ describe("progress on long work", () => {
     await emu.close();
   });
 
+  /**
+   * The gets that arrived within 300 ms of the first: each answers after 400 ms, so a bounded reader has sent at most
+   * KEY_READS_AT_ONCE by then, where a command firing every request at once had sent them all.
+   */
+  const getsAtOnce = (): number => {
+    const gets = emu.requests().filter((q) => q.op === "api-key/get").map((q) => q.at);
+    return gets.filter((at) => at < Math.min(...gets) + 300).length;
+  };
+
   test("audit --keys of 300 keys: done of total and the time left on stderr (a line every few seconds in a log), stdout the report alone", async () => {
     emu.clearRequests();
     const started = Date.now();
@@ -123,6 +133,7 @@ describe("progress on long work", () => {
     expect(Date.now() - started).toBeGreaterThan(3000);
     expect(r.code).toBe(0);
     expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 300 });
+    expect(getsAtOnce()).toBeLessThanOrEqual(KEY_READS_AT_ONCE);
     expect(r.stdout).toMatch(/^\d+ finding\(s\): .* over 300 API key\(s\)/m);
     expect(r.stdout).not.toContain("llm-accounts audit: read");
     const lines = r.stderr.trimEnd().split("\n");
@@ -132,10 +143,12 @@ describe("progress on long work", () => {
     ledger.expectAbsent(r.stdout + r.stderr, "the audit's output");
   }, 60_000);
 
-  test("--quiet and --json: no progress; --json's stdout is one JSON object", async () => {
+  test("--quiet and --json: no progress; --json's stdout is one JSON object; sweep's gets are bounded too", async () => {
     const quiet = await cli(["audit", "--policy-config", policy, "--keys", keyFile, "--quiet"], env);
     expect(quiet).toMatchObject({ code: 0, stderr: "" });
+    emu.clearRequests();
     const json = await cli(["sweep", "--prefix", "progress-", "--keys", keyFile, "--json"], env);
+    expect(getsAtOnce()).toBeLessThanOrEqual(KEY_READS_AT_ONCE);
     expect(json).toMatchObject({ code: 3, stderr: "" });
     expect((JSON.parse(json.stdout) as { found: unknown[] }).found).toHaveLength(300);
   }, 60_000);

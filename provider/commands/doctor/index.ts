@@ -1,7 +1,7 @@
 import { redact } from "../../api/redact.js";
 import { DOCTOR_USAGE, runDoctor } from "../../doctor.js";
 import type { Command, CommandIo } from "../command.js";
-import { optionsOf } from "../kit.js";
+import { commandOptions } from "../kit.js";
 import { runPulumi } from "../pulumi.js";
 
 /**
@@ -20,7 +20,7 @@ function pulumiIn(env: NodeJS.ProcessEnv): (args: string[]) => Promise<void> {
 }
 
 async function run(args: string[], io: CommandIo): Promise<number> {
-  optionsOf(args, { write: { type: "boolean" }, json: { type: "boolean" }, save: { type: "boolean" }, stack: { type: "string" } });
+  commandOptions(args, { write: { type: "boolean" }, json: { type: "boolean" }, save: { type: "boolean" }, stack: { type: "string" } });
   return runDoctor(args, { stdout: io.stdout as NodeJS.WritableStream, env: io.env, pulumi: pulumiIn(io.env) });
 }
 
