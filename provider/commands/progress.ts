@@ -3,18 +3,27 @@ import type { CommandIo } from "./command.js";
 /**
  * Progress of long work on stderr (docs/commands.md#progress): done of total and the time left, redrawn in place
  * on a terminal (at most every REDRAW_MS), one line every LOG_EVERY_MS in a log (a CI job), and the last count when
- * anything was shown. Nothing with --quiet or --json: stdout carries the result alone either way. Our own small
+ * anything was shown. A timer shows it again while no answer comes (the client waiting for the rate limit's minute). Nothing with --quiet or --json: stdout carries the result alone either way. Our own small
  * module rather than a progress-bar library (docs/decisions.md): one line of text is all it draws.
  */
 
 /** One answer more: how many of how many are done. */
 export type Progress = (done: number, total: number) => void;
 
-/** The time progress is measured on (a test gives a fake clock), and how often a log gets a line. */
+/** The time progress is measured on (a test gives a fake clock and timer), and how often a log gets a line. */
 export interface ProgressTiming {
   now?: () => number;
   /** Between two lines in a log (not a terminal); LOG_EVERY_MS unless given. */
   everyMs?: number;
+  /** Calls `tick` every `ms` until the returned stop is called: an unref'd setInterval unless a test gives another. */
+  repeat?: (tick: () => void, ms: number) => () => void;
+}
+
+/** setInterval that never keeps the process alive, and its stop. */
+function repeatEvery(tick: () => void, ms: number): () => void {
+  const timer = setInterval(tick, ms);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Between two lines when stderr is a log. */
@@ -53,10 +62,11 @@ export function progressOn(
   const started = now();
   let last = started;
   let shown = false;
-  return (done, total) => {
-    const at = now();
+  let counted = { done: 0, total: 0 };
+  let stop: (() => void) | undefined;
+  const draw = (at: number): void => {
+    const { done, total } = counted;
     const finished = done >= total;
-    if (finished ? !shown : at - last < everyMs) return;
     last = at;
     shown = true;
     const left = timeLeft(done, total, at - started);
@@ -64,5 +74,13 @@ export function progressOn(
     if (!io.stderrIsTty) io.stderr.write(`${text}\n`);
     // On a terminal the line is redrawn over itself (\r, then cleared to its end), and ended once the work is.
     else io.stderr.write(`\r${text}\x1b[K${finished ? "\n" : ""}`);
+  };
+  const due = (): boolean => now() - last >= everyMs;
+  return (done, total) => {
+    counted = { done, total };
+    const finished = done >= total;
+    if (!finished) stop ??= (options.timing?.repeat ?? repeatEvery)(() => due() && draw(now()), Math.max(everyMs, 1000));
+    else stop?.();
+    if (finished ? shown : due()) draw(now());
   };
 }
