@@ -159,6 +159,9 @@ describe("the documentation's code blocks", () => {
       expect(checkCommand("npx --yes --package ./p.tgz llm-accounts audits", ctx)).toMatch(/no command "audits"/);
       expect(checkCommand("node_modules/.bin/llm-accounts audit --policy-confg p.json", ctx)).toMatch(/no option --policy-confg/);
       expect(checkCommand("npm run emulator -- --port 0 --no-such-flag", ctx)).toMatch(/no option --no-such-flag/);
+      expect(checkCommand("llm-accounts help audits", ctx)).toMatch(/no command "audits"/);
+      expect(checkCommand("llm-accounts --versoin", ctx)).toMatch(/without a command/);
+      expect(checkCommand("llm-accounts help audit", ctx)).toBeUndefined();
       expect(checkCommand("pulumi upp", ctx)).toMatch(/not a Pulumi command/);
       expect(checkCommand("frobnicate --now", ctx)).toMatch(/unknown command/);
       expect(checkCommand("npx --yes --package ~/pulumi-llm-accounts-0.1.0.tgz llm-accounts import --out . --keys - --stack prod", ctx)).toBeUndefined();

@@ -120,7 +120,7 @@ describe("misuse (issue 55's one scheme)", () => {
       expect(out).toBe("");
       expect(err).toMatch(said);
       expect(err).toContain("Usage: llm-accounts doctor [options]");
-      expect(err).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}3 /);
+      expect(err).toMatch(/Exit codes \(docs\/commands\.md#exit-codes\):\n {2}0 .*\n {2}1 .*\n {2}2 .*\n {2}3 /);
       expect(emu.requests()).toEqual([]);
     } finally {
       await emu.close();

@@ -77,6 +77,10 @@ const WRITTEN_ONCE: Record<string, string> = {
   refusedCredential: "provider/commands/kit.ts",
   credentialError: "provider/commands/kit.ts", // refusedCredential's old name, written twice before the kit
   printable: "provider/commands/kit.ts",
+  commandOptions: "provider/commands/kit.ts",
+  usageText: "provider/commands/kit.ts",
+  readKeys: "provider/commands/keyReads.ts",
+  progressOn: "provider/commands/progress.ts",
 };
 
 test("the commands' kit is written once: no file of provider/ declares its helpers again", () => {

@@ -1,7 +1,8 @@
 /**
  * The one shape of every `llm-accounts` command (docs/commands.md): a name, a summary for the command table, its
  * usage (options and exit codes), and a run that takes the arguments after the command's name and one `io`, and
- * returns the exit code. The table in cli.ts lists them; nothing else is shared between commands but provider/commands/kit.ts.
+ * returns the exit code. The table in cli.ts lists them; what commands share stands beside this file (kit.ts, keyReads.ts,
+ * progress.ts, pulumi.ts, batchGroups.ts), and a command's own file holds its options, its usage and its run.
  */
 
 /** What a command reads and writes: results on stdout, errors, progress and hints on stderr. */

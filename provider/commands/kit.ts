@@ -1,15 +1,53 @@
 import { readFileSync } from "node:fs";
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { maskKey } from "../api/redact.js";
 import { KeySchema } from "../api/schemas/index.js";
 import { LlmAccountsClient } from "../client/client.js";
 import { resolveClientOptions } from "../client/config.js";
 import { AuthenticationError } from "../client/errors.js";
 import { SETTINGS } from "../client/settings.js";
+import { UsageError } from "../usageError.js";
+import { EXIT } from "./command.js";
 
 // What every command of `llm-accounts` does alike: credentials, key files, reading input, printing safely.
 
 /** The error class a command fails with: it chooses the exit code (a usage error is 2, any other 1). */
 export type CommandError = new (message: string) => Error;
+
+/**
+ * A command's options, strictly: an unknown option, a missing value or a stray argument is a UsageError (exit 2,
+ * the command's usage on stderr), as every other misuse.
+ */
+export function commandOptions<const O extends ParseArgsOptionsConfig>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    if (String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS")) throw new UsageError((err as Error).message);
+    throw err;
+  }
+}
+
+/** What each exit code means for one command: ok and failed always, findings for a command that has findings. */
+export interface ExitMeanings {
+  ok: string;
+  failed: string;
+  findings?: string;
+}
+
+/**
+ * A command's usage, as `--help`, `help <command>` and a misuse print it: the synopsis, what it does, its options
+ * (`Options of "<name>"`, ending with -h/--help) and its exit codes in the one scheme (docs/commands.md#exit-codes).
+ */
+export function usageText(name: string, summary: string, options: string, exits: ExitMeanings): string {
+  const codes = [
+    `  ${EXIT.ok}  ${exits.ok}`,
+    `  ${EXIT.failed}  could not run: ${exits.failed}`,
+    `  ${EXIT.usage}  misuse: an unknown option or a malformed value (this usage is printed on stderr)`,
+    ...(exits.findings ? [`  ${EXIT.findings}  ${exits.findings}`] : []),
+  ];
+  const help = "  -h, --help            Show this help\n";
+  return `Usage: llm-accounts ${name} [options]\n\n${summary}\n\n${options}${help}\nExit codes (docs/commands.md#exit-codes):\n${codes.join("\n")}\n`;
+}
 
 /** The client of the account the environment names (LLM_ACCOUNTS_BASE_URL, _ADMIN_KEY, _ACCOUNT_KEY). */
 export function clientFromEnvironment(env: NodeJS.ProcessEnv): LlmAccountsClient {

@@ -8,7 +8,8 @@ import { providerText, type RuntimeExport } from "../resources/shim.js";
 import { dynamicType, MODULE } from "../resources/typeTokens.js";
 import { ImportError, type ImportedAccount, type ImportedBatch, type ImportedKey } from "./account.js";
 import { same } from "../api/canonical.js";
-import { capture, nameOfUrn, parseStackExport, readConfig, runPulumi, StackStateError, type StackState } from "./stackState.js";
+import { runPulumi } from "../commands/pulumi.js";
+import { nameOfUrn, parseStackExport, readConfig, StackStateError, type StackState } from "./stackState.js";
 
 /**
  * Adoption through the stack's state (`llm-accounts import --into-state`, and any account whose keys do not fit in
@@ -134,7 +135,7 @@ const ExportedSchema = z
 /** Runs a `pulumi` command that answers JSON and parses it with `schema`, or fails naming the command (no secret shown). */
 async function readCli<T>(args: string[], schema: z.ZodType<T>, dir: string, env: NodeJS.ProcessEnv): Promise<T> {
   const command = `pulumi ${args.filter((a) => a !== "--show-secrets" && a !== "--json").join(" ")}`;
-  const r = await capture(args, dir, env);
+  const r = await runPulumi(args, { cwd: dir, env });
   if (r === null || r.code !== 0) throw new ImportError(`${command} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written to the state`);
   let value: unknown;
   try {
@@ -181,7 +182,7 @@ export async function importIntoState(account: ImportedAccount, target: StackTar
 
 /** `pulumi stack import` of `deployment` (JSON text) on its stdin, never in a file; fails naming the command (no secret shown). */
 async function stackImport(deployment: string, stack: string, dir: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const r = await runPulumi(["stack", "import", "--stack", stack], dir, env, deployment);
+  const r = await runPulumi(["stack", "import", "--stack", stack], { cwd: dir, env, stdin: deployment });
   if (r === null || r.code !== 0) throw new ImportError(`pulumi stack import --stack ${stack} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
 }
 

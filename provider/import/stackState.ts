@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { redact } from "../api/redact.js";
+import { runPulumi } from "../commands/pulumi.js";
 import { readStackConfig } from "../client/config.js";
 import type { StackConfig } from "../client/settings.js";
 import { RESOURCE_TYPES } from "../resources/typeTokens.js";
@@ -217,35 +217,6 @@ function settingsOf(config: ConfigEntries): StackConfig {
   });
 }
 
-/** Runs the Pulumi CLI with a value on stdin; resolves with its exit code and stderr, or null when there is no CLI. */
-export function runPulumi(args: string[], cwd: string, env: NodeJS.ProcessEnv, stdin = ""): Promise<{ code: number; stderr: string } | null> {
-  return new Promise((done, fail) => {
-    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["pipe", "ignore", "pipe"] });
-    let stderr = "";
-    let unread = false;
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    // A CLI that exits without reading its stdin makes the write fail (EPIPE): its exit code says what went
-    // wrong, and a value it did not read is not stored, even if it exited 0.
-    child.stdin.on("error", () => (unread = stdin !== ""));
-    child.on("error", (err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? done(null) : fail(err)));
-    child.on("close", (code) => done({ code: code === 0 && unread ? 1 : (code ?? 1), stderr: unread && stderr === "" ? "it exited without reading the value" : stderr }));
-    child.stdin.end(stdin);
-  });
-}
-
-/** Runs the Pulumi CLI keeping its stdout in memory (it may hold secrets): null when there is no CLI. */
-export function capture(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string } | null> {
-  return new Promise((done, fail) => {
-    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => out.push(d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", (err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? done(null) : fail(err)));
-    child.on("close", (code) => done({ code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr }));
-  });
-}
-
 /** The stack config files of a project folder (`Pulumi.<stack>.yaml`). */
 function stackFiles(dir: string): string[] {
   return readdirSync(dir).filter((f) => /^Pulumi\..+\.ya?ml$/.test(f));
@@ -265,7 +236,7 @@ export class StackStateError extends Error {}
 export async function readStackState(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv, { withConfig = true } = {}): Promise<StackState | undefined> {
   if (!existsSync(join(dir, "Pulumi.yaml"))) return undefined;
   const stackArgs = stack ? ["--stack", stack] : [];
-  const exported = await capture(["stack", "export", "--show-secrets", ...stackArgs], dir, env);
+  const exported = await runPulumi(["stack", "export", "--show-secrets", ...stackArgs], { cwd: dir, env });
   if (exported === null) {
     const files = stackFiles(dir);
     if (files.length === 0) return undefined;
@@ -294,7 +265,7 @@ export async function readStackState(dir: string, stack: string | undefined, env
  * CLI's answer covers all), and what the engine gives the default provider. The one read of a stack's config.
  */
 export async function readConfig(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<ConfigEntries> {
-  const r = await capture(["config", "--show-secrets", "--json", ...(stack ? ["--stack", stack] : [])], dir, env);
+  const r = await runPulumi(["config", "--show-secrets", "--json", ...(stack ? ["--stack", stack] : [])], { cwd: dir, env });
   if (r === null || r.code !== 0) {
     throw new StackStateError(`pulumi config --show-secrets failed, so the account and the keys the stack's config names cannot be read: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written`);
   }

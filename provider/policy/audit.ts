@@ -1,37 +1,22 @@
-import { parseArgs } from "node:util";
-import { maskKey, redact } from "../api/redact.js";
-import type { LlmAccountsClient } from "../client/client.js";
-import { groupSubAccounts } from "../commands/batchGroups.js";
-import { clientFromEnvironment, printable, readKeyList, readOptionFile, refusedCredential } from "../commands/kit.js";
-import { NotFoundError } from "../client/errors.js";
+import { redact } from "../api/redact.js";
 import { LEVELS, parseOptions, PolicyConfigError, RULES, ruleUrl, type Finding, type Level, type Rule, type Severity } from "./rules.js";
-import { batchFromLive, keyFromLive } from "./subjects.js";
-import { UsageError } from "../usageError.js";
+import type { BatchSubject, KeySubject } from "./subjects.js";
 
-/** Help text of `llm-accounts audit`. */
-export const AUDIT_USAGE = `Options of "audit" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
-  --policy-config FILE  Levels and options of the rules: the JSON of pulumi's --policy-pack-config
-  --keys FILE           API keys to audit, one per line (- reads them from stdin); the API cannot list keys
-  --json                One JSON object on stdout instead of the table
-  Exit code: 0 without mandatory findings, 3 with mandatory findings, 1 on errors, 2 on a misused command
-  (--policy-config missing included). A stdout closed by its reader (| head) drops the rest of the output
-  quietly, and the code stays the audit's own (0 or 3).
-`;
+/**
+ * The audit's engine (`llm-accounts audit`, provider/commands/audit.ts): the rules as a policy config sets them, run
+ * over the live objects with the same rule code the policy pack runs.
+ */
 
-/** Exit codes of `llm-accounts audit`. */
-export const AUDIT_EXIT = { clean: 0, mandatory: 3 } as const;
-
-/** Where the command reads and writes; the process's own streams unless a test gives others. */
-export interface AuditIo {
-  stdin: NodeJS.ReadableStream;
-  stdout: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-  /** The time key ages are measured at. */
-  now?: () => number;
+/** What the rules look at on the live account: the listed keys, the sub-accounts grouped as batches. */
+export interface LiveAccount {
+  keys: KeySubject[];
+  batches: BatchSubject[];
+  /** How many sub-accounts the list gave. */
+  subAccounts: number;
 }
 
 /** A rule with the level and options the policy config gives it. */
-interface Configured {
+export interface Configured {
   rule: Rule;
   level: Level;
   options: Record<string, unknown>;
@@ -103,27 +88,8 @@ export function configureRules(config: unknown, source: string): Configured[] {
   });
 }
 
-/**
- * Reads what the rules look at: one list of every sub-account, one get per API key of the list, all gets
- * started at once and paced by the client's limiter (the platform's rate limits are never tripped).
- */
-async function readLive(client: LlmAccountsClient, apiKeys: string[], now: number) {
-  const subAccounts = await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", PolicyConfigError));
-  const keys = await Promise.all(
-    apiKeys.map(async (key, i) => {
-      try {
-        return keyFromLive(key, await client.apiKeys.get(key), now);
-      } catch (err) {
-        if (err instanceof NotFoundError) throw new PolicyConfigError(`API key ${i + 1} of the list (${maskKey(key)}) does not exist on the platform`);
-        return refusedCredential(err, "adminKey", PolicyConfigError);
-      }
-    }),
-  );
-  return { keys, batches: groupSubAccounts(subAccounts).map(batchFromLive), subAccounts: subAccounts.length };
-}
-
 /** Runs the configured rules over the live objects: the same rule code the policy pack runs. */
-export function evaluate(configured: Configured[], live: Awaited<ReturnType<typeof readLive>>): AuditFinding[] {
+export function evaluate(configured: Configured[], live: LiveAccount): AuditFinding[] {
   const findings: AuditFinding[] = [];
   for (const { rule, level, options } of configured) {
     if (level === "disabled") continue;
@@ -134,62 +100,4 @@ export function evaluate(configured: Configured[], live: Awaited<ReturnType<type
     for (const f of found) findings.push({ object: redact(f.object), rule: rule.name, level, severity: rule.severity, path: f.path, message: redact(f.message), url: ruleUrl(rule) });
   }
   return findings;
-}
-
-/** A cell as the table prints it: control, line-separator and bidi characters escaped (commands/kit.ts). */
-const cell = printable;
-
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_c, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  ")).join("\n") + "\n";
-}
-
-/**
- * `llm-accounts audit`: the package's rules over the live account, objects no program manages included.
- * Resolves with the exit code: AUDIT_EXIT.mandatory when a mandatory rule found something.
- */
-export async function runAudit(args: string[], io: AuditIo): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: { "policy-config": { type: "string" }, keys: { type: "string" }, json: { type: "boolean" } },
-  });
-  const configFile = values["policy-config"];
-  if (!configFile) throw new UsageError("--policy-config FILE is required: the rules' levels and options (the JSON of --policy-pack-config)");
-  let config: unknown;
-  try {
-    config = JSON.parse(readOptionFile("policy-config", configFile, PolicyConfigError));
-  } catch (err) {
-    if (err instanceof PolicyConfigError) throw err;
-    throw new PolicyConfigError(`--policy-config ${configFile}: not JSON (${(err as Error).message})`);
-  }
-  const configured = configureRules(config, configFile);
-  const apiKeys = await readKeyList(values.keys, io.stdin, PolicyConfigError);
-
-  const live = await readLive(clientFromEnvironment(io.env), apiKeys, (io.now ?? Date.now)());
-  const findings = evaluate(configured, live);
-
-  const mandatory = findings.filter((f) => f.level === "mandatory").length;
-  const summary = {
-    apiKeys: live.keys.length,
-    subAccounts: live.subAccounts,
-    groups: live.batches.length,
-    findings: findings.length,
-    mandatory,
-    advisory: findings.length - mandatory,
-    disabled: configured.filter((c) => c.level === "disabled").map((c) => c.rule.name),
-  };
-  if (values.json) {
-    io.stdout.write(`${JSON.stringify({ findings, summary }, null, 2)}\n`);
-  } else {
-    if (findings.length > 0) {
-      io.stdout.write(table([["OBJECT", "RULE", "LEVEL", "MESSAGE"], ...findings.map((f) => [f.object, f.rule, f.level, `${f.path} ${f.message}`].map(cell))]));
-    }
-    const disabled = summary.disabled.length ? `; disabled: ${summary.disabled.join(", ")}` : "";
-    io.stdout.write(
-      `${summary.findings} finding(s): ${mandatory} mandatory, ${summary.advisory} advisory, over ${summary.apiKeys} API key(s) and ` +
-        `${summary.subAccounts} sub-account(s) in ${summary.groups} group(s)${disabled}.\n`,
-    );
-  }
-  return mandatory > 0 ? AUDIT_EXIT.mandatory : AUDIT_EXIT.clean;
 }

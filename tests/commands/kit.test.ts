@@ -4,9 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { runAudit } from "../../provider/policy/audit.js";
+import { runAudit } from "../../provider/commands/audit.js";
 import { PolicyConfigError } from "../../provider/policy/rules.js";
-import { runSweep, SweepUsageError } from "../../provider/sweep.js";
+import { runSweep } from "../../provider/commands/sweep.js";
+import { UsageError } from "../../provider/usageError.js";
 import { emulator } from "../support/emulator.js";
 
 /** What the commands do alike through provider/commands/kit.ts, each failing with its own error class (its exit code). */
@@ -27,7 +28,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const io = (env: NodeJS.ProcessEnv) => ({ stdin: new PassThrough(), stdout: new PassThrough(), env });
+const io = (env: NodeJS.ProcessEnv) => ({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), env, stderrIsTty: false });
 const account = (overrides: NodeJS.ProcessEnv = {}) => ({
   LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
   LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
@@ -44,7 +45,7 @@ describe("the commands' kit", () => {
     await expect(audit).rejects.toBeInstanceOf(PolicyConfigError);
     const sweep = runSweep(["--any-alias", "--keys", missing], io(account()));
     await expect(sweep).rejects.toThrow(message);
-    await expect(sweep).rejects.toBeInstanceOf(SweepUsageError);
+    await expect(sweep).rejects.toBeInstanceOf(UsageError);
   });
 
   test("a refused credential is named alike by audit and sweep: which one, where it is set, and the base URL to check", async () => {

@@ -232,7 +232,7 @@ export async function upSettled(stack: PulumiStack, upArgs: string[] = [], optio
  */
 export type LeftByDesign = Record<string, string>;
 
-/** What `llm-accounts sweep --json` reports (provider/sweep.ts). */
+/** What `llm-accounts sweep --json` reports (provider/commands/sweep.ts). */
 interface SweepReport {
   found: { kind: "api-key" | "sub-account"; alias: string; hint: string; id?: number }[];
   keysGone: number;

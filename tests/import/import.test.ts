@@ -7,9 +7,10 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { promisify } from "node:util";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { slug } from "../../provider/import/account.js";
-import { runImport } from "../../provider/import/command.js";
-import { runPulumi } from "../../provider/import/stackState.js";
+import { slug } from "../../provider/import/names.js";
+import { runImport } from "../../provider/commands/import.js";
+import type { ImportReport } from "../../provider/import/report.js";
+import { runPulumi } from "../../provider/commands/pulumi.js";
 import { installSource, type InstallSource } from "../../provider/import/source.js";
 import { subAccountBatch } from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
@@ -55,7 +56,7 @@ async function run(
   stderr.on("data", (d: Buffer) => (errText += d.toString()));
   const env = { PATH: join(work, "no-such-bin"), LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, ...options.env };
   const source = options.source ?? { kind: "spec", spec: "^0.1.0" };
-  const err = await runImport(args, { stdin, stdout, stderr, env, source, progressEveryMs: options.progressEveryMs }).then(
+  const err = await runImport(args, { stdin, stdout, stderr, env, stderrIsTty: false, source, progress: { everyMs: options.progressEveryMs } }).then(
     () => undefined,
     (e: Error) => e,
   );
@@ -93,6 +94,22 @@ describe("llm-accounts import", () => {
     expect(JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).dependencies).toMatchObject({ "pulumi-llm-accounts": "^0.1.0" });
     expect(readFileSync(join(dir, "Pulumi.yaml"), "utf8")).toMatch(/^name: prog\nruntime: nodejs\n/);
     expectNoSecret(out + folderText(dir), secretsOf(emu));
+  });
+
+  test("--json: one JSON object on stdout (written, added, left out, whether the keys reached the stack, the next step), no progress on stderr", async () => {
+    const dir = join(work, "json");
+    const lines = await run(["--out", join(work, "json-lines"), "--keys", join(work, "keys.txt"), "--stack", "dev"]);
+    const { out, stderr, err } = await run(["--out", dir, "--keys", join(work, "keys.txt"), "--stack", "dev", "--json"], { progressEveryMs: 0 });
+    expect(err).toBeUndefined();
+    expect(stderr).toBe("");
+    const report = JSON.parse(out) as ImportReport;
+    expect(report).toMatchObject({ program: join(dir, "index.ts"), stack: "dev", carrier: "config", apiKeys: 2, subAccounts: 4, batches: 3, kept: [], leftOut: [], dropped: [], adopted: false });
+    expect(report.added).toEqual(["ApiKey ci-runner", "ApiKey ops-key", "SubAccountBatch team-a", "SubAccountBatch team-a-2", "SubAccountBatch team-a-3"]);
+    // What the lines say of the adoption, and the next step, word for word.
+    expect(report.messages.join("\n")).toContain("No pulumi CLI was found on PATH, so the 2 API key(s) were NOT stored");
+    expect(lines.out).toContain(report.messages.join("\n").replaceAll(dir, join(work, "json-lines")));
+    expect(report.next).toMatch(/^Next, in .*json: npm install, review index\.ts/);
+    expectNoSecret(out, secretsOf(emu));
   });
 
   test("the same account gives the same program; an existing index.ts is refused without --force", async () => {
@@ -299,8 +316,8 @@ describe("llm-accounts import at scale: 1000 keys", () => {
     for (const mode of ["fail", "exit0"] as const) {
       const pulumi = fakePulumi(mode);
       // 4 MB: more than the pipe takes before the CLI has exited, so the write fails with EPIPE every time.
-      const r = await runPulumi(["config", "set", "--secret", "adoptKeys"], work, { PATH: pulumi.env.PATH }, "x".repeat(4 << 20));
-      expect(r).toEqual({ code: 1, stderr: mode === "fail" ? "error: no such stack\n" : "it exited without reading the value" });
+      const r = await runPulumi(["config", "set", "--secret", "adoptKeys"], { cwd: work, env: { PATH: pulumi.env.PATH }, stdin: "x".repeat(4 << 20) });
+      expect(r).toEqual({ code: 1, stdout: "", stderr: mode === "fail" ? "error: no such stack\n" : "it exited without reading the value" });
     }
     const pulumi = fakePulumi("fail");
     const { err } = await run(["--out", join(work, "epipe"), "--keys", join(work, "big-keys.txt"), "--stack", "prod"], { env: { ...bigEnv, ...pulumi.env } });

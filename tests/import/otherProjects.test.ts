@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { runImport } from "../../provider/import/command.js";
+import { runImport } from "../../provider/commands/import.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
 import { expectNoSecret, secretsOf, useAccountAndFolder } from "../support/emulator.js";
 import { standInPulumi } from "../support/standInPulumi.js";
@@ -49,7 +49,7 @@ async function run(dir: string, args: string[], keys: string[], pathEnv: Record<
   stdout.on("data", (d: Buffer) => (out += d.toString()));
   stderr.on("data", (d: Buffer) => (err += d.toString()));
   const env = { ...pathEnv, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
-  await runImport(["--out", dir, ...args, "--force", "--keys", "-"], { stdin, stdout, stderr, env, source: { kind: "spec", spec: "^0.1.0" } });
+  await runImport(["--out", dir, ...args, "--force", "--keys", "-"], { stdin, stdout, stderr, env, stderrIsTty: false, source: { kind: "spec", spec: "^0.1.0" } });
   return { out, err };
 }
 

@@ -9,7 +9,7 @@ import { LlmAccountsClient } from "../../provider/client/client.js";
 import { resolveClientOptions } from "../../provider/client/config.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { readAccount, type ImportedAccount } from "../../provider/import/account.js";
-import { runImport } from "../../provider/import/command.js";
+import { runImport } from "../../provider/commands/import.js";
 import { keysConfigValue, renderProgram } from "../../provider/import/program.js";
 import { parseConfigKeys, parseStackExport, type StackState, type StateBatch, type StateKey } from "../../provider/import/stackState.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
@@ -343,7 +343,7 @@ describe("reading the stack's state and config", () => {
     stdout.on("data", (d: Buffer) => (out += d.toString()));
     const stdin = new PassThrough();
     stdin.end("");
-    const err = await runImport(args, { stdin, stdout, stderr: new PassThrough(), env: { ...env(), ...extraEnv }, source: { kind: "spec", spec: "^0.1.0" } }).then(
+    const err = await runImport(args, { stdin, stdout, stderr: new PassThrough(), env: { ...env(), ...extraEnv }, stderrIsTty: false, source: { kind: "spec", spec: "^0.1.0" } }).then(
       () => undefined,
       (e: Error) => e,
     );

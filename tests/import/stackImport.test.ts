@@ -8,7 +8,7 @@ import { PassThrough } from "node:stream";
 import { promisify } from "node:util";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { readAccount, type ImportedAccount } from "../../provider/import/account.js";
-import { runImport } from "../../provider/import/command.js";
+import { runImport } from "../../provider/commands/import.js";
 import { DATA_FILE, renderAccountData, renderStateProgram, TSCONFIG } from "../../provider/import/program.js";
 import { deploymentResources } from "../../provider/import/stackImport.js";
 import { identityMark } from "../../provider/runtime/subAccountBatch/index.js";
@@ -143,7 +143,7 @@ describe("llm-accounts import past the stack config's 128 KiB", () => {
     stdout.on("data", (d: Buffer) => (out += d.toString()));
     const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
     emu.clearRequests();
-    await runImport(["--out", dir, "--keys", "-", "--stack", "prod"], { stdin, stdout, stderr: new PassThrough(), env, source: { kind: "spec", spec: "^0.1.0" } });
+    await runImport(["--out", dir, "--keys", "-", "--stack", "prod"], { stdin, stdout, stderr: new PassThrough(), env, stderrIsTty: false, source: { kind: "spec", spec: "^0.1.0" } });
     expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 1300 });
     expect(pulumi.runs()).toEqual([
       "stack select --create prod --non-interactive",
@@ -232,7 +232,7 @@ describe("llm-accounts import run again on a stack whose state it wrote", () => 
       const stdout = new PassThrough();
       let out = "";
       stdout.on("data", (d: Buffer) => (out += d.toString()));
-      await runImport(["--out", dir, "--keys", "-", "--stack", "prod", ...args], { stdin, stdout, stderr: new PassThrough(), env, source: { kind: "spec", spec: "^0.1.0" } });
+      await runImport(["--out", dir, "--keys", "-", "--stack", "prod", ...args], { stdin, stdout, stderr: new PassThrough(), env, stderrIsTty: false, source: { kind: "spec", spec: "^0.1.0" } });
       return out;
     };
     const writes = (from: number) => pulumi.runs().slice(from).filter((r) => /^(stack import|config set)/.test(r));
@@ -283,7 +283,7 @@ describe("llm-accounts import run again on a stack whose state it wrote", () => 
     const io = (keys: string[]) => {
       const stdin = new PassThrough();
       stdin.end(keys.join("\n"));
-      return { stdin, stdout: new PassThrough(), stderr: new PassThrough(), env, source: { kind: "spec" as const, spec: "^0.1.0" } };
+      return { stdin, stdout: new PassThrough(), stderr: new PassThrough(), env, stderrIsTty: false, source: { kind: "spec" as const, spec: "^0.1.0" } };
     };
     const key = emu.state.createKey("protected-one").key;
     await runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--into-state"], io([key]));

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { runAudit, type AuditFinding } from "../../provider/policy/audit.js";
+import { runAudit } from "../../provider/commands/audit.js";
+import type { AuditFinding } from "../../provider/policy/audit.js";
 import { llmAccountsPolicies, RESOURCE_TYPES } from "../../provider/policy/index.js";
 import { apiKey, subAccountBatch, type ApiKeyOutputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { useRuntimeEmulator } from "../support/emulator.js";
@@ -156,7 +157,7 @@ async function auditPairs(dir: string, levels: object, keys: { name: string; out
   let out = "";
   stdout.on("data", (d: Buffer) => (out += d.toString()));
   const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
-  await runAudit(["--policy-config", file, "--keys", "-", "--json"], { stdin, stdout, env });
+  await runAudit(["--policy-config", file, "--keys", "-", "--json"], { stdin, stdout, stderr: new PassThrough(), env, stderrIsTty: false });
   const byHint = new Map(keys.map((k) => [`API key ${k.outs.keyHint}`, k.name]));
   const byId = new Map(batches.flatMap((b) => b.outs.subAccounts.map((s) => [s.id, b.name] as const)));
   const { findings } = JSON.parse(out) as { findings: AuditFinding[] };

@@ -178,7 +178,8 @@ function words(command: string): string[] {
 /** What is wrong with one `llm-accounts` call (its words after the program name), or undefined. */
 function checkCli(args: string[], ctx: ShellContext): string | undefined {
   const [sub, ...rest] = args;
-  if (sub === undefined || sub.startsWith("-")) return sub === "--help" || sub === "-h" ? undefined : "llm-accounts without a command";
+  if (sub === undefined || sub.startsWith("-")) return ["--help", "-h", "--version", "-V"].includes(sub ?? "") ? undefined : "llm-accounts without a command";
+  if (sub === "help") return rest.length === 0 || ctx.cli.has(rest[0]) ? undefined : `llm-accounts help: no command "${rest[0]}"`;
   const options = ctx.cli.get(sub);
   if (!options) return `llm-accounts has no command "${sub}" (it has ${[...ctx.cli.keys()].join(", ")})`;
   for (const w of rest) {

@@ -64,7 +64,7 @@ export async function runDoctor(args: string[], io: DoctorIo): Promise<number> {
     opts = parseOptions(args);
   } catch (err) {
     if (!(err instanceof UsageError) && !String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS")) throw err;
-    io.stderr.write(`llm-accounts doctor: ${clean((err as Error).message)}\n\n${DOCTOR_USAGE}`);
+    io.stderr.write(`llm-accounts: ${clean((err as Error).message)}\n\n${DOCTOR_USAGE}`);
     return EXIT.usage;
   }
   const cwd = io.cwd ?? process.cwd();

@@ -1,15 +1,14 @@
 import { parseArgs } from "node:util";
 import { UsageError } from "../../usageError.js";
+import { usageText } from "../kit.js";
 
 /** The doctor's usage: its options and exit codes (EXIT in commands/command.ts). */
-export const DOCTOR_USAGE = `Usage: llm-accounts doctor [options]
-
-Checks an account against each point the spec leaves open, before the first pulumi up.
-
-Credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY (with --stack, from that
-stack's config).
-
-Options of "doctor":
+export const DOCTOR_USAGE = usageText(
+  "doctor",
+  "Checks an account against each point the spec leaves open, before the first pulumi up.\n\n" +
+    "Credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY (with --stack, from that\n" +
+    "stack's config). Stopped by SIGINT, SIGTERM or SIGHUP, it deletes what it made and exits 128+N (130, 143, 129).",
+  `Options of "doctor":
   --write    Also check what only a write shows: creates one API key (restricted, then disabled), and
              sub-accounts of balance 0 (a few, then one create of 100, the most the package sends at once) under
              an alias marked "doctor~", and deletes them again on every way out (SIGINT, SIGTERM, SIGHUP too); what
@@ -19,14 +18,13 @@ Options of "doctor":
   --stack NAME  With --save: measure the account of stack NAME's config (in this folder) and save the profile
              in it with "pulumi config set"
   --json     One JSON object on stdout instead of the table
-
-Exit codes:
-  0  every point holds, is handled by the package, or is decided by looking
-  1  the check could not run (no credentials, a credential refused, no answer), or a save did not land
-  2  misuse (an unknown option or a wrong combination)
-  3  a setting is needed before the first up
-  128+N  stopped by signal N (SIGHUP 129, SIGINT 130, SIGTERM 143), after deleting what it made
-`;
+`,
+  {
+    ok: "every point holds, is handled by the package, or is decided by looking",
+    failed: "no credentials, a credential refused, no answer, or a save that did not land",
+    findings: "a setting is needed before the first up",
+  },
+);
 
 /** What the doctor was asked. */
 export interface DoctorOptions {

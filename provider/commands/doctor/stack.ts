@@ -2,10 +2,11 @@ import { type Profile } from "../../api/profile.js";
 import { redact } from "../../api/redact.js";
 import { readStackConfig, resolveClientOptions, type TransportOptions } from "../../client/config.js";
 import { SETTINGS } from "../../client/settings.js";
-// The import's own reading of a stack's config and its helper that runs the Pulumi CLI (with --non-interactive):
+// The import's own reading of a stack's config, and the one helper that runs the Pulumi CLI (with --non-interactive):
 // the doctor measures the account a stack's `up` acts on exactly as the import finds it.
-import { accountMismatch } from "../../import/command.js";
-import { readConfig, runPulumi } from "../../import/stackState.js";
+import { accountMismatch } from "../../import/plan.js";
+import { readConfig } from "../../import/stackState.js";
+import { runPulumi } from "../pulumi.js";
 import { type Saved } from "./report.js";
 
 /** Why `--stack` could not be used: the doctor could not run, and nothing was saved. */
@@ -43,7 +44,7 @@ export async function accountOf(env: NodeJS.ProcessEnv, stack: string | undefine
 export async function saveProfile(profile: Profile, stack: string | undefined, env: NodeJS.ProcessEnv, cwd: string): Promise<Saved> {
   const text = JSON.stringify(profile);
   if (!stack) return { landed: true, text: `pulumi config set ${SETTINGS.profile.config} '${text}'` };
-  const ran = await runPulumi(["config", "set", SETTINGS.profile.config, text, "--stack", stack], cwd, env).catch((err: unknown) => ({ code: 1, stderr: (err as Error).message }));
+  const ran = await runPulumi(["config", "set", SETTINGS.profile.config, text, "--stack", stack], { cwd, env }).catch((err: unknown) => ({ code: 1, stderr: (err as Error).message }));
   if (ran === null) return { landed: false, text: `not saved: no pulumi CLI on the PATH to run pulumi config set for stack ${stack}` };
   if (ran.code !== 0) return { landed: false, text: `not saved: pulumi config set for stack ${stack} failed (exit ${ran.code}): ${redact(ran.stderr.trim()).slice(0, 300)}` };
   return { landed: true, text: `saved in the config of stack ${stack} (${SETTINGS.profile.config})` };

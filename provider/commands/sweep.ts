@@ -1,35 +1,44 @@
-import { parseArgs } from "node:util";
-import { API_KEY_DELETE_MAX, SUB_ACCOUNT_MAX_SKS } from "./api/assumptions.js";
-import { maskKey, redact } from "./api/redact.js";
-import type { LlmAccountsClient } from "./client/client.js";
-import { keyUnknown } from "./client/apiKeys.js";
-import { clientFromEnvironment, printable, readKeyList, refusedCredential } from "./commands/kit.js";
+import { API_KEY_DELETE_MAX, SUB_ACCOUNT_MAX_SKS } from "../api/assumptions.js";
+import { maskKey, redact } from "../api/redact.js";
+import type { LlmAccountsClient } from "../client/client.js";
+import { keyUnknown } from "../client/apiKeys.js";
+import { UsageError } from "../usageError.js";
+import { EXIT, type Command, type CommandIo } from "./command.js";
+import { readKeys } from "./keyReads.js";
+import { clientFromEnvironment, commandOptions, printable, readKeyList, refusedCredential, usageText } from "./kit.js";
+import { progressOn, type Progress, type ProgressTiming } from "./progress.js";
+
+/** What `llm-accounts sweep` does, in one line. */
+const SUMMARY = "Find (and with --yes delete) objects a test run left on an account, by alias prefix.";
 
 /** Help text of `llm-accounts sweep`. */
-export const SWEEP_USAGE = `Options of "sweep" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
+export const SWEEP_USAGE = usageText(
+  "sweep",
+  `${SUMMARY}
+Calls: one list of the sub-accounts, one get per key of the list, then one delete per 1000 sub-accounts and one
+per 1000 keys. Keys and tokens are printed masked (sk-...1a2b).`,
+  `Options of "sweep" (credentials from LLM_ACCOUNTS_BASE_URL, LLM_ACCOUNTS_ADMIN_KEY, LLM_ACCOUNTS_ACCOUNT_KEY):
   --prefix P            Sweep objects whose alias starts with P (repeatable; e.g. the alias prefix of a test run)
   --any-alias           Sweep objects of any alias: only for a throwaway account (an emulator, a test account)
   --keys FILE           API keys to consider, one per line (- reads them from stdin). The API cannot list keys,
                         so only keys of this list are swept; without it, only sub-accounts (found by one list)
   --yes                 Delete what was found; without it, a dry run that only prints it
-  --json                One JSON object on stdout instead of lines
-  Calls: one list of the sub-accounts, one get per key of the list, then one delete per 1000 sub-accounts and one
-  per 1000 keys. Keys and tokens are printed masked (sk-...1a2b).
-  Exit code: 0 when nothing was found or what was found was deleted, 3 when a dry run found something, 1 on
-  errors, 2 on a misused command.
-`;
+  --json                One JSON object on stdout instead of lines (no progress on stderr)
+  --quiet               No progress on stderr
+`,
+  {
+    ok: "nothing was found, or what was found was deleted",
+    failed: "the platform refused a credential, an answer could not be read, a delete failed",
+    findings: "a dry run found objects (run again with --yes to delete them)",
+  },
+);
 
 /** Exit codes of `llm-accounts sweep`. */
-export const SWEEP_EXIT = { clean: 0, found: 3 } as const;
+export const SWEEP_EXIT = { clean: EXIT.ok, found: EXIT.findings } as const;
 
-/** A misused sweep command (the CLI adds the usage). */
-export class SweepUsageError extends Error {}
-
-/** Where the command reads and writes; the process's own streams unless a test gives others. */
-export interface SweepIo {
-  stdin: NodeJS.ReadableStream;
-  stdout: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
+/** Where the command reads and writes, and (for a test) the clock of its progress. */
+export interface SweepIo extends CommandIo {
+  progress?: ProgressTiming;
 }
 
 /** One object the sweep found: never the key or token itself, only its masked form. */
@@ -58,54 +67,56 @@ interface SweepOptions {
   keys?: string;
   yes: boolean;
   json: boolean;
+  quiet: boolean;
 }
 
 function sweepOptions(args: string[]): SweepOptions {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      prefix: { type: "string", multiple: true },
-      "any-alias": { type: "boolean" },
-      keys: { type: "string" },
-      yes: { type: "boolean" },
-      json: { type: "boolean" },
-    },
+  const values = commandOptions(args, {
+    prefix: { type: "string", multiple: true },
+    "any-alias": { type: "boolean" },
+    keys: { type: "string" },
+    yes: { type: "boolean" },
+    json: { type: "boolean" },
+    quiet: { type: "boolean" },
   });
   const prefixes = values.prefix ?? [];
   const any = values["any-alias"] === true;
-  if (any && prefixes.length > 0) throw new SweepUsageError("--prefix and --any-alias exclude each other");
-  if (!any && prefixes.length === 0) throw new SweepUsageError("--prefix P is required (the alias prefix of the test objects), or --any-alias on a throwaway account");
+  if (any && prefixes.length > 0) throw new UsageError("--prefix and --any-alias exclude each other");
+  if (!any && prefixes.length === 0) throw new UsageError("--prefix P is required (the alias prefix of the test objects), or --any-alias on a throwaway account");
   const empty = prefixes.findIndex((p) => p.trim() === "");
-  if (empty >= 0) throw new SweepUsageError(`--prefix ${empty + 1}: an empty prefix matches every alias; say --any-alias if that is meant`);
-  return { prefixes, any, keys: values.keys, yes: values.yes === true, json: values.json === true };
+  if (empty >= 0) throw new UsageError(`--prefix ${empty + 1}: an empty prefix matches every alias; say --any-alias if that is meant`);
+  return { prefixes, any, keys: values.keys, yes: values.yes === true, json: values.json === true, quiet: values.quiet === true };
 }
 
-/** The sub-accounts (one list) and the listed keys (one get each) whose alias matches; keys already gone are counted. */
-async function findLeftovers(client: LlmAccountsClient, keyList: string[], matches: (alias: string) => boolean) {
+/**
+ * The sub-accounts (one list) and the listed keys (one get each, through the commands' one reader of many keys)
+ * whose alias matches; keys already gone are counted.
+ */
+async function findLeftovers(client: LlmAccountsClient, keyList: string[], matches: (alias: string) => boolean, progress: Progress) {
   const subAccounts = (await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", Error))).filter((s) => matches(s.alias));
   let keysGone = 0;
-  const keys = (
-    await Promise.all(
-      keyList.map(async (key) => {
-        try {
-          return { key, alias: (await client.apiKeys.get(key)).alias };
-        } catch (err) {
-          // Gone: a 404, or a 400 naming the key (client/apiKeys.ts keyUnknown).
-          if (keyUnknown(err)) {
-            keysGone += 1;
-            return undefined;
-          }
-          return refusedCredential(err, "adminKey", Error);
-        }
-      }),
-    )
-  ).filter((k): k is { key: string; alias: string } => k !== undefined && matches(k.alias));
+  const answers = await readKeys(
+    client,
+    keyList,
+    (err) => {
+      // Gone: a 404, or a 400 naming the key (client/apiKeys.ts keyUnknown).
+      if (keyUnknown(err)) {
+        keysGone += 1;
+        return undefined;
+      }
+      return refusedCredential(err, "adminKey", Error);
+    },
+    progress,
+  );
+  const keys = keyList.flatMap((key, i) => {
+    const view = answers[i];
+    return view !== undefined && matches(view.alias) ? [{ key, alias: view.alias }] : [];
+  });
   return { subAccounts, keys, keysGone };
 }
 
 /** The report's lines: one per object found, then what was found or deleted. */
-function printReport(report: SweepReport, counts: { subAccounts: number; keys: number; listed: number }, out: NodeJS.WritableStream): void {
+function printReport(report: SweepReport, counts: { subAccounts: number; keys: number; listed: number }, out: CommandIo["stdout"]): void {
   for (const o of report.found) out.write(`${o.kind === "api-key" ? "API key    " : `sub-account ${o.id}`}  ${o.hint}  alias ${printable(JSON.stringify(o.alias))}\n`);
   const gone = report.keysGone ? ` (${report.keysGone} already gone)` : "";
   const what = `${counts.subAccounts} sub-account(s) and ${counts.keys} API key(s) of ${counts.listed} listed${gone}`;
@@ -123,10 +134,11 @@ function printReport(report: SweepReport, counts: { subAccounts: number; keys: n
 export async function runSweep(args: string[], io: SweepIo): Promise<number> {
   const options = sweepOptions(args);
   const matches = (alias: string) => options.any || options.prefixes.some((p) => alias.startsWith(p));
-  const keyList = await readKeyList(options.keys, io.stdin, SweepUsageError);
+  const keyList = await readKeyList(options.keys, io.stdin, UsageError);
 
   const client = clientFromEnvironment(io.env);
-  const { subAccounts, keys, keysGone } = await findLeftovers(client, keyList, matches);
+  const progress = progressOn(io, "llm-accounts sweep: read", "API key(s)", { quiet: options.quiet || options.json, timing: io.progress });
+  const { subAccounts, keys, keysGone } = await findLeftovers(client, keyList, matches, progress);
   const found: SweptObject[] = [
     ...subAccounts.map((s) => ({ kind: "sub-account" as const, alias: redact(s.alias), hint: maskKey(s.token), id: s.id })),
     ...keys.map((k) => ({ kind: "api-key" as const, alias: redact(k.alias), hint: maskKey(k.key) })),
@@ -142,3 +154,11 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
   else printReport(report, { subAccounts: subAccounts.length, keys: keys.length, listed: keyList.length }, io.stdout);
   return found.length > 0 && !deleting ? SWEEP_EXIT.found : SWEEP_EXIT.clean;
 }
+
+/** `llm-accounts sweep`, in the command table (cli.ts). */
+export const sweepCommand: Command = {
+  name: "sweep",
+  summary: SUMMARY,
+  usage: SWEEP_USAGE,
+  run: runSweep,
+};

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { runAudit, type AuditFinding } from "../../provider/policy/audit.js";
+import { runAudit } from "../../provider/commands/audit.js";
+import type { AuditFinding } from "../../provider/policy/audit.js";
 import { calls, emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { SecretLedger } from "../support/secrets.js";
@@ -35,7 +36,7 @@ async function audit(args: string[], options: { now?: number; stdin?: string } =
   stdout.on("data", (d: Buffer) => (out += d.toString()));
   const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
   const now = options.now;
-  return runAudit(args, { stdin, stdout, env, now: now === undefined ? undefined : () => now }).then(
+  return runAudit(args, { stdin, stdout, stderr: new PassThrough(), env, stderrIsTty: false, now: now === undefined ? undefined : () => now }).then(
     (code) => {
       ledger.expectAbsent(out, "the audit's output");
       return { out, code };

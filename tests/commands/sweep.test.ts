@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { runSweep, SWEEP_EXIT, SweepUsageError, type SweepReport } from "../../provider/sweep.js";
+import { runSweep, SWEEP_EXIT, type SweepReport } from "../../provider/commands/sweep.js";
+import { UsageError } from "../../provider/usageError.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { SecretLedger } from "../support/secrets.js";
@@ -25,7 +26,7 @@ async function sweep(args: string[], stdin = ""): Promise<{ out: string; code?: 
   let out = "";
   stdout.on("data", (d: Buffer) => (out += d.toString()));
   const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
-  return runSweep(args, { stdin: input, stdout, env }).then(
+  return runSweep(args, { stdin: input, stdout, stderr: new PassThrough(), env, stderrIsTty: false }).then(
     (code) => {
       ledger.expectAbsent(out, "the sweep's output");
       return { out, code };
@@ -123,7 +124,7 @@ describe("llm-accounts sweep", () => {
       [["--prefix", "e2e-", "--any-alias"], /exclude each other/],
     ] as const) {
       const r = await sweep([...args]);
-      expect(r.err).toBeInstanceOf(SweepUsageError);
+      expect(r.err).toBeInstanceOf(UsageError);
       expect(r.err!.message).toMatch(message);
     }
     const bad = await sweep(["--prefix", "e2e-", "--keys", "-"], `${testKeys[0]}\n${emu.adminKey}\n`);
