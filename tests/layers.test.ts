@@ -18,6 +18,7 @@ const FLOORS: Record<string, number> = {
   "commands": 3,
   "import": 4,
   "policy": 4,
+  "plugin": 4,
   "sweep.ts": 4,
   "doctor.ts": 4,
   "index.ts": 4,
