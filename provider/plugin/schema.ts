@@ -45,7 +45,7 @@ export const BATCH_INPUTS: Record<string, Property> = {
   },
   count: { type: "integer", description: "1 to 100" },
   modelPricing: list(ref("ModelPricing"), "factor `> 0`, models unique; empty means no model permission (a warning says so)"),
-  adoptTokens: list({ type: "string" }, "manage existing sub-accounts instead of creating them; see Adoption (adoptTokens)", { secret: true }),
+  adoptTokens: list({ type: "string" }, "manage existing sub-accounts instead of creating them; see Adoption", { secret: true }),
   connection: ref("Connection", "see Credentials"),
 };
 
