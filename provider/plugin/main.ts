@@ -10,8 +10,8 @@ if (tooOld !== undefined) {
   process.exit(1);
 }
 
-const { readConfigureRequests } = await import("./configure.js");
+const { adjustServer } = await import("./protocol.js");
 const { llmAccountsProvider } = await import("./provider.js");
 const { main } = await import("@pulumi/pulumi/provider/index.js");
-readConfigureRequests();
+adjustServer();
 await main(llmAccountsProvider, process.argv.slice(2));

@@ -61,11 +61,15 @@ describe("a YAML program on the provider plugin", () => {
   test("a wrong input fails the preview naming the field, before any call", async () => {
     await stack.setConfig("country", "sg");
     run.emu.clearRequests();
-    const r = await run.pulumi(stack.preview([], { allowFailure: true }));
-    expect(r.code).not.toBe(0);
-    expect(r.stdout + r.stderr).toContain('securityConfig.geo.countries[0]: "sg" must be a two-letter upper-case country code');
-    expect(writesOf(run.emu)).toEqual({});
-    await stack.setConfig("country", "SG");
+    try {
+      const r = await run.pulumi(stack.preview([], { allowFailure: true }));
+      expect(r.code).not.toBe(0);
+      // The engine's own words around the check's: `property securityConfig.geo.countries[0] value {<nil>} has a problem: ...`.
+      expect(r.stdout + r.stderr).toMatch(/securityConfig\.geo\.countries\[0\].*: "sg" must be a two-letter upper-case country code/);
+      expect(writesOf(run.emu)).toEqual({});
+    } finally {
+      await stack.setConfig("country", "SG");
+    }
   });
 
   test("up creates the key and the batch; the function answers; the gate is empty", async () => {
@@ -109,7 +113,7 @@ describe("a YAML program on the provider plugin", () => {
     await run.pulumi(stack.run(["import", "--file", importFile, "--out", generated, "--yes", "--protect=false"], { env: { CONSOLE_KEY: consoleKey } }));
     expect(writesOf(run.emu)).toEqual({});
     const code = readFileSync(generated, "utf8");
-    expect(code).toContain("type: llm-accounts:index:ApiKey");
+    expect(code).toContain("type: llm-accounts:ApiKey");
     expect(code).toContain("alias: console-team");
     // The resources Pulumi wrote, appended to the program's (its last section).
     const program = join(stack.dir, "Pulumi.yaml");

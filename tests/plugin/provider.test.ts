@@ -3,7 +3,7 @@ import * as provproto from "@pulumi/pulumi/proto/provider_pb.js";
 import * as structproto from "google-protobuf/google/protobuf/struct_pb.js";
 import { fingerprint } from "../../provider/api/redact.js";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { settingsOf } from "../../provider/plugin/configure.js";
+import { settingsOf } from "../../provider/plugin/protocol.js";
 import { llmAccountsProvider as provider } from "../../provider/plugin/provider.js";
 import { secretValue } from "../../provider/plugin/secrets.js";
 import { startFresh, stackConfig } from "../../provider/runtime/index.js";
