@@ -4,13 +4,15 @@ import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { ensureGoTool } from "../../scripts/go-tools.mjs";
 import { cacheRoot, pulumiEnv } from "../../scripts/pulumi-cli.mjs";
 import { packageSchema } from "../../provider/plugin/schema.js";
 import { REPO } from "../support/programDir.js";
 import { CLI_BUILD_TIMEOUT_MS, endFile, providerPluginDir, setUpFile, writesOf } from "./support.js";
 
-// Issue 56: a Go program manages a key and a batch through the provider plugin, with the SDK that
-// `pulumi package gen-sdk --language go` generates from the plugin's schema, built with the machine's Go against
+// Issue 56: a Go program manages a key and a batch through the provider plugin, with the Go SDK generated from the
+// plugin's schema by Pulumi's Go generator (what `pulumi package gen-sdk --language go` runs inside Pulumi's Go
+// language host, which the Go module proxy does not serve: tools/pulumi-gen-go), built with the machine's Go against
 // the Go SDK at the CLI's version and run inline through the Automation API (no Go language host): up, the gate
 // (`preview --refresh --expect-no-changes`), a change, destroy, against the emulator, no key in any output. The
 // binary is cached by the digest of its sources, the schema and the CLI's version: built once (a minute or two
@@ -35,6 +37,7 @@ function buildProgram(cli: { pulumi: string; version: string }, env: Record<stri
     .update(readFileSync(join(PROGRAM, "main.go")))
     .update(readFileSync(join(PROGRAM, "go.mod")))
     .update(schema)
+    .update(readFileSync(join(REPO, "tools/pulumi-gen-go/go.mod")))
     .update(cli.version)
     .digest("hex")
     .slice(0, 16);
@@ -44,10 +47,11 @@ function buildProgram(cli: { pulumi: string; version: string }, env: Record<stri
   try {
     cpSync(PROGRAM, dir, { recursive: true });
     writeFileSync(join(dir, "schema.json"), schema);
-    const gen = spawnSync(cli.pulumi, ["package", "gen-sdk", join(dir, "schema.json"), "--language", "go", "--out", join(dir, "gen")], { cwd: dir, env, encoding: "utf8" });
-    if (gen.status !== 0) throw new Error(`pulumi package gen-sdk --language go failed:\n${gen.stdout}\n${gen.stderr}`);
-    mkdirSync(join(dir, "sdk"), { recursive: true });
-    cpSync(join(dir, "gen", "go"), join(dir, "sdk", "go"), { recursive: true });
+    const generator = join(ensureGoTool("pulumi-gen-go").binDir, "pulumi-gen-go");
+    const gen = spawnSync(generator, [join(dir, "schema.json"), join(dir, "gen")], { cwd: dir, env, encoding: "utf8" });
+    if (gen.status !== 0) throw new Error(`pulumi-gen-go failed:\n${gen.stdout}\n${gen.stderr}`);
+    mkdirSync(join(dir, "sdk", "go"), { recursive: true });
+    cpSync(join(dir, "gen", "llmaccounts"), join(dir, "sdk", "go", "llmaccounts"), { recursive: true });
     go(["mod", "edit", `-require=github.com/pulumi/pulumi/sdk/v3@${cli.version}`], dir);
     go(["mod", "tidy"], dir);
     const out = mkdtempSync(join(cacheRoot(), ".llm-go-"));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { ensureYamlHost } from "../../scripts/pulumi-yaml.mjs";
+import { ensureGoTool } from "../../scripts/go-tools.mjs";
 import { REPO } from "../support/programDir.js";
 import {
   CLI_BUILD_TIMEOUT_MS,
@@ -32,7 +32,7 @@ let consoleBatch: string[];
 const gate = () => run.pulumi(stack.run(["preview", "--refresh", "--expect-no-changes", "--diff"]));
 
 beforeAll(async () => {
-  const yaml = ensureYamlHost({ log: (m) => process.stderr.write(`[pulumi-yaml] ${m}\n`) });
+  const yaml = ensureGoTool("pulumi-language-yaml", { log: (m) => process.stderr.write(`[go-tools] ${m}\n`) });
   pluginDir = providerPluginDir();
   consoleKey = run.emu.state.listKeys()[0].key;
   consoleBatch = run.emu.state
