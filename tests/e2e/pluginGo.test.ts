@@ -18,6 +18,8 @@ import { CLI_BUILD_TIMEOUT_MS, endFile, providerPluginDir, setUpFile, writesOf }
 // binary is cached by the digest of its sources, the schema and the CLI's version: built once (a minute or two
 // with warm Go caches), then each run costs only the Pulumi commands.
 
+/** A test of a few `pulumi` commands on a machine that may be loaded. */
+const STEP_TIMEOUT_MS = 5 * 60_000;
 const PROGRAM = join(REPO, "tests/e2e/programs/go");
 const run = setUpFile();
 let work: string;
@@ -124,5 +126,5 @@ describe("a Go program on the provider plugin (generated SDK, Automation API)", 
     expect(run.emu.state.listKeys()).toEqual([]);
     expect(run.emu.state.listSubAccounts()).toEqual([]);
     run.ledger.expectAbsent(run.printed, "the Go program's output");
-  });
+  }, STEP_TIMEOUT_MS);
 });

@@ -13,6 +13,7 @@ import {
   PulumiStack,
   revealed,
   setUpFile,
+  stackFor,
   writesOf,
 } from "./support.js";
 
@@ -22,9 +23,12 @@ import {
 // Pulumi writes from them changes nothing), destroy; the credentials only in the provider's configuration (stack
 // config, keys secret); no key in any output, the state, the backend or the program folder.
 
+/** A test of a few `pulumi` commands on a machine that may be loaded. */
+const STEP_TIMEOUT_MS = 5 * 60_000;
 const PROGRAM = join(REPO, "tests/e2e/programs/yaml");
 const run = setUpFile({ seed: (emu) => emu.state.createKey("console-key") });
 let stack: PulumiStack;
+let moved: PulumiStack | undefined;
 let pluginDir: string;
 let consoleKey: string;
 let consoleBatch: string[];
@@ -47,7 +51,7 @@ beforeAll(async () => {
   await stack.setConfig("llm-accounts:accountKey", run.emu.accountKey, { secret: true });
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(() => endFile({ emu: run.emu, ledger: run.ledger, stacks: [stack], destroy: [], folders: [pluginDir] }), 5 * 60_000);
+afterAll(() => endFile({ emu: run.emu, ledger: run.ledger, stacks: [stack, moved], destroy: [], folders: [pluginDir] }), 5 * 60_000);
 
 describe("a YAML program on the provider plugin", () => {
   test("pulumi package get-schema prints the plugin's schema", () => {
@@ -56,7 +60,7 @@ describe("a YAML program on the provider plugin", () => {
     const schema = JSON.parse(r.stdout) as { name: string; resources: Record<string, unknown> };
     expect(schema.name).toBe("llm-accounts");
     expect(Object.keys(schema.resources).sort()).toEqual(["llm-accounts:index:ApiKey", "llm-accounts:index:SubAccountBatch"]);
-  });
+  }, STEP_TIMEOUT_MS);
 
   test("a wrong input fails the preview naming the field, before any call", async () => {
     await stack.setConfig("country", "sg");
@@ -70,7 +74,7 @@ describe("a YAML program on the provider plugin", () => {
     } finally {
       await stack.setConfig("country", "SG");
     }
-  });
+  }, STEP_TIMEOUT_MS);
 
   test("up creates the key and the batch; the function answers; the gate is empty", async () => {
     await run.pulumi(stack.up());
@@ -83,7 +87,7 @@ describe("a YAML program on the provider plugin", () => {
     expect(shown.key).toBe("[secret]");
     expect(shown.tokens).toBe("[secret]");
     await gate();
-  });
+  }, STEP_TIMEOUT_MS);
 
   test("a change: one edit of the key's alias and one more sub-account, then the gate is empty", async () => {
     await stack.setConfig("alias", "yaml-key-2");
@@ -95,7 +99,7 @@ describe("a YAML program on the provider plugin", () => {
     expect(run.emu.state.getKey(out.key)?.alias).toBe("yaml-key-2");
     expect(out.tokens).toHaveLength(3);
     await gate();
-  });
+  }, STEP_TIMEOUT_MS);
 
   test("pulumi import adopts a console key (env:<VARIABLE>) and batch (ids) with zero writes; the program it writes changes nothing", async () => {
     const importFile = join(stack.dir, "import.json");
@@ -123,12 +127,79 @@ describe("a YAML program on the provider plugin", () => {
     await run.pulumi(stack.up());
     expect(writesOf(run.emu)).toEqual({});
     await gate();
-  });
+  }, STEP_TIMEOUT_MS);
 
   test("destroy deletes every object the stack holds, adopted ones included; no key in any output or file", async () => {
     await run.pulumi(stack.destroy());
     expect(run.emu.state.listKeys()).toEqual([]);
     expect(run.emu.state.listSubAccounts()).toEqual([]);
     await expectNoSecretsAround(run.ledger, stack, stack.dir, run.printed);
-  });
+  }, STEP_TIMEOUT_MS);
+});
+
+/** A YAML program declaring what tests/e2e/programs/lifecycle declares by default, on the provider's types. */
+const LIFECYCLE_IN_YAML = `name: llm-accounts-e2e-lifecycle
+runtime: yaml
+resources:
+  key:
+    type: llm-accounts:index:ApiKey
+    properties:
+      alias: lifecycle
+      enabled: true
+      securityConfig:
+        geo:
+          countries: [SG]
+        spendLimit:
+          monthly: 100
+  team:
+    type: llm-accounts:index:SubAccountBatch
+    properties:
+      alias: team
+      balance: 10
+      count: 2
+      modelPricing:
+        - model: model-a
+          pricingFactor: 1.5
+`;
+
+describe("a stack on the TypeScript resources moves to the provider's, as docs/provider.md says", () => {
+  test("import under the new types, state delete of the old, a YAML program: nothing created, deleted or written", async () => {
+    moved = await stackFor(join(REPO, "tests/e2e/programs/lifecycle"), run.emu, { stack: "moving" });
+    moved.env.PATH = [run.cli.binDir, pluginDir, ensureGoTool("pulumi-language-yaml").binDir, process.env.PATH].join(delimiter);
+    const live = () => ({ keys: run.emu.state.listKeys().map((k) => k.key), subAccounts: run.emu.state.listSubAccounts().map((s) => s.token) });
+    const others = live();
+    await run.pulumi(moved.up());
+    // What the TypeScript program made: the objects that move.
+    const before = { keys: live().keys.filter((k) => !others.keys.includes(k)), subAccounts: live().subAccounts.filter((t) => !others.subAccounts.includes(t)) };
+    expect([before.keys.length, before.subAccounts.length]).toEqual([1, 2]);
+    const state = revealed(JSON.parse((await moved.run(["stack", "export", "--show-secrets"])).stdout)) as {
+      deployment: { resources: { urn: string; type: string; outputs?: { key?: string; subAccounts?: { id: unknown }[] } }[] };
+    };
+    const old = state.deployment.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/"));
+    const key = old.find((r) => r.type.endsWith(":ApiKey"))!.outputs!.key!;
+    const ids = old.find((r) => r.type.endsWith(":SubAccountBatch"))!.outputs!.subAccounts!.map((s) => String(s.id));
+    const importFile = join(moved.dir, "import.json");
+    writeFileSync(
+      importFile,
+      JSON.stringify({
+        resources: [
+          { type: "llm-accounts:index:ApiKey", name: "key", id: "env:MOVED_KEY" },
+          { type: "llm-accounts:index:SubAccountBatch", name: "team", id: ids.join(",") },
+        ],
+      }),
+    );
+    run.emu.clearRequests();
+    await run.pulumi(moved.run(["import", "--file", importFile, "--yes", "--protect=false", "--generate-code=false"], { env: { MOVED_KEY: key } }));
+    for (const r of old) await run.pulumi(moved.run(["state", "delete", r.urn, "--yes"]));
+    writeFileSync(join(moved.dir, "Pulumi.yaml"), LIFECYCLE_IN_YAML);
+    await run.pulumi(moved.run(["preview", "--expect-no-changes", "--diff"]));
+    await run.pulumi(moved.up());
+    await run.pulumi(moved.run(["preview", "--refresh", "--expect-no-changes", "--diff"]));
+    expect(writesOf(run.emu)).toEqual({});
+    expect(live()).toEqual({ keys: [...others.keys, ...before.keys], subAccounts: [...others.subAccounts, ...before.subAccounts] });
+    await run.pulumi(moved.destroy());
+    expect(before.keys.filter((k) => run.emu.state.hasKey(k))).toEqual([]);
+    expect(before.subAccounts.filter((t) => run.emu.state.hasSubAccount(t))).toEqual([]);
+    await expectNoSecretsAround(run.ledger, moved, moved.dir, run.printed);
+  }, STEP_TIMEOUT_MS);
 });
