@@ -4,12 +4,12 @@
 // CLI, once, into the cache beside the CLI's:
 //   pulumi-language-yaml  Pulumi's YAML language host (github.com/pulumi/pulumi-yaml v1.25.0, tools/pulumi-yaml),
 //                         which runs YAML programs; no package registry these machines reach ships it.
-//   pulumi-gen-go         Pulumi's Go SDK generator (pkg/v3/codegen/go at the floor CLI's release,
-//                         tools/pulumi-gen-go): what `pulumi package gen-sdk --language go` runs inside Pulumi's Go
-//                         language host, which the Go module proxy does not serve.
+//   pulumi-gen-sdk        Pulumi's Go and Python SDK generators (pkg/v3/codegen/go and codegen/python at the floor
+//                         CLI's release, tools/pulumi-gen-sdk): what `pulumi package gen-sdk --language go|python`
+//                         runs inside Pulumi's Go and Python language hosts, which the Go module proxy does not serve.
 // Order: the program on PATH; else the cached build in <cacheRoot>/<name>-<digest of its module>/; else built with
 // Go. Measured on 2 cores shared with other builds: pulumi-language-yaml cold 2 min of module download and 4 min of
-// build, warm 5 s; pulumi-gen-go 25 s with the CLI's modules and build cache, which it shares.
+// build, warm 5 s; pulumi-gen-sdk 25 s with the CLI's modules and build cache, which it shares.
 //
 // Usage: `node scripts/go-tools.mjs <name>` prints the directory holding it (progress on stderr); or import
 // { ensureGoTool } from this file. Plain Node.js, no dependencies.
@@ -26,7 +26,7 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..
 /** The tools: the module that builds each, and the package of it that is the program. */
 export const GO_TOOLS = {
   "pulumi-language-yaml": { module: "tools/pulumi-yaml", package: "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml" },
-  "pulumi-gen-go": { module: "tools/pulumi-gen-go", package: "." },
+  "pulumi-gen-sdk": { module: "tools/pulumi-gen-sdk", package: "." },
 };
 
 const defaultLog = (message) => process.stderr.write(`[go-tools] ${message}\n`);

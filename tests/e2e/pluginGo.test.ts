@@ -12,7 +12,7 @@ import { CLI_BUILD_TIMEOUT_MS, endFile, providerPluginDir, setUpFile, writesOf }
 
 // Issue 56: a Go program manages a key and a batch through the provider plugin, with the Go SDK generated from the
 // plugin's schema by Pulumi's Go generator (what `pulumi package gen-sdk --language go` runs inside Pulumi's Go
-// language host, which the Go module proxy does not serve: tools/pulumi-gen-go), built with the machine's Go against
+// language host, which the Go module proxy does not serve: tools/pulumi-gen-sdk), built with the machine's Go against
 // the Go SDK at the CLI's version and run inline through the Automation API (no Go language host): up, the gate
 // (`preview --refresh --expect-no-changes`), a change, destroy, against the emulator, no key in any output. The
 // binary is cached by the digest of its sources, the schema and the CLI's version: built once (a minute or two
@@ -32,6 +32,9 @@ function go(args: string[], cwd: string, env: Record<string, string> = {}): void
   if (r.status !== 0) throw new Error(`go ${args.join(" ")} failed (${r.error?.message ?? r.status}):\n${(r.stderr ?? "").slice(-4000)}`);
 }
 
+/** Pulumi's SDK generators (scripts/go-tools.mjs). */
+const generator = () => join(ensureGoTool("pulumi-gen-sdk").binDir, "pulumi-gen-sdk");
+
 /** The Go program built with the generated SDK, from the cache when its sources, the schema and the CLI are the same. */
 function buildProgram(cli: { pulumi: string; version: string }, env: Record<string, string>): string {
   const schema = JSON.stringify(packageSchema());
@@ -39,7 +42,7 @@ function buildProgram(cli: { pulumi: string; version: string }, env: Record<stri
     .update(readFileSync(join(PROGRAM, "main.go")))
     .update(readFileSync(join(PROGRAM, "go.mod")))
     .update(schema)
-    .update(readFileSync(join(REPO, "tools/pulumi-gen-go/go.mod")))
+    .update(readFileSync(join(REPO, "tools/pulumi-gen-sdk/main.go")))
     .update(cli.version)
     .digest("hex")
     .slice(0, 16);
@@ -49,9 +52,8 @@ function buildProgram(cli: { pulumi: string; version: string }, env: Record<stri
   try {
     cpSync(PROGRAM, dir, { recursive: true });
     writeFileSync(join(dir, "schema.json"), schema);
-    const generator = join(ensureGoTool("pulumi-gen-go").binDir, "pulumi-gen-go");
-    const gen = spawnSync(generator, [join(dir, "schema.json"), join(dir, "gen")], { cwd: dir, env, encoding: "utf8" });
-    if (gen.status !== 0) throw new Error(`pulumi-gen-go failed:\n${gen.stdout}\n${gen.stderr}`);
+    const gen = spawnSync(generator(), ["go", join(dir, "schema.json"), join(dir, "gen")], { cwd: dir, env, encoding: "utf8" });
+    if (gen.status !== 0) throw new Error(`pulumi-gen-sdk go failed:\n${gen.stdout}\n${gen.stderr}`);
     mkdirSync(join(dir, "sdk", "go"), { recursive: true });
     cpSync(join(dir, "gen", "llmaccounts"), join(dir, "sdk", "go", "llmaccounts"), { recursive: true });
     go(["mod", "edit", `-require=github.com/pulumi/pulumi/sdk/v3@${cli.version}`], dir);
@@ -127,4 +129,21 @@ describe("a Go program on the provider plugin (generated SDK, Automation API)", 
     expect(run.emu.state.listSubAccounts()).toEqual([]);
     run.ledger.expectAbsent(run.printed, "the Go program's output");
   }, STEP_TIMEOUT_MS);
+});
+
+describe("the Python SDK generated from the same schema", () => {
+  test("compiles with the machine's python3, and keeps the key secret", () => {
+    const dir = mkdtempSync(join(tmpdir(), "llm-py-sdk-"));
+    try {
+      writeFileSync(join(dir, "schema.json"), JSON.stringify(packageSchema()));
+      const gen = spawnSync(generator(), ["python", join(dir, "schema.json"), join(dir, "sdk")], { encoding: "utf8" });
+      expect(gen.stderr).toBe("");
+      const compiled = spawnSync("python3", ["-m", "compileall", "-q", join(dir, "sdk")], { encoding: "utf8" });
+      expect([compiled.error?.message, compiled.status, compiled.stdout + compiled.stderr]).toEqual([undefined, 0, ""]);
+      const apiKey = readFileSync(join(dir, "sdk/pulumi_llm_accounts/api_key.py"), "utf8");
+      expect(apiKey).toMatch(/additional_secret_outputs=\["adoptKey", "key", "previousKey"\]/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

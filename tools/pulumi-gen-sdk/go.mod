@@ -1,4 +1,4 @@
-module github.com/pulumi-llm-accounts/tools/pulumi-gen-go
+module github.com/pulumi-llm-accounts/tools/pulumi-gen-sdk
 
 go 1.25.11
 
