@@ -159,8 +159,6 @@ export function packageSchema(): Record<string, unknown> {
     description: "The API keys and sub-accounts of an LLM API platform, served from the pulumi-llm-accounts npm package.",
     keywords: ["llm", "api-keys", "category/utility"],
     license: "Apache-2.0",
-    repository: "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts",
-    publisher: "pulumi-llm-accounts",
     config: { variables: config },
     provider: { description: "The account the resources and functions use.", inputProperties: config, properties: config },
     types: TYPES,
@@ -181,6 +179,7 @@ export function packageSchema(): Record<string, unknown> {
       ),
     },
     functions: FUNCTIONS,
+    // The Go import path is a name for the generated module, not a published one: docs/provider.md says to `replace` it.
     language: {
       go: { importBasePath: "github.com/pulumi-llm-accounts/pulumi-llm-accounts/sdk/go/llmaccounts", generateResourceContainerTypes: true },
       nodejs: { packageName: "@pulumi-llm-accounts/llm-accounts" },
