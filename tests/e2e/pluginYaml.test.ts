@@ -101,6 +101,20 @@ describe("a YAML program on the provider plugin", () => {
     await gate();
   }, STEP_TIMEOUT_MS);
 
+  test("objects deleted in the console: up --refresh makes them again (1 key create, 1 sub-account create and its edit), then the gate is empty", async () => {
+    const out = revealed(await stack.outputs({ showSecrets: true })) as { key: string; tokens: string[] };
+    run.emu.state.deleteKey(out.key);
+    run.emu.state.deleteSubAccount(out.tokens[0]);
+    run.emu.clearRequests();
+    await run.pulumi(stack.up(["--refresh"]));
+    expect(writesOf(run.emu)).toEqual({ "api-key/create": 1, "sub-account/create": 1, "sub-account/edit": 1 });
+    const after = revealed(await stack.outputs({ showSecrets: true })) as { key: string; tokens: string[] };
+    expect(after.key).not.toBe(out.key);
+    expect(run.emu.state.getKey(after.key)?.alias).toBe("yaml-key-2");
+    expect(after.tokens.filter((t) => run.emu.state.hasSubAccount(t))).toHaveLength(3);
+    await gate();
+  }, STEP_TIMEOUT_MS);
+
   test("pulumi import adopts a console key (env:<VARIABLE>) and batch (ids) with zero writes; the program it writes changes nothing", async () => {
     const importFile = join(stack.dir, "import.json");
     writeFileSync(
