@@ -22,6 +22,7 @@ import { REPO } from "./lib/stack.mjs";
 import { ensurePulumiCli } from "./pulumi-cli.mjs";
 import * as measure from "./bench/measure.mjs";
 import { largeAccounts, platformWindow, reratedRow } from "./bench/large.mjs";
+import { providerPlugin } from "./bench/plugin.mjs";
 import { markdown, report, targetsOf } from "./bench/render.mjs";
 import { runUnderNode } from "./lib/node.mjs";
 
@@ -40,6 +41,7 @@ const SECTIONS = {
   calls: (ctx) => measure.lifecycleCalls(ctx),
   up: (ctx) => measure.upScaling(ctx),
   footprint: (ctx) => measure.footprint(ctx),
+  plugin: (ctx, cli) => providerPlugin(ctx, cli),
   import: (ctx) => measure.importScale(ctx),
   large: (ctx, cli, parallelism, earlier) => largeAccounts(ctx, parallelism, earlier),
   platformWindow: (ctx, cli, parallelism, earlier, results) => platformWindow(ctx, results.large, earlier),

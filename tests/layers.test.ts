@@ -19,6 +19,7 @@ const FLOORS: Record<string, number> = {
   "commands": 3,
   "import": 4,
   "policy": 4,
+  "plugin": 4,
   "index.ts": 4,
   "commands/import.ts": 5,
   "commands/audit.ts": 5,

@@ -87,7 +87,8 @@ export interface GetUsageResult {
   totalCost: string;
 }
 
-function sumCost(rows: UsageRow[]): string {
+/** The sum of the rows' `cost`, six decimal places (getUsage's totalCost). */
+export function sumCost(rows: UsageRow[]): string {
   // Summed in whole millionths, so that six decimal places stay exact.
   return formatMicros(rows.reduce((sum, r) => sum + toMicros(r.cost), 0n));
 }

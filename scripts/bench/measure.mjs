@@ -134,8 +134,8 @@ export function statusesOf(emu, op) {
   return out;
 }
 
-/** Samples the peak resident memory (VmHWM) of the dynamic provider plugin that runs in `dir` (Linux). */
-export function watchPlugin(dir) {
+/** Samples the peak resident memory (VmHWM) of the provider plugin (`marker` in its command line) that runs in `dir` (Linux). */
+export function watchPlugin(dir, marker = "dynamic-provider") {
   if (process.platform !== "linux") return { stop: () => null };
   const cwd = realpathSync(dir);
   let peakKb = 0;
@@ -143,7 +143,7 @@ export function watchPlugin(dir) {
     for (const pid of readdirSync("/proc")) {
       if (!/^\d+$/.test(pid)) continue;
       try {
-        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")) continue;
+        if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker)) continue;
         if (realpathSync(`/proc/${pid}/cwd`) !== cwd) continue;
         const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
         if (m) peakKb = Math.max(peakKb, Number(m[1]));

@@ -267,6 +267,17 @@ export function report(results, targets) {
       ]),
     );
   }
+  if (results.plugin) {
+    const p = results.plugin;
+    const row = (label, r, start) => [label, fmtMs(start), fmtMs(r.upMs), fmtMs(r.previewMs), fmtMs(r.destroyMs), r.pluginPeakBytes ? fmtBytes(r.pluginPeakBytes) : "not measured"];
+    section(
+      `The provider plugin beside the dynamic resources: ${p.keys} API keys, a YAML program on pulumi-resource-llm-accounts and the TypeScript program on the dynamic resources (--parallel ${SETTINGS.upParallel})`,
+      table(["program", "plugin start", "up", "preview", "destroy", "plugin peak memory (VmHWM)"], [
+        row("TypeScript, dynamic resources", p.dynamic, p.startMs.dynamic),
+        row("YAML, provider plugin", p.plugin, p.startMs.plugin),
+      ]),
+    );
+  }
   if (results.import) {
     const r = results.import;
     section(

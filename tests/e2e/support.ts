@@ -1,6 +1,6 @@
 import { beforeAll } from "@jest/globals";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePulumiCli, type PulumiCli } from "../../scripts/pulumi-cli.mjs";
@@ -315,4 +315,21 @@ export async function expectSwept(emu: Emulator, ledger: SecretLedger, left: Lef
   if (leaked.length > 0) {
     throw new Error(`the sweep found ${leaked.length} object(s) the tests left behind:\n${leaked.map((o) => `  ${o.kind} ${o.hint} alias ${JSON.stringify(o.alias)}`).join("\n")}`);
   }
+}
+
+/**
+ * A folder holding `pulumi-resource-llm-accounts` (the package's bin: dist/provider/plugin/main.js, made executable
+ * as npm makes a bin at install), for the PATH of a stack whose program uses the provider plugin (docs/provider.md).
+ */
+export function providerPluginDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "llm-plugin-bin-"));
+  const main = join(REPO, "dist/provider/plugin/main.js");
+  chmodSync(main, 0o755);
+  symlinkSync(main, join(dir, "pulumi-resource-llm-accounts"));
+  return dir;
+}
+
+/** The emulator's request log, by operation, of the calls that write (create, edit, status, delete). */
+export function writesOf(emu: Emulator): Record<string, number> {
+  return Object.fromEntries(Object.entries(emu.calls()).filter(([op]) => /create|edit|status|delete/.test(op)));
 }

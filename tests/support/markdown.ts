@@ -150,7 +150,7 @@ const SHELL = new Set(["export", "cd", "mkdir", "cat", "echo", "rm", "cp", "mv",
 /** npm commands a block may use (its own subcommands; `run` is checked against package.json). */
 const NPM = new Set(["ci", "install", "i", "test", "pack", "run", "exec", "view", "ls", "uninstall"]);
 /** Pulumi CLI commands a block may use. */
-const PULUMI = new Set(["login", "logout", "new", "config", "preview", "up", "refresh", "destroy", "stack", "import", "policy", "plugin", "whoami", "cancel", "version", "state", "about", "install"]);
+const PULUMI = new Set(["login", "logout", "new", "config", "preview", "up", "refresh", "destroy", "stack", "import", "policy", "plugin", "whoami", "cancel", "version", "state", "about", "install", "package"]);
 
 /** What a shell block of the docs may name: the scripts of package.json and the commands of `llm-accounts`. */
 export interface ShellContext {

@@ -6,6 +6,7 @@ export * as subAccountBatchLifecycle from "./lifecycle.js";
 export {
   BATCH_STATE,
   BATCH_STATE_VERSION,
+  batchIdOf,
   normalizeModelPricing,
   outputsOf,
   SubAccountBatchInputsSchema,

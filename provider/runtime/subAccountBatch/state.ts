@@ -2,6 +2,7 @@
 // schema each, parsed once where the engine hands a state over: runtime/index.ts), and the functions that build its
 // outputs.
 import { z } from "zod";
+import { fingerprint } from "../../api/redact.js";
 import { fromWire, toWire } from "../../api/casing.js";
 import {
   compareIds,
@@ -150,6 +151,9 @@ export function view(s: SubAccount): SubAccountView {
     createdAt: s.createdAt,
   };
 }
+
+/** A batch's resource id: a fingerprint of its first token (of its alias while it holds none), never a token. */
+export const batchIdOf = (firstToken: string | undefined, alias: string): string => `sab-${fingerprint(firstToken ?? alias)}`;
 
 /** Sub-accounts in creation order. */
 export const byId = (a: SubAccountView, b: SubAccountView): number => compareIds(a.id, b.id);
