@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "@jest/globals";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, currentSession, startFresh, subAccountBatch } from "../../provider/runtime/index.js";
-import { useRuntimeEmulator } from "../support/emulator.js";
-import { writeCalls } from "../support/emulatorCalls.js";
-import { checkedInputs } from "../support/check.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { apiKey, currentSession, startFresh, subAccountBatch } from "../../../provider/runtime/index.js";
+import { useRuntimeEmulator } from "../../support/emulator.js";
+import { writeCalls } from "../../support/emulatorCalls.js";
+import { checkedInputs } from "../../support/check.js";
 
 // Issue 36: one object, one owner, at the provider too (programs that bypass the resource classes): in one command
 // (one session), a batch create may not adopt a token another batch holds and keeps, and two ApiKey creates may
