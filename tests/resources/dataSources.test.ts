@@ -115,7 +115,7 @@ describe("the Output forms take Pulumi's invoke output options and an Input per 
       super("test:index:Thing", name, {});
     }
   }
-  const valueOf = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((resolve) => o.apply((v) => resolve(v)));
+  const resolvedValue = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((resolve) => o.apply((v) => resolve(v)));
   const secretOf = <T>(o: pulumi.Output<T>): Promise<boolean> => (o as unknown as { isSecret: Promise<boolean> }).isSecret;
 
   test("dependsOn: the call waits until those resources are created, then is made once", async () => {
@@ -128,8 +128,8 @@ describe("the Output forms take Pulumi's invoke output options and an Input per 
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(calls(emu)).toEqual({});
     open();
-    expect((await valueOf(balance)).balance).toMatch(/^\d+\.\d{6}$/);
-    expect((await valueOf(models)).models.every((m) => m.category === "chat")).toBe(true);
+    expect((await resolvedValue(balance)).balance).toMatch(/^\d+\.\d{6}$/);
+    expect((await resolvedValue(models)).models.every((m) => m.category === "chat")).toBe(true);
     expect(calls(emu)).toEqual({ "account/balance": 1, models: 1 });
   });
 
@@ -137,7 +137,7 @@ describe("the Output forms take Pulumi's invoke output options and an Input per 
     (await gatedRun())();
     const key = emu.state.listKeys()[0].key;
     const usage = getUsageOutput({ start: pulumi.output(day(30)), end: day(1), key: pulumi.secret(key), withModel: pulumi.output(true) });
-    expect((await valueOf(usage)).totalCost).toMatch(/^\d+\.\d{6}$/);
+    expect((await resolvedValue(usage)).totalCost).toMatch(/^\d+\.\d{6}$/);
     expect(await secretOf(usage)).toBe(true);
     // Another account (an emulator of its own, with its own keys), named by the connection option beside dependsOn.
     const other = await emulator({ rateLimits: false });
@@ -145,7 +145,7 @@ describe("the Output forms take Pulumi's invoke output options and an Input per 
       process.env.OTHER_ACCOUNT_ADMIN_KEY = other.adminKey;
       other.state.setBalance(77);
       const elsewhere = getBalanceOutput({ connection: { baseUrl: other.baseUrl, adminKeyEnv: "OTHER_ACCOUNT_ADMIN_KEY" }, dependsOn: [] });
-      expect((await valueOf(elsewhere)).balance).toBe("77.000000");
+      expect((await resolvedValue(elsewhere)).balance).toBe("77.000000");
     } finally {
       delete process.env.OTHER_ACCOUNT_ADMIN_KEY;
       await other.close();
