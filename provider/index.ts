@@ -6,8 +6,8 @@ import { nodeTooOld } from "./version.js";
 const tooOld = nodeTooOld();
 if (tooOld) process.stderr.write(`warning: ${tooOld}\n`);
 
-export { ApiKey, type ApiKeyArgs, type RotationArgs, type SecurityConfigArgs, type SecurityConfigOutput } from "./resources/ApiKey.js";
-export { SubAccountBatch, type SubAccountBatchArgs, type ModelPricingArgs, type SubAccountOutput } from "./resources/SubAccountBatch.js";
+export { ApiKey, type ApiKeyArgs, type ApiKeyState, type RotationArgs, type SecurityConfigArgs, type SecurityConfigOutput } from "./resources/ApiKey.js";
+export { SubAccountBatch, type SubAccountBatchArgs, type SubAccountBatchState, type ModelPricingArgs, type SubAccountOutput } from "./resources/SubAccountBatch.js";
 export {
   getModels,
   getModelsOutput,
@@ -18,12 +18,17 @@ export {
   getSubAccounts,
   getSubAccountsOutput,
   type DataSourceOptions,
+  type DataSourceInvokeOptions,
+  type DataSourceInvokeOutputOptions,
   type GetModelsArgs,
+  type GetModelsOutputArgs,
   type GetModelsResult,
   type GetBalanceResult,
   type GetUsageArgs,
+  type GetUsageOutputArgs,
   type GetUsageResult,
   type GetSubAccountsArgs,
+  type GetSubAccountsOutputArgs,
   type GetSubAccountsResult,
 } from "./resources/dataSources.js";
 export type { ConnectionArgs } from "./client/config.js";

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { REPO } from "./support/programDir.js";
+import { programDir, REPO } from "./support/programDir.js";
 
 /** The ready policy pack: its manifest, its package.json (name, version) and its JavaScript entry point. */
 const READY_PACK = ["policy-pack/PulumiPolicy.yaml", "policy-pack/package.json", "policy-pack/index.js"];
@@ -32,6 +32,38 @@ test("npm pack ships only what a user needs: built JS, types, the ready policy p
   expect(readFileSync(join(REPO, "policy-pack/PulumiPolicy.yaml"), "utf8")).toMatch(/^name: llm-accounts-policies$[\s\S]*^runtime: nodejs$/m);
   expect(paths.some((p) => p.startsWith("dist/tests"))).toBe(false);
 }, 120_000);
+
+test("package.json says where the package lives (npm provenance checks `repository` against the repository it is built in)", () => {
+  const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as Record<string, unknown>;
+  const home = "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts";
+  expect(pkg).toMatchObject({
+    repository: { type: "git", url: `git+${home}.git` },
+    homepage: `${home}#readme`,
+    bugs: { url: `${home}/issues` },
+    keywords: expect.arrayContaining(["pulumi"]),
+  });
+});
+
+test("npm publish --dry-run passes with nothing for npm to correct in package.json", async () => {
+  const { stdout, stderr } = await promisify(execFile)("npm", ["publish", "--dry-run", "--ignore-scripts", "--json"], { cwd: REPO });
+  expect(stderr).not.toMatch(/auto-corrected|errors corrected/);
+  const reports = JSON.parse(stdout.slice(stdout.indexOf("{"))) as Record<string, { name: string; files: { path: string }[] }>;
+  const report = reports["pulumi-llm-accounts"];
+  expect(report.name).toBe("pulumi-llm-accounts");
+  expect(report.files.map((f) => f.path)).toEqual(expect.arrayContaining(["dist/provider/cli.js", "dist/provider/index.js"]));
+}, 120_000);
+
+test("a CommonJS program (the `pulumi new typescript` template's output) loads the package with require, without a flag", async () => {
+  const dir = programDir("llm-cjs-");
+  try {
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "program", private: true }));
+    writeFileSync(join(dir, "index.js"), 'const llm = require("pulumi-llm-accounts");\nconsole.log(typeof llm.ApiKey, typeof llm.getModelsOutput);\n');
+    const { stdout } = await promisify(execFile)(process.execPath, ["--no-warnings", "index.js"], { cwd: dir });
+    expect(stdout).toBe("function function\n");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
 
 describe("@pulumi/pulumi is a peer dependency: a program never holds two copies", () => {
   const run = promisify(execFile);

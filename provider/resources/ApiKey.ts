@@ -5,7 +5,7 @@ import type { z } from "zod";
 import type { ApiKeyInputsSchema, Rotation } from "../runtime/apiKey/index.js";
 import type { ArgsOf, InputsOf } from "./args.js";
 import { maskKey } from "../api/redact.js";
-import { MODULE } from "./typeTokens.js";
+import { MODULE, RESOURCE_TYPES } from "./typeTokens.js";
 import { claimedKey, claimHeldKey, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
@@ -50,7 +50,64 @@ export interface ApiKeyArgs extends ArgsOf<z.input<typeof ApiKeyInputsSchema>, {
   rotation?: pulumi.Input<RotationArgs>;
 }
 
+/**
+ * The state of an ApiKey as a stack holds it, which `ApiKey.get` registers for the provider's read: the outputs of
+ * the resource (another stack's export of it, `pulumi stack export`). The read finds the key on the platform by
+ * `key` (the platform looks a key up by the key itself; the id is only its fingerprint) and needs `alias` and
+ * `createdAt` as every state holds them; the rest is taken from the platform or kept as given.
+ */
+export interface ApiKeyState {
+  /** The key itself (`sk-...`): secret. */
+  key: pulumi.Input<string>;
+  /** Readable label of the key, as the state holds it. */
+  alias: pulumi.Input<string>;
+  /** When the key was created (ISO 8601). */
+  createdAt: pulumi.Input<string>;
+  /** Whether the key is active. */
+  enabled?: pulumi.Input<boolean>;
+  /** Restrictions as the state holds them. */
+  securityConfig?: pulumi.Input<SecurityConfigArgs>;
+  /** Which account: names of environment variables, never key values. */
+  connection?: pulumi.Input<ConnectionArgs>;
+  /** The rotation settings the state holds. */
+  rotation?: pulumi.Input<RotationArgs>;
+  /** The key replaced by the last rotation, while it is valid (secret). */
+  previousKey?: pulumi.Input<string>;
+  /** When the previous key is deleted. */
+  previousKeyExpiresAt?: pulumi.Input<string>;
+  /** When the current key was issued by a rotation. */
+  rotatedAt?: pulumi.Input<string>;
+}
+
 const provider = providerText("apiKey");
+
+/** The properties a new key registers: the inputs given, and every output the provider answers. */
+function inputProps(name: string, args: ApiKeyArgs, owner: Owner): pulumi.Inputs {
+  return {
+    ...givenInputs({
+      adoptKey: args.adoptKey === undefined ? undefined : claimedKey(owner, name, args.adoptKey),
+      connection: args.connection,
+      rotation: args.rotation,
+    }),
+    // Registered outputs, input or not (alias, enabled, securityConfig are both). What the program can
+    // derive is not registered (ApiKey's constructor).
+    alias: args.alias,
+    enabled: args.enabled,
+    securityConfig: args.securityConfig,
+    key: undefined,
+    createdAt: undefined,
+    ...(args.rotation !== undefined ? { previousKey: undefined, previousKeyExpiresAt: undefined, rotatedAt: undefined, rotationDue: undefined } : {}),
+  };
+}
+
+/** The properties a `get` registers: the state given, and every output the read answers. */
+function stateProps(state: ApiKeyState): pulumi.Inputs {
+  const { key, alias, createdAt, enabled, securityConfig, previousKey, previousKeyExpiresAt, rotatedAt } = state;
+  return {
+    ...givenInputs({ connection: state.connection, rotation: state.rotation }),
+    ...{ key, alias, createdAt, enabled, securityConfig, previousKey, previousKeyExpiresAt, rotatedAt, rotationDue: undefined },
+  };
+}
 
 /** An API key of the platform (management group). */
 export class ApiKey extends DynamicResource {
@@ -78,27 +135,29 @@ export class ApiKey extends DynamicResource {
    */
   declare readonly rotationDue: pulumi.Output<string | undefined>;
 
+  /**
+   * Gets an existing key's state into the program by the resource's id and its state (`ApiKeyState`), as every
+   * Pulumi resource's `get` does: the resource is registered with the `id` option, the provider reads the key
+   * from the platform at each run, and the stack neither updates nor deletes it (no other resource claims it).
+   */
+  static get(name: string, id: pulumi.Input<pulumi.ID>, state: ApiKeyState, opts?: pulumi.CustomResourceOptions): ApiKey {
+    return new ApiKey(name, state as unknown as ApiKeyArgs, { ...opts, id });
+  }
+
+  /** Whether `obj` is an ApiKey, even one made by another copy of this package (by its type token). */
+  static isInstance(obj: unknown): obj is ApiKey {
+    return typeof obj === "object" && obj !== null && (obj as { __pulumiType?: unknown }).__pulumiType === RESOURCE_TYPES.ApiKey;
+  }
+
   constructor(name: string, args: ApiKeyArgs, opts?: pulumi.CustomResourceOptions) {
-    const rotating = args.rotation !== undefined;
+    // `get` (the `id` option): the arguments are the state to read.
+    const reading = opts?.id !== undefined;
+    const rotating = reading || args.rotation !== undefined;
     const owner: Owner = {};
     super(
       provider,
       name,
-      {
-        ...givenInputs({
-          adoptKey: args.adoptKey === undefined ? undefined : claimedKey(owner, name, args.adoptKey),
-          connection: args.connection,
-          rotation: args.rotation,
-        }),
-        // Registered outputs, input or not (alias, enabled, securityConfig are both). What the program can
-        // derive is not registered: see below.
-        alias: args.alias,
-        enabled: args.enabled,
-        securityConfig: args.securityConfig,
-        key: undefined,
-        createdAt: undefined,
-        ...(rotating ? { previousKey: undefined, previousKeyExpiresAt: undefined, rotatedAt: undefined, rotationDue: undefined } : {}),
-      },
+      reading ? stateProps(args as unknown as ApiKeyState) : inputProps(name, args, owner),
       withSecretOutputs(opts, ["key", "adoptKey", "previousKey"]),
       MODULE,
       "ApiKey",
@@ -107,7 +166,7 @@ export class ApiKey extends DynamicResource {
     // which is most of what `pulumi preview` of many keys spends beyond trivial resources). The state still
     // holds them, as the provider writes them. keyHint is the provider's own mask of the key.
     this.keyHint = pulumi.unsecret(this.key.apply((key) => (key ? maskKey(key) : key)));
-    claimHeldKey(owner, name, this.key);
+    if (!reading) claimHeldKey(owner, name, this.key);
     if (!rotating) {
       // Without `rotation` there is no previous key to show. (One still in its overlap when `rotation` is
       // removed from the program stays in the state until the first `pulumi up` after it expires deletes it.)

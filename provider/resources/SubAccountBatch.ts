@@ -6,7 +6,7 @@ import { pricingRule, type ModelPricing, type ModelPricingInput, type PricingFie
 import { type SubAccountBatchInputsSchema, identityMark } from "../runtime/subAccountBatch/index.js";
 import type { ArgsOf, InputsOf } from "./args.js";
 import { camelFieldNames } from "../runtime/engine/index.js";
-import { MODULE } from "./typeTokens.js";
+import { MODULE, RESOURCE_TYPES } from "./typeTokens.js";
 import { claimedTokens, claimHeldTokens, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
@@ -70,7 +70,56 @@ export interface SubAccountOutput {
   createdAt: SubAccount["createdAt"];
 }
 
+/**
+ * The state of a SubAccountBatch as a stack holds it, which `SubAccountBatch.get` registers for the provider's read:
+ * the outputs of the resource (another stack's export of it, `pulumi stack export`). The read finds the batch's
+ * sub-accounts by `tokens` (one list of the account) and needs `alias`, `balance` and `count` as every state holds
+ * them; the rest is taken from the platform or kept as given.
+ */
+export interface SubAccountBatchState {
+  /** The sub-account keys of the batch: secret. */
+  tokens: pulumi.Input<pulumi.Input<string>[]>;
+  /** Alias of every sub-account of the batch, as the state holds it. */
+  alias: pulumi.Input<string>;
+  /** Virtual balance each sub-account was created with. */
+  balance: pulumi.Input<number>;
+  /** How many sub-accounts the batch holds. */
+  count: pulumi.Input<number>;
+  /** Permitted models with their factors, as the state holds them. */
+  modelPricing?: pulumi.Input<pulumi.Input<ModelPricingArgs>[]>;
+  /** The sub-accounts as the state holds them (secret). */
+  subAccounts?: pulumi.Input<SubAccountOutput[]>;
+  /** Which account: names of environment variables, never key values. */
+  connection?: pulumi.Input<ConnectionArgs>;
+}
+
 const provider = providerText("subAccountBatch");
+
+/** The properties a new batch registers: the inputs given, its mark, and the outputs the provider answers. */
+function inputProps(name: string, args: SubAccountBatchArgs, opts: pulumi.CustomResourceOptions | undefined, owner: Owner): pulumi.Inputs {
+  return {
+    alias: args.alias,
+    balance: args.balance,
+    count: args.count,
+    modelPricing: args.modelPricing,
+    ...givenInputs({
+      adoptTokens: args.adoptTokens === undefined ? undefined : claimedTokens(owner, name, args.adoptTokens),
+      connection: args.connection,
+    }),
+    mark: markOf(name, opts),
+    subAccounts: undefined,
+    tokens: undefined,
+  };
+}
+
+/**
+ * The properties a `get` registers: the state given (no mark: the batch's own, which would find what a killed `up`
+ * of it left, is the stack's that manages it) and every output the read answers.
+ */
+function stateProps(state: SubAccountBatchState): pulumi.Inputs {
+  const { tokens, alias, balance, count, modelPricing, subAccounts } = state;
+  return { ...givenInputs({ connection: state.connection }), tokens, alias, balance, count, modelPricing, subAccounts };
+}
 
 /** Warnings at preview for input the platform accepts but users rarely mean. Never with a key in them. */
 function warnAboutPricing(resource: pulumi.Resource, modelPricing: SubAccountBatchArgs["modelPricing"]): void {
@@ -116,28 +165,34 @@ export class SubAccountBatch extends DynamicResource {
   /** Permitted models with their factors, deprecated fields converted. */
   declare readonly modelPricing: pulumi.Output<ModelPricing[]>;
 
+  /**
+   * Gets an existing batch's state into the program by the resource's id and its state (`SubAccountBatchState`), as
+   * every Pulumi resource's `get` does: the resource is registered with the `id` option, the provider reads the
+   * sub-accounts from the platform at each run, and the stack neither updates nor deletes them (no other resource
+   * claims them).
+   */
+  static get(name: string, id: pulumi.Input<pulumi.ID>, state: SubAccountBatchState, opts?: pulumi.CustomResourceOptions): SubAccountBatch {
+    return new SubAccountBatch(name, state as unknown as SubAccountBatchArgs, { ...opts, id });
+  }
+
+  /** Whether `obj` is a SubAccountBatch, even one made by another copy of this package (by its type token). */
+  static isInstance(obj: unknown): obj is SubAccountBatch {
+    return typeof obj === "object" && obj !== null && (obj as { __pulumiType?: unknown }).__pulumiType === RESOURCE_TYPES.SubAccountBatch;
+  }
+
   constructor(name: string, args: SubAccountBatchArgs, opts?: pulumi.CustomResourceOptions) {
+    // `get` (the `id` option): the arguments are the state to read.
+    const reading = opts?.id !== undefined;
     const owner: Owner = {};
     super(
       provider,
       name,
-      {
-        alias: args.alias,
-        balance: args.balance,
-        count: args.count,
-        modelPricing: args.modelPricing,
-        ...givenInputs({
-          adoptTokens: args.adoptTokens === undefined ? undefined : claimedTokens(owner, name, args.adoptTokens),
-          connection: args.connection,
-        }),
-        mark: markOf(name, opts),
-        subAccounts: undefined,
-        tokens: undefined,
-      },
+      reading ? stateProps(args as unknown as SubAccountBatchState) : inputProps(name, args, opts, owner),
       withSecretOutputs(opts, ["subAccounts", "tokens", "adoptTokens"]),
       MODULE,
       "SubAccountBatch",
     );
+    if (reading) return;
     warnAboutPricing(this, args.modelPricing);
     claimHeldTokens(owner, name, args.adoptTokens, this.tokens);
   }

@@ -113,9 +113,9 @@ async function floorSide(ctx, resources, windowMs) {
  * The calls each command should make at most: the floor the API allows, and for a destroy what the package's
  * deletes are documented to make (docs/large-accounts.md): key deletes share calls as far as the engine's
  * parallelism lets them (keys / --parallel calls when the engine feeds them without pausing longer than a quiet
- * period: tests/runtime/deleteCoalescer.test.ts; each pause of the feed costs one call more, which this floor does
+ * period: tests/runtime/command/deleteCoalescer.test.ts; each pause of the feed costs one call more, which this floor does
  * not allow for, since nothing outside the plugin sees when deletes arrive); the batches' deletes share calls the same
- * way, on the same schedule (batches / --parallel calls: tests/runtime/subAccountDeletes.test.ts), and one list.
+ * way, on the same schedule (batches / --parallel calls: tests/runtime/command/subAccountDeletes.test.ts), and one list.
  */
 function callFloor(step, keys, batches, parallelism) {
   if (step === "import") return { "sub-account/list": 1, "api-key/get": keys };

@@ -15,10 +15,15 @@ import { fileURLToPath } from "node:url";
 import { cacheRoot } from "../pulumi-cli.mjs";
 
 const major = (version) => Number(version.replace(/^v/, "").split(".")[0]);
+const rank = (version) => version.replace(/^v/, "").split(".").reduce((sum, n) => sum * 1000 + (Number.parseInt(n, 10) || 0), 0);
+/** The package's floor (package.json's `engines`, `>=22.12.0`): an older 22 cannot `require` the package. */
+const FLOOR = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")).engines.node.replace(/^>=/, "");
+/** Whether Node.js `version` serves where `wanted` is asked for: that major or newer, and not below the floor. */
+const serves = (version, wanted) => major(version) >= wanted && rank(version) >= rank(FLOOR);
 
 /** A Node.js `wanted`+ binary: this process's own if new enough, else the cached npm `node@<wanted>`. */
 export function nodeBinary(wanted, log = (m) => process.stderr.write(`${m}\n`)) {
-  if (major(process.versions.node) >= wanted) return process.execPath;
+  if (serves(process.versions.node, wanted)) return process.execPath;
   const dir = path.join(cacheRoot(), `node-${wanted}`);
   const bin = path.join(dir, "node_modules", "node", "bin", "node");
   if (!fs.existsSync(bin)) {
@@ -38,7 +43,7 @@ export function nodeBinary(wanted, log = (m) => process.stderr.write(`${m}\n`)) 
     }
   }
   const version = spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout?.trim() ?? "";
-  if (!(major(version) >= wanted)) throw new Error(`${bin} answers "${version}", not Node.js ${wanted}+`);
+  if (!serves(version, wanted)) throw new Error(`${bin} answers "${version}", not Node.js ${wanted}+`);
   return bin;
 }
 
@@ -53,10 +58,10 @@ export function envWithNode(bin, env = process.env) {
  * programs use it too) and exits with its code. Returns when this process is new enough.
  */
 export async function runUnderNode(wanted, label) {
-  if (major(process.versions.node) >= wanted) return;
+  if (serves(process.versions.node, wanted)) return;
   const bin = nodeBinary(wanted, (m) => process.stderr.write(`[${label}] ${m}\n`));
   const version = spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
-  process.stderr.write(`[${label}] this machine's Node.js is ${process.version}, older than the ${wanted} the package needs: running under Node.js ${version} (${bin})\n`);
+  process.stderr.write(`[${label}] this machine's Node.js is ${process.version}, older than the Node.js ${wanted} (at least ${FLOOR}) the package needs: running under Node.js ${version} (${bin})\n`);
   const child = spawn(bin, [...process.execArgv, ...process.argv.slice(1)], { env: envWithNode(bin), stdio: "inherit" });
   // Ctrl-C reaches the child too (same process group): let it clean up and exit first.
   const forward = (signal) => child.kill(signal);

@@ -163,7 +163,7 @@ describe("a stack through its life with the real Pulumi CLI", () => {
     // The batch's delete lists what a killed run may have left under its mark (one list, shared by every delete).
     // The 201 key deletes go in one call when the engine sends them without pausing longer than a quiet period
     // (COALESCE.minQuietMs); on a loaded machine it may pause once, which costs one more call, never one per key
-    // (tests/runtime/deleteCoalescer.test.ts holds the schedule exactly).
+    // (tests/runtime/command/deleteCoalescer.test.ts holds the schedule exactly).
     const { "api-key/delete": keyDeletes, ...others } = emu.calls();
     expect(others).toEqual({ "sub-account/list": 1, "sub-account/delete": 1 });
     expect(keyDeletes).toBeGreaterThanOrEqual(1);

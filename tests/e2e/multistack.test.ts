@@ -11,11 +11,14 @@ import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, require
 
 const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 const PROGRAM = join(REPO, "tests/e2e/programs/lifecycle");
+/** A program that gets another stack's key and batch by id (ApiKey.get, SubAccountBatch.get). */
+const GET_PROGRAM = join(REPO, "tests/e2e/programs/getById");
 
 let emu: Emulator;
 let ledger: SecretLedger;
 let dev: PulumiStack;
 let prod: PulumiStack;
+let viewer: PulumiStack;
 /** What each stack held after the last upBoth: [dev, prod]. */
 let last: [Held, Held];
 
@@ -25,13 +28,14 @@ beforeAll(async () => {
   ledger = new SecretLedger(emu);
   dev = await stackFor(PROGRAM, emu, { stack: "dev", env: WINDOW_ENV });
   prod = await stackFor(PROGRAM, emu, { stack: "prod", env: WINDOW_ENV });
+  viewer = await stackFor(GET_PROGRAM, emu, { stack: "viewer", env: WINDOW_ENV });
   for (const s of [dev, prod]) {
     await s.setConfig("alias", "shared");
     await s.setConfig("teamAlias", "team");
   }
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(() => endFile({ emu, ledger, stacks: [dev, prod], destroy: [] }), 5 * 60_000);
+afterAll(() => endFile({ emu, ledger, stacks: [dev, prod, viewer], destroy: [] }), 5 * 60_000);
 
 interface Held {
   apiKey: string;
@@ -110,5 +114,46 @@ describe("two stacks of one program on one account, at once", () => {
     expect(emu.state.listKeys().map((k) => k.key)).toEqual([p.apiKey]);
     const gate = await prod.preview(["--refresh", "--expect-no-changes"], { allowFailure: true });
     expect(gate.code).toBe(0);
+  }, 300_000);
+});
+
+/** A resource of a stack's state (`pulumi stack export --show-secrets`, secrets revealed), by its type's name. */
+async function stateOf(stack: PulumiStack, type: "ApiKey" | "SubAccountBatch"): Promise<{ id: string; outputs: Record<string, unknown>; external?: boolean }> {
+  const exported = revealed(JSON.parse((await stack.run(["stack", "export", "--show-secrets"])).stdout)) as {
+    deployment: { resources: { type: string; id: string; outputs: Record<string, unknown>; external?: boolean }[] };
+  };
+  return exported.deployment.resources.find((r) => r.type === `pulumi-nodejs:dynamic/llm-accounts:${type}`)!;
+}
+
+describe("the static get: another stack's objects read by id, as every Pulumi resource's get does", () => {
+  test("a third stack gets prod's key and batch by id and state: read from the platform at each up, a console rename seen, nothing written; its destroy deletes nothing", async () => {
+    const [key, team] = [await stateOf(prod, "ApiKey"), await stateOf(prod, "SubAccountBatch")];
+    const o = { key: key.outputs, team: team.outputs };
+    for (const [k, v] of Object.entries({ keyId: key.id, alias: o.key.alias, createdAt: o.key.createdAt, teamId: team.id, teamAlias: o.team.alias, balance: o.team.balance, count: o.team.count })) {
+      await viewer.setConfig(k, String(v));
+    }
+    await viewer.setConfig("key", String(o.key.key), { secret: true });
+    await viewer.setConfig("tokens", JSON.stringify(o.team.tokens), { secret: true });
+    emu.clearRequests();
+    await viewer.up();
+    const out = revealed(await viewer.outputs({ showSecrets: true })) as Record<string, unknown>;
+    expect(out).toMatchObject({ keyId: key.id, alias: "shared", enabled: true, countries: ["SG"], teamId: team.id, teamAlias: "team", teamCount: 3 });
+    expect(out.keyHint).toBe(`sk-...${String(o.key.key).slice(-4)}`);
+    expect([...(out.tokens as string[])].sort()).toEqual(last[1].tokens);
+    expect(out.instances).toEqual([true, true, false, false, false]);
+    // Read, never written: one get of the key, one list for the batch.
+    expect(emu.requests().map((q) => q.op).sort()).toEqual(["api-key/get", "sub-account/list"]);
+    // The state holds both as read resources (`external`): the stack does not manage them.
+    expect([(await stateOf(viewer, "ApiKey")).external, (await stateOf(viewer, "SubAccountBatch")).external]).toEqual([true, true]);
+
+    emu.state.editKey(String(o.key.key), "renamed-in-console", emu.state.getKey(String(o.key.key))!.security_config);
+    await viewer.up();
+    expect(((await viewer.outputs()) as { alias: string }).alias).toBe("renamed-in-console");
+
+    emu.clearRequests();
+    await viewer.destroy();
+    expect(emu.requests().filter((q) => /\/(create|edit|status|delete)$/.test(q.op))).toEqual([]);
+    expect(emu.state.listKeys().map((k) => k.key)).toEqual([o.key.key]);
+    expect(liveTeam()).toEqual(last[1].tokens);
   }, 300_000);
 });

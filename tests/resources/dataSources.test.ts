@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import * as pulumi from "@pulumi/pulumi";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { getBalance, getModels, getSubAccounts, getUsage } from "../../provider/resources/dataSources.js";
+import { getBalance, getBalanceOutput, getModels, getModelsOutput, getSubAccounts, getUsage, getUsageOutput } from "../../provider/resources/dataSources.js";
 import { calls, emulator } from "../support/emulator.js";
 import { day } from "../support/days.js";
 
@@ -93,6 +93,62 @@ describe("a program run again in the same process (an Automation API program run
       expect(calls(emu)).toEqual({ "account/balance": 2 });
     } finally {
       emu.state.setBalance(Number(before));
+    }
+  });
+});
+
+describe("the Output forms take Pulumi's invoke output options and an Input per field", () => {
+  /** A run whose resources are created only once `open()` is called (their ids resolve then). */
+  async function gatedRun(): Promise<() => void> {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    await pulumi.runtime.setMocks(
+      { newResource: async (a) => (await gate, { id: `${a.name}-id`, state: a.inputs }), call: () => ({}) },
+      "project",
+      "stack",
+      false,
+    );
+    return open;
+  }
+  class Thing extends pulumi.CustomResource {
+    constructor(name: string) {
+      super("test:index:Thing", name, {});
+    }
+  }
+  const resolvedValue = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((resolve) => o.apply((v) => resolve(v)));
+  const secretOf = <T>(o: pulumi.Output<T>): Promise<boolean> => (o as unknown as { isSecret: Promise<boolean> }).isSecret;
+
+  test("dependsOn: the call waits until those resources are created, then is made once", async () => {
+    await getBalance(); // the client loaded (got is loaded at the first request), so that a call not held back shows at once
+    const open = await gatedRun();
+    emu.clearRequests();
+    const dependency = new Thing("thing");
+    const balance = getBalanceOutput({ dependsOn: [dependency], parent: dependency });
+    const models = getModelsOutput({ category: pulumi.output("chat") }, { dependsOn: dependency });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(calls(emu)).toEqual({});
+    open();
+    expect((await resolvedValue(balance)).balance).toMatch(/^\d+\.\d{6}$/);
+    expect((await resolvedValue(models)).models.every((m) => m.category === "chat")).toBe(true);
+    expect(calls(emu)).toEqual({ "account/balance": 1, models: 1 });
+  });
+
+  test("each field of getUsageOutput's arguments is an Input; a secret key keeps the result secret; the connection option is kept", async () => {
+    (await gatedRun())();
+    const key = emu.state.listKeys()[0].key;
+    const usage = getUsageOutput({ start: pulumi.output(day(30)), end: day(1), key: pulumi.secret(key), withModel: pulumi.output(true) });
+    expect((await resolvedValue(usage)).totalCost).toMatch(/^\d+\.\d{6}$/);
+    expect(await secretOf(usage)).toBe(true);
+    // Another account (an emulator of its own, with its own keys), named by the connection option beside dependsOn.
+    const other = await emulator({ rateLimits: false });
+    try {
+      process.env.OTHER_ACCOUNT_ADMIN_KEY = other.adminKey;
+      other.state.setBalance(77);
+      const elsewhere = getBalanceOutput({ connection: { baseUrl: other.baseUrl, adminKeyEnv: "OTHER_ACCOUNT_ADMIN_KEY" }, dependsOn: [] });
+      expect((await resolvedValue(elsewhere)).balance).toBe("77.000000");
+    } finally {
+      delete process.env.OTHER_ACCOUNT_ADMIN_KEY;
+      await other.close();
     }
   });
 });

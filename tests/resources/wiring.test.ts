@@ -123,4 +123,19 @@ describe("resource wiring", () => {
       delete process.env.PULUMI_DEBUG_PROMISE_LEAKS;
     }
   });
+  test("ApiKey.get and SubAccountBatch.get register a read by id with the state given (a batch's without a mark); isInstance tells each by its type token", async () => {
+    const { ApiKey } = await import("../../provider/resources/ApiKey.js");
+    const { SubAccountBatch } = await import("../../provider/resources/SubAccountBatch.js");
+    const key = ApiKey.get("got-key", "fp-1", { key: `sk-${"g".repeat(36)}wxyz`, alias: "shared", createdAt: "2026-10-01T00:00:00Z" });
+    const team = SubAccountBatch.get("got-team", "sab-1", { tokens: ["sk-t1"], alias: "team", balance: 5, count: 1 });
+    expect(await outputValue(key.keyHint)).toBe("sk-...wxyz");
+    await outputValue(team.tokens);
+    const [k, t] = ["got-key", "got-team"].map((name) => registered.find((x) => x.name === name)!);
+    expect(k).toMatchObject({ type: "pulumi-nodejs:dynamic/llm-accounts:ApiKey", id: "fp-1", inputs: { alias: "shared", createdAt: "2026-10-01T00:00:00Z" } });
+    expect(String(k.inputs.__provider)).toContain('import("pulumi-llm-accounts/runtime")');
+    expect(t).toMatchObject({ type: "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch", id: "sab-1", inputs: { tokens: ["sk-t1"], alias: "team", balance: 5, count: 1 } });
+    expect(t.inputs.mark).toBeUndefined();
+    expect([ApiKey.isInstance(key), SubAccountBatch.isInstance(team), ApiKey.isInstance(team), SubAccountBatch.isInstance(key)]).toEqual([true, true, false, false]);
+    expect([ApiKey.isInstance(undefined), ApiKey.isInstance({ __pulumiType: "other" }), ApiKey.isInstance("ApiKey")]).toEqual([false, false, false]);
+  });
 });

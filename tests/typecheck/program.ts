@@ -60,6 +60,31 @@ const outputs = {
   subAccounts: llm.getSubAccountsOutput({ alias: "team-a" }, { connection: { accountKeyEnv: "TEAM_A_ACCOUNT_KEY" } }),
 };
 
+// Pulumi's conventions: each field of an Output function's arguments an Input; Pulumi's invoke options beside the
+// connection; the static get and isInstance of every generated resource.
+const usageArgs: llm.GetUsageOutputArgs = { start: config.require("from"), end: pulumi.output("2026-01-31"), key: key.key, withModel: pulumi.output(true) };
+const modelArgs: llm.GetModelsOutputArgs = { category: config.require("category"), vendor: pulumi.output("acme") };
+const subArgs: llm.GetSubAccountsOutputArgs = { alias: team.alias, sk: team.tokens.apply((t) => t[0]) };
+const invokeOutputOptions: llm.DataSourceInvokeOutputOptions = { parent: key, dependsOn: [key, team], connection: { accountKeyEnv: "TEAM_A_ACCOUNT_KEY" } };
+const invokeOptions: llm.DataSourceInvokeOptions = { parent: key, provider: undefined, connection: { baseUrl: "https://api.example.com" } };
+const conventions = {
+  usage: llm.getUsageOutput(usageArgs, invokeOutputOptions),
+  models: llm.getModelsOutput(modelArgs, { dependsOn: team }),
+  subAccounts: llm.getSubAccountsOutput(subArgs, { dependsOn: pulumi.output([key]) }),
+  balance: llm.getBalanceOutput(invokeOutputOptions),
+  plain: llm.getModels({ vendor: "acme" }, invokeOptions),
+  plainBalance: llm.getBalance(invokeOptions),
+};
+const gotKey: llm.ApiKey = llm.ApiKey.get("got-key", key.id, { key: key.key, alias: key.alias, createdAt: key.createdAt, connection: { baseUrl: "https://api.example.com" } }, { parent: team });
+const keyState: llm.ApiKeyState = { key: "sk-x", alias: "ci", createdAt: "2026-01-01T00:00:00Z", enabled: true, securityConfig: { geo: { countries: ["SG"] } } };
+const gotTeam: llm.SubAccountBatch = llm.SubAccountBatch.get("got-team", team.id, { tokens: team.tokens, alias: "team-a", balance: 50, count: team.count });
+const batchState: llm.SubAccountBatchState = { tokens: ["sk-a"], alias: "team-a", balance: 50, count: 1, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }] };
+function hintOf(r: pulumi.Resource): pulumi.Output<string> | pulumi.Output<string[]> | undefined {
+  if (llm.ApiKey.isInstance(r)) return r.keyHint;
+  if (llm.SubAccountBatch.isInstance(r)) return r.tokens;
+  return undefined;
+}
+
 function handle(err: unknown): string {
   if (err instanceof llm.RateLimitError) return `wait ${err.retryAfterMs}`;
   if (err instanceof llm.NotFoundError || err instanceof llm.BadRequestError || err instanceof llm.AuthenticationError) return err.code ?? "";
@@ -71,5 +96,5 @@ function handle(err: unknown): string {
 
 export const used = [
   key2, hint, alias, enabled, countries, createdAt, subAccounts, firstToken, tokens, adopted.keyHint, outputs, dataSources, handle,
-  previousKey, previousKeyExpiresAt, rotatedAt, rotationDue,
+  previousKey, previousKeyExpiresAt, rotatedAt, rotationDue, conventions, gotKey, keyState, gotTeam, batchState, hintOf,
 ];

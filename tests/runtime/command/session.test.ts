@@ -1,8 +1,8 @@
 import { describe, expect, test } from "@jest/globals";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { currentSession, startFresh, stackConfig, subAccountBatch } from "../../provider/runtime/index.js";
-import { calls, clientOf, useRuntimeEmulator } from "../support/emulator.js";
-import { checkedInputs } from "../support/check.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { currentSession, startFresh, stackConfig, subAccountBatch } from "../../../provider/runtime/index.js";
+import { calls, clientOf, useRuntimeEmulator } from "../../support/emulator.js";
+import { checkedInputs } from "../../support/check.js";
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "@jest/globals";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
-import { calls, useRuntimeEmulator, expectNoSecret, secretsOf } from "../support/emulator.js";
-import { found, inputsAfterRefresh } from "../support/readOutcome.js";
-import { checkedInputs } from "../support/check.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { apiKey, type ApiKeyInputs, type ApiKeyOutputs } from "../../../provider/runtime/index.js";
+import { calls, useRuntimeEmulator, expectNoSecret, secretsOf } from "../../support/emulator.js";
+import { found, inputsAfterRefresh } from "../../support/readOutcome.js";
+import { checkedInputs } from "../../support/check.js";
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
-import type { CheckFailure } from "../../provider/runtime/engine/check.js";
-import { apiKey, subAccountBatch, UNKNOWN } from "../../provider/runtime/index.js";
+import type { CheckFailure } from "../../../provider/runtime/engine/check.js";
+import { apiKey, subAccountBatch, UNKNOWN } from "../../../provider/runtime/index.js";
 
 type Props = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "@jest/globals";
-import { LlmAccountsError } from "../../provider/client/errors.js";
-import { keptInState } from "../../provider/runtime/engine/contract.js";
+import { LlmAccountsError } from "../../../provider/client/errors.js";
+import { keptInState } from "../../../provider/runtime/engine/contract.js";
 
 describe("keptInState: the created-but-failed protocol", () => {
   test("the engine reads id, properties and reasons; JSON of the error shows none of them", () => {

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "@jest/globals";
-import { LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { calls, useRuntimeEmulator } from "../support/emulator.js";
-import { checkedInputs } from "../support/check.js";
+import { LATE_VISIBILITY_WAITS_MS } from "../../../provider/api/assumptions.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../../provider/runtime/index.js";
+import { calls, useRuntimeEmulator } from "../../support/emulator.js";
+import { checkedInputs } from "../../support/check.js";
 
 let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));

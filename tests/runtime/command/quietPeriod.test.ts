@@ -1,5 +1,5 @@
 import { describe, expect, test } from "@jest/globals";
-import { QuietPeriod } from "../../provider/runtime/command/quietPeriod.js";
+import { QuietPeriod } from "../../../provider/runtime/command/quietPeriod.js";
 
 const settings = { minQuietMs: 10, gapFactor: 4, maxQuietMs: 100 };
 

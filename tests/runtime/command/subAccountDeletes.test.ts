@@ -1,12 +1,12 @@
 import { describe, expect, test } from "@jest/globals";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { DeleteCoalescer } from "../../provider/runtime/command/deleteCoalescer.js";
-import { COALESCE, DeleteSchedule } from "../../provider/runtime/command/deleteSchedule.js";
-import { SubAccountDeletes } from "../../provider/runtime/command/subAccountDeletes.js";
-import { subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { checkedInputs } from "../support/check.js";
-import { calls, clientOf, useRuntimeEmulator } from "../support/emulator.js";
-import { engineSlots, ManualClock } from "../support/manualClock.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { DeleteCoalescer } from "../../../provider/runtime/command/deleteCoalescer.js";
+import { COALESCE, DeleteSchedule } from "../../../provider/runtime/command/deleteSchedule.js";
+import { SubAccountDeletes } from "../../../provider/runtime/command/subAccountDeletes.js";
+import { subAccountBatch, type SubAccountBatchOutputs } from "../../../provider/runtime/index.js";
+import { checkedInputs } from "../../support/check.js";
+import { calls, clientOf, useRuntimeEmulator } from "../../support/emulator.js";
+import { engineSlots, ManualClock } from "../../support/manualClock.js";
 
 /**
  * The deletes of SubAccountBatch resources share `sub-account/delete` calls as key deletes share theirs (issue 41),

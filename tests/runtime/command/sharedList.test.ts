@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
-import { LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
-import { SYSTEM_CLOCK } from "../../provider/client/clock.js";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { getSubAccounts } from "../../provider/resources/dataSources.js";
-import { SHARE, SHARING_SWITCH, SharedSubAccountList } from "../../provider/runtime/command/sharedList.js";
-import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
-import { calls, clientOf, emulator } from "../support/emulator.js";
-import { found } from "../support/readOutcome.js";
+import { LATE_VISIBILITY_WAITS_MS } from "../../../provider/api/assumptions.js";
+import { SYSTEM_CLOCK } from "../../../provider/client/clock.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { getSubAccounts } from "../../../provider/resources/dataSources.js";
+import { SHARE, SHARING_SWITCH, SharedSubAccountList } from "../../../provider/runtime/command/sharedList.js";
+import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../../provider/runtime/index.js";
+import { calls, clientOf, emulator } from "../../support/emulator.js";
+import { found } from "../../support/readOutcome.js";
 
 let emu: Emulator;
 const saved = { ...process.env };

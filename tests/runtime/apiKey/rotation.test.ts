@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, test } from "@jest/globals";
-import { LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { apiKey, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
-import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../support/emulator.js";
-import { found, inputsAfterRefresh } from "../support/readOutcome.js";
-import { checkedInputs } from "../support/check.js";
+import { LATE_VISIBILITY_WAITS_MS } from "../../../provider/api/assumptions.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { apiKey, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../../provider/runtime/index.js";
+import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../../support/emulator.js";
+import { found, inputsAfterRefresh } from "../../support/readOutcome.js";
+import { checkedInputs } from "../../support/check.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

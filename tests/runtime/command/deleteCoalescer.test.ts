@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { COALESCE, DeleteCoalescer } from "../../provider/runtime/command/deleteCoalescer.js";
-import { calls, clientOf, emulator } from "../support/emulator.js";
-import { engineSlots, ManualClock } from "../support/manualClock.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { COALESCE, DeleteCoalescer } from "../../../provider/runtime/command/deleteCoalescer.js";
+import { calls, clientOf, emulator } from "../../support/emulator.js";
+import { engineSlots, ManualClock } from "../../support/manualClock.js";
 
 let emu: Emulator;
 beforeAll(async () => {

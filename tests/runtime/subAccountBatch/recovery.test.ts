@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
-import type { SubAccount } from "../../provider/api/schemas/index.js";
-import type { Emulator } from "../../provider/emulator/index.js";
-import { ALIAS_MAX_LENGTH, LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
-import { createBatch, leftUnderMark, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../provider/runtime/subAccountBatch/recovery.js";
-import { snapshotOf } from "../../provider/runtime/command/sharedList.js";
-import { calls, clientOf, emulator } from "../support/emulator.js";
+import type { SubAccount } from "../../../provider/api/schemas/index.js";
+import type { Emulator } from "../../../provider/emulator/index.js";
+import { ALIAS_MAX_LENGTH, LATE_VISIBILITY_WAITS_MS } from "../../../provider/api/assumptions.js";
+import { createBatch, leftUnderMark, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../../provider/runtime/subAccountBatch/recovery.js";
+import { snapshotOf } from "../../../provider/runtime/command/sharedList.js";
+import { calls, clientOf, emulator } from "../../support/emulator.js";
 
 let emu: Emulator;
 const api = () => clientOf(emu, { rateLimits: false, retry: { maxAttempts: 1 } }).subAccounts;
