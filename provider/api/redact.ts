@@ -19,10 +19,13 @@ const KEY_PATTERN = new RegExp(`(?<![A-Za-z0-9_-])sk-(?:[${INNER}]|\\.(?=[${INNE
  */
 const UNPREFIXED_PATTERN = new RegExp(`(?<![A-Za-z0-9])[A-Za-z0-9]{${UNPREFIXED_KEY_MIN_LENGTH},}(?![A-Za-z0-9])`, "g");
 
-/** Whether a run of letters and digits mixes at least two kinds (lower case, upper case, digits): a key's, not a word's. */
-function mixed(run: string): boolean {
-  return [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(run)).length >= 2;
+/** How many kinds of characters (lower case, upper case, digits) a run of letters and digits mixes. */
+function kinds(run: string): number {
+  return [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(run)).length;
 }
+
+/** A run that redaction masks: two kinds or more (a key's, not a word's or a number's). */
+const mixed = (run: string): boolean => kinds(run) >= 2;
 
 /** Key characters after the prefix below which a match is the prefix itself (`"sk-admin-"`), a word, not a key. */
 const MIN_SECRET_CHARS = 6;
@@ -32,9 +35,14 @@ export function isUnprefixedKey(key: string): boolean {
   return key.length >= UNPREFIXED_KEY_MIN_LENGTH && /^[A-Za-z0-9]+$/.test(key);
 }
 
-/** True when a text holds a run shaped like a key (not a bare prefix such as `sk-admin-`), with or without the prefix. */
+/**
+ * True when a text holds a run shaped like a key (not a bare prefix such as `sk-admin-`), with or without the prefix.
+ * Without it, a run of all three kinds (a pasted one-api key all but always is), so that a long CamelCase alias
+ * (`TeamAlphaProductionBackendServices`, two kinds) is masked in a message but never refused as an input.
+ */
 export function looksLikeKey(text: string): boolean {
-  return redact(text) !== text;
+  const prefixed = [...text.matchAll(KEY_PATTERN)].some(([k]) => secretPart(k).length >= MIN_SECRET_CHARS);
+  return prefixed || [...text.matchAll(UNPREFIXED_PATTERN)].some(([k]) => kinds(k) === 3);
 }
 
 function secretPart(key: string): string {

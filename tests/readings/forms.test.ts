@@ -167,6 +167,29 @@ describe("lists in other forms", () => {
   });
 });
 
+describe("the forms together (as tests/e2e/readings.test.ts plays them through the real CLI)", () => {
+  test("unprefixed-keys, one-api, list-cursor, unstable-ties and filters-ignored: a batch created, refreshed, grown, refreshed and destroyed beside another team's sub-accounts, which stay", async () => {
+    const { emu: e } = await platform(["unprefixed-keys", "one-api", "list-cursor", "unstable-ties", "filters-ignored"]);
+    const theirs = made(e, 3, 3, "team-ops");
+    const first = await subAccountBatch.create(await batch("team", 2, "0123456789ab"));
+    startFresh();
+    const read = await subAccountBatch.read(first.id, first.outs);
+    expect(read.props).toMatchObject({ count: 2 });
+    startFresh();
+    const grown = (await subAccountBatch.update(first.id, read.props as Props, await batch("team-b", 6, "0123456789ab"))).outs;
+    expect(grown.tokens).toHaveLength(6);
+    for (let n = 0; n < 3; n++) {
+      startFresh();
+      const again = await subAccountBatch.read(first.id, grown);
+      expect(again.props).toMatchObject({ count: 6 });
+      expect("inputs" in again && again.inputs).toBeFalsy();
+    }
+    startFresh();
+    await subAccountBatch.delete(first.id, grown);
+    expect(e.state.listSubAccounts().map((s) => s.token)).toEqual(theirs);
+  });
+});
+
 describe("a destroy needs no list", () => {
   // On an empty account a first create goes (nothing shows masked) and its answer holds the tokens whole; its list for
   // a killed run's leftovers then shows them masked. Before issue 53, the destroy stopped at that list: 15 left.
