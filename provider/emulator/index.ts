@@ -13,7 +13,7 @@ import { EmulatorState } from "./state.js";
 export { MODEL_CATALOGUE, USAGE_STATS_DAYS, usageRows, type UsageRowsQuery } from "./catalogue.js";
 export { FAULT_KINDS, parseFaultSpec, checkFaultSpec, type FaultKind, type FaultSpec } from "./faults.js";
 export { effectiveLimits, type RateLimitOverrides } from "./limits.js";
-export { READINGS, READING_NAMES, type Reading } from "./readings.js";
+export { ONE_OF, READINGS, READING_NAMES, type Reading } from "./readings.js";
 export { DEFAULT_REQUEST_LOG_SIZE } from "./requestLog.js";
 export type { StateSnapshot } from "./persistence.js";
 export type { RequestLogEntry } from "./requestLog.js";

@@ -54,6 +54,12 @@ export const READINGS = {
   "filters-ignored": "the sub-account list ignores its `alias` and `sk` filters: every answer lists the whole account (filter on the client's side)",
 } as const;
 
+/** Readings that are forms of one thing (an envelope, a mask): a platform plays at most one of each set. */
+export const ONE_OF: readonly (readonly string[])[] = [
+  ["envelope", "envelope-no-data", "one-api"],
+  ["masked-tokens", "masked-forms"],
+];
+
 /** The name of a reading. */
 export type Reading = keyof typeof READINGS;
 /** Every reading's name. */
@@ -129,9 +135,10 @@ export class Readings {
     private readonly exists: (op: string, item: string) => boolean = () => true,
   ) {
     for (const r of readings) if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
-    const envelopes = readings.filter((r) => r === "envelope" || r === "envelope-no-data" || r === "one-api");
-    if (envelopes.length > 1) throw new TypeError(`${envelopes.join(" and ")} are forms of one envelope: play one of them`);
-    if (readings.includes("masked-tokens") && readings.includes("masked-forms")) throw new TypeError("masked-tokens and masked-forms are forms of one mask: play one of them");
+    for (const forms of ONE_OF) {
+      const played = readings.filter((r) => forms.includes(r));
+      if (played.length > 1) throw new TypeError(`${played.join(" and ")} are forms of one ${forms === ONE_OF[0] ? "envelope" : "mask"}: play one of them`);
+    }
     this.on = new Set(readings);
   }
 

@@ -167,6 +167,13 @@ describe("lists in other forms", () => {
   });
 });
 
+describe("readings that are forms of one thing", () => {
+  test("one-api with another envelope, or masked-forms with masked-tokens, is refused naming both (ONE_OF)", async () => {
+    await expect(startEmulator({ port: 0, readings: ["envelope", "one-api"] })).rejects.toThrow(/envelope and one-api are forms of one envelope/);
+    await expect(startEmulator({ port: 0, readings: ["masked-tokens", "masked-forms"] })).rejects.toThrow(/masked-tokens and masked-forms are forms of one mask/);
+  });
+});
+
 describe("the forms together (as tests/e2e/readings.test.ts plays them through the real CLI)", () => {
   test("unprefixed-keys, one-api, list-cursor, unstable-ties and filters-ignored: a batch created, refreshed, grown, refreshed and destroyed beside another team's sub-accounts, which stay", async () => {
     const { emu: e } = await platform(["unprefixed-keys", "one-api", "list-cursor", "unstable-ties", "filters-ignored"]);
