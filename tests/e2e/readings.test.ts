@@ -183,6 +183,30 @@ describe.each(STOPS)("through the real CLI, a platform playing %s (stops by desi
   );
 });
 
+// Issue 53: a destroy needs no list. On an empty account a marked batch is created (nothing shows masked, the
+// create's answer holds its tokens whole); its destroy's list for a killed run's leftovers then shows them masked.
+// Before, that list stopped the destroy before its first delete; now the tokens the state holds are deleted and the
+// CLI shows, as a warning, what could not be looked for.
+describe("through the real CLI, a destroy whose list cannot be read (masked-forms)", () => {
+  test(
+    "deletes every sub-account the state holds, exits 0, and warns naming what it could not look for",
+    async () => {
+      await requirePulumiCli();
+      const end: (typeof ends)[number] = {};
+      ends.push(end);
+      const emu = (end.emu = await emulator({ rateLimits: false, readings: ["masked-forms"] }));
+      const stack = (end.stack = await stackFor(PROGRAM, emu));
+      await stack.run(["up", "--yes", "--skip-preview"]);
+      expect(emu.state.listSubAccounts().map((s) => s.alias)).toEqual(["team", "team"]);
+      const down = await stack.run(["destroy", "--yes", "--skip-preview"]);
+      expect(down.stdout).toMatch(/warning: SubAccountBatch sab-\w+: the 2 sub-account\(s\) its state holds were deleted, but what a killed run of it may have left .* could not be looked for: .*masked \(in the form sk-xxxx\*\*\*\*xxxx\)/);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+      expect(emu.state.listKeys()).toEqual([]);
+    },
+    CLI_BUILD_TIMEOUT_MS,
+  );
+});
+
 // Issue 43: a platform that answers a gone key or token with 400 (`gone-400`), not 404. Before, the gate errored
 // instead of reporting drift, `up --refresh` failed, and every plain `destroy` failed on the batch delete the spec
 // "rejects as a whole".

@@ -506,7 +506,7 @@ async function leftoversOf(session: Session, own: SessionClient, old: SubAccount
   }
 }
 
-/** Says, on stderr (which the Pulumi CLI shows for the provider), what a delete that succeeded could not look for. */
+/** Says, on stderr, what a delete that succeeded could not look for: the Pulumi CLI shows it as a warning under Diagnostics. */
 function reportUnlooked(message: string): void {
   process.stderr.write(`warning: ${redact(message)}\n`);
 }
