@@ -239,6 +239,16 @@ describe("a destroy needs no list", () => {
     expect(e.state.listSubAccounts().map((s) => s.token)).toEqual(theirs);
   });
 
+  test("a state that does not parse, of a lost create: the tokens it names are deleted though the list cannot be read, then the delete fails naming why", async () => {
+    const { emu: e } = await platform(["masked-forms"]);
+    const held = await subAccountBatch.create(await batch("team-d", 3, "0123456789ab"));
+    const broken = { ...held.outs, count: "three", unconfirmedSince: new Date().toISOString(), unconfirmedAlias: "team-d~0123456789ab" };
+    startFresh();
+    const err = await subAccountBatch.delete(held.id, broken as unknown as Props).then(() => undefined, (x: unknown) => x as Error);
+    expect(err?.message).toMatch(/deleted the 3 sub-account\(s\) it names, but the sub-accounts of a lost create cannot be looked for \(the sub-account list could not be read: .*masked/);
+    expect(e.state.listSubAccounts()).toEqual([]);
+  });
+
   test("a list the platform fails to answer (500 at every try): the deletes of what the state holds go on", async () => {
     const { emu: e } = await platform([]);
     const held = await subAccountBatch.create(await batch("team-c", 3, "0123456789ab"));

@@ -497,13 +497,19 @@ async function leftoversOf(session: Session, own: SessionClient, old: SubAccount
     const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(own.client.subAccounts, old, custody.notToTake(named)) : [];
     const left = await leftByKilledRun(session, own, old, [...named, ...unconfirmed.map((s) => s.token)]);
     return { found: [...unconfirmed, ...left].map((s) => s.token) };
-  } catch (err) {
-    if (err instanceof AuthenticationError || !(err instanceof Error)) throw err;
+  } catch (caught) {
+    const err = unreadableList(caught);
     const sought = old.unconfirmedSince
       ? `what its lost create may have made (alias ${JSON.stringify(old.unconfirmedAlias ?? old.alias)}) could not be looked for`
       : `what a killed run of it may have left (alias ending with its mark ${old.mark}) could not be looked for`;
     return { found: [], unlooked: `${sought}: the sub-account list could not be read (${err.message})` };
   }
+}
+
+/** A list's failure as a delete takes it: the error, to report what was not looked for; a refused credential stops the delete. */
+function unreadableList(err: unknown): Error {
+  if (err instanceof AuthenticationError || !(err instanceof Error)) throw err;
+  return err;
 }
 
 /** Says, on stderr, what a delete that succeeded could not look for: the Pulumi CLI shows it as a warning under Diagnostics. */
@@ -524,11 +530,14 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
   const own = session.client(found.connection.data);
   const api = own.client.subAccounts;
   const custody = session.custody.subAccounts;
-  const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)) : [];
+  // A list that cannot be read leaves the lost create's sub-accounts unlooked for, never the ones the state names.
+  const lost = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)).then((l) => l, unreadableList) : [];
+  const unconfirmed = lost instanceof Error ? [] : lost;
   const others = custody.leftByDelete(id, found.tokens);
   await own.batchDeletes.delete([...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
-  if (found.unidentified > 0 || found.lostCreate === null) {
-    const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : "the sub-accounts of a lost create cannot be looked for";
+  if (found.unidentified > 0 || found.lostCreate === null || lost instanceof Error) {
+    const unlooked = `the sub-accounts of a lost create cannot be looked for${lost instanceof Error ? ` (the sub-account list could not be read: ${lost.message})` : ""}`;
+    const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : unlooked;
     throw error.after(`this delete deleted the ${found.tokens.length} sub-account(s) it names, but ${rest}, so the resource stays in the state`);
   }
 }
