@@ -12,6 +12,13 @@ export const KEY_PREFIX = "sk-";
 export const ADMIN_KEY_PREFIX = "sk-admin-";
 
 /**
+ * A key or token issued without KEY_PREFIX (the spec's notes say prefixes may change; one-api and its forks issue 48
+ * letters and digits): read when it is at least this many letters and digits and nothing else, so that redaction
+ * (api/redact.ts), which masks such runs, masks it whole. The emulator's reading `unprefixed-keys` issues them.
+ */
+export const UNPREFIXED_KEY_MIN_LENGTH = 32;
+
+/**
  * The characters of a key, as a regular expression class (the spec shows keys of letters and digits only): those
  * of an OAuth bearer token (RFC 6750), letters, digits and `- . _ ~ + /`, with `=` padding. A key of any other
  * character is refused where it enters (check, settings, answers), so that redaction, which masks runs of these

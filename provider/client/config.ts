@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { ADMIN_KEY_PREFIX, KEY_PREFIX, type CreateMarkForm } from "../api/assumptions.js";
 import type { Group } from "../api/operations.js";
-import { KeyTextSchema, settingsObject } from "../api/schemas/common.js";
+import { isKeyForm, KeyTextSchema, settingsObject } from "../api/schemas/common.js";
+import { looksLikeKey } from "../api/redact.js";
 import type { Profile } from "../api/profile.js";
 import type { Clock } from "./clock.js";
 import { ConfigurationError } from "./errors.js";
@@ -91,9 +92,9 @@ export function credentialFor(group: Group, options: Pick<TransportOptions, "adm
   if (!key) {
     throw missingSetting("accountKey", "no main account key for the sub-account group", " (--secret)");
   }
-  if (key.startsWith(ADMIN_KEY_PREFIX) || !key.startsWith(KEY_PREFIX)) {
+  if (key.startsWith(ADMIN_KEY_PREFIX) || !isKeyForm(key)) {
     throw new ConfigurationError(
-      `the sub-account group needs the main account key (${KEY_PREFIX}..., not an admin key); check ${SETTINGS.accountKey.env} / ${SETTINGS.accountKey.config}`,
+      `the sub-account group needs the main account key (${KEY_PREFIX}... or a key issued without the prefix, not an admin key); check ${SETTINGS.accountKey.env} / ${SETTINGS.accountKey.config}`,
     );
   }
   return keyText(key, "accountKey");
@@ -111,9 +112,9 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ENV_NAME_EXPECTED = "must be the name of an environment variable (letters, digits and _)";
 
 /** The name of an environment variable; a key pasted in its place is told apart (and, as every value here, never shown). */
-const EnvNameSchema = z.string({ error: ENV_NAME_EXPECTED }).refine((name) => ENV_NAME.test(name), {
+const EnvNameSchema = z.string({ error: ENV_NAME_EXPECTED }).refine((name) => ENV_NAME.test(name) && !looksLikeKey(name), {
   error: (issue) =>
-    String(issue.input).startsWith(KEY_PREFIX)
+    String(issue.input).startsWith(KEY_PREFIX) || looksLikeKey(String(issue.input))
       ? "must be the NAME of an environment variable that holds the key, never the key itself (inputs are stored in the state)"
       : ENV_NAME_EXPECTED,
 });

@@ -6,6 +6,7 @@
 import { PROFILE_MARKERS, PROFILE_MEANINGS, type Profile, type ProfileMeaning } from "../api/profile.js";
 import type { Group } from "../api/operations.js";
 import { isObject } from "../api/canonical.js";
+import { redact } from "../api/redact.js";
 import { ApiError } from "./errors.js";
 
 /** What an answer that is not "done" means for the caller: not made, no such object, try again later, wrong credential. */
@@ -48,8 +49,8 @@ const WORDS: { meaning: Meaning; status: number; words: RegExp }[] = [
 
 /** What a refusal means, by its code and message, when no profile says (the platform's codes are not shown: read by their words). */
 export function meaningOf(code: string | undefined, message: string | undefined): { meaning: Meaning; status: number } {
-  // Without the keys the message names (whole or masked): their characters are no words (`sk-...a429` is no 429).
-  const words = `${code ?? ""} ${message ?? ""}`.replace(/\bsk-\S*/gi, " ").toLowerCase();
+  // Without the keys the message names (whole or masked, with the prefix or without): their characters are no words (`sk-...a429` is no 429).
+  const words = redact(`${code ?? ""} ${message ?? ""}`).replace(/\bsk-\S*|\.\.\.\S*/gi, " ").toLowerCase();
   const rule = WORDS.find((r) => r.words.test(words));
   return rule ? { meaning: rule.meaning, status: rule.status } : { meaning: "refused", status: 400 };
 }
@@ -75,13 +76,19 @@ function refusal(body: Record<string, unknown>, form: string): { refusal: Refusa
 }
 
 /**
- * Reads a 2xx body. A refusal: `success: false` (the spec's own shape of the sub-account group), an `error` object or
- * text, or an envelope (`{code, message, data}`) whose code is not one of "done". An envelope whose code is "done" is
- * unwrapped to its `data`. Anything else is the answer itself.
+ * Reads a 2xx body. A refusal: `success: false` (the spec's own shape of the sub-account group, and one-api's), an
+ * `error` object or text, or an envelope (`{code, message, data}`) whose code is not one of "done". An envelope whose
+ * code is "done", or one-api's `{success: true, message, data}`, is unwrapped to its `data`. Anything else is the
+ * answer itself.
  */
 export function readBody(json: unknown): Read {
   if (!isObject(json)) return { answer: json };
   if (json.success === false || json.success === "false" || json.success === 0) return refusal(json, "HTTP 2xx with success: false");
+  // one-api's envelope, `{success: true, message, data}`: its answer is `data` (a spec answer carrying `success`, as a
+  // create's `{items, success}`, has fields of its own besides it and is the answer itself).
+  if ((json.success === true || json.success === "true" || json.success === 1) && "data" in json && Object.keys(json).every((k) => k === "success" || k === "data" || ENVELOPE_FIELDS.has(k))) {
+    return { answer: json.data ?? {} };
+  }
   if (isObject(json.error) || (typeof json.error === "string" && json.error.trim() !== "")) return refusal(json, "HTTP 2xx with an error");
   if (typeof json.code === "number" || typeof json.code === "string") {
     const done = DONE_CODES.has(String(json.code).toLowerCase());

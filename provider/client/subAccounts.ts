@@ -2,6 +2,7 @@ import type { CreateMarkForm } from "../api/assumptions.js";
 import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup, type Sender } from "./apiGroup.js";
 import { BadRequestError, LlmAccountsError } from "./errors.js";
+import { isMasked } from "../api/redact.js";
 import { OPERATIONS } from "../api/operations.js";
 import type { z } from "zod";
 import type * as s from "../api/schemas/index.js";
@@ -32,7 +33,7 @@ export function refusedSizeCap(err: unknown, field: RegExp, size: number): numbe
 const SKS_FIELD = /\bsks\b/i;
 
 /** One sub-account as the list answers it. */
-type WireSubAccount = z.infer<typeof s.SubAccountSchema>;
+type WireSubAccount = z.infer<typeof s.ListedSubAccountSchema>;
 
 /** Sub-accounts a page holds where the platform refuses `page_size=-1` (its largest page size is not shown). */
 export const LIST_PAGE_SIZE = 100;
@@ -67,21 +68,24 @@ export class WriteCounter {
   }
 }
 
-/** A token as a list that masks them shows it (`sk-...abcd`, `sk-****abcd`): never one a call can name. */
-const MASKED_TOKEN = /\.\.\.|\*{3,}|\u2026/;
+/** A token's mask as a message may show it: its form, without one character of it (`sk-xxxx****xxxx`). */
+function maskForm(token: string): string {
+  return token.replace(/[A-Za-z0-9]/g, "x").replace(/^xx-/, "sk-");
+}
 
 /**
- * The listed sub-accounts, when their tokens are whole. A list that masks them cannot tell which sub-account is which
- * (the package holds and names them by token): concluding from it would take every held one for gone and create
- * again, orphaning the first. It stops here instead, before anything is concluded or written (docs/decisions.md).
+ * The listed sub-accounts, when their tokens are whole. A list that masks them, in any form (isMasked), cannot tell
+ * which sub-account is which (the package holds and names them by token): concluding from it would take every held
+ * one for gone and create again, orphaning the first. It stops here instead, before anything is concluded or written
+ * (docs/decisions.md), naming the form; a mask is never taken for a token.
  */
 function unmasked(items: WireSubAccount[]): WireSubAccount[] {
-  const masked = items.find((i) => MASKED_TOKEN.test(i.token));
+  const masked = items.find((i) => isMasked(i.token));
   if (masked === undefined) return items;
   throw new LlmAccountsError(
-    `GET sub-account/list: the platform answers sub-account tokens masked (${masked.token.slice(0, 3)}...), and the package needs ` +
-      "them whole to find, edit and delete its sub-accounts: nothing was concluded or changed. This platform's list (the reading masked-tokens, " +
-      "docs/decisions.md) is not supported; run `llm-accounts doctor`",
+    `GET sub-account/list: the platform answers sub-account tokens masked (in the form ${maskForm(masked.token)}), and the package needs ` +
+      "them whole to find, edit and delete its sub-accounts: nothing was concluded or changed. This platform's list (the readings masked-tokens " +
+      "and masked-forms, docs/decisions.md) is not supported; run `llm-accounts doctor`",
     { operation: "GET sub-account/list" },
   );
 }
@@ -141,65 +145,72 @@ export class SubAccountsApi extends ApiGroup {
   sksCap: number | undefined;
 
   /**
-   * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer below
-   * `total`; then the rest page by page (by offset), at the size it answered with. A paged read is kept only when
-   * it is consistent: every page gave the same `total`, no item came twice, and the items add up to `total`. A
-   * change between two pages (a console delete shifts the offsets, so a live sub-account would be skipped) makes
-   * it read again, at most LIST_READS times, then fail: a partial list is never answered, as callers take a
-   * sub-account missing from it for gone.
+   * Every sub-account that matches: one call (`page_size=-1`), unless the platform caps that answer; then the rest
+   * page by page, by offset (`page`) or by the cursor it gives (`next`, sent back as `cursor`), at the size it
+   * answered with, until `has_more` says no more, the pages add up to `total`, or, with neither, a page comes back
+   * short. A paged read is kept only when it is consistent: every page gave the same `total`, no item came twice, and
+   * the items add up to `total`. A change between two pages (a console delete shifts the offsets, so a live
+   * sub-account would be skipped) makes it read again, at most LIST_READS times, then fail: a partial list is never
+   * answered, as callers take a sub-account missing from it for gone. A read whose pages came in another order with
+   * the same number of items (sub-accounts of equal `created_at`, whose order a platform may change at every request)
+   * is merged with the next such read until the set is stable: as many sub-accounts as each read counted, at most
+   * TIE_READS reads, then fail (before anything is concluded or written).
    *
-   * Readings of the spec's open points (docs/decisions.md): a platform that answers without `total` is read on,
-   * page by page, until a page comes back short (one more call); one that refuses `page_size=-1` (a 400) is read in
-   * pages of LIST_PAGE_SIZE from then on; one whose filters match more than exactly (a prefix, a substring, or no
-   * filter at all) has its answer filtered here, so that `alias` and `sk` always match exactly.
+   * Readings of the spec's open points (docs/decisions.md): a platform that answers without `total` is read on as
+   * above; one that refuses `page_size=-1` (a 400) is read in pages of LIST_PAGE_SIZE from then on; one whose filters
+   * match more than exactly (a prefix, a substring, or no filter at all) has its answer filtered here, so that `alias`
+   * and `sk` always match exactly; a filtered answer's `total` is not trusted (it may count the whole account).
    */
   async list(filter: SubAccountFilter = {}): Promise<s.SubAccount[]> {
+    let torn = 0;
+    let merged: { items: Map<string, WireSubAccount>; returned: number } | undefined;
     for (let read = 1; ; read++) {
-      const whole = await this.readWhole(filter);
-      if (whole.items) {
-        this.tokensMasked ||= whole.items.some((i) => MASKED_TOKEN.test(i.token));
-        return unmasked(whole.items).filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
+      const pass = await this.readPass(filter);
+      const stable = pass.kind === "whole" ? pass : pass.kind === "ties" ? (merged = mergeTies(merged, pass)) : undefined;
+      if (stable && stable.items.size === stable.returned) {
+        const items = [...stable.items.values()];
+        this.tokensMasked ||= items.some((i) => isMasked(i.token));
+        return unmasked(items).filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
       }
-      if (read >= LIST_READS) {
-        throw new LlmAccountsError(
-          `GET sub-account/list: ${whole.problem ?? `the account changed while its ${whole.pages} pages were read`}, ${LIST_READS} times in a row ` +
-            "(the platform pages by offset, so a changed list can skip a sub-account): nothing was concluded from a partial list; run the command again",
-          { operation: "GET sub-account/list" },
-        );
+      if (pass.kind === "problem") throw listFailure(pass.problem);
+      if (pass.kind === "torn" && ++torn >= LIST_READS) {
+        throw listFailure(`the account changed while its ${pass.pages} pages were read, ${LIST_READS} times in a row (the platform pages by offset, so a changed list can skip a sub-account)`);
+      }
+      if (read >= TIE_READS) {
+        throw listFailure(`${TIE_READS} reads gave no stable set of sub-accounts (the platform answers sub-accounts of equal created_at in another order at every request, or the account kept changing)`);
       }
     }
   }
 
-  /** One read of every page; `items` only when the read is consistent (see list). */
-  private async readWhole(filter: SubAccountFilter): Promise<{ items?: WireSubAccount[]; pages: number; problem?: string }> {
-    const page = (body: { page_size: number; page?: number }) =>
-      this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
-    const first = await this.firstPage(page);
-    const answered = first.answer.total;
-    if (answered !== undefined && first.answer.items.length >= answered) return { items: first.answer.items, pages: 1 };
+  /** One read of every page (see list). */
+  private async readPass(filter: SubAccountFilter): Promise<Pass> {
+    const page = (body: PageRequest) => this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
+    const first = (await this.firstPage(page)).answer;
+    const answered = first.total;
+    if (answered !== undefined && first.items.length >= answered && first.has_more !== true) return whole(first.items);
     // A filtered answer shorter than its `total`: the platform may count the whole account there (its filters
     // ignored by `total`), so the items decide, read on until a short page as without `total`.
     const filtered = filter.alias !== undefined || filter.sk !== undefined;
     const total = filtered ? undefined : answered;
-    const size = first.answer.items.length;
-    if (size === 0) return total === undefined || total === 0 ? { items: [], pages: 1 } : { pages: 1 };
-    // Without `total`, any first page may have more behind it (a platform may cap an answer below the size asked,
-    // without saying so): read on, by pages of the first's length, until a shorter one.
-    const byToken = new Map(first.answer.items.map((i) => [i.token, i]));
-    const pages = total === undefined ? Infinity : Math.ceil(total / size);
-    for (let n = 2; n <= pages; n++) {
-      const next = await page({ page: n, page_size: size });
-      if (next.total !== answered) return { pages: n };
-      for (const i of next.items) {
-        if (!byToken.has(i.token)) continue;
-        // The same first item again: the platform does not page by `page` at all.
-        if (n === 2 && i.token === first.answer.items[0].token) return { pages: n, problem: "page 2 answered the items of page 1 again: the platform does not read `page`, so a list longer than one answer cannot be read (see docs/decisions.md)" };
-        return { pages: n };
+    const size = first.items.length;
+    if (size === 0) return total === undefined || total === 0 ? whole([]) : { kind: "torn", pages: 1 };
+    const byToken = new Map(first.items.map((i) => [i.token, i]));
+    let [returned, twice, last] = [size, false, first];
+    for (let n = 2; more(last, n, size, total); n++) {
+      const before = last;
+      const cursor = before.next === null || before.next === undefined || before.next === "" ? {} : { cursor: String(before.next) };
+      last = await page({ page: n, page_size: size, ...cursor });
+      if (last.total !== answered) return { kind: "torn", pages: n };
+      // The page before again, item for item: the platform reads neither the page's number nor its cursor.
+      if (last.items.length > 0 && last.items.length === before.items.length && last.items.every((i, k) => i.token === before.items[k].token)) {
+        return { kind: "problem", problem: `page ${n} answered the items of page ${n - 1} again: the platform reads neither \`page\` nor \`cursor\`, so a list longer than one answer cannot be read (see docs/decisions.md)` };
       }
-      for (const i of next.items) byToken.set(i.token, i);
-      if (total === undefined && next.items.length < size) return { items: [...byToken.values()], pages: n };
+      returned += last.items.length;
+      for (const i of last.items) twice ||= byToken.has(i.token);
+      for (const i of last.items) byToken.set(i.token, i);
     }
-    return byToken.size === total ? { items: [...byToken.values()], pages } : { pages };
+    if (total !== undefined && returned !== total) return { kind: "torn", pages: Math.ceil(total / size) };
+    return twice ? { kind: "ties", items: byToken, returned } : whole([...byToken.values()]);
   }
 
   /**
@@ -207,8 +218,8 @@ export class SubAccountsApi extends ApiGroup {
    * of LIST_PAGE_SIZE; the refusal is remembered for the life of this client, so it costs one call once.
    */
   private async firstPage(
-    page: (body: { page_size: number; page?: number }) => Promise<z.output<typeof s.SubAccountListResponseSchema>>,
-  ): Promise<{ answer: z.output<typeof s.SubAccountListResponseSchema>; pageSize: number }> {
+    page: (body: PageRequest) => Promise<ListAnswer>,
+  ): Promise<{ answer: ListAnswer; pageSize: number }> {
     if (!this.allRefused) {
       try {
         return { answer: await page({ page_size: -1 }), pageSize: -1 };
@@ -255,6 +266,51 @@ export class SubAccountsApi extends ApiGroup {
       }
     }
   }
+}
+
+/** A page's request: by number, and by the cursor the page before gave (if any). */
+type PageRequest = { page_size: number; page?: number; cursor?: string };
+/** A list answer as the schema reads it. */
+type ListAnswer = z.output<typeof s.SubAccountListResponseSchema>;
+
+/**
+ * One read of every page: whole (consistent); `ties` (as many items as the pages counted, some twice: an order that
+ * changed between requests); `torn` (the account changed between pages); or a `problem` no read again can mend.
+ */
+type Pass =
+  | { kind: "whole" | "ties"; items: Map<string, WireSubAccount>; returned: number }
+  | { kind: "torn"; pages: number }
+  | { kind: "problem"; problem: string };
+
+/** How many reads of a list whose ties change order are merged before it fails (list). */
+export const TIE_READS = 8;
+
+/** A consistent read: each sub-account once. */
+function whole(items: WireSubAccount[]): Pass {
+  const byToken = new Map(items.map((i) => [i.token, i]));
+  return { kind: "whole", items: byToken, returned: byToken.size };
+}
+
+/** Whether a further page is to be read after `last` (page n - 1): as `has_more` says, else up to `total`, else until a short page. */
+function more(last: ListAnswer, n: number, size: number, total: number | undefined): boolean {
+  if (last.has_more !== undefined) return last.has_more && last.items.length > 0;
+  if (total !== undefined) return (n - 1) * size < total;
+  return last.items.length >= size;
+}
+
+/** A read of ties merged into the reads before it of the same count (a read of another count starts anew). */
+function mergeTies(
+  merged: { items: Map<string, WireSubAccount>; returned: number } | undefined,
+  pass: { items: Map<string, WireSubAccount>; returned: number },
+): { items: Map<string, WireSubAccount>; returned: number } {
+  if (merged === undefined || merged.returned !== pass.returned) return { items: new Map(pass.items), returned: pass.returned };
+  for (const [t, i] of pass.items) merged.items.set(t, i);
+  return merged;
+}
+
+/** A list that cannot be read whole: nothing is concluded from a partial one. */
+function listFailure(why: string): LlmAccountsError {
+  return new LlmAccountsError(`GET sub-account/list: ${why}: nothing was concluded from a partial list; run the command again`, { operation: "GET sub-account/list" });
 }
 
 /** The smaller of the numbers given, undefined when none is. */

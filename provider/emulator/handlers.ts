@@ -99,6 +99,8 @@ export interface ListBehaviour {
   mergesPricing?: boolean;
   /** Runs after each sub-account list answer is made, before it is sent: a test changes the account here. */
   afterSubAccountList?: (page: number) => void;
+  /** The order of each list answer, before it is paged (readings.ts `unstable-ties`); the order of creation when not given. */
+  order?: <T extends { created_at: string }>(items: T[]) => T[];
   /** Late visibility (option `lateVisibilityMs`): told of each key or sub-account created, it says whether reads show it yet. */
   lag?: { created(id: string): void; shows(id: string): boolean };
 }
@@ -183,8 +185,7 @@ function subAccountHandlers(state: EmulatorState, limits: ListBehaviour): Pick<H
     listSubAccounts: (q) => {
       const page = q.page ?? 1;
       const pageSize = q.page_size ?? SUB_ACCOUNT_PAGE_SIZE;
-      const matching = state
-        .listSubAccounts()
+      const matching = (limits.order ?? ((l) => l))(state.listSubAccounts())
         .filter((s) => (q.alias === undefined || (limits.aliasMatches ?? Object.is)(q.alias, s.alias)) && (q.sk === undefined || s.token === q.sk))
         .filter((s) => limits.lag?.shows(s.token) ?? true);
       const size = Math.min(pageSize === -1 ? Infinity : pageSize, limits.subAccountListCap ?? Infinity);

@@ -4,8 +4,8 @@ import { FaultInjector, type FaultSpec } from "./faults.js";
 import { createHandlers, type ListBehaviour } from "./handlers.js";
 import { effectiveLimits, RateLimiter, type RateLimitOverrides } from "./limits.js";
 import { credentialClash, StateFile } from "./persistence.js";
-import { newAdminKey, newKey } from "./random.js";
-import { Readings, type Reading } from "./readings.js";
+import { newAdminKey, newKey, randomToken } from "./random.js";
+import { Readings, UNPREFIXED_KEY_LENGTH, type Reading } from "./readings.js";
 import { EmulatorServer } from "./server.js";
 import type { RequestLogEntry } from "./requestLog.js";
 import { EmulatorState } from "./state.js";
@@ -13,7 +13,7 @@ import { EmulatorState } from "./state.js";
 export { MODEL_CATALOGUE, USAGE_STATS_DAYS, usageRows, type UsageRowsQuery } from "./catalogue.js";
 export { FAULT_KINDS, parseFaultSpec, checkFaultSpec, type FaultKind, type FaultSpec } from "./faults.js";
 export { effectiveLimits, type RateLimitOverrides } from "./limits.js";
-export { READINGS, READING_NAMES, type Reading } from "./readings.js";
+export { ONE_OF, READINGS, READING_NAMES, type Reading } from "./readings.js";
 export { DEFAULT_REQUEST_LOG_SIZE } from "./requestLog.js";
 export type { StateSnapshot } from "./persistence.js";
 export type { RequestLogEntry } from "./requestLog.js";
@@ -155,11 +155,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     await state.flush();
   }
   const readings = new Readings(options.readings, (op, item) => (op === "api-key/delete" ? state.hasKey(item) : state.hasSubAccount(item)));
+  if (readings.has("unprefixed-keys")) state.issueKey = () => randomToken(UNPREFIXED_KEY_LENGTH);
   const listBehaviour: ListBehaviour = {
     subAccountListCap: options.subAccountListCap ?? readings.listCap,
     aliasMatches: (filter, alias) => readings.aliasMatches(filter, alias),
     totalIgnoresFilters: readings.has("total-unfiltered"),
     mergesPricing: readings.mergesPricing,
+    order: readings.listOrder,
     lag: lateVisibility(options.lateVisibilityMs, clock),
   };
   const server = new EmulatorServer({

@@ -43,7 +43,22 @@ export const READINGS = {
   "rounded-factors": "every sub-account pricing_factor written (create and edit) is kept and answered rounded to 2 decimals (`1.2345` as `1.23`), without a refusal",
   "merged-pricing":
     "a sub-account edit merges the model_pricing it sends into what each sub-account holds: the models it lists are set, the others are kept, so no edit removes a model (a create sets exactly what it sends)",
+  "unprefixed-keys": "API keys and sub-account tokens are issued as 48 letters and digits without `sk-` (one-api keeps them so)",
+  "one-api":
+    "one-api's envelope: every answer is {success: true, message: \"\", data}; a refusal is HTTP 200 {success: false, message} in Chinese, an authentication failure the same shape with HTTP 401; sub-account ids are 19-digit strings",
+  "masked-forms": "the sub-account list answers each token masked in another form than the package's, in turn `sk-abcd****wxyz`, `****` and `sk-…wxyz`; the create's answer still holds them whole",
+  "list-cursor":
+    "the sub-account list pages by cursor: {items, has_more, next} without `total`, at most 7 sub-accounts an answer (page_size=-1 included), a further page asked for by sending `next` back as `cursor` (`page` ignored)",
+  "unstable-ties":
+    "the sub-account list refuses page_size=-1 (400) and answers at most 5 a page, by offset; sub-accounts of equal created_at (those of one create) come in another order at every request",
+  "filters-ignored": "the sub-account list ignores its `alias` and `sk` filters: every answer lists the whole account (filter on the client's side)",
 } as const;
+
+/** Readings that are forms of one thing (an envelope, a mask): a platform plays at most one of each set. */
+export const ONE_OF: readonly (readonly string[])[] = [
+  ["envelope", "envelope-no-data", "one-api"],
+  ["masked-tokens", "masked-forms"],
+];
 
 /** The name of a reading. */
 export type Reading = keyof typeof READINGS;
@@ -67,6 +82,15 @@ export const BUSY_MESSAGES = ["system busy, try again", "系统繁忙，请稍�
 export const CUT_ALIAS_LENGTH = 32;
 /** The decimals `rounded-factors` keeps of a pricing factor. */
 export const ROUNDED_FACTOR_DECIMALS = 2;
+
+/** The length of the keys and tokens `unprefixed-keys` issues (one-api's). */
+export const UNPREFIXED_KEY_LENGTH = 48;
+/** The page cap of `list-cursor`. */
+export const CURSOR_LIST_CAP = 7;
+/** The page cap of `unstable-ties`. */
+export const TIES_LIST_CAP = 5;
+/** What `one-api` answers an authentication failure (HTTP 401, in its envelope). */
+export const ONE_API_UNAUTHORISED = "无权进行此操作，令牌无效";
 
 /** The cap of `sks-cap`. */
 export const SKS_CAP = 4;
@@ -111,7 +135,10 @@ export class Readings {
     private readonly exists: (op: string, item: string) => boolean = () => true,
   ) {
     for (const r of readings) if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
-    if (readings.includes("envelope") && readings.includes("envelope-no-data")) throw new TypeError("envelope and envelope-no-data are two forms of one envelope: play one of them");
+    for (const forms of ONE_OF) {
+      const played = readings.filter((r) => forms.includes(r));
+      if (played.length > 1) throw new TypeError(`${played.join(" and ")} are forms of one ${forms === ONE_OF[0] ? "envelope" : "mask"}: play one of them`);
+    }
     this.on = new Set(readings);
   }
 
@@ -137,9 +164,24 @@ export class Readings {
       // None exists: the request stays as sent, and refusal() answers it done.
       return known.length > 0 ? { ...input, [deleted]: known } : input;
     }
+    if (op === "sub-account/list" && isObject(input)) return this.listInput(input);
     if (op !== "usage/summary" || !this.has("usage-cursor") || !isObject(input)) return input;
     const { [USAGE_CURSOR_FIELD]: cursor, [USAGE_NEXT_PAGE_FIELD]: _ignored, ...rest } = input;
     return cursor === undefined ? rest : { ...rest, [USAGE_NEXT_PAGE_FIELD]: cursor };
+  }
+
+  /** A list request as the handlers should see it: filters dropped (`filters-ignored`), the cursor read as a page (`list-cursor`). */
+  private listInput(input: Record<string, unknown>): Record<string, unknown> {
+    let query = input;
+    if (this.has("filters-ignored")) {
+      const { alias: _alias, sk: _sk, ...rest } = query;
+      query = rest;
+    }
+    if (!this.has("list-cursor")) return query;
+    // The cursor alone says which page: `page` is ignored, page_size=-1 is capped as any size.
+    const { cursor, page: _page, ...rest } = query;
+    const page = cursor === undefined ? 1 : pageOfCursor(String(cursor));
+    return { ...rest, page };
   }
 
   /** A refusal this platform makes of a request the default emulator accepts, or undefined. */
@@ -154,10 +196,8 @@ export class Readings {
     if (deleted && this.has("idempotent-deletes") && Array.isArray(request[deleted]) && !(request[deleted] as unknown[]).some((i) => typeof i === "string" && this.exists(op, i))) {
       return new ErrorAnswer(200, NOTHING_TO_DELETE, "nothing to delete");
     }
-    if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) === -1) {
-      return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
-    }
-    if (op === "sub-account/list" && this.has("list-all-refused") && Number(request.page_size) > 100) {
+    const pagesOnly = this.has("list-all-refused") || this.has("unstable-ties");
+    if (op === "sub-account/list" && pagesOnly && (Number(request.page_size) === -1 || Number(request.page_size) > 100)) {
       return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
     }
     if ((op === "sub-account/edit" || op === "sub-account/delete") && this.has("sks-cap") && Array.isArray(request.sks) && request.sks.length > SKS_CAP) {
@@ -210,9 +250,34 @@ export class Readings {
     return this.has("merged-pricing");
   }
 
-  /** The cap of one list answer these readings add (list-no-total), if any. */
+  /** The cap of one list answer these readings add (list-no-total, list-cursor, unstable-ties), if any. */
   get listCap(): number | undefined {
-    return this.has("list-no-total") ? NO_TOTAL_LIST_CAP : undefined;
+    const caps = [this.has("list-no-total") && NO_TOTAL_LIST_CAP, this.has("list-cursor") && CURSOR_LIST_CAP, this.has("unstable-ties") && TIES_LIST_CAP];
+    const given = caps.filter((c): c is number => typeof c === "number");
+    return given.length === 0 ? undefined : Math.min(...given);
+  }
+
+  /** The order of a list answer (`unstable-ties`: sub-accounts of equal created_at shuffled at every request), if these readings change it. */
+  get listOrder(): (<T extends { created_at: string }>(items: T[]) => T[]) | undefined {
+    return this.has("unstable-ties") ? shuffledTies : undefined;
+  }
+
+  /** A list answer's body as this platform writes it (list-no-total, list-cursor, masked-tokens, masked-forms). */
+  private listShape(body: Record<string, unknown>): Record<string, unknown> {
+    if (this.has("list-no-total")) {
+      const { total: _total, pageSize, ...rest } = body;
+      body = { ...rest, page_size: pageSize };
+    }
+    if (this.has("list-cursor")) {
+      const { total, page, pageSize, page_size: _size, ...rest } = body;
+      const more = Number(page) * Number(pageSize) < Number(total);
+      body = { ...rest, has_more: more, next: more ? cursorOfPage(Number(page) + 1) : null };
+    }
+    const mask = this.has("masked-tokens") ? (t: string) => maskKey(t) : this.has("masked-forms") ? otherMask : undefined;
+    if (mask && Array.isArray(body.items)) {
+      body = { ...body, items: body.items.map((i: unknown, n: number) => (isObject(i) && typeof i.token === "string" ? { ...i, token: mask(i.token, n) } : i)) };
+    }
+    return body;
   }
 
   /** The answer as this platform writes it. */
@@ -227,16 +292,12 @@ export class Readings {
     if (this.has("no-content") && NO_CONTENT_OPS.has(op)) return { status: 204, text: "" };
     let body = outcome.body;
     if (this.has("terse-writes")) body = terse(op, body);
-    if (op === "sub-account/list" && this.has("list-no-total") && isObject(body)) {
-      const { total: _total, pageSize, ...rest } = body;
-      body = { ...rest, page_size: pageSize };
-    }
+    if (op === "sub-account/list" && isObject(body)) body = this.listShape(body);
     if (this.has("other-forms")) body = otherForms(body);
     if (this.has("extra-fields")) body = withExtraFields(body);
     if (this.has("snowflake-ids")) body = snowflakes(body);
-    if (this.has("masked-tokens") && op === "sub-account/list" && isObject(body) && Array.isArray(body.items)) {
-      body = { ...body, items: body.items.map((i: unknown) => (isObject(i) && typeof i.token === "string" ? { ...i, token: maskKey(i.token) } : i)) };
-    }
+    else if (this.has("one-api")) body = stringIds(body);
+    if (this.has("one-api")) body = { success: true, message: "", data: body };
     if (this.has("envelope")) body = { code: 0, message: "success", data: body };
     if (this.has("envelope-no-data")) body = { code: 0, message: "success", data: body };
     // A JSON number beyond 2^53 cannot come from JSON.stringify: its digits are written in place of a marked string.
@@ -249,7 +310,7 @@ export class Readings {
     if (!this.has("gone-400") || outcome.status !== 404 || !isObject(outcome.body) || !isObject(outcome.body.error)) return outcome;
     const gone = GONE_CODES[String(outcome.body.error.code)];
     if (!gone) return outcome;
-    const masked = /sk-\.\.\.\w+/.exec(String(outcome.body.error.message))?.[0];
+    const masked = /(?:sk-)?\.\.\.\w+/.exec(String(outcome.body.error.message))?.[0];
     return { ...outcome, status: 400, body: { error: { code: gone.code, message: masked ? `${gone.message}: ${masked}` : gone.message } } };
   }
 
@@ -260,6 +321,7 @@ export class Readings {
     const { code, message } = error;
     const auth = outcome.status === 401;
     if (this.has("transient-200") && code === BUSY_CODE) return { status: 200, body: { success: false, message } };
+    if (this.has("one-api")) return { status: auth ? 401 : 200, body: { success: false, message: auth ? ONE_API_UNAUTHORISED : inChinese(outcome.status, String(code), String(message)) } };
     if (this.has("envelope") && !auth) return { status: 200, body: { code, message, data: null } };
     if (this.has("envelope-no-data") && !auth) return { status: 200, body: { code, message } };
     if (this.has("refusals-200") && SUB_ACCOUNT_OPS(op) && !auth) return { status: 200, body: { success: false, code, message } };
@@ -273,6 +335,62 @@ const GONE_CODES: Record<string, { code: string; message: string }> = {
   key_not_found: { code: "invalid_key", message: "invalid key" },
   sub_account_not_found: { code: "invalid_token", message: "invalid sub-account token" },
 };
+
+/**
+ * `one-api`: a refusal's message as one-api words it, in Chinese: an unknown key or token as "does not exist" (the
+ * masked key kept), a rate limit and a busy server as such; any other refusal says "bad request" and keeps the
+ * emulator's own words after it (a cap's field and number, which the client reads).
+ */
+function inChinese(status: number, code: string, message: string): string {
+  const masked = /(?:sk-)?\.\.\.\w+/.exec(message)?.[0] ?? "";
+  if (code in GONE_CODES || code.endsWith("not_found")) return `令牌 ${masked} 不存在`.replace("  ", " ");
+  if (status === 429) return "请求过于频繁，请稍后再试";
+  if (status >= 500) return "服务器繁忙，请稍后再试";
+  return `请求参数错误：${message}`;
+}
+
+/** `one-api`: each sub-account's `id` and `user_id` as a string of 19 digits. */
+function stringIds(value: unknown, field?: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => stringIds(v));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stringIds(v, k)]));
+  if (field === "id" && (typeof value === "number" || typeof value === "string")) return String(SNOWFLAKE_BASE + BigInt(value));
+  if (field === "user_id" && (typeof value === "number" || typeof value === "string")) return String(SNOWFLAKE_BASE * 2n + BigInt(value));
+  return value;
+}
+
+/** `list-cursor`: the opaque cursor of a page, and the page of a cursor (NaN for one this list never gave). */
+function cursorOfPage(page: number): string {
+  return Buffer.from(`page:${page}`).toString("base64url");
+}
+function pageOfCursor(cursor: string): number {
+  const match = /^page:(\d+)$/.exec(Buffer.from(cursor, "base64url").toString());
+  return match ? Number(match[1]) : NaN;
+}
+
+/** `masked-forms`: the n-th token masked in one of the forms other platforms use, in turn. */
+function otherMask(token: string, n: number): string {
+  const prefix = token.startsWith("sk-") ? "sk-" : "";
+  const secret = token.slice(prefix.length);
+  const forms = [`${prefix}${secret.slice(0, 4)}****${secret.slice(-4)}`, "****", `${prefix}\u2026${secret.slice(-4)}`];
+  return forms[n % forms.length];
+}
+
+/** `unstable-ties`: the list in creation order, each run of equal created_at in a new random order. */
+function shuffledTies<T extends { created_at: string }>(items: T[]): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < items.length; ) {
+    let j = i;
+    while (j < items.length && items[j].created_at === items[i].created_at) j++;
+    const run = items.slice(i, j);
+    for (let k = run.length - 1; k > 0; k--) {
+      const r = Math.floor(Math.random() * (k + 1));
+      [run[k], run[r]] = [run[r], run[k]];
+    }
+    out.push(...run);
+    i = j;
+  }
+  return out;
+}
 
 /** The first snowflake id of `snowflake-ids`: the emulator's id 1 is answered as this plus 1. */
 export const SNOWFLAKE_BASE = 1_234_567_890_123_456_789n;

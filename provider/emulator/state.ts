@@ -28,6 +28,8 @@ export class EmulatorState {
   private balanceAmount = DEFAULT_BALANCE;
   private pending: Promise<void> = Promise.resolve();
   private changes = 0;
+  /** Makes each new API key and sub-account token (the reading `unprefixed-keys` issues them without `sk-`). */
+  issueKey: () => string = newKey;
 
   constructor(
     /** The credential of the management group. */
@@ -81,7 +83,7 @@ export class EmulatorState {
   /** Creates an enabled key; the returned record is the only place its value is handed out by the API. */
   createKey(alias: string, securityConfig: ApiKeyRecord["security_config"] = {}): ApiKeyRecord {
     const record: ApiKeyRecord = {
-      key: newKey(),
+      key: this.issueKey(),
       alias,
       enabled: true,
       security_config: structuredClone(securityConfig),
@@ -155,7 +157,7 @@ export class EmulatorState {
       const record: SubAccountRecord = {
         id: this.nextSubAccountId++,
         user_id: this.nextUserId++,
-        token: newKey(),
+        token: this.issueKey(),
         token_type: "slave",
         alias: request.alias,
         enabled: true,

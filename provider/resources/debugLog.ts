@@ -23,7 +23,7 @@ export function maskSdkDebugLog(): void {
   const masked: DebugLog = (msg, ...rest) => {
     const restore = promiseTracesOff(); // the SDK sends each debug message with a promise of its own
     try {
-      return original(typeof msg === "string" && msg.includes("sk-") ? redact(msg) : msg, ...rest);
+      return original(typeof msg === "string" ? redact(msg) : msg, ...rest);
     } finally {
       restore();
     }

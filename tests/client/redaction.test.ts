@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { inspect } from "node:util";
+import { looksLikeKey } from "../../provider/api/redact.js";
 import { LlmAccountsClient, LlmAccountsError, maskKey, redact } from "../../provider/client/index.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { clientOf, emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
@@ -20,6 +21,18 @@ describe("redaction", () => {
     expect(maskKey("sk-abcdefghijklmnop1a2b")).toBe("sk-...1a2b");
     expect(maskKey("sk-admin-abcdefghijkl9z9z")).toBe("sk-admin-...9z9z");
     expect(redact("key sk-abcdefghijklmnop1a2b and sk-admin-abcdefghijkl9z9z")).toBe("key sk-...1a2b and sk-admin-...9z9z");
+  });
+
+  test("a key issued without sk- (48 letters and digits, one-api's) is masked as ...wxyz wherever it stands; words, numbers and fingerprints are not", () => {
+    const bare = "dSv8XHRKxIFUVVWLhaGCe1UNjnVZzKntYTaEuFGnGGo9uGIi";
+    expect(maskKey(bare)).toBe("...uGIi");
+    expect(redact(`key ${bare}, ?sk=${bare}&x=1 /${bare}/ "${bare}"`)).toBe('key ...uGIi, ?sk=...uGIi&x=1 /...uGIi/ "...uGIi"');
+    const kept = ["x".repeat(40), "1".repeat(40), "sab-0123456789abcdef01234567", "team-a~0123456789ab", "1234567890123456789"];
+    for (const text of kept) expect(redact(text)).toBe(text);
+    expect(looksLikeKey(`alias ${bare}`)).toBe(true);
+    // A long CamelCase alias is masked in a message, never refused as an input.
+    expect(looksLikeKey("TeamAlphaProductionBackendServicesEast")).toBe(false);
+    expect(looksLikeKey("x".repeat(40))).toBe(false);
   });
 
   test("no key appears in any error's message, stack, String(), JSON.stringify() or inspect(), nor in the client's log", async () => {

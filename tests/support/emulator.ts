@@ -94,7 +94,14 @@ export function expectNoSecret(text: string, secrets: string[]): void {
  * package cannot tell its sub-accounts apart in a list that masks tokens (tests/readings/maskedTokens.test.ts), and
  * a redirect is never followed (tests/readings/redirects.test.ts).
  */
-export const STOPS: readonly Reading[] = ["masked-tokens", "redirects"];
+export const STOPS: readonly Reading[] = ["masked-tokens", "masked-forms", "redirects"];
+
+/**
+ * Readings of issue 53's forms that the doctor does not probe yet (it neither names them nor tells them apart from
+ * the package's own reading): the doctor's tests (tests/doctor.test.ts, tests/readings/pairs.test.ts) leave them out
+ * until it does. The runtime's tests play them (tests/readings/lifecycle.test.ts, forms.test.ts).
+ */
+export const DOCTOR_UNNAMED: readonly Reading[] = ["unprefixed-keys", "one-api", "masked-forms", "list-cursor", "unstable-ties", "filters-ignored"];
 
 /**
  * Readings under which the lifecycle's console drift (a sub-account's pricing replaced by another model) cannot be

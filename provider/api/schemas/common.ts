@@ -10,7 +10,9 @@ import {
   KEY_MAX_LENGTH,
   KEY_PREFIX,
   MODEL_NAME_MAX_LENGTH,
+  UNPREFIXED_KEY_MIN_LENGTH,
 } from "../assumptions.js";
+import { isUnprefixedKey } from "../redact.js";
 
 const KEY_TEXT = new RegExp(`^[${KEY_CHARACTERS}]*$`);
 
@@ -24,9 +26,17 @@ export const KeyTextSchema = z
   .max(KEY_MAX_LENGTH, `must be at most ${KEY_MAX_LENGTH} characters`)
   .refine((k) => KEY_TEXT.test(k), { error: KEY_CHARACTERS_EXPECTED });
 
-/** An API key or sub-account token as the wire carries it. Never an admin key. */
-export const KeySchema = KeyTextSchema.refine((k) => k.startsWith(KEY_PREFIX) && k.length > KEY_PREFIX.length, {
-  error: `must be a key that begins with "${KEY_PREFIX}"`,
+/** Whether a text has the form of an API key or sub-account token: `sk-` and more, or a key issued without the prefix (isUnprefixedKey). */
+export function isKeyForm(k: string): boolean {
+  return (k.startsWith(KEY_PREFIX) && k.length > KEY_PREFIX.length) || isUnprefixedKey(k);
+}
+
+/**
+ * An API key or sub-account token as the wire carries it: `sk-` and more, or, as one-api and its forks issue them,
+ * UNPREFIXED_KEY_MIN_LENGTH letters and digits or more without the prefix. Never an admin key.
+ */
+export const KeySchema = KeyTextSchema.refine(isKeyForm, {
+  error: `must be a key that begins with "${KEY_PREFIX}" (or, without it, at least ${UNPREFIXED_KEY_MIN_LENGTH} letters and digits)`,
 }).refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { error: "must not be an admin key" });
 
 /** The admin key of the management group (spec 5): `sk-admin-` and more. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MODEL_LIST_MAX, QUERY_VALUE_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../assumptions.js";
 import type { Camel } from "../casing.js";
 import { AnswerBooleanSchema, AnswerDecimalSchema, AnswerIdSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerTimestampSchema } from "./answers.js";
+import { isMasked } from "../redact.js";
 import { AliasStringSchema, FiniteNumberSchema, KeySchema, ModelNameSchema } from "./common.js";
 
 /** A permitted model and its price multiplier, as stored and returned (a factor sent as decimal text is read too). */
@@ -93,6 +94,15 @@ export const SubAccountSchema = z.object({
 });
 export type SubAccount = Camel<z.infer<typeof SubAccountSchema>>;
 
+/**
+ * A sub-account as a list answers it: its token whole, or masked in any form a platform uses (`sk-...abcd`,
+ * `sk-abcd****wxyz`, `****`, `sk-…abcd`: isMasked), read so that the client can say the list masks them and stop,
+ * never take a mask for a token (SubAccountsApi.list).
+ */
+export const ListedSubAccountSchema = SubAccountSchema.extend({
+  token: z.union([KeySchema, z.string().refine(isMasked, { error: "must be a sub-account token, whole or masked" })]),
+});
+
 /** Query of the list (spec 4.9). Values arrive as strings in a query, hence the coercion. */
 export const SubAccountListQuerySchema = z.object({
   alias: z.string().max(QUERY_VALUE_MAX_LENGTH, `must be at most ${QUERY_VALUE_MAX_LENGTH} characters`).optional(),
@@ -103,19 +113,24 @@ export const SubAccountListQuerySchema = z.object({
     .int()
     .refine((n) => n === -1 || n >= 1, { error: "must be -1 (all) or 1 or more" })
     .optional(),
+  /** A further page's token, as a list that pages by cursor gave it in `next` (LIST_CURSOR_FIELD), sent back unchanged. */
+  cursor: z.string().max(QUERY_VALUE_MAX_LENGTH, `must be at most ${QUERY_VALUE_MAX_LENGTH} characters`).optional(),
 });
 export type SubAccountListQuery = Camel<z.infer<typeof SubAccountListQuerySchema>>;
 
 /**
  * The list answer (spec 4.9): `items`, and `total` when the platform gives it (paging without it reads on until a
- * short page, SubAccountsApi.list). `page` and `pageSize` (or `page_size`) are not needed and never required.
+ * short page, SubAccountsApi.list); on a platform that pages by cursor, `has_more` and the further page's token
+ * `next` (a string or a number, given as text). `page` and `pageSize` (or `page_size`) are not needed and never required.
  */
 export const SubAccountListResponseSchema = z.object({
   items: z
-    .array(SubAccountSchema)
+    .array(ListedSubAccountSchema)
     .nullish()
     .transform((l) => l ?? []),
   total: AnswerIntegerSchema.optional().catch(undefined),
+  has_more: AnswerBooleanSchema.optional().catch(undefined),
+  next: z.union([z.string(), z.number()]).nullish().catch(undefined),
 });
 
 const AliasSchema = AliasStringSchema;

@@ -1,5 +1,5 @@
 import { SUB_ACCOUNT_MAX_SKS } from "../../api/assumptions.js";
-import { BadRequestError, deleteTookEffect, NotFoundError } from "../../client/errors.js";
+import { AuthenticationError, BadRequestError, deleteTookEffect, NotFoundError } from "../../client/errors.js";
 import type { SubAccountsApi } from "../../client/subAccounts.js";
 import { DeleteSchedule, type CoalescerOptions, type Waiter } from "./deleteSchedule.js";
 
@@ -7,7 +7,8 @@ import { DeleteSchedule, type CoalescerOptions, type Waiter } from "./deleteSche
  * Deletes tokens in one call. The platform rejects the whole batch when a token is gone already (a 404, or a 400 as
  * the spec's "rejected as a whole" allows): then one list finds those that remain, and one more call deletes them,
  * read the same way when fewer remain (its lost answer's retry meets them gone). A 400 when the list still shows
- * every token refused them, not a gone one: it fails as it came, nothing sent again.
+ * every token refused them, not a gone one: it fails as it came, nothing sent again. Where the list cannot be read,
+ * each token is deleted alone instead (deleteEach).
  */
 export async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promise<void> {
   if (tokens.length === 0) return;
@@ -17,10 +18,33 @@ export async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promi
     if (deleteTookEffect(err)) return;
     if (!(err instanceof NotFoundError) && !(err instanceof BadRequestError)) throw err;
     const wanted = new Set(tokens);
-    const remaining = (await api.list()).filter((s) => wanted.has(s.token)).map((s) => s.token);
+    const listed = await api.list().catch((listErr: unknown) => {
+      if (listErr instanceof AuthenticationError) throw listErr;
+      return undefined;
+    });
+    // A list the package cannot read: each token alone, where a 404 can name no other (a destroy needs no list).
+    if (listed === undefined) return deleteEach(api, tokens, err);
+    const remaining = listed.filter((s) => wanted.has(s.token)).map((s) => s.token);
     if (err instanceof BadRequestError && remaining.length === wanted.size) throw err;
     if (remaining.length < wanted.size) return deleteTokens(api, remaining);
     await api.delete(remaining);
+  }
+}
+
+/**
+ * deleteTokens without a list: one delete per token, so that a 404 names the one token it was sent for (gone); any
+ * other refusal of one fails as it came. A single token refused with a 400 cannot be told gone from refused without
+ * the list: `refusal` (the batch's) is thrown then.
+ */
+async function deleteEach(api: SubAccountsApi, tokens: string[], refusal: unknown): Promise<void> {
+  if (tokens.length === 1 && refusal instanceof NotFoundError) return;
+  for (const token of tokens) {
+    try {
+      await api.delete([token]);
+    } catch (err) {
+      if (deleteTookEffect(err) || err instanceof NotFoundError) continue;
+      throw tokens.length === 1 && err instanceof BadRequestError ? refusal : err;
+    }
   }
 }
 

@@ -1,5 +1,5 @@
-import { LlmAccountsError } from "../../client/errors.js";
-import { fingerprint, maskKey } from "../../api/redact.js";
+import { AuthenticationError, LlmAccountsError } from "../../client/errors.js";
+import { fingerprint, maskKey, redact } from "../../api/redact.js";
 import type { ModelPricing, SubAccount } from "../../api/schemas/index.js";
 import type { SubAccountsApi } from "../../client/subAccounts.js";
 import { readSetting, SETTINGS } from "../../client/settings.js";
@@ -461,26 +461,60 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
 }
 
 /**
- * delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost),
- * shared with the other batch deletes that arrive together (SubAccountDeletes), except one that another batch of
- * this command keeps (its state named it after a release that a killed run never recorded, or a batch declared in
- * its place adopts it).
+ * delete: one batch delete of every sub-account of the batch (after one list when a create's answer was lost, or the
+ * batch has a mark a killed run may have left sub-accounts under), shared with the other batch deletes that arrive
+ * together (SubAccountDeletes), except one that another batch of this command keeps (its state named it after a
+ * release that a killed run never recorded, or a batch declared in its place adopts it). What the state holds is
+ * deleted by its tokens, whether or not the list can be read (leftoversOf): a list the package cannot read only
+ * leaves what it would have found unlooked for, which the delete then reports.
  */
 export async function remove(session: Session, id: string, old: SubAccountBatchOutputs): Promise<void> {
   const own = session.client(old.connection);
-  const api = own.client.subAccounts;
   // Both lists: a state edited by hand may name a sub-account in one only. Not one another batch of this command
   // keeps (Custody.keptByOthers): deleting it would delete what that batch holds.
   const named = [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
-  const custody = session.custody.subAccounts;
-  const others = custody.leftByDelete(id, named);
+  const others = session.custody.subAccounts.leftByDelete(id, named);
   const tokens = named.filter((t) => !others.has(t));
-  // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
-  // this command, though: the batch that replaced this one back may have its alias and balance (command/custody.ts).
-  const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(api, old, custody.notToTake(named)) : [];
-  // And what a killed `up` of this resource left under its mark.
-  const left = await leftByKilledRun(session, own, old, [...named, ...unconfirmed.map((s) => s.token)]);
-  await own.batchDeletes.delete([...tokens, ...unconfirmed.map((s) => s.token), ...left.map((s) => s.token)]);
+  const leftovers = await leftoversOf(session, own, old, named);
+  await own.batchDeletes.delete([...tokens, ...leftovers.found]);
+  if (leftovers.unlooked === undefined) return;
+  const what = `the ${tokens.length} sub-account(s) its state holds were deleted, but ${leftovers.unlooked}`;
+  // A lost create the state records: what it made may be live, so the resource stays in the state to be looked for again.
+  if (old.unconfirmedSince) throw new LlmAccountsError(`${what}; the batch stays in the state: run the destroy again once the list can be read`);
+  reportUnlooked(`SubAccountBatch ${id}: ${what}`);
+}
+
+/**
+ * What a delete looks for besides what the state holds, by one list: what a lost create may have made (nobody else
+ * knows of it; not what another batch holds or made in this command, though: the batch that replaced this one back
+ * may have its alias and balance, command/custody.ts), and what a killed `up` of this resource left under its mark.
+ * A list that cannot be read (a form the package cannot read, a list that never settles, an unreadable answer) finds
+ * nothing and says what was not looked for (`unlooked`); a refused credential still stops the delete.
+ */
+async function leftoversOf(session: Session, own: SessionClient, old: SubAccountBatchOutputs, named: string[]): Promise<{ found: string[]; unlooked?: string }> {
+  const custody = session.custody.subAccounts;
+  try {
+    const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(own.client.subAccounts, old, custody.notToTake(named)) : [];
+    const left = await leftByKilledRun(session, own, old, [...named, ...unconfirmed.map((s) => s.token)]);
+    return { found: [...unconfirmed, ...left].map((s) => s.token) };
+  } catch (caught) {
+    const err = unreadableList(caught);
+    const sought = old.unconfirmedSince
+      ? `what its lost create may have made (alias ${JSON.stringify(old.unconfirmedAlias ?? old.alias)}) could not be looked for`
+      : `what a killed run of it may have left (alias ending with its mark ${old.mark}) could not be looked for`;
+    return { found: [], unlooked: `${sought}: the sub-account list could not be read (${err.message})` };
+  }
+}
+
+/** A list's failure as a delete takes it: the error, to report what was not looked for; a refused credential stops the delete. */
+function unreadableList(err: unknown): Error {
+  if (err instanceof AuthenticationError || !(err instanceof Error)) throw err;
+  return err;
+}
+
+/** Says, on stderr, what a delete that succeeded could not look for: the Pulumi CLI shows it as a warning under Diagnostics. */
+function reportUnlooked(message: string): void {
+  process.stderr.write(`warning: ${redact(message)}\n`);
 }
 
 /**
@@ -496,11 +530,14 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
   const own = session.client(found.connection.data);
   const api = own.client.subAccounts;
   const custody = session.custody.subAccounts;
-  const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)) : [];
+  // A list that cannot be read leaves the lost create's sub-accounts unlooked for, never the ones the state names.
+  const lost = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)).then((l) => l, unreadableList) : [];
+  const unconfirmed = lost instanceof Error ? [] : lost;
   const others = custody.leftByDelete(id, found.tokens);
   await own.batchDeletes.delete([...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
-  if (found.unidentified > 0 || found.lostCreate === null) {
-    const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : "the sub-accounts of a lost create cannot be looked for";
+  if (found.unidentified > 0 || found.lostCreate === null || lost instanceof Error) {
+    const unlooked = `the sub-accounts of a lost create cannot be looked for${lost instanceof Error ? ` (the sub-account list could not be read: ${lost.message})` : ""}`;
+    const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : unlooked;
     throw error.after(`this delete deleted the ${found.tokens.length} sub-account(s) it names, but ${rest}, so the resource stays in the state`);
   }
 }
