@@ -39,6 +39,7 @@ export {
   ConnectionError,
   TimeoutError,
   ResponseValidationError,
+  UnknownAnswerError,
   ResponseTooLargeError,
   ConfigurationError,
 } from "./client/errors.js";
