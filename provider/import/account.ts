@@ -1,5 +1,4 @@
 import type { LlmAccountsClient } from "../client/client.js";
-import { keyUnknown } from "../client/apiKeys.js";
 import { CREATE_MARKER, SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
 import { type ApiKeyView, type ModelPricing, type SecurityConfig, type SubAccount, compareIds, type AnswerId } from "../api/schemas/index.js";
@@ -233,16 +232,10 @@ async function readKeys(client: LlmAccountsClient, reads: KeyToRead[], progress:
     reads,
     KEY_READS_AT_ONCE,
     async (read) => {
-      try {
-        return await client.apiKeys.get(read.key);
-      } catch (err) {
-        // Gone: a 404, or a 400 naming the key (client/apiKeys.ts keyUnknown).
-        if (keyUnknown(err)) {
-          if (read.listedAt !== undefined) throw new ImportError(`API key ${read.listedAt} of the list (${maskKey(read.key)}) does not exist on the platform`);
-          return undefined;
-        }
-        return refusedCredential(err, "adminKey", ImportError);
-      }
+      // Gone as the runtime reads a get (ApiKeysApi.find: a 404, or a 400 naming the key once the admin key is known to be taken).
+      const view = await client.apiKeys.find(read.key).catch((err: unknown) => refusedCredential(err, "adminKey", ImportError));
+      if (view === undefined && read.listedAt !== undefined) throw new ImportError(`API key ${read.listedAt} of the list (${maskKey(read.key)}) does not exist on the platform`);
+      return view;
     },
     () => progress(++answered, reads.length),
   );

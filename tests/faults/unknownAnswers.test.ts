@@ -203,7 +203,7 @@ describe("a profile that gives one signature two meanings (400 invalid_key: refu
   const AMBIGUOUS: Profile = {
     version: 1,
     done: { shape: "plain" },
-    refused: [{ status: 400, code: "invalid_key" }, { status: 400 }],
+    refused: [{ status: 400, code: "invalid_key" }, { status: 400, code: "invalid_token" }, { status: 400 }],
     goneKey: [{ status: 400, code: "invalid_key" }],
     goneSubAccount: [{ status: 400, code: "invalid_token" }],
     transient: [],
@@ -218,6 +218,15 @@ describe("a profile that gives one signature two meanings (400 invalid_key: refu
     emu.state.deleteKey(k.outs.key);
     nextCommand();
     expect(await apiKey.read(k.id, k.outs as unknown as Props)).toEqual({ id: "", props: {} });
+  });
+
+  test("destroy of a batch one of whose sub-accounts was deleted in the console: one list tells, the others are deleted", async () => {
+    const made = await batch("ambiguous-batch", 3);
+    emu.state.deleteSubAccounts([made.outs.tokens[0]]);
+    nextCommand();
+    await subAccountBatch.delete(made.id, made.outs as unknown as Props);
+    expect(emu.state.listSubAccounts().filter((s) => s.alias.startsWith("ambiguous-batch"))).toEqual([]);
+    expect(statuses(emu)).toEqual({ "sub-account/delete 400": 1, "sub-account/list 200": 1, "sub-account/delete 200": 1 });
   });
 
   test("destroy of two keys, one deleted in the console: one get each tells, the live one is deleted", async () => {
