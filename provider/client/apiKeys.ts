@@ -86,10 +86,10 @@ export class ApiKeysApi extends ApiGroup {
   }
 
   /**
-   * Resolves when the platform takes the admin key: at once after any answer of this group in its own JSON, else
-   * after one `account/balance` (a call that names no key), once per client. A balance refused with the code of
-   * `refusal` (or refused, or answered so that nothing can be read) means the refusal was about the credential or
-   * cannot be told from it: the command stops, naming the answer, before it concludes that any key is gone.
+   * Resolves when the platform takes the admin key: once any answer of this group in its own JSON came (the gets on
+   * the wire with this one awaited first), else after one `account/balance` (a call that names no key), once per
+   * client. A balance that fails (refused, or answered so that nothing can be read) means the refusal may be about
+   * the credential: the command stops, naming both answers, before it concludes that any key is gone.
    */
   private async confirmCredential(refusal: LlmAccountsError): Promise<void> {
     // The gets sent with this one (a refresh, a refused delete's looks): any of them answered by the platform tells.
