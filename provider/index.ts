@@ -44,6 +44,7 @@ export {
   ConnectionError,
   TimeoutError,
   ResponseValidationError,
+  UnknownAnswerError,
   ResponseTooLargeError,
   ConfigurationError,
 } from "./client/errors.js";

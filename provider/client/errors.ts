@@ -13,6 +13,11 @@ export interface ErrorDetails {
   requestId?: string;
   /** True when a create may have taken effect although it failed (the response was lost). */
   mayHaveSucceeded?: boolean;
+  /**
+   * True when this answer came to a request sent again after a try whose answer was lost (a network failure after
+   * it was sent, a 5xx): that try may have done the write, so a "gone" here may be its work (a delete then is done).
+   */
+  afterLostAnswer?: boolean;
 }
 
 /** Base of every error this package throws. Its text, fields and stack never hold a key in plain text. */
@@ -23,6 +28,7 @@ export class LlmAccountsError extends Error {
   readonly apiMessage?: string;
   readonly requestId?: string;
   readonly mayHaveSucceeded?: boolean;
+  readonly afterLostAnswer?: boolean;
 
   constructor(message: string, details: ErrorDetails = {}) {
     super(redact(message));
@@ -102,12 +108,24 @@ export class TimeoutError extends LlmAccountsError {}
 /** An answer larger than the transport reads (measured inflated, so a gzip bomb counts at its real size); not retried. */
 export class ResponseTooLargeError extends LlmAccountsError {}
 
-/** A 2xx body that does not match the schema of the operation; names the field. */
+/**
+ * A 2xx body in the platform's JSON (an object, unwrapped from an envelope the package knows) that does not match
+ * the schema of the operation; names the field. The platform answered, and said done: a delete answered so is done.
+ */
 export class ResponseValidationError extends LlmAccountsError {}
 
 /**
- * True when a delete that failed with `err` took effect all the same: the platform answered 2xx, and only its
- * body could not be read. The one rule every delete of the package follows.
+ * An answer that is not the platform's, at any status and whatever its content type: HTML (a maintenance page, a
+ * gateway's 404 or 502 page), a body that is not a JSON object, `null`, an empty 200 (a 204 is the platform's
+ * "done, nothing to say"), or a 4xx without the platform's error JSON. What it says of the request is unknown: never
+ * done, never gone; the package looks (a get, the list) before it concludes. Its message names the address it came from.
+ */
+export class UnknownAnswerError extends LlmAccountsError {}
+
+/**
+ * True when a delete that failed with `err` took effect all the same: the platform answered 2xx in its own JSON, and
+ * only a field of it could not be read. An answer that is not the platform's (UnknownAnswerError) is not one: it is
+ * looked at. The one rule every delete of the package follows.
  */
 export function deleteTookEffect(err: unknown): boolean {
   return err instanceof ResponseValidationError;

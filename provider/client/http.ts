@@ -12,12 +12,13 @@ import {
   ResponseTooLargeError,
   ResponseValidationError,
   TimeoutError,
+  UnknownAnswerError,
 } from "./errors.js";
 import { credentialFor, parseBaseUrl, type PlatformReadings, type TransportOptions } from "./config.js";
 import { PROCESS_LIMITERS, type OperationLimiters, type RateLimiters } from "./limiter.js";
 import { ShowsOriginOnly } from "./apiGroup.js";
 import { readAtMost } from "./responseSize.js";
-import { detailsOf as refusalDetails, judge, UnclassifiedAnswerError, type Refusal } from "./refusals.js";
+import { AmbiguousAnswerError, detailsOf as refusalDetails, judge, platformError, UnclassifiedAnswerError, type Judgement, type Refusal } from "./refusals.js";
 import { describeOperation, type Call, type Operation } from "../api/operations.js";
 import { redact } from "../api/redact.js";
 import { SYSTEM_CLOCK, type Clock } from "./clock.js";
@@ -122,37 +123,75 @@ export class HttpTransport extends ShowsOriginOnly {
     // Attempts that failed, and 429s: a 429 was not processed, so it does not use up an attempt of the other kinds.
     let failed = 0;
     let rateLimited = 0;
+    // Whether a try before this one may have done the write without its answer coming back (errors say so: afterLostAnswer).
+    let lostBefore = false;
     for (;;) {
       const attempt = failed + 1;
       const outcome = await this.attempt(op, credential, requestBody, limiters, attempt);
       let waitMs: number;
-      if ("failure" in outcome) {
-        waitMs = this.waitAfterNetworkFailure(op, attempt, outcome.failure);
-        failed += 1;
-      } else if (outcome.res.statusCode >= 200 && outcome.res.statusCode < 300) {
-        const read = this.readAnswer(op, outcome.res);
-        if ("answer" in read) return read.answer;
-        // A refusal in a 2xx (client/refusals.ts): never a success. A transient one (a rate limit, "busy, try
-        // again") was not processed: it waits as a 429 does, for writes too.
-        if (read.refusal.meaning !== "transient") throw refused(op, outcome.res, read.refusal);
-        rateLimited += 1;
-        waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res, read.refusal);
-      } else if (this.options.platform?.profile && outcome.res.statusCode >= 400 && outcome.res.statusCode < 500) {
-        // With a profile, a 4xx means what the profile's signatures say (a 400 `invalid_key` may be gone), never a guess.
-        const judged = judge(op.group, outcome.res.statusCode, parsedJson(outcome.res.body), this.options.platform.profile);
-        if ("unclassified" in judged) throw unclassified(op, outcome.res, judged.unclassified);
-        if (!("refusal" in judged) || judged.refusal.meaning !== "transient") throw refused(op, outcome.res, "refusal" in judged ? judged.refusal : undefined);
-        rateLimited += 1;
-        waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res, outcome.res.statusCode === RATE_LIMIT_STATUS ? undefined : judged.refusal);
-      } else if (outcome.res.statusCode === RATE_LIMIT_STATUS) {
-        rateLimited += 1;
-        waitMs = this.waitAfterRateLimit(op, rateLimited, outcome.res);
-      } else {
-        waitMs = this.waitAfterErrorStatus(op, attempt, outcome.res);
-        failed += 1;
+      try {
+        const next = this.next(op, outcome, attempt, rateLimited);
+        if ("answer" in next) return next.answer;
+        waitMs = next.waitMs;
+      } catch (err) {
+        throw lostBefore ? afterLostAnswer(err) : err;
       }
+      if ("failure" in outcome || outcome.res.statusCode >= 500) failed += 1;
+      else rateLimited += 1;
+      lostBefore ||= "failure" in outcome ? outcome.failure.sent : outcome.res.statusCode >= 500;
       await this.clock.sleep(waitMs);
     }
+  }
+
+  /**
+   * What one try's outcome leads to: the answer, or the wait before the next try; or the error that ends the call.
+   * Each kind (rate limit, server error, network failure, an answer that is not the platform's) has its rule.
+   */
+  private next<O extends Operation>(op: O, outcome: Attempt, attempt: number, rateLimited: number): { answer: z.output<O["response"]> } | { waitMs: number } {
+    if ("failure" in outcome) return { waitMs: this.waitAfterNetworkFailure(op, attempt, outcome.failure) };
+    const { res } = outcome;
+    if (res.statusCode >= 200 && res.statusCode < 300) {
+      const read = this.readAnswer(op, res);
+      if ("answer" in read) return read;
+      // A refusal in a 2xx (client/refusals.ts): never a success. A transient one (a rate limit, "busy, try
+      // again") was not processed: it waits as a 429 does, for writes too.
+      if (read.refusal.meaning !== "transient") throw refused(op, res, read.refusal);
+      return { waitMs: this.waitAfterRateLimit(op, rateLimited + 1, res, read.refusal) };
+    }
+    // A 4xx (but a 401 or a 429) whose body is not the platform's error JSON is a gateway's or a proxy's page: it
+    // says nothing of the request (a 404 page is no "gone"). With a profile, an empty body is judged by it (no-body).
+    const clientError = res.statusCode >= 400 && res.statusCode < 500 && res.statusCode !== 401 && res.statusCode !== RATE_LIMIT_STATUS;
+    const profile = this.options.platform?.profile;
+    if (clientError && !platformError(res.body) && !(profile && res.body.trim() === "")) throw this.foreign(op, res);
+    if (profile && res.statusCode >= 400 && res.statusCode < 500) {
+      // With a profile, a 4xx means what the profile's signatures say (a 400 `invalid_key` may be gone), never a guess.
+      const judged = judge(op.group, res.statusCode, parsedJson(res.body), profile);
+      if ("unclassified" in judged) throw unclassified(op, res, judged);
+      if (!("refusal" in judged) || judged.refusal.meaning !== "transient") throw refused(op, res, "refusal" in judged ? judged.refusal : undefined);
+      return { waitMs: this.waitAfterRateLimit(op, rateLimited + 1, res, res.statusCode === RATE_LIMIT_STATUS ? undefined : judged.refusal) };
+    }
+    if (res.statusCode === RATE_LIMIT_STATUS) return { waitMs: this.waitAfterRateLimit(op, rateLimited + 1, res) };
+    return { waitMs: this.waitAfterErrorStatus(op, attempt, res) };
+  }
+
+  /**
+   * The error of an answer that is not the platform's (UnknownAnswerError): what came (status, content type, the
+   * page's title or first words) and the address it came from (origin and path: never a query, which may name a
+   * token), so that a base URL missing the API's path, a maintenance page or a proxy is seen for what it is.
+   */
+  private foreign(op: Operation, res: Response<string>): UnknownAnswerError {
+    const operation = describeOperation(op);
+    const type = String(res.headers["content-type"] ?? "no content type").split(";")[0].trim();
+    const text = res.body.trim();
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1];
+    const words = (title ?? text).replace(/\s+/g, " ").replace(/[^\x20-\x7e\u00a0-\uffff]/g, "?").slice(0, 80);
+    const json = parsedJson(text);
+    const what = text === "" ? "an empty body" : json === undefined ? `${type} ${JSON.stringify(words)}` : `JSON that is not its: ${JSON.stringify(words)}`;
+    const from = `${this.base.origin}${this.base.pathname.replace(/\/$/, "")}${op.path}`;
+    return new UnknownAnswerError(
+      `the response is not the platform's (HTTP ${res.statusCode}, ${what}) from ${from}: nothing is concluded from it (${operation})`,
+      { operation, status: res.statusCode, requestId: res.headers["x-request-id"] as string | undefined },
+    );
   }
 
   /**
@@ -319,16 +358,21 @@ export class HttpTransport extends ShowsOriginOnly {
     const body = res.body;
     try {
       let json: unknown;
-      try {
-        // No body (a 204 No Content, or a 2xx with nothing): `{}`, which the operation's schema takes only where no
-        // field is needed (a delete, a status, a sub-account edit: done); a get, a list or a create then fails.
-        // An integer beyond 2^53 (a snowflake id) kept as its digits, never rounded (api/schemas/answers.ts).
-        json = body.trim() === "" ? {} : parseAnswerJson(body);
-      } catch {
-        throw new ResponseValidationError(`the response is not JSON (${describeOperation(op)})`, { operation: describeOperation(op) });
+      // A 204 has no body (RFC 9110): `{}`, which the operation's schema takes only where no field is needed (a
+      // delete, a status, a sub-account edit: done); a get, a list or a create then fails. Any other 2xx must
+      // carry a JSON object: an empty 200, `null`, a page or text is not the platform's answer (foreign).
+      if (res.statusCode === 204) json = {};
+      else {
+        try {
+          // An integer beyond 2^53 (a snowflake id) kept as its digits, never rounded (api/schemas/answers.ts).
+          json = body.trim() === "" ? undefined : parseAnswerJson(body);
+        } catch {
+          json = undefined;
+        }
+        if (!isObject(json)) throw this.foreign(op, res);
       }
       const read = judge(op.group, res.statusCode, json, this.options.platform?.profile);
-      if ("unclassified" in read) throw unclassified(op, res, read.unclassified);
+      if ("unclassified" in read) throw unclassified(op, res, read);
       if ("refusal" in read) return read;
       return { answer: this.parseResponse(op, read.answer) };
     } catch (err) {
@@ -370,14 +414,21 @@ function refused(op: Operation, res: Response<string>, refusal: Refusal | undefi
   return madeSomething(res.body) ? mayHaveSucceeded(op, err) : err;
 }
 
-/** The error of an answer the platform profile cannot classify: never done; the answer shown masked, the doctor named. */
-function unclassified(op: Operation, res: Response<string> | undefined, why: string): UnclassifiedAnswerError {
+/**
+ * The error of an answer the platform profile cannot classify: never done; the answer shown masked, the doctor
+ * named. One the profile gives two meanings is an AmbiguousAnswerError, which a caller decides by looking.
+ */
+function unclassified(op: Operation, res: Response<string> | undefined, judged: Extract<Judgement, { unclassified: string }>): UnclassifiedAnswerError {
   const operation = describeOperation(op);
-  return new UnclassifiedAnswerError(`${why} (${operation})`, {
-    operation,
-    status: res?.statusCode,
-    requestId: res?.headers["x-request-id"] as string | undefined,
-  });
+  const details = { operation, status: res?.statusCode, requestId: res?.headers["x-request-id"] as string | undefined };
+  const message = `${judged.unclassified} (${operation})`;
+  return judged.ambiguous ? new AmbiguousAnswerError(message, details, judged.ambiguous) : new UnclassifiedAnswerError(message, details);
+}
+
+/** `err` marked as the answer to a request sent again after a try whose answer was lost (ErrorDetails.afterLostAnswer). */
+function afterLostAnswer(err: unknown): unknown {
+  if (err instanceof LlmAccountsError && !err.afterLostAnswer) Object.defineProperty(err, "afterLostAnswer", { value: true, enumerable: true });
+  return err;
 }
 
 /** A body parsed as JSON, or undefined when it is not JSON. */

@@ -7,7 +7,7 @@ import { PROFILE_MARKERS, PROFILE_MEANINGS, type Profile, type ProfileMeaning } 
 import type { Group } from "../api/operations.js";
 import { isObject } from "../api/canonical.js";
 import { redact } from "../api/redact.js";
-import { ApiError } from "./errors.js";
+import { ApiError, LlmAccountsError, UnknownAnswerError } from "./errors.js";
 
 /** What an answer that is not "done" means for the caller: not made, no such object, try again later, wrong credential. */
 export type Meaning = "refused" | "gone" | "transient" | "unauthorised";
@@ -105,7 +105,16 @@ export function readBody(json: unknown): Read {
  * What an answer means, the one judge the transport and `llm-accounts doctor` both call: the answer (unwrapped),
  * a refusal with its meaning, or, with a profile, an answer that matches none of its signatures (shown, masked).
  */
-export type Judgement = { answer: unknown } | { refusal: Refusal } | { unclassified: string };
+export type Judgement = { answer: unknown } | { refusal: Refusal } | { unclassified: string; ambiguous?: Meaning[] };
+
+/**
+ * The meanings an unclassified judgement hesitates between (two or more: the profile gives its signature each of
+ * them), or undefined when it matches none. What the doctor reports as "decided by looking", and what the runtime
+ * decides by a get or a list (AmbiguousAnswerError).
+ */
+export function ambiguousMeanings(judged: Judgement): Meaning[] | undefined {
+  return "unclassified" in judged ? judged.ambiguous : undefined;
+}
 
 /** The code a profile's signature is matched with: the platform's own, else the marker of the body's shape. */
 export function codeOf(json: unknown): string | undefined {
@@ -181,7 +190,8 @@ export function judge(group: Group, status: number, json: unknown, profile?: Pro
   }
   if (found.length !== 1) {
     const why = found.length === 0 ? "matches no signature of" : `matches more than one meaning (${found.join(", ")}) of`;
-    return { unclassified: `the answer ${answer} ${why} the platform profile (${"llm-accounts:profile"}); run \`llm-accounts doctor --write --save\` to measure this platform again` };
+    const unclassified = `the answer ${answer} ${why} the platform profile (${"llm-accounts:profile"}); run \`llm-accounts doctor --write --save\` to measure this platform again`;
+    return found.length === 0 ? { unclassified } : { unclassified, ambiguous: found };
   }
   const meaning = meanings.find((m) => (exact.length > 0 ? exact : byStatus).includes(m))!;
   const details = isObject(json) ? detailsOf(json) : {};
@@ -190,3 +200,38 @@ export function judge(group: Group, status: number, json: unknown, profile?: Pro
 
 /** An answer the profile cannot classify: shown (masked), with the doctor named. Never taken for done, so a delete it answers is not done. */
 export class UnclassifiedAnswerError extends ApiError {}
+
+/** An answer the profile gives more than one meaning (`meanings`): decided by looking where a get or a list can tell (answerUnknown). */
+export class AmbiguousAnswerError extends UnclassifiedAnswerError {
+  constructor(
+    message: string,
+    details: ConstructorParameters<typeof ApiError>[1],
+    readonly meanings: Meaning[],
+  ) {
+    super(message, details);
+  }
+}
+
+/**
+ * True when what `err` says of its request is unknown and a look (a get, the list) must tell: an answer that is not
+ * the platform's (UnknownAnswerError), or one the platform profile gives more than one meaning (AmbiguousAnswerError).
+ * The one rule for "look before concluding" every caller follows.
+ */
+export function answerUnknown(err: unknown): err is LlmAccountsError {
+  return err instanceof UnknownAnswerError || err instanceof AmbiguousAnswerError;
+}
+
+/**
+ * Whether a non-2xx body is the platform's: a JSON object that carries a code or a message in a shape the package
+ * knows (detailsOf). HTML, text, an empty body or any other JSON is a gateway's or a proxy's, not the platform's.
+ */
+export function platformError(body: string): boolean {
+  try {
+    const json: unknown = JSON.parse(body);
+    if (!isObject(json)) return false;
+    const { code, apiMessage } = detailsOf(json);
+    return code !== undefined || apiMessage !== undefined;
+  } catch {
+    return false;
+  }
+}

@@ -2,7 +2,9 @@ import type { CreateMarkForm } from "../api/assumptions.js";
 import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup, type Sender } from "./apiGroup.js";
 import { BadRequestError, LlmAccountsError } from "./errors.js";
-import { isMasked } from "../api/redact.js";
+import { isMasked, maskKey } from "../api/redact.js";
+import { answerUnknown } from "./refusals.js";
+import { sameAlias, sameFactor } from "../api/keptForms.js";
 import { OPERATIONS } from "../api/operations.js";
 import type { z } from "zod";
 import type * as s from "../api/schemas/index.js";
@@ -237,9 +239,37 @@ export class SubAccountsApi extends ApiGroup {
     return res.items.map((i) => fromWire(i));
   }
 
-  /** Sets alias and model pricing of every listed sub-account (in parts of `sksCap`, once the platform stated one). */
+  /**
+   * Sets alias and model pricing of every listed sub-account (in parts of `sksCap`, once the platform stated one). An
+   * answer that is not the platform's is confirmed by one list (listedAfter): done when every one shows the alias and
+   * the pricing sent, else it fails naming those that do not.
+   */
   async edit(request: s.SubAccountEditRequest): Promise<void> {
-    await this.inParts(request.sks, (sks) => this.writes.counted(() => this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire({ ...request, sks }) })));
+    try {
+      await this.inParts(request.sks, (sks) => this.writes.counted(() => this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire({ ...request, sks }) })));
+    } catch (err) {
+      if (!answerUnknown(err)) throw err;
+      const byToken = new Map((await this.listedAfter(err, request.sks)).map((i) => [i.token, i]));
+      const sent = (i: s.SubAccount | undefined) =>
+        i !== undefined && sameAlias(request.alias, i.alias) && request.modelPricing.every((m) => i.modelPricing.some((l) => l.model === m.model && (l.pricingFactor === m.pricingFactor || (l.pricingFactor !== undefined && m.pricingFactor !== undefined && sameFactor(m.pricingFactor, l.pricingFactor)))));
+      const stale = request.sks.filter((t) => !sent(byToken.get(t)));
+      if (stale.length > 0) throw new LlmAccountsError(`${err.message}; the sub-account list shows ${named(stale)} not edited`, { operation: err.operation, status: err.status });
+    }
+  }
+
+  /**
+   * The sub-accounts a look after a write to `tokens` answered with `err` finds: the list filtered by `sk` for one
+   * token, the whole list (one call) for more. A list that cannot tell, after an answer that could not be read
+   * (answerUnknown), stops naming both answers; after another answer, its error is thrown as it came.
+   */
+  async listedAfter(err: unknown, tokens: readonly string[]): Promise<s.SubAccount[]> {
+    try {
+      return await this.list(tokens.length === 1 ? { sk: tokens[0] } : {});
+    } catch (looked) {
+      if (!answerUnknown(err)) throw looked;
+      const said = looked instanceof Error ? looked.message : String(looked);
+      throw new LlmAccountsError(`${err.message}; looking (the sub-account list) could not tell either: ${said}. Nothing was concluded of this write`, { operation: err.operation });
+    }
   }
 
   /** Deletes the listed sub-accounts (in parts of `sksCap`, once the platform stated one). */
@@ -311,6 +341,11 @@ function mergeTies(
 /** A list that cannot be read whole: nothing is concluded from a partial one. */
 function listFailure(why: string): LlmAccountsError {
   return new LlmAccountsError(`GET sub-account/list: ${why}: nothing was concluded from a partial list; run the command again`, { operation: "GET sub-account/list" });
+}
+
+/** Tokens named masked in a message: the first five, and how many more. */
+export function named(tokens: readonly string[]): string {
+  return tokens.slice(0, 5).map(maskKey).join(", ") + (tokens.length > 5 ? ` and ${tokens.length - 5} more` : "");
 }
 
 /** The smaller of the numbers given, undefined when none is. */

@@ -1,6 +1,5 @@
 import { maskKey } from "../api/redact.js";
 import type { LlmAccountsClient } from "../client/client.js";
-import { NotFoundError } from "../client/errors.js";
 import { configureRules, evaluate, type AuditFinding, type Configured, type LiveAccount } from "../policy/audit.js";
 import { PolicyConfigError } from "../policy/rules.js";
 import { batchFromLive, keyFromLive } from "../policy/subjects.js";
@@ -52,9 +51,11 @@ async function readLive(client: LlmAccountsClient, apiKeys: string[], now: numbe
   const views = await readKeys(
     client,
     apiKeys,
-    (err, key, i) => {
-      if (err instanceof NotFoundError) throw new PolicyConfigError(`API key ${i + 1} of the list (${maskKey(key)}) does not exist on the platform`);
-      return refusedCredential(err, "adminKey", PolicyConfigError);
+    {
+      gone: (key, i) => {
+        throw new PolicyConfigError(`API key ${i + 1} of the list (${maskKey(key)}) does not exist on the platform`);
+      },
+      failed: (err) => refusedCredential(err, "adminKey", PolicyConfigError),
     },
     progress,
   );

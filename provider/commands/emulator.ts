@@ -1,6 +1,6 @@
 import { HOUR_MS } from "../api/assumptions.js";
 import { SETTINGS } from "../client/settings.js";
-import { credentialProblem, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, READING_NAMES, startEmulator, type EmulatorOptions, type Reading } from "../emulator/index.js";
+import { credentialProblem, FAULT_KINDS, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, READING_NAMES, startEmulator, type EmulatorOptions, type Reading } from "../emulator/index.js";
 import { UsageError } from "../usageError.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
 import { commandOptions, readOptionFile, usageText } from "./kit.js";
@@ -26,9 +26,8 @@ Logs go to stderr, one line per request. SIGINT or SIGTERM stops the emulator.`,
   --rate-window-ms N    Length of a rate-limit "minute" in ms (default 60000; scales every window)
   --no-rate-limits      Turn rate limits off
   --state-file F        Keep the state (credentials included, mode 0600) in this file across restarts
-  --fault SPEC          Inject a fault; repeatable. SPEC is kind[:key=value,...], kinds 400, 429, 500,
-                        503, latency, drop-before, drop-after, malformed, wrong-type; keys rate, ops, count, ms,
-                        retryAfter. E.g. --fault 429:rate=0.2,ops=api-key/create  --fault latency:ms=50
+  --fault SPEC          Inject a fault; repeatable. SPEC is kind[:key=value,...], kinds ${FAULT_KINDS.join(", ")};
+                        keys rate, ops, count, after, ms, retryAfter. E.g. --fault 429:rate=0.2,ops=api-key/create  --fault latency:ms=50
   --seed N              Seed of the fault generator (default 1)
   --reading NAME        Answer one of the spec's open points another way a real platform may; repeatable.
                         NAMES: ${READING_NAMES.join(", ")}

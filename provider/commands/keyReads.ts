@@ -26,24 +26,26 @@ export async function pool<T, R>(items: readonly T[], width: number, read: (item
 
 /**
  * The one reader of many API keys: one get per key, KEY_READS_AT_ONCE at a time, each answer counted on `progress`.
- * A get that fails is the caller's to judge (`failed`: a key the platform does not have, a refused credential): what
- * it returns stands for that key's answer, and what it throws ends the read.
+ * A key the platform does not have answers `gone(key, i)`, by the runtime's own rule (ApiKeysApi.find: a 404 in the
+ * platform's JSON, or a 400 naming the key once the admin key is known to be taken). Any other failure is the
+ * caller's to judge (`failed`: a refused credential, an answer that is not the platform's): what it returns stands
+ * for that key's answer, and what it throws ends the read.
  */
-export function readKeys<F>(
+export function readKeys<G, F>(
   client: LlmAccountsClient,
   keys: readonly string[],
-  failed: (err: unknown, key: string, i: number) => F,
+  answers: { gone: (key: string, i: number) => G; failed: (err: unknown, key: string, i: number) => F },
   progress: Progress = () => {},
-): Promise<(ApiKeyView | F)[]> {
+): Promise<(ApiKeyView | G | F)[]> {
   let answered = 0;
   return pool(
     keys,
     KEY_READS_AT_ONCE,
-    async (key, i): Promise<ApiKeyView | F> => {
+    async (key, i): Promise<ApiKeyView | G | F> => {
       try {
-        return await client.apiKeys.get(key);
+        return (await client.apiKeys.find(key)) ?? answers.gone(key, i);
       } catch (err) {
-        return failed(err, key, i);
+        return answers.failed(err, key, i);
       }
     },
     () => progress(++answered, keys.length),

@@ -1,7 +1,8 @@
-import { API_KEY_DELETE_MAX, SUB_ACCOUNT_MAX_SKS } from "../api/assumptions.js";
+import { SUB_ACCOUNT_MAX_SKS } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
 import type { LlmAccountsClient } from "../client/client.js";
-import { keyUnknown } from "../client/apiKeys.js";
+import { DeleteCoalescer } from "../runtime/command/deleteCoalescer.js";
+import { deleteTokens } from "../runtime/command/subAccountDeletes.js";
 import { UsageError } from "../usageError.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
 import { readKeys } from "./keyReads.js";
@@ -98,13 +99,13 @@ async function findLeftovers(client: LlmAccountsClient, keyList: string[], match
   const answers = await readKeys(
     client,
     keyList,
-    (err) => {
-      // Gone: a 404, or a 400 naming the key (client/apiKeys.ts keyUnknown).
-      if (keyUnknown(err)) {
+    {
+      // Gone, by the runtime's rule (ApiKeysApi.find: a 404, or a 400 naming the key once the admin key is known to be taken).
+      gone: () => {
         keysGone += 1;
         return undefined;
-      }
-      return refusedCredential(err, "adminKey", Error);
+      },
+      failed: (err) => refusedCredential(err, "adminKey", Error),
     },
     progress,
   );
@@ -113,6 +114,21 @@ async function findLeftovers(client: LlmAccountsClient, keyList: string[], match
     return view !== undefined && matches(view.alias) ? [{ key, alias: view.alias }] : [];
   });
   return { subAccounts, keys, keysGone };
+}
+
+/**
+ * Deletes what the sweep found, as the runtime deletes (deleteTokens, DeleteCoalescer): a delete sent again after a
+ * lost answer that meets "gone" is done, a refused key fails alone, an answer that is not the platform's is
+ * confirmed by looking. The sub-accounts in calls of SUB_ACCOUNT_MAX_SKS, the keys gathered in calls of up to 1000
+ * (the coalescer's); a failure of one part does not keep the others from being deleted, and the first is thrown.
+ */
+async function deleteFound(client: LlmAccountsClient, tokens: string[], keys: string[]): Promise<void> {
+  const parts: Promise<void>[] = [];
+  for (let i = 0; i < tokens.length; i += SUB_ACCOUNT_MAX_SKS) parts.push(deleteTokens(client.subAccounts, tokens.slice(i, i + SUB_ACCOUNT_MAX_SKS)));
+  const coalescer = new DeleteCoalescer(client.apiKeys);
+  parts.push(...keys.map((k) => coalescer.delete(k)));
+  const failed = (await Promise.allSettled(parts)).find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 /** The report's lines: one per object found, then what was found or deleted. */
@@ -144,10 +160,7 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
     ...keys.map((k) => ({ kind: "api-key" as const, alias: redact(k.alias), hint: maskKey(k.key) })),
   ];
   const deleting = options.yes && found.length > 0;
-  if (deleting) {
-    for (let i = 0; i < subAccounts.length; i += SUB_ACCOUNT_MAX_SKS) await client.subAccounts.delete(subAccounts.slice(i, i + SUB_ACCOUNT_MAX_SKS).map((s) => s.token));
-    for (let i = 0; i < keys.length; i += API_KEY_DELETE_MAX) await client.apiKeys.delete(keys.slice(i, i + API_KEY_DELETE_MAX).map((k) => k.key));
-  }
+  if (deleting) await deleteFound(client, subAccounts.map((s) => s.token), keys.map((k) => k.key));
 
   const report: SweepReport = { prefixes: options.any ? "any" : options.prefixes, deleted: deleting, found, keysGone };
   if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -2,7 +2,22 @@ import { OPERATIONS } from "../api/operations.js";
 import { seededRandom } from "./random.js";
 
 /** Every kind of fault the emulator can inject. */
-export const FAULT_KINDS = ["400", "429", "500", "503", "latency", "drop-before", "drop-after", "malformed", "wrong-type"] as const;
+export const FAULT_KINDS = [
+  "400",
+  "429",
+  "500",
+  "503",
+  "latency",
+  "drop-before",
+  "drop-after",
+  "malformed",
+  "wrong-type",
+  "maintenance",
+  "gateway-404",
+  "empty-200",
+  "null-200",
+  "credential-400",
+] as const;
 /** One kind of injected fault (see FaultSpec). */
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -17,6 +32,13 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
  * - `drop-after`: the request is processed and committed, then the connection is closed without an answer.
  * - `malformed`: processed and committed; a successful answer is replaced by a 200 whose body is not JSON.
  * - `wrong-type`: processed and committed; a successful answer is replaced by JSON whose fields have wrong types.
+ * - `maintenance`: nothing processed; answered HTTP 200 `text/html` with a maintenance page (a CDN's or a WAF's).
+ * - `gateway-404`: nothing processed; answered HTTP 404 `text/html` with a gateway's page (a base URL missing the API's path).
+ * - `empty-200`: nothing processed; answered HTTP 200 with an empty body.
+ * - `null-200`: processed; an answer of 404 (no such key or sub-account) is replaced by HTTP 200 with the body `null`
+ *   (a Go service's nil lookup); other answers as usual.
+ * - `credential-400`: nothing processed; answered 400 `ip_not_allowed` naming the credential (masked), as an IP
+ *   allow-list refuses an admin key from an address outside it.
  */
 export interface FaultSpec {
   kind: FaultKind;
@@ -160,6 +182,11 @@ export function withWrongTypes(body: unknown): unknown {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return { result: wrongType(body) };
   return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, wrongType(v)]));
 }
+
+/** The page a `maintenance` fault sends, as HTTP 200 `text/html`. */
+export const MAINTENANCE_PAGE = "<!DOCTYPE html><html><head><title>Down for maintenance</title></head><body><h1>We'll be back soon</h1></body></html>";
+/** The page a `gateway-404` fault sends, as HTTP 404 `text/html`. */
+export const GATEWAY_404_PAGE = "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>";
 
 /** The body a `malformed` fault sends: looks like the start of JSON, is not JSON. */
 export const MALFORMED_BODY = '{"error": <html>Bad Gateway</html>';

@@ -4,7 +4,7 @@ import type { OPERATIONS, OperationId } from "../api/operations.js";
 import { fingerprint, maskKey } from "../api/redact.js";
 import { convertModelPricing, KNOWN_SECURITY_FIELDS, KNOWN_SECURITY_PARTS } from "../api/schemas/index.js";
 import { MODEL_CATALOGUE, usageRows, type UsageRowsQuery } from "./catalogue.js";
-import { invalidField, notFound } from "./errors.js";
+import { ErrorAnswer, invalidField, notFound } from "./errors.js";
 import { addDays, utcDate } from "./format.js";
 import type { ApiKeyRecord, EmulatorState } from "./state.js";
 
@@ -143,6 +143,8 @@ function apiKeyHandlers(state: EmulatorState, limits: ListBehaviour): Pick<Handl
     deleteApiKeys: (r) => {
       const bad = firstBad(r.keys, (k) => state.hasKey(k));
       if (bad) throw notFound("key_not_found", `key ${maskKey(bad.item)} ${bad.problem}; nothing was deleted`);
+      const locked = state.lockedAmong(r.keys);
+      if (locked) throw new ErrorAnswer(400, "key_in_use", `${locked.named ? `key ${maskKey(locked.key)} is` : "a key of the request is"} in use; nothing was deleted`);
       return { deleted: state.deleteKeys(r.keys) };
     },
   };

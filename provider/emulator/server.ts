@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import { RATE_LIMIT_STATUS } from "../api/assumptions.js";
 import { OPERATIONS, type Operation, type OperationId } from "../api/operations.js";
-import { fingerprint, redact } from "../api/redact.js";
+import { fingerprint, maskKey, redact } from "../api/redact.js";
 import { ErrorAnswer, invalidField } from "./errors.js";
-import { MALFORMED_BODY, withWrongTypes, type FaultInjector, type FaultSpec } from "./faults.js";
+import { GATEWAY_404_PAGE, MAINTENANCE_PAGE, MALFORMED_BODY, withWrongTypes, type FaultInjector, type FaultSpec } from "./faults.js";
 import type { Handlers } from "./handlers.js";
 import type { RateLimiter } from "./limits.js";
 import type { Outcome, Readings } from "./readings.js";
@@ -63,6 +63,18 @@ function sameSecret(given: string, expected: string): boolean {
 
 function retryHeaders(ms: number): Record<string, string> {
   return { "retry-after": String(Math.max(1, Math.ceil(ms / 1000))), "retry-after-ms": String(Math.ceil(ms)) };
+}
+
+/** The answer of a fault that processes nothing and answers in place of the platform (a page, an empty body, a refused credential). */
+function answeredInstead(fault: FaultSpec, credential: string): Outcome | undefined {
+  const html = { "content-type": "text/html; charset=utf-8" };
+  if (fault.kind === "maintenance") return { status: 200, text: MAINTENANCE_PAGE, headers: html };
+  if (fault.kind === "gateway-404") return { status: 404, text: GATEWAY_404_PAGE, headers: html };
+  if (fault.kind === "empty-200") return { status: 200, text: "" };
+  if (fault.kind === "credential-400") {
+    return errorOutcome(new ErrorAnswer(400, "ip_not_allowed", `the key ${maskKey(credential)} is not allowed from this address (IP allow-list)`));
+  }
+  return undefined;
 }
 
 function injected(fault: FaultSpec, retryMs: number): Outcome {
@@ -221,6 +233,8 @@ export class EmulatorServer {
     if (decision.latencyMs > 0) await this.sleep(decision.latencyMs);
     if (fault?.kind === "drop-before") return undefined;
     if (fault?.kind === "400" || fault?.kind === "500" || fault?.kind === "503") return injected(fault, this.parts.faultRetryMs);
+    const instead = fault && answeredInstead(fault, credential!);
+    if (instead) return instead;
 
     const outcome = await this.process(id, op, req, url);
     if (fault?.kind === "drop-after") return undefined;
@@ -228,6 +242,7 @@ export class EmulatorServer {
     if (lost) return lost;
     if (outcome.status === 200 && fault?.kind === "malformed") return { status: 200, text: MALFORMED_BODY };
     if (outcome.status === 200 && fault?.kind === "wrong-type") return { status: 200, body: withWrongTypes(outcome.body) };
+    if (outcome.status === 404 && fault?.kind === "null-200") return { status: 200, text: "null" };
     return outcome;
   }
 

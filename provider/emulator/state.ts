@@ -134,6 +134,24 @@ export class EmulatorState {
     return this.setKeyEnabled(key, false);
   }
 
+  /**
+   * Keys in use (locked), which `api-key/delete` refuses, with whether its refusal names the key: what a platform
+   * does with a key a running job holds. Set out of band (lockKey), in memory only.
+   */
+  private readonly locked = new Map<string, boolean>();
+
+  /** Locks a key out of band: a delete naming it is refused whole (400 `key_in_use`), naming it when `named`; `false` unlocks. */
+  lockKey(key: string, locked = true, named = true): void {
+    if (locked) this.locked.set(key, named);
+    else this.locked.delete(key);
+  }
+
+  /** The first locked key among `keys`, and whether a refusal names it. */
+  lockedAmong(keys: readonly string[]): { key: string; named: boolean } | undefined {
+    const key = keys.find((k) => this.locked.has(k));
+    return key === undefined ? undefined : { key, named: this.locked.get(key)! };
+  }
+
   /** Deletes a key out of band; false when it does not exist. */
   deleteKey(key: string): boolean {
     return this.deleteKeys([key]) === 1;

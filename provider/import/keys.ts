@@ -2,7 +2,6 @@ import { maskKey } from "../api/redact.js";
 import type { ApiKeyView } from "../api/schemas/index.js";
 import { same } from "../api/canonical.js";
 import type { LlmAccountsClient } from "../client/client.js";
-import { keyUnknown } from "../client/apiKeys.js";
 import { readKeys } from "../commands/keyReads.js";
 import { refusedCredential } from "../commands/kit.js";
 import type { Progress } from "../commands/progress.js";
@@ -30,14 +29,14 @@ export function readListedKeys(client: LlmAccountsClient, reads: KeyToRead[], pr
   return readKeys(
     client,
     reads.map((r) => r.key),
-    (err, key, i) => {
-      // Gone: a 404, or a 400 naming the key (client/apiKeys.ts keyUnknown).
-      if (keyUnknown(err)) {
+    {
+      // Gone, by the runtime's rule (ApiKeysApi.find): a key of the list is an error, one the state holds is dropped.
+      gone: (key, i) => {
         const listedAt = reads[i].listedAt;
         if (listedAt !== undefined) throw new ImportError(`API key ${listedAt} of the list (${maskKey(key)}) does not exist on the platform`);
         return undefined;
-      }
-      return refusedCredential(err, "adminKey", ImportError);
+      },
+      failed: (err) => refusedCredential(err, "adminKey", ImportError),
     },
     progress,
   );

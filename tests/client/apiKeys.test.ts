@@ -154,4 +154,17 @@ describe("API keys", () => {
     emu.setFaults([]);
     expect(calls(emu)).toMatchObject({ "api-key/status": 2, "api-key/edit": 2 });
   });
+
+  test("a delete sent again after a lost answer says so: its 404 carries afterLostAnswer (the first send may have deleted the key); a first 404 does not", async () => {
+    const client = clientOf(emu);
+    const { key } = await client.apiKeys.create({ alias: "lost-then-gone" });
+    emu.setFaults([{ kind: "drop-after", ops: ["api-key/delete"], count: 1 }]);
+    const err = await client.apiKeys.delete([key]).catch((e: unknown) => e);
+    emu.setFaults([]);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect((err as NotFoundError).afterLostAnswer).toBe(true);
+    const again = await client.apiKeys.delete([key]).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(NotFoundError);
+    expect((again as NotFoundError).afterLostAnswer).toBeUndefined();
+  });
 });

@@ -8,6 +8,7 @@ import {
   parseBaseUrl,
   RateLimitError,
   ResponseValidationError,
+  UnknownAnswerError,
   TimeoutError,
 } from "../../provider/client/index.js";
 import { PACKAGE } from "../../provider/version.js";
@@ -98,12 +99,14 @@ describe("transport", () => {
     }
   });
 
-  test("malformed and wrongly typed bodies are ResponseValidationErrors naming the field", async () => {
+  test("a malformed body is an UnknownAnswerError naming its address; a wrongly typed one a ResponseValidationError naming the field", async () => {
     const emu = await emulator({ rateLimits: false });
     try {
       const client = clientOf(emu, { retry: { maxAttempts: 1 } });
       emu.setFaults([{ kind: "malformed", ops: ["account/balance"] }]);
-      await expect(client.account.balance()).rejects.toThrow(/not JSON/);
+      const malformed = await client.account.balance().catch((e: unknown) => e);
+      expect(malformed).toBeInstanceOf(UnknownAnswerError);
+      expect((malformed as Error).message).toContain(`is not the platform's (HTTP 200, application/json "{\\"error\\": <html>Bad Gateway</html>") from ${emu.baseUrl}/api/v1/management/account/balance`);
       emu.setFaults([{ kind: "wrong-type", ops: ["account/balance"] }]);
       const err = await client.account.balance().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ResponseValidationError);
@@ -183,7 +186,10 @@ describe("may have succeeded: one rule where an error leaves send", () => {
       expect(create.message).toBe("500 internal_error: boom; the key may have been created although no answer came back (POST api-key/create)");
       expect(create.mayHaveSucceeded).toBe(true);
       const unread = (await client.subAccounts.create({ alias: "a", balance: 1, count: 1 }).catch((e: unknown) => e)) as ResponseValidationError;
-      expect(unread.message).toBe("the response is not JSON; the sub-accounts may have been created although no answer came back (POST sub-account/create)");
+      expect(unread.message).toBe(
+        `the response is not the platform's (HTTP 200, no content type "not json") from ${server.url}/api/v1/account/sub-account/token: nothing is concluded from it; ` +
+          "the sub-accounts may have been created although no answer came back (POST sub-account/create)",
+      );
       expect(unread.mayHaveSucceeded).toBe(true);
       for (const other of [
         client.apiKeys.edit({ key: "sk-" + "e".repeat(20), alias: "a" }),

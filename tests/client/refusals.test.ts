@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "@jest/globals";
 import { NotFoundError, RateLimitError } from "../../provider/client/index.js";
-import { meaningOf, readBody } from "../../provider/client/refusals.js";
+import { ambiguousMeanings, judge, meaningOf, platformError, readBody } from "../../provider/client/refusals.js";
+import type { Profile } from "../../provider/api/profile.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { clientOf, emulator } from "../support/emulator.js";
 
@@ -84,5 +85,33 @@ describe("transient refusals in a 200, in any language (issue 44)", () => {
     const err = (await client.account.balance().catch((x: unknown) => x)) as Error & { status?: number };
     expect(err.status).toBe(503);
     expect(err.message).toMatch(/系统繁忙，请稍后再试 \(answered HTTP 200 with success: false\)/);
+  });
+});
+
+describe("one judge tells an ambiguous answer from an unclassified one (issue 53)", () => {
+  const profile: Profile = {
+    version: 1,
+    done: { shape: "plain" },
+    refused: [{ status: 400, code: "invalid_key" }],
+    goneKey: [{ status: 400, code: "invalid_key" }],
+    goneSubAccount: [],
+    transient: [],
+    unauthorised: [{ status: 401 }],
+  };
+
+  test("a signature the profile gives two meanings is unclassified with those meanings (the runtime looks); one it does not know has none", () => {
+    const two = judge("management", 400, { error: { code: "invalid_key", message: "invalid key" } }, profile);
+    expect(ambiguousMeanings(two)).toEqual(["gone", "refused"]);
+    expect("unclassified" in two && two.unclassified).toMatch(/matches more than one meaning \(gone, refused\)/);
+    const none = judge("management", 400, { error: { code: "other", message: "no" } }, profile);
+    expect("unclassified" in none && none.unclassified).toMatch(/matches no signature/);
+    expect(ambiguousMeanings(none)).toBeUndefined();
+    expect(ambiguousMeanings(judge("management", 200, { alias: "a" }, profile))).toBeUndefined();
+  });
+
+  test("an error body is the platform's only as a JSON object with a code or a message: never a page, text, an empty body or null", () => {
+    expect(platformError('{"error":{"code":"key_not_found","message":"no"}}')).toBe(true);
+    expect(platformError('{"success":false,"message":"令牌不存在"}')).toBe(true);
+    for (const body of ["<html><title>404 Not Found</title></html>", "Not Found", "", "null", "[]", "{}"]) expect(platformError(body)).toBe(false);
   });
 });

@@ -32,7 +32,7 @@ describe("the reader of many keys", () => {
     expect(answers).toEqual(Array.from({ length: 100 }, (_, i) => i * 2));
   });
 
-  test("readKeys: one get per key against the emulator, answers in order, each counted; a failed get is the caller's to judge", async () => {
+  test("readKeys: one get per key against the emulator, answers in order, each counted; a gone key answers gone() by the runtime's rule", async () => {
     const keys = Array.from({ length: KEY_READS_AT_ONCE * 3 + 5 }, (_, i) => emu.state.createKey(`reader-${i}`).key);
     const gone = emu.state.createKey("reader-gone").key;
     emu.state.deleteKey(gone);
@@ -43,9 +43,14 @@ describe("the reader of many keys", () => {
     const views = await readKeys(
       client,
       [...keys, gone],
-      (_err, key) => {
-        failed.push(key);
-        return "gone" as const;
+      {
+        gone: (key) => {
+          failed.push(key);
+          return "gone" as const;
+        },
+        failed: (err) => {
+          throw err;
+        },
       },
       (done, total) => counts.push(done * 1000 + total),
     );

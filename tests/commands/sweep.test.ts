@@ -94,6 +94,27 @@ describe("llm-accounts sweep", () => {
     expect(Object.keys(emu.calls()).filter((op) => op.endsWith("/delete"))).toEqual([]);
   });
 
+  test("--yes after lost answers on a platform that refuses gone objects with 400: each delete sent again meets 'gone' and is done; the keys of --keys are deleted too, exit 0", async () => {
+    const gone400 = await emulator({ rateLimits: false, readings: ["gone-400"] });
+    const [saved, savedLedger] = [emu, ledger];
+    try {
+      emu = gone400;
+      ledger = new SecretLedger(emu);
+      const keys = [emu.state.createKey("e2e-lost-a").key, emu.state.createKey("e2e-lost-b").key];
+      emu.state.createSubAccounts({ alias: "e2e-lost-team", balance: 1, modelPricing: pricing, count: 3 });
+      emu.setFaults([{ kind: "drop-after", ops: ["sub-account/delete", "api-key/delete"], count: 2 }]);
+      const r = await sweep(["--prefix", "e2e-lost", "--keys", "-", "--yes"], keys.join("\n"));
+      expect(r.err).toBeUndefined();
+      expect(r.code).toBe(SWEEP_EXIT.clean);
+      expect(r.out).toContain("Deleted 3 sub-account(s) and 2 API key(s) of 2 listed");
+      expect(emu.state.listKeys()).toEqual([]);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+    } finally {
+      [emu, ledger] = [saved, savedLedger];
+      await gone400.close();
+    }
+  });
+
   test("without a key list only sub-accounts are swept (the API cannot list keys); --json reports masked objects", async () => {
     const r = await sweep(["--prefix", "e2e-", "--json"]);
     expect(r.code).toBe(SWEEP_EXIT.found);

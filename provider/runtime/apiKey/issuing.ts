@@ -2,6 +2,7 @@
 // rotation (rotate) and a key issued again after a refresh found it deleted (reissue). What is due and when
 // lives in apiKey/rotation.ts; the lifecycle that calls these, in apiKey/lifecycle.ts.
 import { deleteTookEffect, LlmAccountsError, NotFoundError } from "../../client/errors.js";
+import { KeysNotConfirmedError } from "../../client/apiKeys.js";
 import { maskKey } from "../../api/redact.js";
 import { outputsOf, rotationStateOf, viewOf, type ApiKeyInputs, type ApiKeyOutputs, type LiveView } from "./state.js";
 import { keptInState } from "../engine/index.js";
@@ -54,10 +55,11 @@ export async function issueKey(
 }
 
 /**
- * Deletes a key just issued that could not be finished; whether it is gone. A delete answered 2xx whose body cannot
- * be read took effect (deleteTookEffect), and one answered 404 names a key that is not there; one refused otherwise
- * or unanswered is asked about with one get (404: gone). A key the get cannot place is kept: the state must not lose
- * one that may exist, nor hold one that does not.
+ * Deletes a key just issued that could not be finished; whether it is gone. A delete answered 2xx in the platform's
+ * JSON whose field cannot be read took effect (deleteTookEffect), and one answered 404 names a key that is not there;
+ * one whose answer is not the platform's was looked at already (ApiKeysApi.delete: KeysNotConfirmedError, still
+ * there); one refused otherwise or unanswered is asked about with one get (ApiKeysApi.find: gone). A key the get
+ * cannot place is kept: the state must not lose one that may exist, nor hold one that does not.
  */
 async function deletedAgain(client: Client, key: string): Promise<boolean> {
   try {
@@ -66,9 +68,10 @@ async function deletedAgain(client: Client, key: string): Promise<boolean> {
   } catch (err) {
     // 404: the only key it names is not there (a retry after a lost answer that had taken effect, for one).
     if (deleteTookEffect(err) || err instanceof NotFoundError) return true;
-    return client.apiKeys.get(key).then(
+    if (err instanceof KeysNotConfirmedError) return false;
+    return client.apiKeys.find(key).then(
+      (view) => view === undefined,
       () => false,
-      (gone: unknown) => gone instanceof NotFoundError,
     );
   }
 }
