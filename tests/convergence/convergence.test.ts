@@ -1,6 +1,7 @@
 import { describe, expect, test } from "@jest/globals";
 import fc from "fast-check";
-import { historyArb, HISTORY_READINGS, NORMALISING_READINGS, runHistory } from "./history.js";
+import { historyArb, runHistory } from "./history.js";
+import { HISTORY_READINGS, NORMALISING_READINGS } from "./platforms.js";
 import type { Reading } from "../../provider/emulator/index.js";
 
 // Issue 12: generated histories of program changes, faults, console edits and restarts; after fault-free
