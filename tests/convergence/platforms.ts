@@ -55,6 +55,13 @@ const CONTRADICTIONS: readonly { pair: readonly [Reading, Reading]; why: string 
  * (CONTRADICTIONS).
  */
 export function cannotCoexist(a: Reading, b: Reading): string | undefined {
+  const pair = [a, b].sort().join(" ");
+  if (!coexistence.has(pair)) coexistence.set(pair, whyNotTogether(a, b));
+  return coexistence.get(pair);
+}
+const coexistence = new Map<string, string | undefined>();
+
+function whyNotTogether(a: Reading, b: Reading): string | undefined {
   try {
     new Readings([a, b]);
   } catch (err) {
