@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { historyArb, readingsOf, runHistory, type Step } from "./history.js";
+import { readingCombinations } from "./platforms.js";
 import type { Reading } from "../../provider/emulator/index.js";
 
 // `npm run soak -- --runs N --seed S` (scripts/soak.mjs) runs this file: N generated histories, the figures
@@ -81,6 +82,9 @@ test(`soak: ${runs} histories, seed ${seed}, ${stacks} stack(s)`, async () => {
   }
   const seconds = Math.round((Date.now() - started) / 1000);
   const broken = [...played].filter(([, t]) => t.broken > 0).map(([name, t]) => `${name} (${t.broken} of ${t.histories})`);
+  // Pairs of readings played together, alone or within a triple, of every pair that can coexist.
+  const together = new Set([...played.keys()].flatMap((name) => [...readingCombinations(2, name.split(" + ") as Reading[])].map((p) => p.join(" + "))));
+  const pairs = combinations.length > 0 ? `; pairs of readings played together: ${together.size} of ${[...readingCombinations(2)].length}` : "";
   process.stdout.write(
     [
       `soak seed=${seed} runs=${runs} stacks=${stacks}${readings ? " readings" : ""}${combinations.length > 0 ? ` combinations=${combinations.join(",")}` : ""}`,
@@ -90,7 +94,7 @@ test(`soak: ${runs} histories, seed ${seed}, ${stacks} stack(s)`, async () => {
       `invariant violations:      ${figures.violations}`,
       `orphans explained by lost create answers: ${figures.explainedOrphans}`,
       `by feature:                ${JSON.stringify(features)}`,
-      `platforms played:          ${played.size}${broken.length > 0 ? `; broke the invariant under: ${broken.join(", ")}` : ""}`,
+      `platforms played:          ${played.size}${pairs}${broken.length > 0 ? `; broke the invariant under: ${broken.join(", ")}` : ""}`,
       `time:                      ${seconds}s (${Math.round((figures.histories * 60) / Math.max(seconds, 1))} histories a minute)`,
       failure ? `minimal failing history (replay: ${saveFailure("minimal", minimal ?? [])}):\n${failure}\nits violations:\n${violations.join("\n")}` : "",
     ].join("\n") + "\n",
