@@ -87,7 +87,7 @@ test(`soak: ${runs} histories, seed ${seed}, ${stacks} stack(s)`, async () => {
   const pairs = combinations.length > 0 ? `; pairs of readings played together: ${together.size} of ${[...readingCombinations(2)].length}` : "";
   process.stdout.write(
     [
-      `soak seed=${seed} runs=${runs} stacks=${stacks}${readings ? " readings" : ""}${combinations.length > 0 ? ` combinations=${combinations.join(",")}` : ""}`,
+      `soak seed=${seed} runs=${runs} stacks=${stacks}${readings ? " readings" : ""}${combinations.length > 0 ? ` combinations=${combinations.join(",")}` : ""}${profiles ? " profiles" : ""}`,
       `histories run:             ${figures.histories}`,
       `steps:                     ${figures.steps}`,
       `faults injected:           ${figures.faultsInjected}`,
