@@ -4,17 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { toWire } from "../../provider/api/casing.js";
-import { FAULT_KINDS, READING_NAMES, type Emulator, type FaultSpec, type Reading } from "../../provider/emulator/index.js";
+import { FAULT_KINDS, type Emulator, type FaultSpec, type Reading } from "../../provider/emulator/index.js";
 import { startFresh } from "../../provider/runtime/index.js";
 import { COALESCE } from "../../provider/runtime/command/deleteCoalescer.js";
 import { DEFAULT_RETRY } from "../../provider/client/retry.js";
 import { normalizeSecurityConfig } from "../../provider/runtime/apiKey/index.js";
 import { normalizeModelPricing } from "../../provider/runtime/subAccountBatch/index.js";
 import { SecretLedger } from "../support/secrets.js";
-import { CONSOLE_MODEL_STAYS, emulator, STOPS } from "../support/emulator.js";
+import { emulator } from "../support/emulator.js";
 import { Engine, type Declared, type DeployResult, type StateEntry } from "./engine.js";
 import { holders, markOf, PROJECT, Watch } from "./model.js";
 import { configPerStack, inStack, StackProxy, type Kill } from "./stacks.js";
+import { ALIASES_CAPPED, combinationArb, HISTORY_READINGS, needsProfile, NORMALISING_READINGS } from "./platforms.js";
 import { CREATE_MARKER, LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
 import { sameAlias, samePricing, sameRestrictions } from "../../provider/api/keptForms.js";
 import { OPERATIONS } from "../../provider/api/operations.js";
@@ -96,7 +97,8 @@ export type Step =
   | { kind: "restart" }
   /**
    * The platform answers in this reading of the spec's open points (HISTORY_READINGS), restarts included: first
-   * steps only. With `profile`, the stacks carry the profile `llm-accounts doctor --write` measures of it.
+   * steps only, one a reading (several: a combination, platforms.ts). With `profile`, the stacks carry the profile
+   * `llm-accounts doctor --write` measures of it.
    */
   | { kind: "platform"; reading: Reading; profile?: boolean };
 
@@ -245,6 +247,11 @@ export function historyArb(sizes: {
   maxSteps: number;
   stacks?: number;
   readings?: boolean | readonly Reading[];
+  /**
+   * Each history's platform plays a combination of readings of one of these sizes (platforms.ts combinationArb),
+   * from all (with `readings` true or absent) or holding one of the `readings` named.
+   */
+  combinations?: readonly number[];
   /** With `readings`: every stack carries the doctor's profile of the platform, whatever the reading. */
   profiles?: boolean;
 }): fc.Arbitrary<Step[]> {
@@ -253,20 +260,23 @@ export function historyArb(sizes: {
     fc
       .tuple(sometimes(consoleArb, 1, 3), fc.array(stepArb(sizes, values), { minLength: 1, maxLength: sizes.maxSteps }))
       .map(([made, steps]): Step[] => [...first, ...(made ? [made] : []), ...steps]);
-  if (!sizes.readings) return steps([], KEPT_AS_WRITTEN);
-  // With `readings`, a platform that answers in one of HISTORY_READINGS (or of those given), drawn per history, one
-  // that keeps values in another form every other time; and values it may keep in another form, none longer than it
-  // takes where it refuses them.
-  const drawn =
-    sizes.readings === true
-      ? fc.oneof(fc.constantFrom(...HISTORY_READINGS), fc.constantFrom(...NORMALISING_READINGS.filter((r) => HISTORY_READINGS.includes(r))))
-      : fc.constantFrom(...sizes.readings);
-  return drawn
-    .chain((reading) => steps([{ kind: "platform", reading, ...(sizes.profiles && { profile: true }) }], { normalising: true, long: !ALIASES_CAPPED.includes(reading) }));
+  if (!sizes.readings && !sizes.combinations) return steps([], KEPT_AS_WRITTEN);
+  // A platform that answers in one of HISTORY_READINGS (or of those given), drawn per history, one that keeps values
+  // in another form every other time; or in a combination of them. Values it may keep in another form, none longer
+  // than it takes where it refuses them.
+  const named = Array.isArray(sizes.readings) ? (sizes.readings as readonly Reading[]) : undefined;
+  const drawn: fc.Arbitrary<readonly Reading[]> = sizes.combinations
+    ? combinationArb(sizes.combinations, named)
+    : named
+      ? fc.constantFrom(...named).map((r) => [r])
+      : fc.oneof(fc.constantFrom(...HISTORY_READINGS), fc.constantFrom(...NORMALISING_READINGS.filter((r) => HISTORY_READINGS.includes(r)))).map((r) => [r]);
+  return drawn.chain((readings) =>
+    steps(
+      readings.map((reading): Step => ({ kind: "platform", reading, ...(sizes.profiles && { profile: true }) })),
+      { normalising: true, long: !readings.some((r) => ALIASES_CAPPED.includes(r)) },
+    ),
+  );
 }
-
-/** The readings that refuse an alias past CUT_ALIAS_LENGTH: a program under them declares none (docs/decisions.md, aliasMax). */
-const ALIASES_CAPPED: readonly Reading[] = ["short-aliases"];
 
 /** One step of a history after its first (historyArb). */
 function stepArb(sizes: { maxKeys: number; maxBatches: number; stacks?: number }, values: Values): fc.Arbitrary<Step> {
@@ -305,16 +315,6 @@ function stepArb(sizes: { maxKeys: number; maxBatches: number; stacks?: number }
     },
   );
 }
-
-/**
- * The readings a history may be played under (issue 43): every one the emulator plays but those whose lifecycle
- * stops by design (STOPS) or cannot repair a console's pricing by design (CONSOLE_MODEL_STAYS): the invariant
- * holds under each, faults, kills, restarts and re-imports included.
- */
-export const HISTORY_READINGS: readonly Reading[] = READING_NAMES.filter((r) => !STOPS.includes(r) && !CONSOLE_MODEL_STAYS.includes(r));
-
-/** The readings that keep a value written in another form (the values `normalising` draws are for them). */
-export const NORMALISING_READINGS: readonly Reading[] = ["normalised-values", "lowercase-aliases", "cut-aliases", "rounded-factors"];
 
 /** What one history did, for the soak figures. */
 export interface HistoryReport {
@@ -355,6 +355,11 @@ function withoutAdoption(plan: Plan, stack: number): Program {
   };
 }
 
+/** The readings a history's platform plays (its `platform` steps), in their order. */
+export function readingsOf(steps: readonly Step[]): Reading[] {
+  return steps.flatMap((s) => (s.kind === "platform" ? [s.reading] : []));
+}
+
 /** How many stacks a history plays: 1, or one more than the other stacks its rounds name. */
 export function stacksOf(steps: Step[]): number {
   return 1 + Math.max(0, ...steps.map((s) => (s.kind === "up" ? (s.others?.length ?? 0) : 0)));
@@ -367,16 +372,16 @@ export function stacksOf(steps: Step[]): number {
  * what another holds, and every object on the platform is some stack's, the console's, or an error's.
  */
 export async function runHistory(steps: Step[]): Promise<HistoryReport> {
-  const readings = steps.flatMap((s) => (s.kind === "platform" ? [s.reading] : []));
+  const readings = readingsOf(steps);
   const dir = mkdtempSync(join(tmpdir(), "llm-convergence-"));
   const stateFile = join(dir, "emulator.json");
   const logLines: string[] = [];
   let clockOffsetMs = 0;
   const start = () => emulator({ rateLimits: false, rateWindowMs: 600, stateFile, clockOffsetMs, readings: [...readings], log: (line) => logLines.push(line) });
   let emu = await start();
-  // Under cut-aliases the user has run `llm-accounts doctor --write --save`, as docs/decisions.md asks of a platform
-  // that cuts aliases: its profile's aliasCut places a create's mark within the cut, so a lost create can be found.
-  const profile = readings.includes("cut-aliases") || steps.some((s) => s.kind === "platform" && s.profile) ? await measuredProfile(emu) : undefined;
+  // Where the readings need it (platforms.ts PROFILED_READINGS) the user has run `llm-accounts doctor --write --save`,
+  // as docs/decisions.md asks of such a platform; with `profile`, whatever the readings.
+  const profile = needsProfile(readings) || steps.some((s) => s.kind === "platform" && s.profile) ? await measuredProfile(emu) : undefined;
   const count = stacksOf(steps);
   const stacks: Stack[] = [];
   // A stack's process is killed at its proxy: one stack gets one too where a run of it is killed.
