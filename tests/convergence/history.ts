@@ -15,7 +15,7 @@ import { CONSOLE_MODEL_STAYS, emulator, STOPS } from "../support/emulator.js";
 import { Engine, type Declared, type DeployResult, type StateEntry } from "./engine.js";
 import { holders, markOf, PROJECT, Watch } from "./model.js";
 import { configPerStack, inStack, StackProxy, type Kill } from "./stacks.js";
-import { CREATE_MARKER, LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
+import { CREATE_MARKER, LATE_VISIBILITY_WAITS_MS, LATE_WRITES } from "../../provider/api/assumptions.js";
 import { sameAlias, samePricing, sameRestrictions } from "../../provider/api/keptForms.js";
 import { OPERATIONS } from "../../provider/api/operations.js";
 import { LlmAccountsClient } from "../../provider/client/client.js";
@@ -39,10 +39,12 @@ COALESCE.minQuietMs = 15;
 DEFAULT_RETRY.baseDelayMs = 5;
 DEFAULT_RETRY.maxDelayMs = 40;
 /**
- * The same for the looks again of a read that misses what was just written (3.5 s in all): the emulator shows every
- * write at once, so which reads look again, and how often, is what a history tests. The number of looks stays.
+ * The same for the looks again of a read that misses what was just written, and for how long they go on (LATE_WRITES,
+ * 35 s after the write): the emulator shows every write at once, so which reads look again, and how often, is what a
+ * history tests. The number of looks stays.
  */
 (LATE_VISIBILITY_WAITS_MS as number[]).splice(0, LATE_VISIBILITY_WAITS_MS.length, ...LATE_VISIBILITY_WAITS_MS.map((ms) => ms / 100));
+LATE_WRITES.boundMs /= 100;
 
 type Props = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "@jest/globals";
-import { LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
+import { LATE_WRITES, lookWaits } from "../../provider/api/assumptions.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../provider/runtime/index.js";
 import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../support/emulator.js";
@@ -281,7 +281,7 @@ describe("the current key deleted elsewhere during the overlap", () => {
     const { first, rotated } = await currentDeleted("cd");
     const refreshed = found(await apiKey.read(first.id, rotated.outs));
     // The current key, issued this minute, is asked again after each wait before it counts as gone (a platform may lag).
-    expect(calls(emu)).toEqual({ "api-key/get": 2 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "api-key/get": 2 + lookWaits(LATE_WRITES.boundMs).length });
     expect(refreshed.props).toMatchObject({ previousKey: first.outs.key, previousKeyExpiresAt: rotated.outs.previousKeyExpiresAt, rotationDue: KEY_DELETED });
     // A preview after the refresh shows why the resource changes; a second refresh finds nothing new.
     expect(refreshed.inputs?.rotationDue).toBe(KEY_DELETED);
@@ -340,7 +340,7 @@ describe("the current key deleted elsewhere during the overlap", () => {
     emu.state.deleteKey(first.outs.key);
     expect((await apiKey.read(first.id, rotated.outs)).id).toBe("");
     // The current key, issued this minute, is asked again after each wait before it counts as gone (a platform may lag).
-    expect(calls(emu)).toEqual({ "api-key/get": 2 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "api-key/get": 2 + lookWaits(LATE_WRITES.boundMs).length });
   });
 });
 

@@ -8,6 +8,7 @@ import {
   type SessionClient,
   justWritten,
   lookUntil,
+  writtenAt,
 } from "../command/index.js";
 import { issueKey, keptWithError, reissue, rotate } from "./issuing.js";
 import {
@@ -177,8 +178,11 @@ export async function update(session: Session, id: string, old: ApiKeyOutputs, i
 export async function read(session: Session, id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const client = session.client(old.connection).client;
   let live = await find(client, old.key);
-  // A key the last command or this one just created may not answer its get yet (a platform that lags): asked again first.
-  if (!live && justWritten(old.createdAt)) live = await lookUntil(client.apiKeys, () => find(client, old.key), (v) => v !== undefined, { found: live });
+  // A key the last command or this one just created may not answer its get yet (a platform that lags): asked again
+  // until it may show (lateWritesMs after its created_at) before it counts as gone.
+  if (!live && justWritten(client.apiKeys, old.createdAt)) {
+    live = await lookUntil(client.apiKeys, () => find(client, old.key), (v) => v !== undefined, { first: { found: live }, writtenAt: writtenAt(old.createdAt) });
+  }
   const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
   if (!live && !previousLives) return { id: "", props: {} };
   // A gone key keeps what the state recorded of it: the next update issues another.

@@ -6,6 +6,7 @@ import { readSetting, SETTINGS } from "../../client/settings.js";
 import {
   justWritten,
   stillListedOrLate,
+  writtenAt,
   adoptedCountFailure,
   adoptedTokens,
   findAdopted,
@@ -431,8 +432,10 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   // One the last command or this one just made may not show yet (a list that lags): looked for again before it counts
   // as gone. Not when the list shows another of the same create (the same created_at): a create shows whole or not at all.
   const shown = new Set(old.subAccounts.filter((s) => byToken.has(s.token)).map((s) => s.createdAt));
-  const recent = new Set(old.subAccounts.filter((s) => justWritten(s.createdAt) && !shown.has(s.createdAt)).map((s) => s.token));
-  const alive = await stillListedOrLate(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)), recent);
+  const api = own.client.subAccounts;
+  const late = old.subAccounts.filter((s) => justWritten(api, s.createdAt) && !shown.has(s.createdAt));
+  const newest = late.reduce((at, s) => Math.max(at, writtenAt(s.createdAt)!), -Infinity);
+  const alive = await stillListedOrLate(api, old.tokens.filter((t) => !byToken.has(t)), new Set(late.map((s) => s.token)), newest);
   const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
   // Asked, not copied: every read of a refresh would copy what the command holds (the whole account, at its end).
   const mine = new Set(old.tokens);

@@ -246,8 +246,8 @@ function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkFor
  * SubAccountBatch class), else a random one. `left`: what an earlier run of the same resource made under its mark
  * and never recorded (an `up` killed between a create and its edit; leftUnderMark, found by the caller): taken, and
  * only as many more are created. If the answer is lost (the create may have happened), a list of the account finds
- * what it made under the marked alias as the platform keeps it (sameMarked; asked again after each of
- * LATE_VISIBILITY_WAITS_MS while it shows fewer: a platform may show a create late), which is adopted instead of
+ * what it made under the marked alias as the platform keeps it (sameMarked; asked again while it shows fewer, until
+ * lateWritesMs after the answer was lost: a platform may finish a create after a gateway gave up, or show it late), which is adopted instead of
  * being created twice; only a create nothing was found of is sent again: nothing else carries that alias, so nothing
  * another stack or an earlier run of another resource made is taken. Where the platform cut the mark off (cutMarked:
  * some listed alias is the marked one cut, not one of `known`), what it made cannot be told from another batch's:
@@ -275,7 +275,8 @@ async function createMarked(
     let found: SubAccount[];
     let cut: SubAccount[];
     try {
-      // A list may lag behind the create (LATE_VISIBILITY_WAITS_MS): one that shows fewer than it asked for is asked again.
+      // The platform may still be making what the create asked for, or a list may lag behind it: one that shows fewer
+      // than it asked for is asked again until lateWritesMs after the answer was lost (lookUntil), and only then sent again.
       const look = async () => {
         const listed = (await api.list()).filter((s) => !leftTokens.has(s.token) && !known.has(s.token));
         return { found: listed.filter((s) => sameMarked(marked.alias, s.alias)).sort((a, b) => compareIds(a.id, b.id)), cut: listed.filter((s) => cutMarked(marked.alias, s.alias)) };
