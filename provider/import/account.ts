@@ -1,6 +1,6 @@
 import type { LlmAccountsClient } from "../client/client.js";
 import { keyUnknown } from "../client/apiKeys.js";
-import { CREATE_MARKER, SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
+import { SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
 import { type ApiKeyView, type ModelPricing, type SecurityConfig, type SubAccount, compareIds, type AnswerId } from "../api/schemas/index.js";
 import { apiKey, subAccountBatch } from "../runtime/index.js";
@@ -8,7 +8,7 @@ import type { CheckFailure } from "../runtime/engine/index.js";
 import { same } from "../api/canonical.js";
 import { sameMarked } from "../api/keptForms.js";
 import { batchGroupOf } from "../commands/batchGroups.js";
-import { unconfirmedAmong } from "../runtime/subAccountBatch/index.js";
+import { mayCarryCreateMark, unconfirmedAmong } from "../runtime/subAccountBatch/index.js";
 import { printable, refusedCredential } from "../commands/kit.js";
 import type { StackState, StateBatch, StateKey, StateOptions } from "./stackState.js";
 
@@ -109,10 +109,6 @@ function heldElsewhere(options: ReimportOptions, value: string, kind: "keys" | "
   const holder = options.elsewhere?.find((o) => o[kind].has(value));
   return holder && holderName(holder);
 }
-
-/** A create's marked alias (`<alias>~<12 hex digits>`, subAccountBatch/recovery.ts markedAlias): what a killed create left unrecorded. */
-const CREATE_MARKED = new RegExp(`${CREATE_MARKER}[0-9a-f]{12}$`); // "~" needs no escape in a pattern
-const underCreateMark = (alias: string): boolean => CREATE_MARKED.test(alias);
 
 /**
  * The other stack whose batch's lost create left `s` under its marked alias, if any: that batch's next run adopts it.
@@ -525,7 +521,7 @@ async function declareUnheldBatches(state: StackState | undefined, subAccounts: 
     }
     const other = heldElsewhere(options, s.token, "tokens") ?? markedElsewhere(options, s);
     if (other !== undefined) theirs.set(other, [...(theirs.get(other) ?? []), maskKey(s.token)]);
-    else if (underCreateMark(s.alias)) marked.push(s);
+    else if (mayCarryCreateMark(s.alias)) marked.push(s);
     else unheld.push(s);
   }
   if (marked.length > 0) {

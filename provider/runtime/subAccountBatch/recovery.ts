@@ -31,6 +31,24 @@ export function markedAlias(alias: string, nonce: string = randomBytes(6).toStri
   return `${cutTo(alias, longest - suffix.length)}${suffix}`;
 }
 
+/** The hex digits of a create's mark (identityMark's, or random), as markedAlias writes them and a platform that lower-cases keeps them. */
+const MARK_HEX = /[0-9a-f]{12}$/;
+
+/**
+ * Whether `alias` may be a create's marked alias, in any form markedAlias writes (CREATE_MARK_FORMS): `tilde`,
+ * CREATE_MARKER and 12 hex digits at its end; `fit`, FIT_MARK_MIN_LENGTH characters or more ending with 12 hex digits
+ * of which some are digits and some letters (a hash's are, but for about 1 in 280 of them: all digits; a label's often
+ * are not: a date and time, `aaaa...`). What a killed create left under it is its batch's to adopt at its next run,
+ * never anyone else's. A declared alias that ends with such 12 hex digits itself (`deploy-3f09b2c41d7e`) cannot be
+ * told from a `fit` mark: it is taken for one.
+ */
+export function mayCarryCreateMark(alias: string): boolean {
+  if (!MARK_HEX.test(alias)) return false;
+  const hex = alias.slice(-12);
+  if (alias.slice(0, -12).endsWith(CREATE_MARKER)) return true;
+  return [...alias].length >= FIT_MARK_MIN_LENGTH && /[0-9]/.test(hex) && /[a-f]/.test(hex);
+}
+
 /**
  * The mark of one resource's creates: 12 hex digits of a hash of what names it in its stack (project, stack, type,
  * name, and its parent's URN when it has one), the same at every run. The SubAccountBatch class gives it as the
