@@ -19,11 +19,11 @@ import {
   SUB_ACCOUNT_MAX_COUNT,
   SUB_ACCOUNT_MAX_SKS,
   USAGE_NEXT_PAGE_FIELD,
-  visibilityWaits,
+  lookBound,
 } from "./api/assumptions.js";
 import { maskKey, redact } from "./api/redact.js";
 import { ModelPricingSchema, parseAnswerJson, platformPartsOf } from "./api/schemas/index.js";
-import { modelsBeyond, sameAlias, sameFactor } from "./api/keptForms.js";
+import { EVERY_KEPT_FORM, KEPT_FORMS, modelsBeyond, sameAlias, sameFactor, type KeptForm } from "./api/keptForms.js";
 import { isObject } from "./api/canonical.js";
 import { printable } from "./commands/kit.js";
 import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "./api/profile.js";
@@ -401,6 +401,8 @@ interface Run {
   client: LlmAccountsClient;
   /** The profile the environment already sets, if any (its limits count as obeyed). */
   profile?: Profile;
+  /** The `lateWritesMs` setting the environment sets, if any: how long the runtime looks for a late write. */
+  lateWritesMs?: number;
   usageField: string;
   measured: Measured;
   /** How the sub-account list is read: all at once, or by pages of 100 where page_size=-1 is refused. */
@@ -432,6 +434,7 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean, io: { clock: Doct
     probe,
     client: new LlmAccountsClient({ ...options, rateLimits: false, clock: io.clock }),
     profile: options.platform?.profile,
+    lateWritesMs: options.platform?.lateWritesMs,
     usageField: options.platform?.usagePageField ?? USAGE_NEXT_PAGE_FIELD,
     measured: { refused: [], goneKey: [], goneSubAccount: [], unauthorised: [], limits: {} },
     paging: { page_size: -1 },
@@ -449,7 +452,7 @@ async function examine(env: NodeJS.ProcessEnv, write: boolean, io: { clock: Doct
   rows.push(...answerRows(probe));
   const all = rows.sort((a, b) => order(a) - order(b));
   if (!write) return { rows: all };
-  const profile = profileOf(probe, run.measured);
+  const profile = profileOf(probe, run.measured, all);
   const clash = clashRow(profile);
   return { rows: clash ? [...all, clash] : all, profile };
 }
@@ -545,8 +548,9 @@ function answerRows(probe: Probe): DoctorRow[] {
   ];
 }
 
-/** The platform profile of what the probes measured (api/profile.ts). */
-function profileOf(probe: Probe, measured: Measured): Profile {
+/** The platform profile of what the probes measured (api/profile.ts), with the forms its `rows` found values kept in (`kept`). */
+function profileOf(probe: Probe, measured: Measured, rows: readonly DoctorRow[]): Profile {
+  const kept = KEPT_FORMS.filter((f: KeptForm) => rows.some((r) => r.verdict === "handled" && r.reading === f));
   const transient: Signature[] = [{ status: 429 }];
   if (probe.transient) transient.push(probe.transient.code ? { status: probe.transient.status, code: probe.transient.code } : { status: probe.transient.status });
   const form = probe.answers.map((a) => otherForm(a)).find((f) => f !== undefined);
@@ -558,6 +562,7 @@ function profileOf(probe: Probe, measured: Measured): Profile {
     goneSubAccount: unique(measured.goneSubAccount),
     transient: unique(transient),
     unauthorised: unique([{ status: 401 }, ...measured.unauthorised]),
+    ...(kept.length > 0 && { kept }),
     ...(form && { forms: { seen: form.slice(0, 120) } }),
     ...(Object.keys(measured.limits).length > 0 && { limits: measured.limits }),
   });
@@ -749,7 +754,7 @@ const shortAlias = (alias: string) => printable(alias.length > 40 ? `${alias.sli
  * runtime takes for the alias declared; or another alias, which it takes for drift.
  */
 function keptAliasRow(point: string, assumes: string, sent: string, live: string, changed: { shows: boolean; what: string; reading: string; also: string }): DoctorRow {
-  if (!sameAlias(sent, live)) {
+  if (!sameAlias(sent, live, EVERY_KEPT_FORM)) {
     return { point, assumes, observed: `"${shortAlias(sent)}" kept as "${shortAlias(live)}", not a form of it the runtime knows: it reads another alias, drift at every gate and an edit at every up`, verdict: "setting", setting: "none exists: report this platform's alias form" };
   }
   if (!changed.shows) return { point, assumes, observed: live === sent ? "as sent" : "as sent but for its case (alias case as kept)", verdict: "holds" };
@@ -789,7 +794,7 @@ async function lengthRow(run: Run, key: string, address: string): Promise<Doctor
   if (live === undefined) return { point, assumes, observed: "not checked: the key's edit answered no alias", verdict: "not checked" };
   const length = [...live].length;
   // Kept cut, not refused: the profile's aliasCut, within which the runtime places a create's mark.
-  if (length < ALIAS_MAX_LENGTH && sameAlias(sent, live)) run.measured.limits.aliasCut = length;
+  if (length < ALIAS_MAX_LENGTH && sameAlias(sent, live, EVERY_KEPT_FORM)) run.measured.limits.aliasCut = length;
   return keptAliasRow(point, assumes, sent, live, {
     shows: length < ALIAS_MAX_LENGTH,
     what: `an alias of ${ALIAS_MAX_LENGTH} characters kept cut to its first ${length}`,
@@ -830,7 +835,7 @@ async function pricingRows(run: Run, token: string, alias: string): Promise<Doct
   const rows: DoctorRow[] = [];
   if (factor === undefined) rows.push({ ...factorRow, observed: `${model} not listed after an edit that set it`, verdict: "setting", setting: "none exists: report this platform's pricing edit" });
   else if (factor === PROBE_FACTOR) rows.push({ ...factorRow, observed: "as sent", verdict: "holds" });
-  else if (sameFactor(PROBE_FACTOR, factor)) {
+  else if (sameFactor(PROBE_FACTOR, factor, EVERY_KEPT_FORM)) {
     rows.push({ ...factorRow, observed: `${PROBE_FACTOR} kept as ${factor}: the runtime takes it for the factor declared (no drift, no edit) and keeps the platform's form in the state`, verdict: "handled", reading: "rounded-factors" });
   } else {
     rows.push({ ...factorRow, observed: `${PROBE_FACTOR} kept as ${factor}, not a rounding of it: the runtime reads another factor, drift at every gate`, verdict: "setting", setting: "none exists: report this platform's pricing form" });
@@ -897,7 +902,7 @@ async function subAccountChecks(run: Run, hex: string, keyDelete: Raw): Promise<
   const lag = await lagOf(probe, shows);
   run.lag = lag === undefined || run.lag === undefined ? undefined : Math.max(lag, run.lag);
   if (run.lag !== undefined && run.lag > 0) measured.limits.visibilityMs = Math.min(roundUp(run.lag), LATE_VISIBILITY_WINDOW_MS);
-  rows.push(visibilityRow(run.lag, run.profile));
+  rows.push(visibilityRow(run.lag, run.profile, run.lateWritesMs));
   rows.push(await aliasFilterRow(run, alias));
   rows.push(await countRow(run, alias));
   // What was just made shows only after the platform's lag: the list is read once it has passed.
@@ -998,23 +1003,25 @@ async function measureAliasMax(run: Run, hex: string, token: string, mark: Docto
   return undefined;
 }
 
-/** The row of how long a write took to show, against the runtime's looks (visibilityWaits, with the profile the environment sets). */
-function visibilityRow(lag: number | undefined, profile: Profile | undefined): DoctorRow {
+/**
+ * The row of how long a write took to show, against how long the runtime looks for a late write (lookBound: the
+ * `lateWritesMs` setting, else its default or half as long again as the profile's measured lag).
+ */
+function visibilityRow(lag: number | undefined, profile: Profile | undefined, settingMs: number | undefined): DoctorRow {
   const point = "late visibility of a write";
-  const looks = (lagMs?: number) => visibilityWaits(lagMs).reduce((a, b) => a + b, 0);
-  const assumes = `a write shows within ${seconds(looks(undefined))} (a read that misses one looks again that long)`;
+  const assumes = `a write shows within ${seconds(lookBound(settingMs, undefined))} (a read that misses one looks again that long)`;
   if (lag === undefined) {
     return { point, assumes, observed: `a new key or sub-account not shown after ${seconds(VISIBILITY_PROBE_MAX_MS)}`, verdict: "setting", setting: "none exists: a write that shows that late cannot be told from a lost one" };
   }
   if (lag === 0) return { point, assumes, observed: "shown at once", verdict: "holds" };
-  const covered = looks(profile?.limits?.visibilityMs);
+  const covered = lookBound(settingMs, profile?.limits?.visibilityMs);
   if (lag <= covered) return { point, assumes, observed: `shown after ${seconds(lag)}: the runtime looks again for ${seconds(covered)}`, verdict: "handled" };
   return {
     point,
     assumes,
     observed: `shown after ${seconds(lag)}, later than the runtime looks (${seconds(covered)}): a read right after a write would take it for gone`,
     verdict: "setting",
-    setting: `${SETTINGS.profile.config} (llm-accounts doctor --write --save), whose limits.visibilityMs makes the runtime look for ${seconds(looks(roundUp(lag)))}`,
+    setting: `${SETTINGS.profile.config} (llm-accounts doctor --write --save), whose limits.visibilityMs makes the runtime look for ${seconds(lookBound(settingMs, roundUp(lag)))}, or ${SETTINGS.lateWritesMs.config}`,
   };
 }
 

@@ -16,7 +16,7 @@ import { Engine, type Declared, type DeployResult, type StateEntry } from "./eng
 import { holders, markOf, PROJECT, Watch } from "./model.js";
 import { configPerStack, inStack, StackProxy, type Kill } from "./stacks.js";
 import { CREATE_MARKER, LATE_VISIBILITY_WAITS_MS, LATE_WRITES } from "../../provider/api/assumptions.js";
-import { sameAlias, samePricing, sameRestrictions } from "../../provider/api/keptForms.js";
+import { EVERY_KEPT_FORM, sameAlias, samePricing, sameRestrictions } from "../../provider/api/keptForms.js";
 import { OPERATIONS } from "../../provider/api/operations.js";
 import { LlmAccountsClient } from "../../provider/client/client.js";
 import { resolveClientOptions } from "../../provider/client/config.js";
@@ -904,7 +904,7 @@ export function checkInvariant(
   for (const orphan of liveKeys.filter((r) => !stateKeys.has(r.key) && !free.has(r.key) && !killLeft.keys.has(r.key))) {
     // The error names the alias as sent; the platform may keep it in another form.
     const kept = createdAs.get(orphan.key) ?? orphan.alias;
-    const alias = [...doubts.keys()].find((d) => (doubts.get(d) ?? 0) > 0 && sameAlias(d, kept));
+    const alias = [...doubts.keys()].find((d) => (doubts.get(d) ?? 0) > 0 && sameAlias(d, kept, EVERY_KEPT_FORM));
     if (alias !== undefined) {
       doubts.set(alias, doubts.get(alias)! - 1);
       report.explainedOrphans++;
@@ -915,7 +915,7 @@ export function checkInvariant(
   for (const orphan of liveSubs.filter((s) => !stateTokens.has(s.token) && !free.has(s.token) && !killLeft.subAccounts.has(s.token))) {
     // Renamed in the console before a run could adopt it: out of the package's reach, as the error said.
     const original = createdAs.get(orphan.token);
-    if (original !== undefined && [...doubts.keys()].some((d) => sameAlias(d, original))) report.explainedOrphans++;
+    if (original !== undefined && [...doubts.keys()].some((d) => sameAlias(d, original, EVERY_KEPT_FORM))) report.explainedOrphans++;
     else v.push(`orphan sub-account with alias "${orphan.alias}"`);
   }
 }
@@ -944,7 +944,7 @@ function declaredAsLive(
     const { hours: _console, ...declarable } = live.security_config ?? {};
     const got = { alias: live.alias, enabled: live.enabled, security_config: declarable };
     // As the platform keeps them (lower-cased, cut, an address as its range), judged by the package's own rules.
-    const same = sameAlias(want.alias, got.alias) && got.enabled === want.enabled && sameRestrictions(got.security_config, want.security_config);
+    const same = sameAlias(want.alias, got.alias, EVERY_KEPT_FORM) && got.enabled === want.enabled && sameRestrictions(got.security_config, want.security_config, EVERY_KEPT_FORM);
     if (!same) v.push(`${label}key ${k.name} is ${JSON.stringify(got)}, declared ${JSON.stringify(want)}`);
     else if (JSON.stringify(got) !== JSON.stringify(want)) report.keptInOtherForm = (report.keptInOtherForm ?? 0) + 1;
   }
@@ -958,7 +958,7 @@ function declaredAsLive(
     const pricing = toWire(declaredPricing);
     for (const s of live) {
       const held = s.model_pricing.map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
-      if (!sameAlias(b.alias, s.alias) || !samePricing(declaredPricing, held)) {
+      if (!sameAlias(b.alias, s.alias, EVERY_KEPT_FORM) || !samePricing(declaredPricing, held, EVERY_KEPT_FORM)) {
         v.push(`${label}batch ${b.name}: a sub-account is ${JSON.stringify({ alias: s.alias, pricing: s.model_pricing })}, declared ${JSON.stringify({ alias: b.alias, pricing })}`);
       } else if (s.alias !== b.alias || JSON.stringify(s.model_pricing) !== JSON.stringify(pricing)) report.keptInOtherForm = (report.keptInOtherForm ?? 0) + 1;
     }

@@ -7,6 +7,7 @@ import {
   type Session,
   type SessionClient,
   justWritten,
+  keptForms,
   lookUntil,
   writtenAt,
 } from "../command/index.js";
@@ -42,7 +43,8 @@ function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
  */
 async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs, from: "platform" | "state"): Promise<LiveView> {
   let view = live;
-  const differs = (v: LiveView) => !sameAlias(inputs.alias, v.alias) || !sameRestrictions(v.securityConfig, inputs.securityConfig);
+  const kept = keptForms();
+  const differs = (v: LiveView) => !sameAlias(inputs.alias, v.alias, kept) || !sameRestrictions(v.securityConfig, inputs.securityConfig, kept);
   // An edit replaces the whole config (spec 4.3: get, change, post back): a view from the state may lack what the
   // console set since the last refresh, which the edit would remove. One get first; a key it does not find is left
   // to the edit, whose refusal says so.
@@ -83,11 +85,12 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
 
+  const kept = keptForms();
   const changed =
     replaces.length > 0 ||
-    !sameAlias(news.alias, olds.alias) ||
+    !sameAlias(news.alias, olds.alias, kept) ||
     olds.enabled !== news.enabled ||
-    !sameRestrictions(olds.securityConfig, news.securityConfig) ||
+    !sameRestrictions(olds.securityConfig, news.securityConfig, kept) ||
     connection.changed ||
     !same(olds.rotation ?? null, news.rotation ?? null) ||
     olds.rotationDue === KEY_DELETED ||
@@ -195,7 +198,10 @@ export async function read(session: Session, id: string, old: ApiKeyOutputs): Pr
   const due = live ? (dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now())) : KEY_DELETED;
   if (due !== undefined) outs.rotationDue = due;
   const drifted =
-    !sameAlias(old.alias, view.alias) || view.enabled !== old.enabled || !sameRestrictions(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
+    !sameAlias(old.alias, view.alias, keptForms()) ||
+    view.enabled !== old.enabled ||
+    !sameRestrictions(view.securityConfig, old.securityConfig, keptForms()) ||
+    due !== old.rotationDue;
   if (!drifted) return { id, props: outs };
   // Never adoptKey: the engine keeps an input secret only when the one it held was, and the program may no
   // longer give it. Nothing reads it back from the inputs anyway: the outputs keep it.

@@ -4,7 +4,7 @@
  * deletes). It imports the engine wing only.
  */
 export { clientFor, currentSession, Session, SessionClient, setClientOverrides, startFresh, type ClientOverrides, type SessionOptions } from "./session.js";
-export { connectionDiff, ConnectionInputSchema, setStackConfig, stackConfig } from "./connection.js";
+export { connectionDiff, ConnectionInputSchema, keptForms, setStackConfig, stackConfig } from "./connection.js";
 export {
   AdoptKeySchema,
   adoptKeyFailure,

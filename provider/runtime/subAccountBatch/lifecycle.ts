@@ -5,6 +5,7 @@ import type { SubAccountsApi } from "../../client/subAccounts.js";
 import { readSetting, SETTINGS } from "../../client/settings.js";
 import {
   justWritten,
+  keptForms,
   stillListedOrLate,
   writtenAt,
   adoptedCountFailure,
@@ -22,7 +23,7 @@ import {
 import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError, type Known } from "./recovery.js";
 import { toMicros } from "../../api/money.js";
 import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
-import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing } from "../../api/keptForms.js";
+import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing, type KeptForms } from "../../api/keptForms.js";
 import {
   byId,
   deletableOf,
@@ -94,18 +95,19 @@ export async function diff(session: Session, id: string, olds: SubAccountBatchOu
   // Each sub-account held, not only the batch's alias and pricing: a batch may hold some that differ (one left under
   // its create's marked alias by an edit that failed, one renamed in the console) while the alias and pricing its
   // outputs give (one value for the batch, which a refresh takes from one sub-account) match the declared ones.
-  const differs = differsFrom(news);
+  const kept = keptForms();
+  const differs = differsFrom(news, kept);
   const stray = olds.subAccounts.some(differs);
   const changed =
     replaces.length > 0 ||
     stray ||
-    !sameAlias(news.alias, olds.alias) ||
+    !sameAlias(news.alias, olds.alias, kept) ||
     olds.balance !== news.balance ||
     olds.count !== news.count ||
     next === undefined ||
     next.added.length > 0 ||
     next.released.length > 0 ||
-    !samePricing(news.modelPricing, olds.modelPricing) ||
+    !samePricing(news.modelPricing, olds.modelPricing, kept) ||
     connection.changed;
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
@@ -115,8 +117,8 @@ export async function diff(session: Session, id: string, olds: SubAccountBatchOu
  * diff, read and a failure's outputs must see. Compared as the platform compares (api/keptForms.ts): an alias
  * lower-cased or cut, a factor rounded, the models in another order are the declared values as it keeps them.
  */
-function differsFrom(declared: { alias: string; modelPricing: ModelPricing[] }): (s: { alias: string; modelPricing: ModelPricing[] }) => boolean {
-  return (s) => !sameAlias(declared.alias, s.alias) || !samePricing(declared.modelPricing, s.modelPricing);
+function differsFrom(declared: { alias: string; modelPricing: ModelPricing[] }, kept: KeptForms = keptForms()): (s: { alias: string; modelPricing: ModelPricing[] }) => boolean {
+  return (s) => !sameAlias(declared.alias, s.alias, kept) || !samePricing(declared.modelPricing, s.modelPricing, kept);
 }
 
 /**
@@ -214,7 +216,8 @@ async function alignMade(
  * removes a model is looked at with one list (keptModels): a platform whose pricing edit merges keeps it.
  */
 async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): Promise<SubAccountView[]> {
-  const differs = differsFrom(inputs);
+  const kept = keptForms();
+  const differs = differsFrom(inputs, kept);
   const stale = subAccounts.filter(differs);
   if (stale.length === 0) return subAccounts;
   await api.edit({ sks: stale.map((s) => s.token), alias: inputs.alias, modelPricing: inputs.modelPricing });
@@ -222,7 +225,7 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
   const settled = subAccounts.find((s) => !differs(s));
   const aligned = subAccounts.map((s) =>
     differs(s)
-      ? { ...s, alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias), modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing) }
+      ? { ...s, alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias, kept), modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing, kept) }
       : s,
   );
   const removing = stale.filter((s) => modelsBeyond(inputs.modelPricing, s.modelPricing).length > 0);
