@@ -415,6 +415,27 @@ function keepReleased(err: unknown, id: string, old: SubAccountBatchOutputs, rel
 }
 
 /**
+ * The sub-accounts a state names, by token: in `tokens` or in `subAccounts` (a state edited by hand may name one in
+ * one list only: `tokens: []` written where a state error named `tokens` still leaves them named in `subAccounts`).
+ * What a read looks for and a delete deletes.
+ */
+function namedBy(old: Pick<SubAccountBatchOutputs, "tokens" | "subAccounts">): string[] {
+  return [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
+}
+
+/**
+ * A refresh of a state that counts sub-accounts and names none (both lists emptied by hand): it cannot tell them gone,
+ * and taking the batch for deleted would leave them on the platform in no state.
+ */
+function namesNothing(count: number): LlmAccountsError {
+  return new LlmAccountsError(
+    `SubAccountBatch: the state counts ${count} sub-account(s) and names none (its tokens and subAccounts are empty, an edit by hand): ` +
+      "a refresh cannot tell them gone, so nothing was changed. Put back what it held with `pulumi state edit` (the earlier values are in " +
+      "`pulumi stack history` and `pulumi stack export --version N`), then run `pulumi refresh`",
+  );
+}
+
+/**
  * read (refresh): one list call, shared with the other reads of the command (command/sharedList.ts). Sub-accounts
  * missing from it are confirmed gone first (stillListed: one call per missing one, up to three; one new list
  * past that; none when nothing is missing). Sub-accounts deleted elsewhere drop out (the next update recreates them, adopted ones included); alias and pricing drift
@@ -427,7 +448,9 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   const own = session.client(old.connection);
   const adopted = adoptedTokens(old);
   const custody = session.custody.subAccounts;
-  custody.hold(old.tokens);
+  const named = namedBy(old);
+  if (named.length === 0 && old.count > 0) throw namesNothing(old.count);
+  custody.hold(named);
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const listed = await own.subAccounts.snapshot();
@@ -438,10 +461,10 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   const api = own.client.subAccounts;
   const late = old.subAccounts.filter((s) => justWritten(api, s.createdAt) && !shown.has(s.createdAt));
   const newest = late.reduce((at, s) => Math.max(at, writtenAt(s.createdAt)!), -Infinity);
-  const alive = await stillListedOrLate(api, old.tokens.filter((t) => !byToken.has(t)), new Set(late.map((s) => s.token)), newest);
-  const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
+  const alive = await stillListedOrLate(api, named.filter((t) => !byToken.has(t)), new Set(late.map((s) => s.token)), newest);
+  const ours = named.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
   // Asked, not copied: every read of a refresh would copy what the command holds (the whole account, at its end).
-  const mine = new Set(old.tokens);
+  const mine = new Set(named);
   const known: Known = { has: (t) => custody.holds(t) || mine.has(t) };
   const lost = unconfirmedAmong(old, all, known);
   const lostTokens = new Set(lost.map((s) => s.token));
@@ -475,9 +498,8 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
 export async function remove(session: Session, id: string, old: SubAccountBatchOutputs): Promise<void> {
   const own = session.client(old.connection);
   const api = own.client.subAccounts;
-  // Both lists: a state edited by hand may name a sub-account in one only. Not one another batch of this command
-  // keeps (Custody.keptByOthers): deleting it would delete what that batch holds.
-  const named = [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
+  // Not one another batch of this command keeps (Custody.keptByOthers): deleting it would delete what that batch holds.
+  const named = namedBy(old);
   const custody = session.custody.subAccounts;
   const others = custody.leftByDelete(id, named);
   const tokens = named.filter((t) => !others.has(t));
