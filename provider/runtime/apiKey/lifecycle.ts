@@ -96,6 +96,7 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
     olds.rotationDue === KEY_DELETED ||
     rotationReason(olds, news, Date.now()) !== undefined ||
     previousExpiry(olds, Date.now()) !== undefined;
+  if (replaces.length > 0) session.custody.keys.replaced(id);
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 

@@ -27,6 +27,9 @@ export class Custody {
   private readonly creates = new Set<string>();
   /** Creates that failed with nothing recorded (createFailed). */
   private readonly failed = new Set<string>();
+  /** Resource ids a diff of this command kept objects for (keep), and those of them whose diff plans a replacement (replaced). */
+  private readonly diffed = new Set<string>();
+  private readonly replacing = new Set<string>();
   readonly transfers = new Transfers();
 
   /** `resource`: the class that keeps this kind (ApiKey, SubAccountBatch), as errors name it. */
@@ -52,6 +55,7 @@ export class Custody {
    * its new inputs release, which another resource may take in the same deployment).
    */
   keep(owner: string, objects: Iterable<string | undefined>, released: Iterable<string> = []): void {
+    this.diffed.add(owner);
     const out = new Set(released);
     for (const o of objects) {
       if (o === undefined || o === "") continue;
@@ -74,6 +78,11 @@ export class Custody {
     }
   }
 
+  /** The diff of resource `owner` plans its replacement: the delete of `owner` that follows is this resource's own. */
+  replaced(owner: string): void {
+    this.replacing.add(owner);
+  }
+
   /**
    * Create `owner` failed, and no state records what it took: its resource is in no state, so what it took is in
    * doubt (leftByDelete): its next run may take it again, or the program may drop it.
@@ -88,7 +97,12 @@ export class Custody {
    * resource would leave it in no state, deleting it would delete what that resource's next run adopts.
    */
   leftByDelete(owner: string, objects: Iterable<string>): Set<string> {
-    const left = this.keptByOthers(owner, objects);
+    // The engine deletes a resource it diffed in the same command only to replace it. A delete of an id a diff kept
+    // objects for, with no replacement planned, is another resource's: one removed from the program whose id a
+    // resource declared in its place has too (an adoption gives the adopter the id of what it adopts), which an up
+    // --target of the new one left in the state beside it. What that diff keeps is the new one's.
+    const stays = this.diffed.has(owner) && !this.replacing.has(owner);
+    const left = stays ? new Set([...objects].filter((o) => this.keepers.has(o))) : this.keptByOthers(owner, objects);
     const doubt = [...left].find((o) => this.failed.has(this.keepers.get(o)!));
     if (doubt !== undefined) {
       throw new LlmAccountsError(

@@ -109,6 +109,7 @@ export async function diff(session: Session, id: string, olds: SubAccountBatchOu
     next.released.length > 0 ||
     !samePricing(news.modelPricing, olds.modelPricing, kept) ||
     connection.changed;
+  if (replaces.length > 0) session.custody.subAccounts.replaced(id);
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
