@@ -232,6 +232,23 @@ describe("a giver removed from the program after an up --target of the adopter a
     expect(emu.state.hasKey(key)).toBe(true);
   });
 
+  test("a replacement the engine forces (up --replace: the diff plans none, the new one is created first) still deletes what the replaced batch and key hold", async () => {
+    const old = await subAccountBatch.create(await batch("forced"));
+    const oldKey = await apiKey.create(await checkedInputs(apiKey, { alias: "forced" }));
+    startFresh();
+    expect((await subAccountBatch.diff(old.id, old.outs, await batch("forced"))).replaces).toEqual([]);
+    expect((await apiKey.diff(oldKey.id, oldKey.outs, await checkedInputs(apiKey, { alias: "forced" }))).replaces).toEqual([]);
+    const made = await subAccountBatch.create(await batch("forced"));
+    const madeKey = await apiKey.create(await checkedInputs(apiKey, { alias: "forced" }));
+    await subAccountBatch.delete(old.id, old.outs);
+    await apiKey.delete(oldKey.id, oldKey.outs);
+    expect(live().has(old.outs.tokens[0])).toBe(false);
+    expect(emu.state.hasKey(oldKey.outs.key)).toBe(false);
+    startFresh();
+    await subAccountBatch.delete(made.id, made.outs);
+    await apiKey.delete(madeKey.id, madeKey.outs);
+  });
+
   test("a replacement (another base URL) still deletes what the replaced batch holds: its diff planned it", async () => {
     const old = await subAccountBatch.create(await batch("replaced"));
     startFresh();

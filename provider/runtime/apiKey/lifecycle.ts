@@ -80,7 +80,7 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
   const notOurs = adoptKeyFailure(news.adoptKey, olds);
   if (notOurs !== undefined) throw new LlmAccountsError(notOurs);
   // What it holds, no other create of this command may adopt, and no other delete delete.
-  session.custody.keys.keep(id, [olds.key, olds.previousKey]);
+  session.custody.keys.keep(id, [olds.key, olds.previousKey], [], olds);
   const replaces: string[] = [];
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
@@ -222,7 +222,7 @@ export async function remove(session: Session, id: string, old: ApiKeyOutputs): 
   const current = old.rotationDue === KEY_DELETED ? undefined : old.key;
   const named = [current, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
   // Not one that another ApiKey of this command holds or adopted: deleting it would delete what that one holds.
-  const others = session.custody.keys.leftByDelete(id, named);
+  const others = session.custody.keys.leftByDelete(id, named, old);
   const keys = named.filter((k) => !others.has(k));
   if (keys.length === 0) return;
   const { deletes } = session.client(old.connection);
@@ -240,7 +240,7 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
     throw error.after(`this delete cannot tell ${found.connection.success ? "which key to delete" : "which account it is on"}, so nothing was deleted`);
   }
   const { deletes } = session.client(found.connection.data);
-  const others = session.custody.keys.leftByDelete(id, found.keys);
+  const others = session.custody.keys.leftByDelete(id, found.keys, state);
   await Promise.all(found.keys.filter((k) => !others.has(k)).map((k) => deletes.delete(k)));
   if (found.unidentified) throw error.after("this delete deleted the previous key it names, but cannot read the key itself, so the resource stays in the state");
 }

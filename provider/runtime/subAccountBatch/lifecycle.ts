@@ -70,7 +70,7 @@ function profileAliasMax(): number | undefined {
  */
 export async function diff(session: Session, id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const released = releasedBy(olds, news);
-  session.custody.subAccounts.keep(id, olds.tokens, released);
+  session.custody.subAccounts.keep(id, olds.tokens, released, olds);
   // What its update will release, for a batch that adopts it in this deployment (at preview, nothing: unknown).
   if (!containsUnknown(news.adoptTokens)) session.custody.subAccounts.transfers.announce(id, released);
   const replaces: string[] = [];
@@ -502,7 +502,7 @@ export async function remove(session: Session, id: string, old: SubAccountBatchO
   // Not one another batch of this command keeps (Custody.keptByOthers): deleting it would delete what that batch holds.
   const named = namedBy(old);
   const custody = session.custody.subAccounts;
-  const others = custody.leftByDelete(id, named);
+  const others = custody.leftByDelete(id, named, old);
   const tokens = named.filter((t) => !others.has(t));
   // What a lost create may have made goes too: nobody else knows of it. Not what another batch holds or made in
   // this command, though: the batch that replaced this one back may have its alias and balance (command/custody.ts).
@@ -526,7 +526,7 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
   const api = own.client.subAccounts;
   const custody = session.custody.subAccounts;
   const unconfirmed = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)) : [];
-  const others = custody.leftByDelete(id, found.tokens);
+  const others = custody.leftByDelete(id, found.tokens, state);
   await own.batchDeletes.delete([...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
   if (found.unidentified > 0 || found.lostCreate === null) {
     const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : "the sub-accounts of a lost create cannot be looked for";
