@@ -154,6 +154,7 @@ async function createOrAdopt(session: Session, inputs: ApiKeyInputs): Promise<{ 
  * deployment.
  */
 export async function update(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
+  session.custody.keys.updated(id);
   if (old.rotationDue === KEY_DELETED) return { outs: await reissue(session, id, old, inputs) };
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(session, id, old, inputs) };
   const own = session.client(inputs.connection);

@@ -31,6 +31,8 @@ export class Custody {
   /** Resource ids a diff of this command kept objects for (keep), with the state it diffed, and those whose diff plans a replacement (replaced). */
   private readonly diffed = new Map<string, string>();
   private readonly replacing = new Set<string>();
+  /** Resource ids updated in this command (updated). */
+  private readonly updating = new Set<string>();
   readonly transfers = new Transfers();
 
   /** `resource`: the class that keeps this kind (ApiKey, SubAccountBatch), as errors name it. */
@@ -79,6 +81,11 @@ export class Custody {
     }
   }
 
+  /** Resource `owner` is updated in this command: a delete of it is of this resource (an order only direct callers play). */
+  updated(owner: string): void {
+    this.updating.add(owner);
+  }
+
   /** The diff of resource `owner` plans its replacement: the delete of `owner` that follows is this resource's own. */
   replaced(owner: string): void {
     this.replacing.add(owner);
@@ -120,7 +127,7 @@ export class Custody {
    */
   private diffedElsewhere(owner: string, state: object | undefined): boolean {
     const diffed = this.diffed.get(owner);
-    if (diffed === undefined || this.replacing.has(owner)) return false;
+    if (diffed === undefined || this.replacing.has(owner) || this.updating.has(owner)) return false;
     return diffed !== canonical(state ?? null) || this.creates.size === 0;
   }
 

@@ -327,6 +327,7 @@ async function createTaking(session: Session, own: SessionClient, inputs: SubAcc
  * a failure of this one records the release all the same).
  */
 export async function update(session: Session, id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
+  session.custody.subAccounts.updated(id);
   const own = session.client(inputs.connection);
   const adoption = nextAdoption(adoptedTokens(old), adoptedTokens(inputs));
   // A batch that adopts what this one releases in the same deployment waits for it to end (command/transfers.ts).
