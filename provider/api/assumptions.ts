@@ -206,15 +206,51 @@ export const CLOCK_SKEW_MS = 5_000;
 
 /**
  * How long the platform may take to show what was just written (the spec does not say whether a list or a get is
- * up to date at once; behind a cache or a replica it may lag a few seconds): a read that misses what was written
- * looks again after each of these waits, 3.5 s in all, before it concludes that it is not there. Only a read that
- * misses something pays them.
+ * up to date at once; behind a cache or a replica it may lag seconds): the first waits of a look that goes on until
+ * what was written may show (lookWaits). Only a read that misses something pays them.
  */
 export const LATE_VISIBILITY_WAITS_MS: readonly number[] = [500, 1_000, 2_000];
+
+/**
+ * How long after a write the platform may still be making or showing it (not shown in the spec), in milliseconds: a
+ * create whose answer was lost (a gateway's 504, a timeout) is looked for that long after the answer was lost before
+ * it is sent again, and a read that misses an object written less than that long ago (by its `created_at`, allowing
+ * for CLOCK_SKEW_MS) looks until then before it takes the object for gone. 35 s: a gateway's 30 s cap, after which
+ * the platform may go on working on what the gateway gave up waiting for, and a 5 s read lag. `llm-accounts:lateWritesMs`
+ * sets it (client/settings.ts); a profile that measured a longer lag (`limits.visibilityMs`) makes it half as long
+ * again as that lag (lookBound). An object (tests scale it as they scale LATE_VISIBILITY_WAITS_MS).
+ */
+export const LATE_WRITES = { boundMs: 35_000 };
+
+/** The bound of looks for a late write (LATE_WRITES): the setting when set, else the default or half as long again as a measured lag, whichever is longer. */
+export function lookBound(settingMs: number | undefined, measuredLagMs: number | undefined): number {
+  if (settingMs !== undefined) return settingMs;
+  return Math.max(LATE_WRITES.boundMs, Math.ceil((measuredLagMs ?? 0) * 1.5));
+}
+
+/**
+ * The waits of a look that goes on for `ms` more (what was written may show until then): LATE_VISIBILITY_WAITS_MS, then
+ * each twice the one before, at most four times the last listed (2, 4, 8 s...), the last cut so that they add up to `ms`.
+ * None when `ms` is not above 0. A count, not a deadline on a clock: a look makes the same calls on any clock.
+ */
+export function lookWaits(ms: number): number[] {
+  const listed = LATE_VISIBILITY_WAITS_MS;
+  const longest = 4 * listed[listed.length - 1];
+  const waits: number[] = [];
+  let left = ms;
+  for (let i = 0; left > 0; i++) {
+    const next = i < listed.length ? listed[i] : Math.min(2 * waits[i - 1], longest);
+    waits.push(Math.min(next, left));
+    left -= next;
+  }
+  return waits;
+}
+
 /**
  * The waits of a read that misses what was just written, on a platform whose profile measured that a write took
  * `lagMs` to show (`llm-accounts doctor --write`): LATE_VISIBILITY_WAITS_MS, then waits of 2 s until they add up to
- * half as long again as the lag. Without a lag, or one they cover, LATE_VISIBILITY_WAITS_MS.
+ * half as long again as the lag. Without a lag, or one they cover, LATE_VISIBILITY_WAITS_MS. The doctor's report of
+ * a measured lag; the runtime looks for LATE_WRITES (lookWaits).
  */
 export function visibilityWaits(lagMs: number | undefined): readonly number[] {
   const waits = [...LATE_VISIBILITY_WAITS_MS];
@@ -223,11 +259,7 @@ export function visibilityWaits(lagMs: number | undefined): readonly number[] {
   while (sum() < lagMs * 1.5) waits.push(2_000);
   return waits;
 }
-/**
- * What counts as just written: an object created (by its `created_at`, as the platform answered it, allowing for
- * CLOCK_SKEW_MS) less than this before a read that misses it. The last command's writes are within it when the
- * next command follows at once; an older object missing from a read is gone without waiting.
- */
+/** The longest write lag a profile may record (`limits.visibilityMs`). */
 export const LATE_VISIBILITY_WINDOW_MS = 2 * MINUTE_MS;
 
 /**

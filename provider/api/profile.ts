@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { CREATE_MARK_FORMS, LATE_VISIBILITY_WINDOW_MS } from "./assumptions.js";
+import { KEPT_FORMS } from "./keptForms.js";
 
 /** The profile format this package writes and reads. */
 export const PROFILE_VERSION = 1;
@@ -44,6 +45,11 @@ export const ProfileSchema = z
     transient: signatures,
     /** The credential was refused. */
     unauthorised: signatures,
+    /**
+     * The forms the platform was measured keeping written values in (api/keptForms.ts KEPT_FORMS): only under these
+     * does the runtime take such a form for the value declared; elsewhere a declared change to one is a change.
+     */
+    kept: z.array(z.enum(KEPT_FORMS)).max(KEPT_FORMS.length).optional(),
     /** The value forms measured (`created_at: "2026-11-25 21:00:00+08:00"`): for the reader of the profile. */
     forms: z.record(z.string().max(40), z.string().max(120)).optional(),
     /**

@@ -1,4 +1,5 @@
-import { visibilityWaits } from "../api/assumptions.js";
+import { lookBound, lookWaits } from "../api/assumptions.js";
+import { keptFormsOf, type KeptForms } from "../api/keptForms.js";
 import type { Send } from "../api/operations.js";
 import { SYSTEM_CLOCK, type Clock } from "./clock.js";
 import type { PlatformReadings } from "./config.js";
@@ -31,7 +32,7 @@ export interface Sender {
   /** The readings of the spec's open points that settings chose (config.ts PlatformReadings). */
   readonly platform?: PlatformReadings;
   /** The clock its retries wait on (a fake one in tests); the wall clock when not given. */
-  readonly clock?: Pick<Clock, "sleep">;
+  readonly clock?: Pick<Clock, "now" | "sleep">;
 }
 
 /** Base of the API group classes: they send through the transport, and show only its origin. */
@@ -49,8 +50,23 @@ export abstract class ApiGroup extends ShowsOriginOnly {
     return (this.http.clock ?? SYSTEM_CLOCK).sleep(ms);
   }
 
-  /** The waits of a read that misses what was just written: the assumption's, or as long as the platform profile measured (visibilityWaits). */
-  get visibilityWaits(): readonly number[] {
-    return visibilityWaits(this.http.platform?.profile?.limits?.visibilityMs);
+  /** The time on the transport's clock, in milliseconds since the epoch. */
+  now(): number {
+    return (this.http.clock ?? SYSTEM_CLOCK).now();
+  }
+
+  /** The kept forms of values the profile measured this platform keeping (keptFormsOf): none without a profile. */
+  get keptForms(): KeptForms {
+    return keptFormsOf(this.http.platform?.profile);
+  }
+
+  /** How long after a write the platform may still be making or showing it: the setting, else the assumption or the profile's measured lag (lookBound). */
+  get lateWritesMs(): number {
+    return lookBound(this.http.platform?.lateWritesMs, this.http.platform?.profile?.limits?.visibilityMs);
+  }
+
+  /** The waits of a look for what was written at `writtenAt` (this clock), which may show until lateWritesMs after it (lookWaits). */
+  waitsSince(writtenAt: number): number[] {
+    return lookWaits(writtenAt + this.lateWritesMs - this.now());
   }
 }

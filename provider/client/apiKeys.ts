@@ -121,7 +121,7 @@ export class ApiKeysApi extends ApiGroup {
       } catch (err) {
         if (!answerUnknown(err)) throw err;
         const view = await this.lookAfter(err, req.key, "edit");
-        if (sameAlias(req.alias, view.alias) && sameRestrictions(view.securityConfig ?? {}, req.securityConfig ?? {})) return view;
+        if (sameAlias(req.alias, view.alias, this.keptForms) && sameRestrictions(view.securityConfig ?? {}, req.securityConfig ?? {}, this.keptForms)) return view;
         throw notConfirmed(err, [req.key], "a get shows its alias or security_config as before: not edited");
       }
     });

@@ -44,6 +44,8 @@ export interface PlatformReadings {
   createMark?: CreateMarkForm;
   /** The platform profile (`llm-accounts:profile`): with one, answers are classified by its signatures only (client/refusals.ts). */
   profile?: Profile;
+  /** How long after a write the platform may still be making or showing it (`llm-accounts:lateWritesMs`; assumptions.ts LATE_WRITES when not set). */
+  lateWritesMs?: number;
 }
 
 function isLoopback(hostname: string): boolean {
@@ -207,8 +209,10 @@ export function resolveClientOptions(
   // A setting of its own wins over what the profile measured.
   const usagePageField = readSetting("usagePageField", config, env) ?? profile?.limits?.usagePageField;
   const createMark = readSetting("createMark", config, env) ?? profile?.limits?.createMark;
+  const lateWritesMs = readSetting("lateWritesMs", config, env);
+  const readings = { usagePageField, createMark, profile, lateWritesMs };
   return {
-    ...((usagePageField !== undefined || createMark !== undefined || profile !== undefined) && { platform: { usagePageField, createMark, profile } }),
+    ...(Object.values(readings).some((v) => v !== undefined) && { platform: readings }),
     baseUrl,
     adminKey: admin.key,
     accountKey: account.key,

@@ -94,6 +94,12 @@ export const SETTINGS = {
     `the form of the alias a sub-account create is marked with: ${CREATE_MARK_FORMS.map((f) => JSON.stringify(f)).join(" or ")}`,
     text.pipe(z.enum(CREATE_MARK_FORMS)),
   ),
+  lateWritesMs: setting(
+    "lateWritesMs",
+    "LLM_ACCOUNTS_LATE_WRITES_MS",
+    "a positive whole number of milliseconds: how long after a write the platform may still be making or showing it (default 35000)",
+    text.transform(Number).pipe(positiveWhole),
+  ),
   profile: setting<Profile>(
     "profile",
     "LLM_ACCOUNTS_PROFILE",

@@ -251,7 +251,7 @@ export class SubAccountsApi extends ApiGroup {
       if (!answerUnknown(err)) throw err;
       const byToken = new Map((await this.listedAfter(err, request.sks)).map((i) => [i.token, i]));
       const sent = (i: s.SubAccount | undefined) =>
-        i !== undefined && sameAlias(request.alias, i.alias) && request.modelPricing.every((m) => i.modelPricing.some((l) => l.model === m.model && (l.pricingFactor === m.pricingFactor || (l.pricingFactor !== undefined && m.pricingFactor !== undefined && sameFactor(m.pricingFactor, l.pricingFactor)))));
+        i !== undefined && sameAlias(request.alias, i.alias, this.keptForms) && request.modelPricing.every((m) => i.modelPricing.some((l) => l.model === m.model && (l.pricingFactor === m.pricingFactor || (l.pricingFactor !== undefined && m.pricingFactor !== undefined && sameFactor(m.pricingFactor, l.pricingFactor, this.keptForms)))));
       const stale = request.sks.filter((t) => !sent(byToken.get(t)));
       if (stale.length > 0) throw new LlmAccountsError(`${err.message}; the sub-account list shows ${named(stale)} not edited`, { operation: err.operation, status: err.status });
     }

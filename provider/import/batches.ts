@@ -1,4 +1,4 @@
-import { CREATE_MARKER, SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
+import { SUB_ACCOUNT_MAX_COUNT } from "../api/assumptions.js";
 import { maskKey } from "../api/redact.js";
 import { type SubAccount, compareIds, type AnswerId } from "../api/schemas/index.js";
 import { same } from "../api/canonical.js";
@@ -6,7 +6,7 @@ import { sameMarked } from "../api/keptForms.js";
 import { batchGroupOf } from "../commands/batchGroups.js";
 import { printable } from "../commands/kit.js";
 import { subAccountBatch } from "../runtime/index.js";
-import { unconfirmedAmong } from "../runtime/subAccountBatch/index.js";
+import { mayCarryCreateMark, unconfirmedAmong } from "../runtime/subAccountBatch/index.js";
 import type { ImportedAccount, ImportedBatch, ReimportOptions } from "./account.js";
 import { ImportError } from "./importError.js";
 import { byName, heldElsewhere, holderName, ofThisAccount, refusals, slug, uniqueNames } from "./names.js";
@@ -14,10 +14,6 @@ import type { StackState, StateBatch } from "./stackState.js";
 
 // The sub-accounts of an import: grouped into batches anew, or declared as the batches of the stack's state that hold
 // them (with what a lost create of theirs left under its mark), and those left out (another stack's, a replaced batch's).
-
-/** A create's marked alias (`<alias>~<12 hex digits>`, subAccountBatch/recovery.ts markedAlias): what a killed create left unrecorded. */
-const CREATE_MARKED = new RegExp(`${CREATE_MARKER}[0-9a-f]{12}$`); // "~" needs no escape in a pattern
-const underCreateMark = (alias: string): boolean => CREATE_MARKED.test(alias);
 
 /**
  * The other stack whose batch's lost create left `s` under its marked alias, if any: that batch's next run adopts it.
@@ -202,7 +198,7 @@ export async function declareUnheldBatches(state: StackState | undefined, subAcc
     }
     const other = heldElsewhere(options, s.token, "tokens") ?? markedElsewhere(options, s);
     if (other !== undefined) theirs.set(other, [...(theirs.get(other) ?? []), maskKey(s.token)]);
-    else if (underCreateMark(s.alias)) marked.push(s);
+    else if (mayCarryCreateMark(s.alias)) marked.push(s);
     else unheld.push(s);
   }
   if (marked.length > 0) {

@@ -16,8 +16,8 @@ import { Engine, type Declared, type DeployResult, type StateEntry } from "./eng
 import { holders, markOf, PROJECT, Watch } from "./model.js";
 import { configPerStack, inStack, StackProxy, type Kill } from "./stacks.js";
 import { ALIASES_CAPPED, combinationArb, HISTORY_READINGS, needsProfile, NORMALISING_READINGS } from "./platforms.js";
-import { CREATE_MARKER, LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
-import { sameAlias, samePricing, sameRestrictions } from "../../provider/api/keptForms.js";
+import { CREATE_MARKER, LATE_VISIBILITY_WAITS_MS, LATE_WRITES } from "../../provider/api/assumptions.js";
+import { EVERY_KEPT_FORM, sameAlias, samePricing, sameRestrictions } from "../../provider/api/keptForms.js";
 import { OPERATIONS } from "../../provider/api/operations.js";
 import { LlmAccountsClient } from "../../provider/client/client.js";
 import { resolveClientOptions } from "../../provider/client/config.js";
@@ -41,10 +41,12 @@ COALESCE.minQuietMs = 15;
 DEFAULT_RETRY.baseDelayMs = 5;
 DEFAULT_RETRY.maxDelayMs = 40;
 /**
- * The same for the looks again of a read that misses what was just written (3.5 s in all): the emulator shows every
- * write at once, so which reads look again, and how often, is what a history tests. The number of looks stays.
+ * The same for the looks again of a read that misses what was just written, and for how long they go on (LATE_WRITES,
+ * 35 s after the write): the emulator shows every write at once, so which reads look again, and how often, is what a
+ * history tests. The number of looks stays.
  */
 (LATE_VISIBILITY_WAITS_MS as number[]).splice(0, LATE_VISIBILITY_WAITS_MS.length, ...LATE_VISIBILITY_WAITS_MS.map((ms) => ms / 100));
+LATE_WRITES.boundMs /= 100;
 
 type Props = Record<string, unknown>;
 
@@ -908,7 +910,7 @@ export function checkInvariant(
   for (const orphan of liveKeys.filter((r) => !stateKeys.has(r.key) && !free.has(r.key) && !killLeft.keys.has(r.key))) {
     // The error names the alias as sent; the platform may keep it in another form.
     const kept = createdAs.get(orphan.key) ?? orphan.alias;
-    const alias = [...doubts.keys()].find((d) => (doubts.get(d) ?? 0) > 0 && sameAlias(d, kept));
+    const alias = [...doubts.keys()].find((d) => (doubts.get(d) ?? 0) > 0 && sameAlias(d, kept, EVERY_KEPT_FORM));
     if (alias !== undefined) {
       doubts.set(alias, doubts.get(alias)! - 1);
       report.explainedOrphans++;
@@ -919,7 +921,7 @@ export function checkInvariant(
   for (const orphan of liveSubs.filter((s) => !stateTokens.has(s.token) && !free.has(s.token) && !killLeft.subAccounts.has(s.token))) {
     // Renamed in the console before a run could adopt it: out of the package's reach, as the error said.
     const original = createdAs.get(orphan.token);
-    if (original !== undefined && [...doubts.keys()].some((d) => sameAlias(d, original))) report.explainedOrphans++;
+    if (original !== undefined && [...doubts.keys()].some((d) => sameAlias(d, original, EVERY_KEPT_FORM))) report.explainedOrphans++;
     else v.push(`orphan sub-account with alias "${orphan.alias}"`);
   }
 }
@@ -948,7 +950,7 @@ function declaredAsLive(
     const { hours: _console, ...declarable } = live.security_config ?? {};
     const got = { alias: live.alias, enabled: live.enabled, security_config: declarable };
     // As the platform keeps them (lower-cased, cut, an address as its range), judged by the package's own rules.
-    const same = sameAlias(want.alias, got.alias) && got.enabled === want.enabled && sameRestrictions(got.security_config, want.security_config);
+    const same = sameAlias(want.alias, got.alias, EVERY_KEPT_FORM) && got.enabled === want.enabled && sameRestrictions(got.security_config, want.security_config, EVERY_KEPT_FORM);
     if (!same) v.push(`${label}key ${k.name} is ${JSON.stringify(got)}, declared ${JSON.stringify(want)}`);
     else if (JSON.stringify(got) !== JSON.stringify(want)) report.keptInOtherForm = (report.keptInOtherForm ?? 0) + 1;
   }
@@ -962,7 +964,7 @@ function declaredAsLive(
     const pricing = toWire(declaredPricing);
     for (const s of live) {
       const held = s.model_pricing.map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
-      if (!sameAlias(b.alias, s.alias) || !samePricing(declaredPricing, held)) {
+      if (!sameAlias(b.alias, s.alias, EVERY_KEPT_FORM) || !samePricing(declaredPricing, held, EVERY_KEPT_FORM)) {
         v.push(`${label}batch ${b.name}: a sub-account is ${JSON.stringify({ alias: s.alias, pricing: s.model_pricing })}, declared ${JSON.stringify({ alias: b.alias, pricing })}`);
       } else if (s.alias !== b.alias || JSON.stringify(s.model_pricing) !== JSON.stringify(pricing)) report.keptInOtherForm = (report.keptInOtherForm ?? 0) + 1;
     }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger, LOOK_ENV } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
@@ -81,7 +81,7 @@ describe("an existing account brought under management with llm-accounts import 
     // The program as generated for this account type-checks; the stack then runs it transpile-only, checked
     // again after each edit that changes more than a value (tests/import checks the generated program's types too).
     await typeCheckProgram(dir);
-    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
+    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
     emu.clearRequests();
     const second = await llmImport(["--keys", "-", "--stack", stack.stack, "--force"], apiKeys.join("\n"), stack.env);
     expect(second.stderr).toBe("");

@@ -1,4 +1,4 @@
-import { LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
+import { lookWaits } from "../../provider/api/assumptions.js";
 import { beforeAll, describe, expect, test } from "@jest/globals";
 import fc from "fast-check";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -22,7 +22,7 @@ import {
 import { Watch } from "../convergence/model.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, LOOK_ENV, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
 
 // Issue 12 through the real engine: a few generated histories played with `pulumi up --parallel N` (N drawn),
 // faults injected into the emulator during a run, console edits and restarts between runs; then fault-free
@@ -205,11 +205,11 @@ describe("written histories through the real Pulumi CLI", () => {
     // Each create is preceded by the list of what a killed run left under the batch's mark and followed by the edit
     // that sets the declared alias. The replacing create of the last written run was lost before the platform took
     // it: the list of its marked alias found nothing (the twin's sub-account, of the same alias and balance, does
-    // not carry it), asked again while a lagging platform may still show it (LATE_VISIBILITY_WAITS_MS), and it was
-    // sent again.
+    // not carry it), asked again while a lagging platform may still show it (lookWaits over lateWritesMs, LOOK_ENV's
+    // 5 s in these stacks), and it was sent again.
     const ops = report.requests.map((run) => run.filter((r) => r.op.startsWith("sub-account/")).map((r) => r.op));
     expect(ops[0]).toEqual(["sub-account/list", "sub-account/create", "sub-account/edit"]);
-    const looks = Array<string>(1 + LATE_VISIBILITY_WAITS_MS.length).fill("sub-account/list");
+    const looks = Array<string>(1 + lookWaits(Number(LOOK_ENV.LLM_ACCOUNTS_LATE_WRITES_MS)).length).fill("sub-account/list");
     expect(ops[2].slice(0, 4 + looks.length)).toEqual(["sub-account/list", "sub-account/create", ...looks, "sub-account/create", "sub-account/edit"]);
   }, 600_000);
 });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, typeCheckProgram } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, llmImport as runImportCli, PulumiStack, requirePulumiCli, SecretLedger } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, llmImport as runImportCli, PulumiStack, requirePulumiCli, SecretLedger, LOOK_ENV } from "./support.js";
 
 // Issue 36, "another stack's objects": `llm-accounts import` into one stack of a project never adopts what another
 // stack of the same project holds (both would hold it, and a destroy of one would delete the other's). Through the
@@ -48,7 +48,7 @@ describe("import into a stack of a project whose other stack holds objects", () 
       const credentials = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: e.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: e.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: e.accountKey };
       expect((await llmImport(["--keys", "-"], credentials, `${key}\n`)).code).toBe(0);
       await typeCheckProgram(dir);
-      dev = await PulumiStack.create({ dir, stack: "dev", account: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey }, env: WINDOW_ENV, typeCheck: false });
+      dev = await PulumiStack.create({ dir, stack: "dev", account: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
       expect((await llmImport(["--stack", "dev", "--force", "--keys", "-"], dev.env, `${key}\n`)).code).toBe(0);
       await dev.up();
       ledger!.record(key, ...team);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { keysConfigEnvBytes } from "../../provider/import/program.js";
 import { writeCalls } from "../support/emulatorCalls.js";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, seedLargeAccount, setUpFile, type SecretLedger } from "./support.js";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, seedLargeAccount, setUpFile, type SecretLedger, LOOK_ENV } from "./support.js";
 
 // Issue 41, "large accounts": an account whose keys do not fit in a stack config (Pulumi's Node.js language host
 // hands the whole config to the program in one environment variable, which Linux caps at 128 KiB) is adopted by
@@ -29,7 +29,7 @@ let dir: string;
 beforeAll(async () => {
   ({ emu, ledger, dir } = file);
   writeFileSync(join(dir, "Pulumi.yaml"), "name: large\nruntime: nodejs\n");
-  stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
+  stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
   // A stack config of the user's own, one value secret: the engine hands the whole config to the default provider,
   // whose inputs the import writes as the engine would (else the first up would update the provider).
   await stack.setConfig("large:team", "platform");

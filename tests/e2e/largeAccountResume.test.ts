@@ -7,7 +7,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 import { REPO } from "../support/programDir.js";
 import { killTree } from "../support/processes.js";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, seedLargeAccount, setUpFile, type SecretLedger } from "./support.js";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, seedLargeAccount, setUpFile, type SecretLedger, LOOK_ENV } from "./support.js";
 
 // Issue 41, "partial failure": an import through the stack's state (tests/e2e/largeAccount.test.ts) or the first
 // `up` after it, killed halfway and run again, adopts each object once and deletes nothing. At a size CI affords
@@ -102,7 +102,7 @@ beforeAll(async () => {
   keysBefore = liveKeys();
   tokensBefore = liveTokens();
   writeFileSync(join(dir, "Pulumi.yaml"), "name: resume\nruntime: nodejs\n");
-  stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
+  stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
 }, 120_000);
 
 afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [], sweepEnv: WINDOW_ENV }), limit(300_000));

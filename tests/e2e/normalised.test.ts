@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
+import { measuredProfile } from "../support/profile.js";
 import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
 
 // Issue 43: a platform that keeps aliases lower-cased and cut at 32 characters and pricing factors rounded to 2
@@ -21,6 +22,9 @@ test(
     const emu = (end.emu = await emulator({ rateLimits: false, readings: ["lowercase-aliases", "cut-aliases", "rounded-factors"] }));
     end.ledger = new SecretLedger(emu);
     const stack = (end.stack = await stackFor(PROGRAM, emu));
+    // The forms are taken for the values declared only under the profile the doctor measured (issue 53), which the
+    // user saves as docs/doctor.md says.
+    await stack.setConfig("llm-accounts:profile", await measuredProfile(emu));
 
     await upSettled(stack);
     end.ledger.record(...emu.state.listKeys().map((k) => k.key), ...emu.state.listSubAccounts().map((s) => s.token));

@@ -30,6 +30,7 @@ let stack: PulumiStack | undefined;
 let overTime: PulumiStack | undefined;
 let failing: PulumiStack | undefined;
 let moving: PulumiStack | undefined;
+let renamed: PulumiStack | undefined;
 let portalDir: string | undefined;
 let portalBackend: string | undefined;
 let portalHome: string | undefined;
@@ -46,7 +47,7 @@ afterAll(
     endFile({
       emu,
       ledger,
-      stacks: [stack, overTime, failing, moving].filter((s): s is PulumiStack => s !== undefined),
+      stacks: [stack, overTime, failing, moving, renamed].filter((s): s is PulumiStack => s !== undefined),
       destroy: [],
       left: { ci: "made in the console and adopted by the portal's stack, whose backend is a scratch folder" },
       folders: [portalDir, portalBackend, portalHome],
@@ -318,6 +319,52 @@ describe("a sub-account moved between batches by an up --target that leaves the 
     await moving.destroy();
     expect(emu.state.hasSubAccount(t.token)).toBe(false);
     expect(emu.state.hasSubAccount(u.token)).toBe(false);
+    ledger.record();
+    ledger.expectAbsent(printed, "the output of pulumi");
+  }, 300_000);
+});
+
+describe("a batch and an adopting key removed from the program while new ones adopt what they held, by an up --target of the new ones (issue 53)", () => {
+  /** The resources whose state holds `value` as a token or a key (`pulumi stack export --show-secrets`, not printed). */
+  async function holders(s: PulumiStack, value: string): Promise<string[]> {
+    const exported = revealed(JSON.parse((await s.run(["stack", "export", "--show-secrets"])).stdout)) as {
+      deployment: { resources?: { urn: string; outputs?: { tokens?: string[]; key?: string } }[] };
+    };
+    return (exported.deployment.resources ?? []).filter((r) => r.outputs?.tokens?.includes(value) || r.outputs?.key === value).map((r) => r.urn.split("::").pop()!);
+  }
+
+  test("up --target of the takers leaves both states holding them; the next plain up deletes the givers and never what the takers hold; destroy deletes it", async () => {
+    renamed = await stackFor(OVER_TIME, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" } });
+    const key = emu.state.createKey("a").key;
+    const before = new Set(emu.state.listSubAccounts().map((s) => s.token));
+    await renamed.setConfig("aKey", key, { secret: true });
+    printed += (await renamed.up()).stdout;
+    const [teamToken] = emu.state.listSubAccounts().filter((s) => !before.has(s.token)).map((s) => s.token);
+    expect(await holders(renamed, teamToken)).toEqual(["team"]);
+
+    // "a" and "team" leave the program; "a2" adopts a's key and "team2" team's sub-account, and only they are targeted.
+    await renamed.setConfig("aName", "a2");
+    await renamed.setConfig("teamName", "team2");
+    await renamed.setConfig("teamTokens", JSON.stringify([teamToken]), { secret: true });
+    const project = "llm-accounts-e2e-owner-over-time";
+    const urn = (type: string, name: string) => `urn:pulumi:${renamed!.stack}::${project}::${type}::${name}`;
+    const targeted = await renamed.run(["up", "--yes", "--target", urn(RESOURCE_TYPES.ApiKey, "a2"), "--target", urn(RESOURCE_TYPES.SubAccountBatch, "team2")]);
+    printed += targeted.stdout;
+    expect((await holders(renamed, teamToken)).sort()).toEqual(["team", "team2"]);
+    expect((await holders(renamed, key)).sort()).toEqual(["a", "a2"]);
+
+    // Before, this up deleted "a" and "team" and with them the key and the sub-account "a2" and "team2" hold, exit 0:
+    // an adopter has the id of what it adopts, and the delete of that id took what the diff of "a2" / "team2" kept.
+    const plain = await renamed.up();
+    printed += plain.stdout;
+    expect(plain.stdout).toMatch(/2 deleted/);
+    expect({ key: emu.state.hasKey(key), subAccount: emu.state.hasSubAccount(teamToken) }).toEqual({ key: true, subAccount: true });
+    expect(await holders(renamed, teamToken)).toEqual(["team2"]);
+    expect(await holders(renamed, key)).toEqual(["a2"]);
+    await expectSettled(renamed);
+    await renamed.destroy();
+    expect(emu.state.hasKey(key)).toBe(false);
+    expect(emu.state.hasSubAccount(teamToken)).toBe(false);
     ledger.record();
     ledger.expectAbsent(printed, "the output of pulumi");
   }, 300_000);

@@ -5,7 +5,7 @@ import { LlmAccountsClient } from "../../provider/client/client.js";
 import { resolveClientOptions } from "../../provider/client/config.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
+import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger, LOOK_ENV } from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // Issue 28: `llm-accounts import` run again on a stack that already manages the account never writes a program
@@ -77,7 +77,7 @@ describe("llm-accounts import run again on a stack that manages the account (iss
     const first = await file.pulumi(runImport(dir, ["--keys", "-"], `${ciRunner}\n${deployBot}\n`, credentials));
     expect(first.code).toBe(0);
     await typeCheckProgram(dir);
-    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
+    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
     // An empty stack: nothing to keep, the keys stored.
     const stored = await llmImport(["--keys", "-"], `${ciRunner}\n${deployBot}\n`);
     expect(stored.stdout).not.toContain("Kept");

@@ -6,7 +6,7 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, PulumiStack, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { writeCalls } from "../support/emulatorCalls.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, llmImport as runImportCli, requirePulumiCli, SecretLedger } from "./support.js";
+import { CLI_BUILD_TIMEOUT_MS, endFile, llmImport as runImportCli, requirePulumiCli, SecretLedger, LOOK_ENV } from "./support.js";
 
 // Issue 36 on the real CLI: `llm-accounts import` never treats an existing stack as new (no stack selected, a
 // fresh PULUMI_HOME: it refuses and names the stacks), respects a lost create's mark (no second batch adopts what
@@ -124,7 +124,7 @@ describe("import never treats an existing stack as new", () => {
     const first = await llmImport(["--keys", "-"], credentials);
     expect(first.code).toBe(0);
     await typeCheckProgram(dir);
-    stack = await PulumiStack.create({ dir, stack: "prod", account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV, typeCheck: false });
+    stack = await PulumiStack.create({ dir, stack: "prod", account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
     await reimport([]);
     const before = live();
     expect(await upWrites()).toEqual({});

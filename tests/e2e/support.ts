@@ -91,6 +91,14 @@ export function typeCheckedOnce(source: string, dir: string): Promise<void> {
 }
 
 /**
+ * How long the e2e stacks look for a write that may show late (`llm-accounts:lateWritesMs`): 5 s, not the default
+ * 35 s. The emulator of these files shows every write at once but for readings.test.ts's `lateVisibilityMs` of 3 s,
+ * which 5 s after a `created_at` of whole seconds covers, so a console delete made right after a create would cost each refresh up to 35 s of real time
+ * and test nothing more; the default's length is tested on a fake clock (tests/runtime/lostAndLate.test.ts).
+ */
+export const LOOK_ENV = { LLM_ACCOUNTS_LATE_WRITES_MS: "5000" };
+
+/**
  * A stack on a fresh copy of a program folder, talking to the emulator through the standard env vars. The
  * program is type-checked once (typeCheckedOnce) and then run transpile-only: checking it again at every
  * command cost most of each command's time and found nothing the first check did not.
@@ -103,6 +111,7 @@ export async function stackFor(source: string, emu: Emulator, options: Partial<S
     account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
     typeCheck: false,
     ...options,
+    env: { ...LOOK_ENV, ...options.env },
   });
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator, FaultKind } from "../../provider/emulator/index.js";
 import { fingerprint } from "../../provider/api/redact.js";
-import { LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
+import { LATE_WRITES, lookWaits } from "../../provider/api/assumptions.js";
 import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
 import { cleanFailure, only, statuses, useFaultEmulator } from "../support/faults.js";
 import type { SecretLedger } from "../support/secrets.js";
@@ -156,7 +156,7 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
       expect(emu.requests().map((r) => `${r.op} ${r.status}`)).toEqual([
         `sub-account/create ${kind === "drop-before" ? 0 : kind}`,
         // Nothing found: looked for again after each wait (a platform may show a create late), then sent again.
-        ...Array(1 + LATE_VISIBILITY_WAITS_MS.length).fill("sub-account/list 200"),
+        ...Array(1 + lookWaits(LATE_WRITES.boundMs).length).fill("sub-account/list 200"),
         "sub-account/create 200",
         "sub-account/edit 200",
       ]);

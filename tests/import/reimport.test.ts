@@ -14,6 +14,7 @@ import { keysConfigValue, renderProgram } from "../../provider/import/program.js
 import { parseConfigKeys, parseStackExport, type StackState, type StateBatch, type StateKey } from "../../provider/import/stackState.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
 import { subAccountBatch } from "../../provider/runtime/index.js";
+import { identityMark, markedAlias } from "../../provider/runtime/subAccountBatch/index.js";
 import { expectNoSecret, secretsOf, useAccountAndFolder } from "../support/emulator.js";
 
 // Issue 28: `import` run again where a stack manages the account keeps what the state holds under its resource
@@ -396,6 +397,23 @@ describe("sub-accounts under a create's mark that no state records (an up killed
     expect(account.leftOut[0]).toContain("2 sub-account(s) under the mark of a create whose up was killed before it recorded them");
     for (const s of marked) expect(account.leftOut[0]).toContain(`sk-...${s.token.slice(-4)}`);
     expectNoSecret(account.leftOut.join("\n"), secretsOf(emu));
+  });
+
+  // Issue 53: the import knew only the `~` form; the `fit` form the doctor advises (createMark=fit) was grouped anew and
+  // adopted, another team's leftovers with it.
+  test("under a mark of the `fit` form (createMark=fit) too: never adopted, named in leftOut; an alias that is no mark of either form is adopted", async () => {
+    const fit = markedAlias("production-team-a", identityMark(["other", "prod", "SubAccountBatch", "a"]), "fit");
+    const short = markedAlias("team-a", "3f09b2c41d7e", "fit");
+    const marked = [
+      ...emu.state.createSubAccounts({ alias: fit, balance: 10, modelPricing: pricingA, count: 2 }),
+      ...emu.state.createSubAccounts({ alias: short, balance: 10, modelPricing: pricingA, count: 1 }),
+    ];
+    const plain = emu.state.createSubAccounts({ alias: "team-b-2026", balance: 10, modelPricing: pricingA, count: 1 });
+    const account = await readAccount(client, []);
+    expect(account.batches.flatMap((b) => b.ids)).toEqual([plain[0].id]);
+    expect(account.leftOut).toHaveLength(1);
+    expect(account.leftOut[0]).toContain("3 sub-account(s) under the mark of a create whose up was killed before it recorded them");
+    for (const s of marked) expect(account.leftOut[0]).toContain(`sk-...${s.token.slice(-4)}`);
   });
 
   test("another stack's unconfirmed create mark is recognised as the platform keeps it (lower-cased): the sub-accounts are named as that stack's", async () => {

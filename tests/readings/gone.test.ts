@@ -1,5 +1,5 @@
 import { describe, expect, test } from "@jest/globals";
-import { LATE_VISIBILITY_WAITS_MS } from "../../provider/api/assumptions.js";
+import { LATE_WRITES, lookWaits } from "../../provider/api/assumptions.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
@@ -33,7 +33,7 @@ describe("ApiKey on a platform that answers a gone key with 400 invalid_key", ()
     // A key made in the last two minutes is looked at again before it is called gone (a platform may show writes late);
     // and a 400 naming a key, with no answer of the admin key's group yet, may be the admin key refused (an IP
     // allow-list): one balance, which names no key, tells.
-    expect(calls(emu)).toEqual({ "account/balance": 1, "api-key/get": 1 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "account/balance": 1, "api-key/get": 1 + lookWaits(LATE_WRITES.boundMs).length });
   });
 
   test("delete: a batch rejected as a whole for one gone key: one get per key, then the live ones in one call", async () => {

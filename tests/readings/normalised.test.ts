@@ -4,6 +4,8 @@ import { apiKey, startFresh, subAccountBatch, type ApiKeyOutputs, type Props, ty
 import { checkedInputs } from "../support/check.js";
 import { calls, expectNoSecret, secretsOf } from "../support/emulator.js";
 import { found } from "../support/readOutcome.js";
+import { measuredProfile } from "../support/profile.js";
+import { stackConfig as currentStackConfig } from "../../provider/runtime/command/index.js";
 
 /**
  * Values the platform keeps in another form than the one written (issue 43): aliases lower-cased or cut, pricing
@@ -15,12 +17,17 @@ import { found } from "../support/readOutcome.js";
 const LONG_ALIAS = "CI-Runner-Production-Europe-West-1"; // 34 characters, upper case
 const BATCH = { alias: "Team-Alpha-Production-Europe-West", balance: 5, count: 2, modelPricing: [{ model: "model-a", pricingFactor: 1.2345 }, { model: "model-b", pricingFactor: 2 }] };
 
-function useEmulator(readings: Reading[]): () => Emulator {
+/**
+ * An emulator playing `readings`, and the runtime pointed at it; `profiled`: with the profile `llm-accounts doctor
+ * --write --save` measures there, as docs/doctor.md asks of a user whose platform keeps values in another form.
+ */
+function useEmulator(readings: Reading[], profiled = false): () => Emulator {
   let emu: Emulator;
   beforeAll(async () => {
     emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings });
+    const profile = profiled ? { profile: await measuredProfile(emu) } : {};
     startFresh({
-      stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" },
+      stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...profile },
       clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
     });
   });
@@ -42,8 +49,12 @@ async function gateIsEmpty<I, O>(
   return read.props as O;
 }
 
-describe.each<Reading>(["lowercase-aliases", "cut-aliases", "rounded-factors"])("under %s: no perpetual diff, drift still repaired", (reading) => {
-  const emu = useEmulator([reading]);
+describe.each<Reading>(["lowercase-aliases", "cut-aliases", "rounded-factors"])("under %s, with the doctor's profile: no perpetual diff, drift still repaired", (reading) => {
+  const emu = useEmulator([reading], true);
+
+  test("the doctor measured the form and the profile names it", () => {
+    expect(JSON.parse(String(currentStackConfig().profile)).kept).toContain(reading);
+  });
 
   /** The gate is empty, and the refresh has nothing to record either: the state held the values as the platform keeps them. */
   async function settled<I, O>(provider: Parameters<typeof gateIsEmpty<I, O>>[0], id: string, outs: O, inputs: I): Promise<O> {
@@ -130,6 +141,42 @@ describe("comparisons stay strict where the platform kept the value as written",
     startFresh();
     await apiKey.delete(key.id, key.outs as unknown as Props);
     await subAccountBatch.delete(made.id, made.outs as unknown as Props);
+  });
+});
+
+// Issue 53: on the spec's own platform, three declared changes were taken for "no change": the comparisons meant for
+// platforms that cut or lower-case aliases and round factors applied everywhere. They apply only under a profile
+// that measured the form.
+describe("on a platform no profile measured keeping values in another form: a declared change to such a form is a change", () => {
+  const emu = useEmulator([]);
+
+  test("an alias gaining a suffix from 16 characters on, an alias whose case changes, a factor moved from 1.1 to 1.105: each planned and written", async () => {
+    const key = await apiKey.create(await checkedInputs(apiKey, { alias: "team-alpha-production" }));
+    let outs = key.outs;
+    for (const alias of ["team-alpha-production-eu", "Team-Alpha-Production-EU"]) {
+      const next = await checkedInputs(apiKey, { alias });
+      startFresh();
+      expect((await apiKey.diff(key.id, outs as unknown as Props, next)).changes).toBe(true);
+      outs = (await apiKey.update(key.id, outs, next)).outs;
+      expect(emu().state.getKey(key.outs.key)?.alias).toBe(alias);
+    }
+
+    const batch = { alias: "team-beta", balance: 5, count: 2, modelPricing: [{ model: "model-a", pricingFactor: 1.1 }] };
+    const made = await subAccountBatch.create(await checkedInputs(subAccountBatch, batch));
+    let held = made.outs;
+    for (const changed of [{ ...batch, modelPricing: [{ model: "model-a", pricingFactor: 1.105 }] }, { ...batch, alias: "Team-Beta", modelPricing: [{ model: "model-a", pricingFactor: 1.105 }] }]) {
+      const next = await checkedInputs(subAccountBatch, changed);
+      startFresh();
+      expect((await subAccountBatch.diff(made.id, held as unknown as Props, next)).changes).toBe(true);
+      held = (await subAccountBatch.update(made.id, held, next)).outs;
+    }
+    expect(emu().state.listSubAccounts().map((s) => [s.alias, s.model_pricing[0].pricing_factor])).toEqual([
+      ["Team-Beta", 1.105],
+      ["Team-Beta", 1.105],
+    ]);
+    startFresh();
+    await apiKey.delete(key.id, outs as unknown as Props);
+    await subAccountBatch.delete(made.id, held as unknown as Props);
   });
 });
 

@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { PassThrough } from "node:stream";
-import { ProfileSchema } from "../../provider/api/profile.js";
-import { runDoctor } from "../../provider/commands/doctor/index.js";
-import { doctorIo } from "../support/doctor.js";
 import { startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
 import { LIFECYCLE_READINGS } from "../support/emulator.js";
 import { apiKey, startFresh, subAccountBatch, type Props } from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
+import { measuredProfile } from "../support/profile.js";
 
 /**
  * The profile `llm-accounts doctor --write --save` measures under each reading, obeyed by the runtime (issue 44):
@@ -15,17 +12,6 @@ import { checkedInputs } from "../support/check.js";
  */
 
 const SETTINGS_FOR: Partial<Record<Reading, Record<string, string>>> = { "usage-cursor": { usagePageField: "cursor" } };
-
-async function measuredProfile(emu: Emulator, settings: Record<string, string> = {}): Promise<string> {
-  const stdout = new PassThrough();
-  let out = "";
-  stdout.on("data", (c: Buffer) => (out += c.toString()));
-  const env: Record<string, string> = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
-  if (settings.usagePageField) env.LLM_ACCOUNTS_USAGE_PAGE_FIELD = settings.usagePageField;
-  await runDoctor(["--write", "--save", "--json"], doctorIo(stdout, env));
-  const { profile } = JSON.parse(out) as { profile: unknown };
-  return JSON.stringify(ProfileSchema.parse(profile));
-}
 
 async function gateIsEmpty<I>(provider: { read(id: string, p: Props): Promise<{ id: string; props: object; inputs?: I }>; diff(id: string, o: Props, n: I): Promise<{ changes?: boolean }> }, id: string, outs: object, inputs: I): Promise<Props> {
   startFresh();

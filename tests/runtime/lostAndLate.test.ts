@@ -19,11 +19,11 @@ afterEach(async () => {
 });
 
 /** An emulator playing `readings`, whose lists lag `lagMs` behind creates, and the runtime pointed at it. */
-async function platform(readings: Reading[], lagMs = 0): Promise<Emulator> {
+async function platform(readings: Reading[], lagMs = 0, settings: Record<string, string> = {}): Promise<Emulator> {
   let now = Date.now();
   const e = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings, lateVisibilityMs: lagMs, clock: () => now });
   startFresh({
-    stackConfig: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off" },
+    stackConfig: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off", ...settings },
     clientOverrides: { clock: { now: () => now, sleep: async (ms) => void (now += ms) } },
   });
   return (emu = e);
@@ -38,6 +38,24 @@ describe("a write done but answered 504 (gateway-timeout-after-write)", () => {
     expect(e.state.listSubAccounts()).toHaveLength(15);
     expect(outs.tokens).toHaveLength(15);
     expect(e.state.listSubAccounts().map((s) => s.alias)).toEqual(Array(15).fill("team-a"));
+    expect(calls(e)["sub-account/create"]).toBe(1);
+  });
+
+  // Issue 53: behind a proxy that answers 504 at 25 s while the platform finishes at 35 s, the create's sub-accounts
+  // show 10 s after the answer was lost. The package looked for 3.5 s and created again: two batches under one mark.
+  test("a create the platform finishes 10 s after its 504: looked for until it shows (lateWritesMs, 35 s by default), one create, 15 made for 15", async () => {
+    const e = await platform(["gateway-timeout-after-write"], 10_000);
+    const { outs } = await subAccountBatch.create(await batch("team-late", 15));
+    expect(e.state.listSubAccounts()).toHaveLength(15);
+    expect(outs.tokens).toHaveLength(15);
+    expect(calls(e)["sub-account/create"]).toBe(1);
+  });
+
+  test("a create the platform finishes 50 s after its 504, with lateWritesMs set to 60 s: looked for that long, one create", async () => {
+    const e = await platform(["gateway-timeout-after-write"], 50_000, { lateWritesMs: "60000" });
+    const { outs } = await subAccountBatch.create(await batch("team-later", 15));
+    expect(e.state.listSubAccounts()).toHaveLength(15);
+    expect(outs.tokens).toHaveLength(15);
     expect(calls(e)["sub-account/create"]).toBe(1);
   });
 
@@ -98,6 +116,30 @@ describe("a platform that shows a write late (lateVisibilityMs)", () => {
     startFresh();
     const read = await apiKey.read(made.id, made.outs);
     expect(read.id).toBe(made.id);
+  });
+
+  // Issue 53: on a platform whose reads lag its writes by 5 s, `up --refresh` right after an `up` took what it could not
+  // see yet for gone and made it again (2 keys and 12 sub-accounts orphaned).
+  test("a refresh right after an up on a platform whose reads lag 5 s: the batch and the key are kept, nothing taken for gone", async () => {
+    const e = await platform([], 5_000);
+    const made = await subAccountBatch.create(await batch("team-lag", 12));
+    const key = await apiKey.create(await checkedInputs(apiKey, { alias: "lag", enabled: true }));
+    startFresh();
+    const read = await subAccountBatch.read(made.id, made.outs);
+    expect((read.props as SubAccountBatchOutputs).tokens).toEqual(made.outs.tokens);
+    expect((await apiKey.read(key.id, key.outs)).id).toBe(key.id);
+    expect(e.state.listSubAccounts()).toHaveLength(12);
+  });
+
+  test("a key deleted in the console right after its create: looked for until lateWritesMs after its created_at, then gone", async () => {
+    const e = await platform([], 0, { lateWritesMs: "8000" });
+    const key = await apiKey.create(await checkedInputs(apiKey, { alias: "gone-late", enabled: true }));
+    e.state.deleteKeys([key.outs.key]);
+    startFresh();
+    e.clearRequests();
+    expect(await apiKey.read(key.id, key.outs)).toEqual({ id: "", props: {} });
+    // 0.5 + 1 + 2 + 4 s, then 0.5 s more (the bound, 8 s, plus the platform clock's 5 s allowance, less the time passed).
+    expect(calls(e)["api-key/get"]).toBeGreaterThanOrEqual(5);
   });
 
   test("one sub-account of a create deleted elsewhere while the others show: gone at once, no waiting (one create shows whole)", async () => {

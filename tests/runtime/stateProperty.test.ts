@@ -124,6 +124,10 @@ describe.each([["key" as const], ["batch" as const]])("%s states of every versio
           await run(() => methods.read(olds));
           await run(() => methods.update(olds));
           const there = named(kind, olds).filter((t) => alive(kind, t));
+          // The delete in a command of its own, as the engine orders it: it deletes a resource it diffed in the same
+          // command only to replace it (a delete of an id a diff kept, with no replacement planned, is another resource's:
+          // command/custody.ts leftByDelete).
+          startFresh();
           emu.clearRequests();
           const deleted = await methods.delete(olds).then(
             () => true,

@@ -104,7 +104,7 @@ describe("SubAccountBatch version 0 -> 1 (states written before versions were re
 
   test("version 1 holds tokens: a state of version 1 without them does not parse, and says what to do", () => {
     expect(() => read({ ...base, modelPricing: [], subAccounts: [sub], stateVersion: 1 })).toThrow(
-      /SubAccountBatch: the state \(version 1\) cannot be read: tokens: expected array, received undefined; nothing was changed\. Correct the field with `pulumi state edit`/,
+      /SubAccountBatch: the state \(version 1\) cannot be read: tokens: expected array, received undefined; nothing was changed\. Put the field back as it was with `pulumi state edit`/,
     );
   });
 });

@@ -54,8 +54,31 @@ describe("a batch state edited by hand without tokens (issue 37: `TypeError: tok
   test("the advice says to put the tokens back, never to empty them (followed literally, `tokens: []` then a refresh dropped the batch and left its sub-accounts)", async () => {
     const { id, outs } = await batch("no-tokens-advice");
     const err = await stateErrorOf(subAccountBatch.read(id, without(outs, "tokens")));
-    expect(err.message).toContain("Put back what it held (the earlier values are in `pulumi stack history` and `pulumi stack export --version N`)");
-    expect(err.message).toContain("never empty it: a resource whose state holds nothing is taken for deleted by that refresh");
+    expect(err.message).toContain("Put the field back as it was with `pulumi state edit` (its last value is in `pulumi stack export --version N`, N from `pulumi stack history`");
+    expect(err.message).toContain("Never empty it nor write `[]` or `\"\"` in its place: a resource whose state holds nothing is taken for deleted by that refresh");
+  });
+
+  // Issue 53: the advice followed word for word: the field `tokens` "corrected" to what was expected (an array, `[]`),
+  // then `pulumi refresh`, then a destroy. The refresh dropped the batch, and its live sub-accounts outlived the destroy.
+  test("followed word for word (`tokens: []`, `pulumi refresh`, then a destroy): the refresh keeps the batch and writes its tokens back, the destroy leaves nothing", async () => {
+    const { id, outs } = await batch("no-tokens-literal", 3);
+    const err = await stateErrorOf(subAccountBatch.read(id, without(outs, "tokens")));
+    expect(err.message).toContain("`pulumi state edit`");
+    expect(err.message).toContain("then run `pulumi refresh`");
+    const edited = { ...outs, tokens: [] };
+    const refreshed = await subAccountBatch.read(id, edited);
+    expect(refreshed.id).toBe(id);
+    expect([...(refreshed.props as { tokens: string[] }).tokens].sort()).toEqual([...(outs.tokens as string[])].sort());
+    await subAccountBatch.delete(id, refreshed.props as Props);
+    expect(liveAliases("no-tokens-literal")).toEqual([]);
+  });
+
+  test("a state whose tokens and subAccounts are both emptied: a refresh changes nothing and says what to put back; the sub-accounts stay named by nobody's delete", async () => {
+    const { id, outs } = await batch("no-tokens-both", 2);
+    const err = await subAccountBatch.read(id, { ...outs, tokens: [], subAccounts: [] }).catch((e: Error) => e);
+    expect((err as Error).message).toMatch(/counts 2 sub-account\(s\) and names none .* nothing was changed\. Put back what it held/);
+    expect(liveAliases("no-tokens-both")).toHaveLength(2);
+    await subAccountBatch.delete(id, outs);
   });
 
   test("delete deletes the sub-accounts its subAccounts name, with one call, and fails no more (they are what the batch held)", async () => {

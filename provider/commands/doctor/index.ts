@@ -135,6 +135,7 @@ async function examine(options: TransportOptions, write: boolean, io: { clock: D
     probe,
     client: new LlmAccountsClient({ ...options, rateLimits: false, clock: io.clock }),
     profile: options.platform?.profile,
+    lateWritesMs: options.platform?.lateWritesMs,
     usageField: options.platform?.usagePageField ?? USAGE_NEXT_PAGE_FIELD,
     measured: { refused: [], goneKey: [], goneSubAccount: [], unauthorised: [], unmeasured: [], limits: {} },
     paging: { page_size: -1 },
@@ -153,7 +154,7 @@ async function examine(options: TransportOptions, write: boolean, io: { clock: D
   for (const u of run.measured.unmeasured) if (!rows.some((r) => r.point === u.point)) rows.push(unmeasuredRow(u.point, "a steady answer", u.why));
   const all = rows.sort(byVerdict);
   if (!write) return { rows: all };
-  const profile = profileOf(probe, run.measured);
+  const profile = profileOf(probe, run.measured, all);
   return { rows: [...all, ...clashRows(profile)].sort(byVerdict), profile };
 }
 

@@ -1,11 +1,13 @@
+import { KEPT_FORMS, type KeptForm } from "../../api/keptForms.js";
 import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "../../api/profile.js";
 import { otherForm } from "./checks/answers.js";
 import { Probe } from "./probe.js";
 import { DoctorRow } from "./report.js";
 import { Measured } from "./run.js";
 
-/** The platform profile of what the probes measured (api/profile.ts). */
-export function profileOf(probe: Probe, measured: Measured): Profile {
+/** The platform profile of what the probes measured (api/profile.ts), with the forms its `rows` found values kept in (`kept`). */
+export function profileOf(probe: Probe, measured: Measured, rows: readonly DoctorRow[]): Profile {
+  const kept = KEPT_FORMS.filter((f: KeptForm) => rows.some((r) => r.verdict === "handled" && r.reading === f));
   const transient: Signature[] = [{ status: 429 }];
   if (probe.transient) transient.push(probe.transient.code ? { status: probe.transient.status, code: probe.transient.code } : { status: probe.transient.status });
   const form = probe.answers.map((a) => otherForm(a)).find((f) => f !== undefined);
@@ -17,6 +19,7 @@ export function profileOf(probe: Probe, measured: Measured): Profile {
     goneSubAccount: unique(measured.goneSubAccount),
     transient: unique(transient),
     unauthorised: unique([{ status: 401 }, ...measured.unauthorised]),
+    ...(kept.length > 0 && { kept }),
     ...(form && { forms: { seen: form.slice(0, 120) } }),
     ...(Object.keys(measured.limits).length > 0 && { limits: measured.limits }),
   });

@@ -26,6 +26,8 @@ export interface Run {
   client: LlmAccountsClient;
   /** The profile the environment already sets, if any (its limits count as obeyed). */
   profile?: Profile;
+  /** The `lateWritesMs` setting the environment sets, if any: how long the runtime looks for a late write. */
+  lateWritesMs?: number;
   usageField: string;
   measured: Measured;
   /** How the sub-account list is read: all at once, or by pages of 100 where page_size=-1 is refused. */

@@ -7,7 +7,9 @@ import {
   type Session,
   type SessionClient,
   justWritten,
+  keptForms,
   lookUntil,
+  writtenAt,
 } from "../command/index.js";
 import { issueKey, keptWithError, reissue, rotate } from "./issuing.js";
 import {
@@ -41,7 +43,8 @@ function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
  */
 async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs, from: "platform" | "state"): Promise<LiveView> {
   let view = live;
-  const differs = (v: LiveView) => !sameAlias(inputs.alias, v.alias) || !sameRestrictions(v.securityConfig, inputs.securityConfig);
+  const kept = keptForms();
+  const differs = (v: LiveView) => !sameAlias(inputs.alias, v.alias, kept) || !sameRestrictions(v.securityConfig, inputs.securityConfig, kept);
   // An edit replaces the whole config (spec 4.3: get, change, post back): a view from the state may lack what the
   // console set since the last refresh, which the edit would remove. One get first; a key it does not find is left
   // to the edit, whose refusal says so.
@@ -77,21 +80,23 @@ export async function diff(session: Session, id: string, olds: ApiKeyOutputs, ne
   const notOurs = adoptKeyFailure(news.adoptKey, olds);
   if (notOurs !== undefined) throw new LlmAccountsError(notOurs);
   // What it holds, no other create of this command may adopt, and no other delete delete.
-  session.custody.keys.keep(id, [olds.key, olds.previousKey]);
+  session.custody.keys.keep(id, [olds.key, olds.previousKey], [], olds);
   const replaces: string[] = [];
   const connection = connectionDiff(olds, news);
   if (connection.replace) replaces.push("connection");
 
+  const kept = keptForms();
   const changed =
     replaces.length > 0 ||
-    !sameAlias(news.alias, olds.alias) ||
+    !sameAlias(news.alias, olds.alias, kept) ||
     olds.enabled !== news.enabled ||
-    !sameRestrictions(olds.securityConfig, news.securityConfig) ||
+    !sameRestrictions(olds.securityConfig, news.securityConfig, kept) ||
     connection.changed ||
     !same(olds.rotation ?? null, news.rotation ?? null) ||
     olds.rotationDue === KEY_DELETED ||
     rotationReason(olds, news, Date.now()) !== undefined ||
     previousExpiry(olds, Date.now()) !== undefined;
+  if (replaces.length > 0) session.custody.keys.replaced(id);
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
@@ -149,6 +154,7 @@ async function createOrAdopt(session: Session, inputs: ApiKeyInputs): Promise<{ 
  * deployment.
  */
 export async function update(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
+  session.custody.keys.updated(id);
   if (old.rotationDue === KEY_DELETED) return { outs: await reissue(session, id, old, inputs) };
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(session, id, old, inputs) };
   const own = session.client(inputs.connection);
@@ -177,8 +183,11 @@ export async function update(session: Session, id: string, old: ApiKeyOutputs, i
 export async function read(session: Session, id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const client = session.client(old.connection).client;
   let live = await find(client, old.key);
-  // A key the last command or this one just created may not answer its get yet (a platform that lags): asked again first.
-  if (!live && justWritten(old.createdAt)) live = await lookUntil(client.apiKeys, () => find(client, old.key), (v) => v !== undefined, { found: live });
+  // A key the last command or this one just created may not answer its get yet (a platform that lags): asked again
+  // until it may show (lateWritesMs after its created_at) before it counts as gone.
+  if (!live && justWritten(client.apiKeys, old.createdAt)) {
+    live = await lookUntil(client.apiKeys, () => find(client, old.key), (v) => v !== undefined, { first: { found: live }, writtenAt: writtenAt(old.createdAt) });
+  }
   const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
   if (!live && !previousLives) return { id: "", props: {} };
   // A gone key keeps what the state recorded of it: the next update issues another.
@@ -191,7 +200,10 @@ export async function read(session: Session, id: string, old: ApiKeyOutputs): Pr
   const due = live ? (dueByAge(outs, outs, Date.now()) ?? previousExpiry(outs, Date.now())) : KEY_DELETED;
   if (due !== undefined) outs.rotationDue = due;
   const drifted =
-    !sameAlias(old.alias, view.alias) || view.enabled !== old.enabled || !sameRestrictions(view.securityConfig, old.securityConfig) || due !== old.rotationDue;
+    !sameAlias(old.alias, view.alias, keptForms()) ||
+    view.enabled !== old.enabled ||
+    !sameRestrictions(view.securityConfig, old.securityConfig, keptForms()) ||
+    due !== old.rotationDue;
   if (!drifted) return { id, props: outs };
   // Never adoptKey: the engine keeps an input secret only when the one it held was, and the program may no
   // longer give it. Nothing reads it back from the inputs anyway: the outputs keep it.
@@ -211,7 +223,7 @@ export async function remove(session: Session, id: string, old: ApiKeyOutputs): 
   const current = old.rotationDue === KEY_DELETED ? undefined : old.key;
   const named = [current, old.previousKey].filter((k): k is string => typeof k === "string" && k !== "");
   // Not one that another ApiKey of this command holds or adopted: deleting it would delete what that one holds.
-  const others = session.custody.keys.leftByDelete(id, named);
+  const others = session.custody.keys.leftByDelete(id, named, old);
   const keys = named.filter((k) => !others.has(k));
   if (keys.length === 0) return;
   const { deletes } = session.client(old.connection);
@@ -229,7 +241,7 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
     throw error.after(`this delete cannot tell ${found.connection.success ? "which key to delete" : "which account it is on"}, so nothing was deleted`);
   }
   const { deletes } = session.client(found.connection.data);
-  const others = session.custody.keys.leftByDelete(id, found.keys);
+  const others = session.custody.keys.leftByDelete(id, found.keys, state);
   await Promise.all(found.keys.filter((k) => !others.has(k)).map((k) => deletes.delete(k)));
   if (found.unidentified) throw error.after("this delete deleted the previous key it names, but cannot read the key itself, so the resource stays in the state");
 }

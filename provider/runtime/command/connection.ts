@@ -1,6 +1,8 @@
 import { ConnectionSchema, readStackConfig, type ConnectionArgs, type StackConfig } from "../../client/config.js";
 import { STACK_CONFIG_SLOT, neverShown, optionalOrNull } from "../engine/index.js";
 import { same } from "../../api/canonical.js";
+import { keptFormsOf, type KeptForms } from "../../api/keptForms.js";
+import { readSetting } from "../../client/settings.js";
 
 export { STACK_CONFIG_SLOT };
 
@@ -12,6 +14,15 @@ interface ConfigSource {
 export function stackConfig(): StackConfig {
   const source = (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] as ConfigSource | undefined;
   return source ? readStackConfig((key) => source.get(key)) : {};
+}
+
+/**
+ * The forms the platform profile (`llm-accounts:profile`, from the stack config or the environment, read at call time)
+ * measured the platform keeping values in: the only ones a comparison of declared and live values tolerates
+ * (api/keptForms.ts). None without a profile.
+ */
+export function keptForms(): KeptForms {
+  return keptFormsOf(readSetting("profile", stackConfig(), process.env));
 }
 
 /**

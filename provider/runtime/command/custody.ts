@@ -1,3 +1,4 @@
+import { canonical } from "../../api/canonical.js";
 import { maskKey } from "../../api/redact.js";
 import { LlmAccountsError } from "../../client/errors.js";
 import { Transfers } from "./transfers.js";
@@ -27,6 +28,11 @@ export class Custody {
   private readonly creates = new Set<string>();
   /** Creates that failed with nothing recorded (createFailed). */
   private readonly failed = new Set<string>();
+  /** Resource ids a diff of this command kept objects for (keep), with the state it diffed, and those whose diff plans a replacement (replaced). */
+  private readonly diffed = new Map<string, string>();
+  private readonly replacing = new Set<string>();
+  /** Resource ids updated in this command (updated). */
+  private readonly updating = new Set<string>();
   readonly transfers = new Transfers();
 
   /** `resource`: the class that keeps this kind (ApiKey, SubAccountBatch), as errors name it. */
@@ -51,7 +57,8 @@ export class Custody {
    * Resource `owner` (its id) holds `objects` and keeps all but `released` (a diff: its state's objects, less what
    * its new inputs release, which another resource may take in the same deployment).
    */
-  keep(owner: string, objects: Iterable<string | undefined>, released: Iterable<string> = []): void {
+  keep(owner: string, objects: Iterable<string | undefined>, released: Iterable<string> = [], state?: object): void {
+    this.diffed.set(owner, canonical(state ?? null));
     const out = new Set(released);
     for (const o of objects) {
       if (o === undefined || o === "") continue;
@@ -74,6 +81,16 @@ export class Custody {
     }
   }
 
+  /** Resource `owner` is updated in this command: a delete of it is of this resource (an order only direct callers play). */
+  updated(owner: string): void {
+    this.updating.add(owner);
+  }
+
+  /** The diff of resource `owner` plans its replacement: the delete of `owner` that follows is this resource's own. */
+  replaced(owner: string): void {
+    this.replacing.add(owner);
+  }
+
   /**
    * Create `owner` failed, and no state records what it took: its resource is in no state, so what it took is in
    * doubt (leftByDelete): its next run may take it again, or the program may drop it.
@@ -87,8 +104,8 @@ export class Custody {
    * Fails, naming the first masked, when a create that failed took one (createFailed): leaving it and dropping this
    * resource would leave it in no state, deleting it would delete what that resource's next run adopts.
    */
-  leftByDelete(owner: string, objects: Iterable<string>): Set<string> {
-    const left = this.keptByOthers(owner, objects);
+  leftByDelete(owner: string, objects: Iterable<string>, state?: object): Set<string> {
+    const left = this.diffedElsewhere(owner, state) ? new Set([...objects].filter((o) => this.keepers.has(o))) : this.keptByOthers(owner, objects);
     const doubt = [...left].find((o) => this.failed.has(this.keepers.get(o)!));
     if (doubt !== undefined) {
       throw new LlmAccountsError(
@@ -98,6 +115,20 @@ export class Custody {
       );
     }
     return left;
+  }
+
+  /**
+   * Whether the delete of `owner` (its state `state`) is of another resource than the one a diff of this command kept
+   * objects for under the same id: one removed from the program whose id a resource declared in its place has too (an
+   * adoption gives the adopter the id of what it adopts), which an up --target of the new one left in the state
+   * beside it; what that diff keeps is the new one's. The engine deletes a resource it diffed in the same command
+   * only to replace it: planned by the diff (replaced), or forced (`up --replace`), where it diffed the very state it
+   * deletes and created the replacement first.
+   */
+  private diffedElsewhere(owner: string, state: object | undefined): boolean {
+    const diffed = this.diffed.get(owner);
+    if (diffed === undefined || this.replacing.has(owner) || this.updating.has(owner)) return false;
+    return diffed !== canonical(state ?? null) || this.creates.size === 0;
   }
 
   /**

@@ -94,7 +94,7 @@ export class DeleteCoalescer {
       return live;
     };
     let live = await lookAll(keys);
-    if (refusal.afterLostAnswer && live.length > 0) live = await lookUntil(this.api, () => lookAll(live), (still) => still.length === 0, { found: live });
+    if (refusal.afterLostAnswer && live.length > 0) live = await lookUntil(this.api, () => lookAll(live), (still) => still.length === 0, { first: { found: live } });
     if (live.length === 0) return failures;
     const all = live.length + failures.size === keys.length;
     // Read as the first delete was: its lost answer's retry may meet them gone too (fewer keys each time: it ends).

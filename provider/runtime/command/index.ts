@@ -4,7 +4,7 @@
  * deletes). It imports the engine wing only.
  */
 export { clientFor, currentSession, Session, SessionClient, setClientOverrides, startFresh, type ClientOverrides, type SessionOptions } from "./session.js";
-export { connectionDiff, ConnectionInputSchema, setStackConfig, stackConfig } from "./connection.js";
+export { connectionDiff, ConnectionInputSchema, keptForms, setStackConfig, stackConfig } from "./connection.js";
 export {
   AdoptKeySchema,
   adoptKeyFailure,
@@ -17,7 +17,7 @@ export {
   releasedBy,
 } from "./adoption.js";
 export { Custody } from "./custody.js";
-export { justWritten, lookUntil, SHARE, SharedSubAccountList, SHARING_SWITCH, snapshotOf, stillListedOrLate, type AccountSnapshot } from "./sharedList.js";
+export { justWritten, lookUntil, writtenAt, SHARE, SharedSubAccountList, SHARING_SWITCH, snapshotOf, stillListedOrLate, type AccountSnapshot } from "./sharedList.js";
 export { COALESCING_SWITCH, DeleteCoalescer } from "./deleteCoalescer.js";
 export { DeleteSchedule } from "./deleteSchedule.js";
 export { deleteTokens, SubAccountDeletes } from "./subAccountDeletes.js";

@@ -1,4 +1,4 @@
-import { CLOCK_SKEW_MS, LATE_VISIBILITY_WINDOW_MS } from "../../api/assumptions.js";
+import { CLOCK_SKEW_MS } from "../../api/assumptions.js";
 import type { SubAccount } from "../../api/schemas/index.js";
 import type { ApiGroup } from "../../client/apiGroup.js";
 import { SYSTEM_CLOCK, type Clock } from "../../client/clock.js";
@@ -38,14 +38,20 @@ export async function stillListed(api: SubAccountsApi, missing: readonly string[
 }
 
 /**
- * Looks (`look`) until `seen` holds of what it found, waiting the API group's visibilityWaits (LATE_VISIBILITY_WAITS_MS,
- * or as long as the platform profile measured; on the client's clock) between looks: a platform may show a write only
- * seconds after it answered it. Returns the last look's finding; one look when the first sees it. `first`: what a
- * look the caller made already found.
+ * Looks (`look`) until `seen` holds of what it found, or until what was written at `writtenAt` (the API group's clock;
+ * now when not given: an answer just lost) can no longer be expected to show: the API group's waitsSince between looks
+ * (LATE_VISIBILITY_WAITS_MS, then longer, until lateWritesMs after the write; a platform may make or show a write well
+ * after it answered). Returns the last look's finding; one look when the first sees it. `first`: what a look the
+ * caller made already found.
  */
-export async function lookUntil<T>(api: Pick<ApiGroup, "wait" | "visibilityWaits">, look: () => Promise<T>, seen: (found: T) => boolean, first?: { found: T }): Promise<T> {
-  let found = first ? first.found : await look();
-  for (const ms of api.visibilityWaits) {
+export async function lookUntil<T>(
+  api: Pick<ApiGroup, "wait" | "waitsSince" | "now">,
+  look: () => Promise<T>,
+  seen: (found: T) => boolean,
+  options: { first?: { found: T }; writtenAt?: number } = {},
+): Promise<T> {
+  let found = options.first ? options.first.found : await look();
+  for (const ms of api.waitsSince(options.writtenAt ?? api.now())) {
     if (seen(found)) break;
     await api.wait(ms);
     found = await look();
@@ -53,25 +59,35 @@ export async function lookUntil<T>(api: Pick<ApiGroup, "wait" | "visibilityWaits
   return found;
 }
 
-/** Whether an object created at `createdAt` (the platform's timestamp) counts as just written (LATE_VISIBILITY_WINDOW_MS). */
-export function justWritten(createdAt: string | undefined, now: number = Date.now()): boolean {
+/** When an object created at `createdAt` (the platform's timestamp) was written; undefined for a timestamp that does not parse. */
+export function writtenAt(createdAt: string | undefined): number | undefined {
   const at = createdAt === undefined ? NaN : Date.parse(createdAt);
-  return Number.isFinite(at) && now - at < LATE_VISIBILITY_WINDOW_MS + CLOCK_SKEW_MS;
+  return Number.isFinite(at) ? at : undefined;
+}
+
+/**
+ * Whether an object created at `createdAt` may not show yet: written (writtenAt) less than the API group's lateWritesMs
+ * before now, allowing for the platform's clock being CLOCK_SKEW_MS behind ours.
+ */
+export function justWritten(api: Pick<ApiGroup, "lateWritesMs" | "now">, createdAt: string | undefined): boolean {
+  const at = writtenAt(createdAt);
+  return at !== undefined && api.now() - at < api.lateWritesMs + CLOCK_SKEW_MS;
 }
 
 /**
  * stillListed, for a read that must not take a lagging list for a delete: a token still missing whose sub-account
- * was just written (`recent`, justWritten) is looked for again (lookUntil: one list of the account a look) before it
- * counts as gone. Nothing recent missing: stillListed's calls only.
+ * was just written (`recent`, justWritten; the newest written at `newest`) is looked for again (lookUntil: one list
+ * of the account a look, until that write can no longer be expected to show) before it counts as gone. Nothing
+ * recent missing: stillListed's calls only.
  */
-export async function stillListedOrLate(api: SubAccountsApi, missing: readonly string[], recent: ReadonlySet<string>): Promise<Map<string, SubAccount>> {
+export async function stillListedOrLate(api: SubAccountsApi, missing: readonly string[], recent: ReadonlySet<string>, newest?: number): Promise<Map<string, SubAccount>> {
   const alive = await stillListed(api, missing);
   const late = missing.filter((t) => recent.has(t) && !alive.has(t));
   if (late.length === 0) return alive;
   // Each look is one list of the account (a create shows whole or not at all: one call for all of them).
   const wanted = new Set(late);
   const look = async () => new Map((await api.list()).filter((s) => wanted.has(s.token)).map((s) => [s.token, s] as const));
-  const found = await lookUntil(api, look, (m) => m.size === late.length, { found: new Map() });
+  const found = await lookUntil(api, look, (m) => m.size === late.length, { first: { found: new Map() }, writtenAt: newest });
   for (const [t, s] of found) alive.set(t, s);
   return alive;
 }

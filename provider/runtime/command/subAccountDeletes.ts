@@ -36,7 +36,7 @@ export async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promi
       return deleteEach(api, tokens, err);
     }
     if ((err as LlmAccountsError).afterLostAnswer && remaining.length === wanted.size) {
-      remaining = await lookUntil(api, look, (r) => r.length < wanted.size, { found: remaining });
+      remaining = await lookUntil(api, look, (r) => r.length < wanted.size, { first: { found: remaining } });
     }
     if (unknown && remaining.length > 0) throw notDeleted(err as LlmAccountsError, remaining);
     if (unknown) return;

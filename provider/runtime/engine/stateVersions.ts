@@ -33,8 +33,8 @@ function issuesText(issues: readonly z.core.$ZodIssue[]): string {
 /** The fields that say which objects a state holds: emptied, a refresh takes the resource for deleted. */
 const HOLDINGS = new Set(["tokens", "subAccounts", "key"]);
 const HOLDINGS_ADVICE =
-  ". Put back what it held (the earlier values are in `pulumi stack history` and `pulumi stack export --version N`); " +
-  "never empty it: a resource whose state holds nothing is taken for deleted by that refresh, and what it held stays on the platform, managed by nothing";
+  ". Never empty it nor write `[]` or `\"\"` in its place: a resource whose state holds nothing is taken for deleted by that refresh, and what it held stays on the platform, managed by nothing " +
+  "(a SubAccountBatch's `tokens` and `subAccounts[].token` name the same sub-accounts: where one of them is whole, the refresh reads them by it and writes the other back)";
 
 /**
  * A stored state that does not parse against the schema of the version it records (edited by hand, or cut
@@ -49,8 +49,8 @@ export class StateError extends LlmAccountsError {
   ) {
     super(
       `${resource}: the state (version ${version}) cannot be read: ${issuesText(issues)}; ${consequence}. ` +
-        "Correct the field with `pulumi state edit` (or restore the state from a backup), then run `pulumi refresh` " +
-        "to read the rest back from the platform" +
+        "Put the field back as it was with `pulumi state edit` (its last value is in `pulumi stack export --version N`, N from `pulumi stack history`; " +
+        "or restore the state from a backup), then run `pulumi refresh` to read the rest back from the platform" +
         (issues.some((i) => HOLDINGS.has(String(i.path[0]))) ? HOLDINGS_ADVICE : ""),
     );
   }

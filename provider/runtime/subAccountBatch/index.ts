@@ -15,4 +15,4 @@ export {
   type SubAccountBatchOutputs,
   type SubAccountView,
 } from "./state.js";
-export { identityMark, markedAlias, smallerCountCap, unconfirmedAmong } from "./recovery.js";
+export { identityMark, markedAlias, mayCarryCreateMark, smallerCountCap, unconfirmedAmong } from "./recovery.js";

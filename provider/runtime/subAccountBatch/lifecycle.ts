@@ -5,7 +5,9 @@ import type { SubAccountsApi } from "../../client/subAccounts.js";
 import { readSetting, SETTINGS } from "../../client/settings.js";
 import {
   justWritten,
+  keptForms,
   stillListedOrLate,
+  writtenAt,
   adoptedCountFailure,
   adoptedTokens,
   findAdopted,
@@ -21,7 +23,7 @@ import {
 import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError, type Known } from "./recovery.js";
 import { toMicros } from "../../api/money.js";
 import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
-import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing } from "../../api/keptForms.js";
+import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing, type KeptForms } from "../../api/keptForms.js";
 import {
   byId,
   deletableOf,
@@ -68,7 +70,7 @@ function profileAliasMax(): number | undefined {
  */
 export async function diff(session: Session, id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const released = releasedBy(olds, news);
-  session.custody.subAccounts.keep(id, olds.tokens, released);
+  session.custody.subAccounts.keep(id, olds.tokens, released, olds);
   // What its update will release, for a batch that adopts it in this deployment (at preview, nothing: unknown).
   if (!containsUnknown(news.adoptTokens)) session.custody.subAccounts.transfers.announce(id, released);
   const replaces: string[] = [];
@@ -93,19 +95,21 @@ export async function diff(session: Session, id: string, olds: SubAccountBatchOu
   // Each sub-account held, not only the batch's alias and pricing: a batch may hold some that differ (one left under
   // its create's marked alias by an edit that failed, one renamed in the console) while the alias and pricing its
   // outputs give (one value for the batch, which a refresh takes from one sub-account) match the declared ones.
-  const differs = differsFrom(news);
+  const kept = keptForms();
+  const differs = differsFrom(news, kept);
   const stray = olds.subAccounts.some(differs);
   const changed =
     replaces.length > 0 ||
     stray ||
-    !sameAlias(news.alias, olds.alias) ||
+    !sameAlias(news.alias, olds.alias, kept) ||
     olds.balance !== news.balance ||
     olds.count !== news.count ||
     next === undefined ||
     next.added.length > 0 ||
     next.released.length > 0 ||
-    !samePricing(news.modelPricing, olds.modelPricing) ||
+    !samePricing(news.modelPricing, olds.modelPricing, kept) ||
     connection.changed;
+  if (replaces.length > 0) session.custody.subAccounts.replaced(id);
   return { changes: changed, replaces, deleteBeforeReplace: false };
 }
 
@@ -114,8 +118,8 @@ export async function diff(session: Session, id: string, olds: SubAccountBatchOu
  * diff, read and a failure's outputs must see. Compared as the platform compares (api/keptForms.ts): an alias
  * lower-cased or cut, a factor rounded, the models in another order are the declared values as it keeps them.
  */
-function differsFrom(declared: { alias: string; modelPricing: ModelPricing[] }): (s: { alias: string; modelPricing: ModelPricing[] }) => boolean {
-  return (s) => !sameAlias(declared.alias, s.alias) || !samePricing(declared.modelPricing, s.modelPricing);
+function differsFrom(declared: { alias: string; modelPricing: ModelPricing[] }, kept: KeptForms = keptForms()): (s: { alias: string; modelPricing: ModelPricing[] }) => boolean {
+  return (s) => !sameAlias(declared.alias, s.alias, kept) || !samePricing(declared.modelPricing, s.modelPricing, kept);
 }
 
 /**
@@ -213,7 +217,8 @@ async function alignMade(
  * removes a model is looked at with one list (keptModels): a platform whose pricing edit merges keeps it.
  */
 async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): Promise<SubAccountView[]> {
-  const differs = differsFrom(inputs);
+  const kept = keptForms();
+  const differs = differsFrom(inputs, kept);
   const stale = subAccounts.filter(differs);
   if (stale.length === 0) return subAccounts;
   await api.edit({ sks: stale.map((s) => s.token), alias: inputs.alias, modelPricing: inputs.modelPricing });
@@ -221,7 +226,7 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
   const settled = subAccounts.find((s) => !differs(s));
   const aligned = subAccounts.map((s) =>
     differs(s)
-      ? { ...s, alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias), modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing) }
+      ? { ...s, alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias, kept), modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing, kept) }
       : s,
   );
   const removing = stale.filter((s) => modelsBeyond(inputs.modelPricing, s.modelPricing).length > 0);
@@ -322,6 +327,7 @@ async function createTaking(session: Session, own: SessionClient, inputs: SubAcc
  * a failure of this one records the release all the same).
  */
 export async function update(session: Session, id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
+  session.custody.subAccounts.updated(id);
   const own = session.client(inputs.connection);
   const adoption = nextAdoption(adoptedTokens(old), adoptedTokens(inputs));
   // A batch that adopts what this one releases in the same deployment waits for it to end (command/transfers.ts).
@@ -411,6 +417,27 @@ function keepReleased(err: unknown, id: string, old: SubAccountBatchOutputs, rel
 }
 
 /**
+ * The sub-accounts a state names, by token: in `tokens` or in `subAccounts` (a state edited by hand may name one in
+ * one list only: `tokens: []` written where a state error named `tokens` still leaves them named in `subAccounts`).
+ * What a read looks for and a delete deletes.
+ */
+function namedBy(old: Pick<SubAccountBatchOutputs, "tokens" | "subAccounts">): string[] {
+  return [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
+}
+
+/**
+ * A refresh of a state that counts sub-accounts and names none (both lists emptied by hand): it cannot tell them gone,
+ * and taking the batch for deleted would leave them on the platform in no state.
+ */
+function namesNothing(count: number): LlmAccountsError {
+  return new LlmAccountsError(
+    `SubAccountBatch: the state counts ${count} sub-account(s) and names none (its tokens and subAccounts are empty, an edit by hand): ` +
+      "a refresh cannot tell them gone, so nothing was changed. Put back what it held with `pulumi state edit` (the earlier values are in " +
+      "`pulumi stack history` and `pulumi stack export --version N`), then run `pulumi refresh`",
+  );
+}
+
+/**
  * read (refresh): one list call, shared with the other reads of the command (command/sharedList.ts). Sub-accounts
  * missing from it are confirmed gone first (stillListed: one call per missing one, up to three; one new list
  * past that; none when nothing is missing). Sub-accounts deleted elsewhere drop out (the next update recreates them, adopted ones included); alias and pricing drift
@@ -423,7 +450,9 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   const own = session.client(old.connection);
   const adopted = adoptedTokens(old);
   const custody = session.custody.subAccounts;
-  custody.hold(old.tokens);
+  const named = namedBy(old);
+  if (named.length === 0 && old.count > 0) throw namesNothing(old.count);
+  custody.hold(named);
   // One list of the whole account, shared with the other reads of the command: it finds our sub-accounts even
   // when their alias was changed elsewhere, and what a create whose answer was lost made.
   const listed = await own.subAccounts.snapshot();
@@ -431,11 +460,13 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   // One the last command or this one just made may not show yet (a list that lags): looked for again before it counts
   // as gone. Not when the list shows another of the same create (the same created_at): a create shows whole or not at all.
   const shown = new Set(old.subAccounts.filter((s) => byToken.has(s.token)).map((s) => s.createdAt));
-  const recent = new Set(old.subAccounts.filter((s) => justWritten(s.createdAt) && !shown.has(s.createdAt)).map((s) => s.token));
-  const alive = await stillListedOrLate(own.client.subAccounts, old.tokens.filter((t) => !byToken.has(t)), recent);
-  const ours = old.tokens.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
+  const api = own.client.subAccounts;
+  const late = old.subAccounts.filter((s) => justWritten(api, s.createdAt) && !shown.has(s.createdAt));
+  const newest = late.reduce((at, s) => Math.max(at, writtenAt(s.createdAt)!), -Infinity);
+  const alive = await stillListedOrLate(api, named.filter((t) => !byToken.has(t)), new Set(late.map((s) => s.token)), newest);
+  const ours = named.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
   // Asked, not copied: every read of a refresh would copy what the command holds (the whole account, at its end).
-  const mine = new Set(old.tokens);
+  const mine = new Set(named);
   const known: Known = { has: (t) => custody.holds(t) || mine.has(t) };
   const lost = unconfirmedAmong(old, all, known);
   const lostTokens = new Set(lost.map((s) => s.token));
@@ -470,10 +501,9 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
  */
 export async function remove(session: Session, id: string, old: SubAccountBatchOutputs): Promise<void> {
   const own = session.client(old.connection);
-  // Both lists: a state edited by hand may name a sub-account in one only. Not one another batch of this command
-  // keeps (Custody.keptByOthers): deleting it would delete what that batch holds.
-  const named = [...new Set([...old.tokens, ...old.subAccounts.map((s) => s.token)])];
-  const others = session.custody.subAccounts.leftByDelete(id, named);
+  // Not one another batch of this command keeps (Custody.keptByOthers): deleting it would delete what that batch holds.
+  const named = namedBy(old);
+  const others = session.custody.subAccounts.leftByDelete(id, named, old);
   const tokens = named.filter((t) => !others.has(t));
   const leftovers = await leftoversOf(session, own, old, named);
   await own.batchDeletes.delete([...tokens, ...leftovers.found]);
@@ -533,7 +563,7 @@ export async function removeUnreadable(session: Session, id: string, state: Prop
   // A list that cannot be read leaves the lost create's sub-accounts unlooked for, never the ones the state names.
   const lost = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)).then((l) => l, unreadableList) : [];
   const unconfirmed = lost instanceof Error ? [] : lost;
-  const others = custody.leftByDelete(id, found.tokens);
+  const others = custody.leftByDelete(id, found.tokens, state);
   await own.batchDeletes.delete([...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
   if (found.unidentified > 0 || found.lostCreate === null || lost instanceof Error) {
     const unlooked = `the sub-accounts of a lost create cannot be looked for${lost instanceof Error ? ` (the sub-account list could not be read: ${lost.message})` : ""}`;

@@ -31,6 +31,24 @@ export function markedAlias(alias: string, nonce: string = randomBytes(6).toStri
   return `${cutTo(alias, longest - suffix.length)}${suffix}`;
 }
 
+/** The hex digits of a create's mark (identityMark's, or random), as markedAlias writes them and a platform that lower-cases keeps them. */
+const MARK_HEX = /[0-9a-f]{12}$/;
+
+/**
+ * Whether `alias` may be a create's marked alias, in any form markedAlias writes (CREATE_MARK_FORMS): `tilde`,
+ * CREATE_MARKER and 12 hex digits at its end; `fit`, FIT_MARK_MIN_LENGTH characters or more ending with 12 hex digits
+ * of which some are digits and some letters (a hash's are, but for about 1 in 280 of them: all digits; a label's often
+ * are not: a date and time, `aaaa...`). What a killed create left under it is its batch's to adopt at its next run,
+ * never anyone else's. A declared alias that ends with such 12 hex digits itself (`deploy-3f09b2c41d7e`) cannot be
+ * told from a `fit` mark: it is taken for one.
+ */
+export function mayCarryCreateMark(alias: string): boolean {
+  if (!MARK_HEX.test(alias)) return false;
+  const hex = alias.slice(-12);
+  if (alias.slice(0, -12).endsWith(CREATE_MARKER)) return true;
+  return [...alias].length >= FIT_MARK_MIN_LENGTH && /[0-9]/.test(hex) && /[a-f]/.test(hex);
+}
+
 /**
  * The mark of one resource's creates: 12 hex digits of a hash of what names it in its stack (project, stack, type,
  * name, and its parent's URN when it has one), the same at every run. The SubAccountBatch class gives it as the
@@ -246,8 +264,8 @@ function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkFor
  * SubAccountBatch class), else a random one. `left`: what an earlier run of the same resource made under its mark
  * and never recorded (an `up` killed between a create and its edit; leftUnderMark, found by the caller): taken, and
  * only as many more are created. If the answer is lost (the create may have happened), a list of the account finds
- * what it made under the marked alias as the platform keeps it (sameMarked; asked again after each of
- * LATE_VISIBILITY_WAITS_MS while it shows fewer: a platform may show a create late), which is adopted instead of
+ * what it made under the marked alias as the platform keeps it (sameMarked; asked again while it shows fewer, until
+ * lateWritesMs after the answer was lost: a platform may finish a create after a gateway gave up, or show it late), which is adopted instead of
  * being created twice; only a create nothing was found of is sent again: nothing else carries that alias, so nothing
  * another stack or an earlier run of another resource made is taken. Where the platform cut the mark off (cutMarked:
  * some listed alias is the marked one cut, not one of `known`), what it made cannot be told from another batch's:
@@ -275,7 +293,8 @@ async function createMarked(
     let found: SubAccount[];
     let cut: SubAccount[];
     try {
-      // A list may lag behind the create (LATE_VISIBILITY_WAITS_MS): one that shows fewer than it asked for is asked again.
+      // The platform may still be making what the create asked for, or a list may lag behind it: one that shows fewer
+      // than it asked for is asked again until lateWritesMs after the answer was lost (lookUntil), and only then sent again.
       const look = async () => {
         const listed = (await api.list()).filter((s) => !leftTokens.has(s.token) && !known.has(s.token));
         return { found: listed.filter((s) => sameMarked(marked.alias, s.alias)).sort((a, b) => compareIds(a.id, b.id)), cut: listed.filter((s) => cutMarked(marked.alias, s.alias)) };

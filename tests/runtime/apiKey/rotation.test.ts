@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "@jest/globals";
-import { LATE_VISIBILITY_WAITS_MS } from "../../../provider/api/assumptions.js";
+import { LATE_WRITES, lookWaits } from "../../../provider/api/assumptions.js";
 import type { Emulator } from "../../../provider/emulator/index.js";
-import { apiKey, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../../provider/runtime/index.js";
+import { apiKey, startFresh, UNKNOWN, type ApiKeyInputs, type ApiKeyOutputs } from "../../../provider/runtime/index.js";
 import { calls, expectNoSecret, secretsOf, useRuntimeEmulator } from "../../support/emulator.js";
 import { found, inputsAfterRefresh } from "../../support/readOutcome.js";
 import { checkedInputs } from "../../support/check.js";
@@ -254,6 +254,8 @@ describe("overlap", () => {
 
     const other = await created({ alias: "rd2", rotation: rotation("a") });
     const both = await up(other.id, other, { alias: "rd2", rotation: rotation("b") });
+    // The destroy: a command of its own (the engine deletes what it diffed or updated in the same command only to replace it).
+    startFresh();
     emu.clearRequests();
     await apiKey.delete(other.id, both.outs);
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
@@ -281,7 +283,7 @@ describe("the current key deleted elsewhere during the overlap", () => {
     const { first, rotated } = await currentDeleted("cd");
     const refreshed = found(await apiKey.read(first.id, rotated.outs));
     // The current key, issued this minute, is asked again after each wait before it counts as gone (a platform may lag).
-    expect(calls(emu)).toEqual({ "api-key/get": 2 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "api-key/get": 2 + lookWaits(LATE_WRITES.boundMs).length });
     expect(refreshed.props).toMatchObject({ previousKey: first.outs.key, previousKeyExpiresAt: rotated.outs.previousKeyExpiresAt, rotationDue: KEY_DELETED });
     // A preview after the refresh shows why the resource changes; a second refresh finds nothing new.
     expect(refreshed.inputs?.rotationDue).toBe(KEY_DELETED);
@@ -318,6 +320,7 @@ describe("the current key deleted elsewhere during the overlap", () => {
   test("destroyed after the refresh: the previous key is deleted, the gone key is not sent (1 call)", async () => {
     const { first, rotated } = await currentDeleted("cy");
     const refreshed = found(await apiKey.read(first.id, rotated.outs));
+    startFresh();
     emu.clearRequests();
     await apiKey.delete(first.id, refreshed.props);
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });
@@ -340,7 +343,7 @@ describe("the current key deleted elsewhere during the overlap", () => {
     emu.state.deleteKey(first.outs.key);
     expect((await apiKey.read(first.id, rotated.outs)).id).toBe("");
     // The current key, issued this minute, is asked again after each wait before it counts as gone (a platform may lag).
-    expect(calls(emu)).toEqual({ "api-key/get": 2 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "api-key/get": 2 + lookWaits(LATE_WRITES.boundMs).length });
   });
 });
 
@@ -479,6 +482,7 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
     expect(outs).toEqual({ ...old, alias: "legacy2", stateVersion: 1 });
 
+    startFresh();
     emu.clearRequests();
     await apiKey.delete("legacy-id", old);
     expect(calls(emu)).toEqual({ "api-key/delete": 1 });

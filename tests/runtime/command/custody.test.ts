@@ -64,6 +64,64 @@ describe("one owner per key in one command", () => {
   });
 });
 
+// Issue 53: an adopter has the id of what it adopts. After an up --target of the adopter alone, both states hold the
+// objects, and the next plain up diffs the adopter and deletes the giver under the same id: the giver's delete took
+// what the diff kept for that id as its own, and deleted the adopter's sub-accounts and key.
+describe("a giver removed from the program after an up --target of the adopter alone (the same id for both)", () => {
+  const live = () => new Set(emu.state.listSubAccounts().map((s) => s.token));
+  test("a batch that adopted every sub-account of another: the next command diffs it and deletes the other, whose delete leaves them", async () => {
+    const given = await subAccountBatch.create(await batch("given", { count: 2 }));
+    startFresh();
+    const adopter = await subAccountBatch.create(await batch("adopter", { count: 2, adoptTokens: given.outs.tokens }));
+    expect(adopter.id).toBe(given.id);
+    startFresh();
+    await subAccountBatch.diff(adopter.id, adopter.outs, await batch("adopter", { count: 2, adoptTokens: given.outs.tokens }));
+    await subAccountBatch.delete(given.id, given.outs);
+    expect(given.outs.tokens.every((t) => live().has(t))).toBe(true);
+    startFresh();
+    await subAccountBatch.delete(adopter.id, adopter.outs);
+    expect(given.outs.tokens.some((t) => live().has(t))).toBe(false);
+  });
+
+  test("an ApiKey whose adopted key another adopted: the next command diffs that one and deletes this one, whose delete leaves the key", async () => {
+    const key = emu.state.createKey("moved").key;
+    const a = await apiKey.create(await checkedInputs(apiKey, { alias: "moved", adoptKey: key }));
+    startFresh();
+    const b = await apiKey.create(await checkedInputs(apiKey, { alias: "moved", adoptKey: key }));
+    expect(b.id).toBe(a.id);
+    startFresh();
+    await apiKey.diff(b.id, b.outs, await checkedInputs(apiKey, { alias: "moved", adoptKey: key }));
+    await apiKey.delete(a.id, a.outs);
+    expect(emu.state.hasKey(key)).toBe(true);
+  });
+
+  test("a replacement the engine forces (up --replace: the diff plans none, the new one is created first) still deletes what the replaced batch and key hold", async () => {
+    const old = await subAccountBatch.create(await batch("forced"));
+    const oldKey = await apiKey.create(await checkedInputs(apiKey, { alias: "forced" }));
+    startFresh();
+    expect((await subAccountBatch.diff(old.id, old.outs, await batch("forced"))).replaces).toEqual([]);
+    expect((await apiKey.diff(oldKey.id, oldKey.outs, await checkedInputs(apiKey, { alias: "forced" }))).replaces).toEqual([]);
+    const made = await subAccountBatch.create(await batch("forced"));
+    const madeKey = await apiKey.create(await checkedInputs(apiKey, { alias: "forced" }));
+    await subAccountBatch.delete(old.id, old.outs);
+    await apiKey.delete(oldKey.id, oldKey.outs);
+    expect(live().has(old.outs.tokens[0])).toBe(false);
+    expect(emu.state.hasKey(oldKey.outs.key)).toBe(false);
+    startFresh();
+    await subAccountBatch.delete(made.id, made.outs);
+    await apiKey.delete(madeKey.id, madeKey.outs);
+  });
+
+  test("a replacement (another base URL) still deletes what the replaced batch holds: its diff planned it", async () => {
+    const old = await subAccountBatch.create(await batch("replaced"));
+    startFresh();
+    const { replaces } = await subAccountBatch.diff(old.id, old.outs, await batch("replaced", { connection: { baseUrl: "http://127.0.0.1:9" } }));
+    expect(replaces).toEqual(["connection"]);
+    await subAccountBatch.delete(old.id, old.outs);
+    expect(live().has(old.outs.tokens[0])).toBe(false);
+  });
+});
+
 describe("one owner per key while a deployment renames a resource", () => {
   test("an ApiKey removed while one declared in its place adopts its key: the old one's delete leaves the key", async () => {
     const key = emu.state.createKey("ci").key;

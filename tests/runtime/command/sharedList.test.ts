@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
-import { LATE_VISIBILITY_WAITS_MS } from "../../../provider/api/assumptions.js";
+import { LATE_WRITES, lookWaits } from "../../../provider/api/assumptions.js";
 import { SYSTEM_CLOCK } from "../../../provider/client/clock.js";
 import type { Emulator } from "../../../provider/emulator/index.js";
 import { getSubAccounts } from "../../../provider/resources/dataSources.js";
@@ -149,7 +149,7 @@ describe("shared sub-account list", () => {
     const [k, d, g, p] = await readAll([kept, drifted, gone, partial]);
     // One shared list, and one sk-filtered list per sub-account it misses (3), confirming each gone (issue 28); the
     // batch gone whole was created this minute, so one list a wait looks for it again (a platform may show a create late).
-    expect(calls(emu)).toEqual({ "sub-account/list": 1 + 3 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "sub-account/list": 1 + 3 + lookWaits(LATE_WRITES.boundMs).length });
     expect(k.props).toMatchObject({ alias: "dr-0", count: 2, tokens: kept.outs.tokens });
     expect(d.props).toMatchObject({ alias: "dr-renamed", modelPricing: [{ model: "model-a", pricingFactor: 9 }] });
     expect(found(d).inputs).toMatchObject({ alias: "dr-renamed" });

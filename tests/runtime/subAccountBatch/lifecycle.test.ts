@@ -1,5 +1,5 @@
 import { describe, expect, test } from "@jest/globals";
-import { LATE_VISIBILITY_WAITS_MS } from "../../../provider/api/assumptions.js";
+import { LATE_WRITES, lookWaits } from "../../../provider/api/assumptions.js";
 import type { Emulator } from "../../../provider/emulator/index.js";
 import { startFresh, subAccountBatch, type SubAccountBatchOutputs } from "../../../provider/runtime/index.js";
 import { calls, useRuntimeEmulator } from "../../support/emulator.js";
@@ -159,7 +159,7 @@ describe("SubAccountBatch provider", () => {
     emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
     const { outs } = await created({ alias: "dropped", balance: 5, count: 2, modelPricing: pricing });
     // The list that finds nothing is asked again after each wait (a platform may show a create late) before the create goes again.
-    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/edit": 1, "sub-account/list": 1 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/edit": 1, "sub-account/list": 1 + lookWaits(LATE_WRITES.boundMs).length });
     expect(live("dropped")).toHaveLength(2);
     expect(outs.count).toBe(2);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import type { SubAccount } from "../../../provider/api/schemas/index.js";
 import type { Emulator } from "../../../provider/emulator/index.js";
-import { ALIAS_MAX_LENGTH, LATE_VISIBILITY_WAITS_MS } from "../../../provider/api/assumptions.js";
+import { ALIAS_MAX_LENGTH, LATE_WRITES, lookWaits } from "../../../provider/api/assumptions.js";
 import { createBatch, leftUnderMark, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../../provider/runtime/subAccountBatch/recovery.js";
 import { snapshotOf } from "../../../provider/runtime/command/sharedList.js";
 import { calls, clientOf, emulator } from "../../support/emulator.js";
@@ -35,7 +35,7 @@ describe("createBatch: a create whose answer was lost", () => {
     emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
     const made = await createBatch(api(), { alias: "rec-shared", balance: 5, modelPricing: pricing, count: 2 });
     // A list that finds nothing is asked again after each wait (a platform may show a create late), then the create is sent again.
-    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 + lookWaits(LATE_WRITES.boundMs).length });
     expect(made.map((s) => s.token).filter((t) => theirs.includes(t))).toEqual([]);
     expect(made).toHaveLength(2);
   });
@@ -64,7 +64,7 @@ describe("createBatch: a create whose answer was lost", () => {
     emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
     const made = await createBatch(api(), { alias: "rec-again", balance: 5, modelPricing: pricing, count: 1 });
     // A list that finds nothing is asked again after each wait (a platform may show a create late), then the create is sent again.
-    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 + LATE_VISIBILITY_WAITS_MS.length });
+    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 + lookWaits(LATE_WRITES.boundMs).length });
     expect(made).toHaveLength(1);
   });
 

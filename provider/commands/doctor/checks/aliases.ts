@@ -1,5 +1,5 @@
 import { ALIAS_MAX_LENGTH, FIT_MARK_MIN_LENGTH } from "../../../api/assumptions.js";
-import { sameAlias } from "../../../api/keptForms.js";
+import { EVERY_KEPT_FORM, sameAlias } from "../../../api/keptForms.js";
 import { printable } from "../../kit.js";
 import { OPERATIONS } from "../../../api/operations.js";
 import { SETTINGS } from "../../../client/settings.js";
@@ -17,7 +17,7 @@ export const shortAlias = (alias: string) => printable(alias.length > 40 ? `${al
  * runtime takes for the alias declared; or another alias, which it takes for drift.
  */
 export function keptAliasRow(point: string, assumes: string, sent: string, live: string, changed: { shows: boolean; what: string; reading: string; also: string }): DoctorRow {
-  if (!sameAlias(sent, live)) {
+  if (!sameAlias(sent, live, EVERY_KEPT_FORM)) {
     return { point, assumes, observed: `"${shortAlias(sent)}" kept as "${shortAlias(live)}", not a form of it the runtime knows: it reads another alias, drift at every gate and an edit at every up`, verdict: "setting", setting: "none exists: report this platform's alias form" };
   }
   if (!changed.shows) return { point, assumes, observed: live === sent ? "as sent" : "as sent but for its case (alias case as kept)", verdict: "holds" };

@@ -1,6 +1,6 @@
 import { ALIAS_MAX_LENGTH } from "../../../api/assumptions.js";
 import { platformPartsOf } from "../../../api/schemas/index.js";
-import { sameAlias } from "../../../api/keptForms.js";
+import { EVERY_KEPT_FORM, sameAlias } from "../../../api/keptForms.js";
 import { isObject } from "../../../api/canonical.js";
 import { printable } from "../../kit.js";
 import { OPERATIONS } from "../../../api/operations.js";
@@ -121,7 +121,7 @@ export async function lengthRow(run: Run, key: string, address: string): Promise
   if (live === undefined) return { point, assumes, observed: "not checked: the key's edit answered no alias", verdict: "not checked" };
   const length = [...live].length;
   // Kept cut, not refused: the profile's aliasCut, within which the runtime places a create's mark.
-  if (length < ALIAS_MAX_LENGTH && sameAlias(sent, live)) run.measured.limits.aliasCut = length;
+  if (length < ALIAS_MAX_LENGTH && sameAlias(sent, live, EVERY_KEPT_FORM)) run.measured.limits.aliasCut = length;
   return keptAliasRow(point, assumes, sent, live, {
     shows: length < ALIAS_MAX_LENGTH,
     what: `an alias of ${ALIAS_MAX_LENGTH} characters kept cut to its first ${length}`,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { maskKey } from "../../../api/redact.js";
 import { ModelPricingSchema } from "../../../api/schemas/index.js";
-import { modelsBeyond, sameFactor } from "../../../api/keptForms.js";
+import { EVERY_KEPT_FORM, modelsBeyond, sameFactor } from "../../../api/keptForms.js";
 import { OPERATIONS } from "../../../api/operations.js";
 import { describeRefusal, idempotent, itemsOf, refused } from "../probe.js";
 import { DoctorRow } from "../report.js";
@@ -37,7 +37,7 @@ export async function pricingRows(run: Run, token: string, alias: string): Promi
   const rows: DoctorRow[] = [];
   if (factor === undefined) rows.push({ ...factorRow, observed: `${model} not listed after an edit that set it`, verdict: "setting", setting: "none exists: report this platform's pricing edit" });
   else if (factor === PROBE_FACTOR) rows.push({ ...factorRow, observed: "as sent", verdict: "holds" });
-  else if (sameFactor(PROBE_FACTOR, factor)) {
+  else if (sameFactor(PROBE_FACTOR, factor, EVERY_KEPT_FORM)) {
     rows.push({ ...factorRow, observed: `${PROBE_FACTOR} kept as ${factor}: the runtime takes it for the factor declared (no drift, no edit) and keeps the platform's form in the state`, verdict: "handled", reading: "rounded-factors" });
   } else {
     rows.push({ ...factorRow, observed: `${PROBE_FACTOR} kept as ${factor}, not a rounding of it: the runtime reads another factor, drift at every gate`, verdict: "setting", setting: "none exists: report this platform's pricing form" });

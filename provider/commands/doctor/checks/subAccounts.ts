@@ -1,4 +1,4 @@
-import { LATE_VISIBILITY_WINDOW_MS, SUB_ACCOUNT_MAX_COUNT, visibilityWaits } from "../../../api/assumptions.js";
+import { LATE_VISIBILITY_WINDOW_MS, lookBound, SUB_ACCOUNT_MAX_COUNT } from "../../../api/assumptions.js";
 import { isObject } from "../../../api/canonical.js";
 import { type Profile } from "../../../api/profile.js";
 import { ApiError } from "../../../client/errors.js";
@@ -27,7 +27,7 @@ export async function subAccountChecks(run: Run, hex: string, keyDelete: Raw): P
   const lag = await lagOf(probe, shows, "the new sub-account");
   run.lag = lag === undefined || run.lag === undefined ? undefined : Math.max(lag, run.lag);
   if (run.lag !== undefined && run.lag > 0) measured.limits.visibilityMs = Math.min(roundUp(run.lag), LATE_VISIBILITY_WINDOW_MS);
-  rows.push(visibilityRow(run.lag, run.profile));
+  rows.push(visibilityRow(run.lag, run.profile, run.lateWritesMs));
   rows.push(await aliasFilterRow(run, alias));
   rows.push(await countRow(run, alias));
   // What was just made shows only after the platform's lag: the list is read once it has passed.
@@ -113,23 +113,25 @@ async function lookFor(run: Run, alias: string, answer: Raw): Promise<string[]> 
   return found.map((f) => f.token);
 }
 
-/** The row of how long a write took to show, against the runtime's looks (visibilityWaits, with the profile the environment sets). */
-export function visibilityRow(lag: number | undefined, profile: Profile | undefined): DoctorRow {
+/**
+ * The row of how long a write took to show, against how long the runtime looks for a late write (lookBound: the
+ * `lateWritesMs` setting, else its default or half as long again as the profile's measured lag).
+ */
+export function visibilityRow(lag: number | undefined, profile: Profile | undefined, settingMs: number | undefined): DoctorRow {
   const point = "late visibility of a write";
-  const looks = (lagMs?: number) => visibilityWaits(lagMs).reduce((a, b) => a + b, 0);
-  const assumes = `a write shows within ${seconds(looks(undefined))} (a read that misses one looks again that long)`;
+  const assumes = `a write shows within ${seconds(lookBound(settingMs, undefined))} (a read that misses one looks again that long)`;
   if (lag === undefined) {
     return { point, assumes, observed: `a new key or sub-account not shown after ${seconds(VISIBILITY_PROBE_MAX_MS)}`, verdict: "setting", setting: "none exists: a write that shows that late cannot be told from a lost one" };
   }
   if (lag === 0) return { point, assumes, observed: "shown at once", verdict: "holds" };
-  const covered = looks(profile?.limits?.visibilityMs);
+  const covered = lookBound(settingMs, profile?.limits?.visibilityMs);
   if (lag <= covered) return { point, assumes, observed: `shown after ${seconds(lag)}: the runtime looks again for ${seconds(covered)}`, verdict: "handled" };
   return {
     point,
     assumes,
     observed: `shown after ${seconds(lag)}, later than the runtime looks (${seconds(covered)}): a read right after a write would take it for gone`,
     verdict: "setting",
-    setting: `${SETTINGS.profile.config} (llm-accounts doctor --write --save), whose limits.visibilityMs makes the runtime look for ${seconds(looks(roundUp(lag)))}`,
+    setting: `${SETTINGS.profile.config} (llm-accounts doctor --write --save), whose limits.visibilityMs makes the runtime look for ${seconds(lookBound(settingMs, roundUp(lag)))}, or ${SETTINGS.lateWritesMs.config}`,
   };
 }
 
