@@ -16,8 +16,6 @@ export const KEPT_FORMS = ["lowercase-aliases", "cut-aliases", "rounded-factors"
 export type KeptForm = (typeof KEPT_FORMS)[number];
 /** The forms one platform was measured keeping values in. */
 export type KeptForms = ReadonlySet<KeptForm>;
-/** A platform nobody measured: every value as written. */
-export const NO_KEPT_FORMS: KeptForms = new Set();
 /** Every form: what the doctor judges an answer against, and what finds a lost create's marked alias however it was kept. */
 export const EVERY_KEPT_FORM: KeptForms = new Set(KEPT_FORMS);
 
