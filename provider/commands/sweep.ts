@@ -1,8 +1,7 @@
 import { SUB_ACCOUNT_MAX_SKS } from "../api/assumptions.js";
 import { maskKey, redact } from "../api/redact.js";
 import type { LlmAccountsClient } from "../client/client.js";
-import { DeleteCoalescer } from "../runtime/command/deleteCoalescer.js";
-import { deleteTokens } from "../runtime/command/subAccountDeletes.js";
+import { DeleteCoalescer, deleteTokens } from "../runtime/index.js";
 import { UsageError } from "../usageError.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
 import { readKeys } from "./keyReads.js";

@@ -134,14 +134,8 @@ function lateVisibility(ms: number | undefined, clock: () => number): ListBehavi
   };
 }
 
-/** Starts an emulator of the account API on real HTTP. */
-export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  checkOptions(options);
-  const faults = new FaultInjector(options.faults ?? [], options.seed ?? 1);
-  const base = options.clock ?? Date.now;
-  let offset = options.clockOffsetMs ?? 0;
-  const clock = () => base() + offset;
-  const rateWindowMs = options.rateWindowMs ?? MINUTE_MS;
+/** The emulator's state: kept in `options.stateFile` across restarts (its credentials checked against those given), else in memory. */
+async function openState(options: EmulatorOptions, clock: () => number): Promise<EmulatorState> {
   const file = options.stateFile === undefined ? undefined : new StateFile(options.stateFile);
   const saved = await file?.load();
   const adminKey = options.adminKey ?? saved?.admin_key ?? newAdminKey();
@@ -154,6 +148,18 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     state.changed();
     await state.flush();
   }
+  return state;
+}
+
+/** Starts an emulator of the account API on real HTTP. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  checkOptions(options);
+  const faults = new FaultInjector(options.faults ?? [], options.seed ?? 1);
+  const base = options.clock ?? Date.now;
+  let offset = options.clockOffsetMs ?? 0;
+  const clock = () => base() + offset;
+  const rateWindowMs = options.rateWindowMs ?? MINUTE_MS;
+  const state = await openState(options, clock);
   const readings = new Readings(options.readings, (op, item) => (op === "api-key/delete" ? state.hasKey(item) : state.hasSubAccount(item)));
   if (readings.has("unprefixed-keys")) state.issueKey = () => randomToken(UNPREFIXED_KEY_LENGTH);
   const listBehaviour: ListBehaviour = {

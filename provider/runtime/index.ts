@@ -12,6 +12,7 @@ export {
   COALESCING_SWITCH,
   currentSession,
   DeleteCoalescer,
+  deleteTokens,
   Session,
   SessionClient,
   setClientOverrides,

@@ -22,9 +22,11 @@ export const ALIASES_CAPPED: readonly Reading[] = ["short-aliases"];
 
 /**
  * The readings under which a user has run `llm-accounts doctor --write --save`, as docs/decisions.md asks of such a
- * platform: `cut-aliases` (the profile's aliasCut places a create's mark within the cut, so a lost create can be found).
+ * platform: the platforms that keep a value in another form (NORMALISING_READINGS): the runtime takes a cut,
+ * lower-cased, rounded or range form for the value declared only under a profile that measured it (issue 53), and
+ * `cut-aliases`' aliasCut places a create's mark within the cut, so a lost create can be found.
  */
-export const PROFILED_READINGS: readonly Reading[] = ["cut-aliases"];
+export const PROFILED_READINGS: readonly Reading[] = NORMALISING_READINGS;
 
 /**
  * Pairs of readings that give two different answers to one and the same request, so that no platform plays both:
