@@ -89,7 +89,13 @@ function dropOutputOnClosedStdout(): void {
   });
 }
 
-const io: CommandIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, stderrIsTty: process.stderr.isTTY === true };
+const io: CommandIo = {
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  stderrIsTty: process.stderr.isTTY === true,
+};
 const argv = process.argv.slice(2);
 dropOutputOnClosedStdout();
 main(argv, io).then(

@@ -6,8 +6,21 @@ import { nodeTooOld } from "./version.js";
 const tooOld = nodeTooOld();
 if (tooOld) process.stderr.write(`warning: ${tooOld}\n`);
 
-export { ApiKey, type ApiKeyArgs, type ApiKeyState, type RotationArgs, type SecurityConfigArgs, type SecurityConfigOutput } from "./resources/ApiKey.js";
-export { SubAccountBatch, type SubAccountBatchArgs, type SubAccountBatchState, type ModelPricingArgs, type SubAccountOutput } from "./resources/SubAccountBatch.js";
+export {
+  ApiKey,
+  type ApiKeyArgs,
+  type ApiKeyState,
+  type RotationArgs,
+  type SecurityConfigArgs,
+  type SecurityConfigOutput,
+} from "./resources/ApiKey.js";
+export {
+  SubAccountBatch,
+  type SubAccountBatchArgs,
+  type SubAccountBatchState,
+  type ModelPricingArgs,
+  type SubAccountOutput,
+} from "./resources/SubAccountBatch.js";
 export {
   getModels,
   getModelsOutput,

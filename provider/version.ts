@@ -29,7 +29,12 @@ export const OLDEST_NODE = "22.12.0";
 
 /** Whether version `a` (`v22.11.0`, `22.11.0`) is older than `b`. */
 function isOlder(a: string, b: string): boolean {
-  const [x, y] = [a, b].map((v) => v.replace(/^v/, "").split(".").map((n) => Number.parseInt(n, 10) || 0));
+  const [x, y] = [a, b].map((v) =>
+    v
+      .replace(/^v/, "")
+      .split(".")
+      .map((n) => Number.parseInt(n, 10) || 0),
+  );
   const i = y.findIndex((n, j) => (x[j] ?? 0) !== n);
   return i >= 0 && (x[i] ?? 0) < y[i];
 }

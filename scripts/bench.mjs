@@ -47,13 +47,41 @@ const SECTIONS = {
   platformWindow: (ctx, cli, parallelism, earlier, results) => platformWindow(ctx, results.large, earlier),
 };
 
-const { values: flags } = parseArgs({ options: { only: { type: "string" }, "large-sizes": { type: "string" }, "platform-sizes": { type: "string" }, "platform-steps": { type: "string" }, "with-checkpoints": { type: "boolean" }, smoke: { type: "boolean" }, update: { type: "boolean" }, rerate: { type: "boolean" } } });
+const { values: flags } = parseArgs({
+  options: {
+    only: { type: "string" },
+    "large-sizes": { type: "string" },
+    "platform-sizes": { type: "string" },
+    "platform-steps": { type: "string" },
+    "with-checkpoints": { type: "boolean" },
+    smoke: { type: "boolean" },
+    update: { type: "boolean" },
+    rerate: { type: "boolean" },
+  },
+});
 // --rerate measures nothing: it derives the large rows' floors and ratios again from what they measured (after a
 // change of how a floor is counted) and writes both files.
-if (flags.rerate && (flags.only || flags.smoke || flags.update)) throw new Error("--rerate measures nothing: not with --only, --smoke or --update");
-if (flags.update && (!flags.only || flags.smoke)) throw new Error("--update merges the sections of --only into bench/results.json (not with --smoke)");
+if (flags.rerate && (flags.only || flags.smoke || flags.update))
+  throw new Error("--rerate measures nothing: not with --only, --smoke or --update");
+if (flags.update && (!flags.only || flags.smoke))
+  throw new Error("--update merges the sections of --only into bench/results.json (not with --smoke)");
 // A run at toy sizes, to try the sections out: its files are never written.
-if (flags.smoke) Object.assign(measure.SETTINGS, { upSizes: [10], destroySize: 40, refreshBatches: [10], cliRefreshBatches: 10, checkpointedUpSize: 20, previewSize: 20, previewRounds: 1, policyRounds: 1, parseItems: 1000, importKeys: 20, importBatches: 4, largeSizes: [20], largePlatformSizes: [20] });
+if (flags.smoke)
+  Object.assign(measure.SETTINGS, {
+    upSizes: [10],
+    destroySize: 40,
+    refreshBatches: [10],
+    cliRefreshBatches: 10,
+    checkpointedUpSize: 20,
+    previewSize: 20,
+    previewRounds: 1,
+    policyRounds: 1,
+    parseItems: 1000,
+    importKeys: 20,
+    importBatches: 4,
+    largeSizes: [20],
+    largePlatformSizes: [20],
+  });
 // --large-sizes 1000,2500: the sizes of the large-account section this run measures (the others an earlier run measured are kept with --update).
 if (flags["large-sizes"]) measure.SETTINGS.largeSizes = flags["large-sizes"].split(",").map(Number);
 // --platform-sizes 1000: the sizes of the platform-window section this run measures (kept the same way).
@@ -64,7 +92,8 @@ if (flags["platform-steps"]) measure.SETTINGS.largePlatformSteps = flags["platfo
 const full = !flags.only && !flags.smoke && !flags.rerate;
 const writes = full || flags.update || flags.rerate;
 const only = flags.rerate ? [] : flags.only ? flags.only.split(",") : Object.keys(SECTIONS);
-for (const s of only) if (!(s in SECTIONS)) throw new Error(`--only: unknown section "${s}" (${Object.keys(SECTIONS).join(", ")})`);
+for (const s of only)
+  if (!(s in SECTIONS)) throw new Error(`--only: unknown section "${s}" (${Object.keys(SECTIONS).join(", ")})`);
 
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
 const ctx = measure.context({ log, withCheckpoints: flags["with-checkpoints"] });
@@ -89,7 +118,13 @@ async function main() {
       node: process.version,
     },
     versions: { package: pkg.version, pulumiCli: cli.version, pulumiSdk: sdk.version },
-    settings: { ...earlier.settings, ...measure.SETTINGS, defaultParallel: parallelism, skipCheckpoints: !flags["with-checkpoints"], targets: measure.TARGETS },
+    settings: {
+      ...earlier.settings,
+      ...measure.SETTINGS,
+      defaultParallel: parallelism,
+      skipCheckpoints: !flags["with-checkpoints"],
+      targets: measure.TARGETS,
+    },
   };
   if (flags.rerate && results.large) results.large = { ...results.large, rows: results.large.rows.map(reratedRow) };
   const started = Date.now();

@@ -38,7 +38,10 @@ process.on("SIGINT", () => {
 });
 
 async function loadEmulator() {
-  if (!existsSync(join(REPO, "dist/provider/emulator/index.js")) || !existsSync(join(REPO, "dist/provider/runtime/index.js"))) {
+  if (
+    !existsSync(join(REPO, "dist/provider/emulator/index.js")) ||
+    !existsSync(join(REPO, "dist/provider/runtime/index.js"))
+  ) {
     throw new Error("dist/ is missing or incomplete: run `npm run build` first (`npm run demo` does it)");
   }
   // The program imports the package by its name; at the repository root that resolves to dist/ by self-reference.
@@ -126,7 +129,9 @@ async function main() {
     ...emulator.state.listKeys().map((k) => k.key),
     ...emulator.state.listSubAccounts().map((s) => s.token),
   ];
-  out(`   On the platform now: ${emulator.state.listKeys().length} API key(s), ${emulator.state.listSubAccounts().length} sub-account(s).`);
+  out(
+    `   On the platform now: ${emulator.state.listKeys().length} API key(s), ${emulator.state.listSubAccounts().length} sub-account(s).`,
+  );
   out();
 
   const outputs = await stack.outputs();
@@ -137,7 +142,9 @@ async function main() {
 
   const preview = await step("preview", () => stack.preview(["--expect-no-changes", ...configFile]));
   const unchanged = /(\d+) unchanged/.exec(preview.stdout)?.[1];
-  out(`5. pulumi preview --expect-no-changes: passed in ${seconds(preview.ms)}: the program and the platform agree${unchanged ? ` (${unchanged} resources unchanged)` : ""}`);
+  out(
+    `5. pulumi preview --expect-no-changes: passed in ${seconds(preview.ms)}: the program and the platform agree${unchanged ? ` (${unchanged} resources unchanged)` : ""}`,
+  );
   out();
 
   const destroy = await step("destroy", () => stack.destroy(configFile));
@@ -182,7 +189,9 @@ async function main() {
   out("  against the emulator:");
   // The clone's own bin, never a bare `npx llm-accounts`: the package's bin is not on npx's path in its own folder,
   // so npx would fetch and run whatever a registry serves under that name.
-  out("    npm run -s emulator -- --port 8787              # keep it running; its first line holds adminKey and accountKey");
+  out(
+    "    npm run -s emulator -- --port 8787              # keep it running; its first line holds adminKey and accountKey",
+  );
   out("    export LLM_ACCOUNTS_BASE_URL=http://127.0.0.1:8787");
   out("    export LLM_ACCOUNTS_ADMIN_KEY=sk-admin-...      # adminKey from that line");
   out("    export LLM_ACCOUNTS_ACCOUNT_KEY=sk-...          # accountKey from that line");

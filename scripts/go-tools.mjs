@@ -25,7 +25,10 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..
 
 /** The tools: the module that builds each, and the package of it that is the program. */
 export const GO_TOOLS = {
-  "pulumi-language-yaml": { module: "tools/pulumi-yaml", package: "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml" },
+  "pulumi-language-yaml": {
+    module: "tools/pulumi-yaml",
+    package: "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml",
+  },
   "pulumi-gen-sdk": { module: "tools/pulumi-gen-sdk", package: "." },
 };
 
@@ -59,7 +62,12 @@ function build(name, dir, log) {
   try {
     const args = ["build", "-trimpath", "-ldflags", "-s -w", "-o", tmp + path.sep, tool.package];
     const env = { ...process.env, CGO_ENABLED: "0", GONOSUMDB: "github.com/pulumi/pulumi" };
-    const res = spawnSync("go", args, { cwd: path.join(REPO_ROOT, tool.module), env, encoding: "utf8", timeout: 1_800_000 });
+    const res = spawnSync("go", args, {
+      cwd: path.join(REPO_ROOT, tool.module),
+      env,
+      encoding: "utf8",
+      timeout: 1_800_000,
+    });
     if (res.error) throw new Error(`could not run go to build ${name}: ${res.error.message}; install Go 1.24 or newer`);
     if (res.status !== 0) throw new Error(`go ${args.join(" ")} failed:\n${(res.stderr ?? "").slice(-4000)}`);
     fs.rmSync(dir, { recursive: true, force: true });

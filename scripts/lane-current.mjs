@@ -37,7 +37,10 @@ function capture(cmd, args, options = {}) {
 
 /** The working tree's files (tracked and untracked, ignored ones left out), or everything but build output. */
 function filesToCopy() {
-  const res = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: REPO, encoding: "utf8" });
+  const res = spawnSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: REPO,
+    encoding: "utf8",
+  });
   if (res.status === 0) return res.stdout.split("\0").filter((f) => f && fs.existsSync(path.join(REPO, f)));
   return undefined;
 }
@@ -59,7 +62,8 @@ async function main() {
   const started = Date.now();
   const node = process.env.LLM_ACCOUNTS_LANE_NODE || nodeBinary(NODE_MAJOR, log);
   const nodeVersion = capture(node, ["--version"]);
-  if (Number(nodeVersion.replace(/^v/, "").split(".")[0]) < NODE_MAJOR) throw new Error(`${node} is ${nodeVersion}, not Node.js ${NODE_MAJOR}+`);
+  if (Number(nodeVersion.replace(/^v/, "").split(".")[0]) < NODE_MAJOR)
+    throw new Error(`${node} is ${nodeVersion}, not Node.js ${NODE_MAJOR}+`);
   const env = envWithNode(node);
 
   const sdk = capture("npm", ["view", "@pulumi/pulumi", "version"], { env });
@@ -79,7 +83,9 @@ async function main() {
     const installStarted = Date.now();
     run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: work, env });
     run("npm", ["install", "--no-save", "--no-audit", "--no-fund", `@pulumi/pulumi@${sdk}`], { cwd: work, env });
-    const installed = JSON.parse(fs.readFileSync(path.join(work, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version;
+    const installed = JSON.parse(
+      fs.readFileSync(path.join(work, "node_modules/@pulumi/pulumi/package.json"), "utf8"),
+    ).version;
     if (installed !== sdk) throw new Error(`@pulumi/pulumi ${installed} was installed, not ${sdk}`);
     log(`installed in ${Math.round((Date.now() - installStarted) / 1000)}s`);
 

@@ -38,7 +38,8 @@ export const CLI_VERSION_ENV = "LLM_ACCOUNTS_PULUMI_CLI_VERSION";
 export function wantedVersion() {
   const asked = process.env[CLI_VERSION_ENV]?.trim().replace(/^v/, "");
   if (!asked) return PULUMI_VERSION;
-  if (!/^\d+\.\d+\.\d+$/.test(asked)) throw new Error(`${CLI_VERSION_ENV} must be a release like 3.259.0, not "${asked}"`);
+  if (!/^\d+\.\d+\.\d+$/.test(asked))
+    throw new Error(`${CLI_VERSION_ENV} must be a release like 3.259.0, not "${asked}"`);
   return asked;
 }
 
@@ -276,8 +277,14 @@ export function newestBuildableVersion({ log = defaultLog } = {}) {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-cli-probe-"));
   try {
     const env = { ...process.env, ...GO_ENV };
-    const listed = spawnSync(go, ["list", "-m", "-versions", "github.com/pulumi/pulumi/pkg/v3"], { cwd: scratch, encoding: "utf8", timeout: 120_000, env });
-    if (listed.status !== 0) throw new Error(`go list -m -versions github.com/pulumi/pulumi/pkg/v3 failed: ${(listed.stderr || "").trim()}`);
+    const listed = spawnSync(go, ["list", "-m", "-versions", "github.com/pulumi/pulumi/pkg/v3"], {
+      cwd: scratch,
+      encoding: "utf8",
+      timeout: 120_000,
+      env,
+    });
+    if (listed.status !== 0)
+      throw new Error(`go list -m -versions github.com/pulumi/pulumi/pkg/v3 failed: ${(listed.stderr || "").trim()}`);
     const releases = listed.stdout
       .trim()
       .split(/\s+/)
@@ -287,9 +294,20 @@ export function newestBuildableVersion({ log = defaultLog } = {}) {
       .sort((a, b) => compareVersions(b, a));
     for (const v of releases) {
       const mods = ["pkg", "sdk"].map((m) => `github.com/pulumi/pulumi/${m}/v3@v${v}`);
-      const res = spawnSync(go, ["mod", "download", ...mods], { cwd: scratch, encoding: "utf8", timeout: 600_000, env });
+      const res = spawnSync(go, ["mod", "download", ...mods], {
+        cwd: scratch,
+        encoding: "utf8",
+        timeout: 600_000,
+        env,
+      });
       if (res.status === 0) return v;
-      log(`v${v}: not served by the Go module proxy (${res.stderr.split("\n").map((l) => l.trim()).filter(Boolean).pop()})`);
+      log(
+        `v${v}: not served by the Go module proxy (${res.stderr
+          .split("\n")
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .pop()})`,
+      );
     }
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });

@@ -32,7 +32,12 @@ const { values } = parseArgs({
     subsets: { type: "boolean", default: false },
   },
 });
-for (const [name, value] of Object.entries({ runs: values.runs, seed: values.seed, stacks: values.stacks, times: values.times })) {
+for (const [name, value] of Object.entries({
+  runs: values.runs,
+  seed: values.seed,
+  stacks: values.stacks,
+  times: values.times,
+})) {
   if (value !== undefined && !/^\d+$/.test(value)) {
     console.error(`--${name} must be a whole number, got "${value}"`);
     process.exit(2);
@@ -48,10 +53,18 @@ if (Number(values.stacks) < 1) {
 }
 const seed = values.seed ?? String(Date.now() % 2 ** 31);
 // --replay FILE: the history the soak printed (or several by name), --times N each (tests/convergence/replay.run.ts).
-const replay = values.replay === undefined ? {} : { REPLAY_FILE: resolve(values.replay), REPLAY_TIMES: values.times, REPLAY_SUBSETS: values.subsets ? "1" : "0" };
+const replay =
+  values.replay === undefined
+    ? {}
+    : { REPLAY_FILE: resolve(values.replay), REPLAY_TIMES: values.times, REPLAY_SUBSETS: values.subsets ? "1" : "0" };
 const result = spawnSync(
   process.execPath,
-  [join(repo, "node_modules/jest/bin/jest.js"), "--testMatch", `<rootDir>/tests/convergence/${values.replay === undefined ? "soak" : "replay"}.run.ts`, "--silent=false"],
+  [
+    join(repo, "node_modules/jest/bin/jest.js"),
+    "--testMatch",
+    `<rootDir>/tests/convergence/${values.replay === undefined ? "soak" : "replay"}.run.ts`,
+    "--silent=false",
+  ],
   {
     cwd: repo,
     stdio: "inherit",

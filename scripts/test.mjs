@@ -49,13 +49,18 @@ if (given.length > 0) {
 
 const styled = spawnSync(process.execPath, [biome, "ci", "--error-on-warnings", "."], { stdio: "inherit" });
 const style = styled.error ? 1 : (styled.status ?? 1);
-if (style !== 0) console.log("[test] format or lint: FAILED (`npm run format` writes the formatting and the safe fixes; `npm run lint` lists the rest)");
+if (style !== 0)
+  console.log(
+    "[test] format or lint: FAILED (`npm run format` writes the formatting and the safe fixes; `npm run lint` lists the rest)",
+  );
 const checked = spawnSync(process.execPath, [tsc, "-p", "tsconfig.json", "--noEmit"], { stdio: "inherit" });
 const types = checked.error ? 1 : (checked.status ?? 1);
 const started = Date.now();
 const unit = runJest(["--maxWorkers=2", "--testPathIgnorePatterns", "/tests/e2e/"]);
 const unitSeconds = Math.round((Date.now() - started) / 1000);
 const e2e = runJest(["--maxWorkers=1", "tests/e2e/"]);
-console.log(`[test] format and lint: ${style === 0 ? "checked" : "FAILED"}; types: ${types === 0 ? "checked" : "FAILED"}; without e2e: ${unit === 0 ? "passed" : "FAILED"} in ${unitSeconds} s; e2e: ${e2e === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - started) / 1000) - unitSeconds} s`);
+console.log(
+  `[test] format and lint: ${style === 0 ? "checked" : "FAILED"}; types: ${types === 0 ? "checked" : "FAILED"}; without e2e: ${unit === 0 ? "passed" : "FAILED"} in ${unitSeconds} s; e2e: ${e2e === 0 ? "passed" : "FAILED"} in ${Math.round((Date.now() - started) / 1000) - unitSeconds} s`,
+);
 printTiming();
 process.exit(style || types || unit || e2e);

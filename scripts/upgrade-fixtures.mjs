@@ -49,11 +49,18 @@ async function write(release) {
       (r.outputs.tokens ?? []).forEach((t, i) => where.set(t, `state:${name}#tokens.${i}`));
     }
     const snapshot = JSON.parse(readFileSync(stateFile, "utf8"));
-    const secrets = [snapshot.admin_key, snapshot.account_key, ...snapshot.api_keys.map((k) => k.key), ...snapshot.sub_accounts.map((s) => s.token)];
+    const secrets = [
+      snapshot.admin_key,
+      snapshot.account_key,
+      ...snapshot.api_keys.map((k) => k.key),
+      ...snapshot.sub_accounts.map((s) => s.token),
+    ];
     snapshot.admin_key = "placeholder:admin";
     snapshot.account_key = "placeholder:account";
-    for (const k of snapshot.api_keys) k.key = where.get(k.key) ?? fail(`an API key of the emulator (alias ${k.alias}) is in no resource of the state`);
-    for (const s of snapshot.sub_accounts) s.token = where.get(s.token) ?? fail(`a sub-account of the emulator (id ${s.id}) is in no resource of the state`);
+    for (const k of snapshot.api_keys)
+      k.key = where.get(k.key) ?? fail(`an API key of the emulator (alias ${k.alias}) is in no resource of the state`);
+    for (const s of snapshot.sub_accounts)
+      s.token = where.get(s.token) ?? fail(`a sub-account of the emulator (id ${s.id}) is in no resource of the state`);
 
     const out = join(FIXTURES, release.name);
     rmSync(out, { recursive: true, force: true });
@@ -69,7 +76,9 @@ async function write(release) {
       if (leaked.length > 0) fail(`${release.name}/${file} would hold ${leaked.length} secret(s) in plain text`);
       writeFileSync(join(out, file), text);
     }
-    console.log(`[fixtures] ${release.name} (${release.commit}): ${snapshot.api_keys.length} keys, ${snapshot.sub_accounts.length} sub-accounts -> ${out}`);
+    console.log(
+      `[fixtures] ${release.name} (${release.commit}): ${snapshot.api_keys.length} keys, ${snapshot.sub_accounts.length} sub-accounts -> ${out}`,
+    );
   } finally {
     stack.dispose();
     rmSync(dir, { recursive: true, force: true });
@@ -81,7 +90,8 @@ async function write(release) {
 function revealed(value) {
   if (Array.isArray(value)) return value.map(revealed);
   if (value && typeof value === "object") {
-    if ("4dabf18193072939515e22adb298388d" in value && typeof value.plaintext === "string") return revealed(JSON.parse(value.plaintext));
+    if ("4dabf18193072939515e22adb298388d" in value && typeof value.plaintext === "string")
+      return revealed(JSON.parse(value.plaintext));
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, revealed(v)]));
   }
   return value;
@@ -93,7 +103,9 @@ function fail(message) {
 
 const named = process.argv.slice(2);
 const unknown = named.filter((n) => !RELEASES.some((r) => r.name === n));
-if (unknown.length > 0) fail(`unknown release(s): ${unknown.join(", ")}; known: ${RELEASES.map((r) => r.name).join(", ")}`);
+if (unknown.length > 0)
+  fail(`unknown release(s): ${unknown.join(", ")}; known: ${RELEASES.map((r) => r.name).join(", ")}`);
 for (const release of RELEASES) {
-  if (named.length > 0 ? named.includes(release.name) : !existsSync(join(FIXTURES, release.name, "state.json"))) await write(release);
+  if (named.length > 0 ? named.includes(release.name) : !existsSync(join(FIXTURES, release.name, "state.json")))
+    await write(release);
 }

@@ -33,7 +33,8 @@ type Kind = "ts" | "ts fragment" | "sh" | "json" | "text";
 function kindOf(b: CodeBlock): Kind | { refused: string } {
   const info = [b.lang, ...b.markers].join(" ");
   if ((b.lang === "ts" || b.lang === "typescript") && b.markers.length === 0) return "ts";
-  if ((b.lang === "ts" || b.lang === "typescript") && info.endsWith(" fragment") && b.markers.length === 1) return "ts fragment";
+  if ((b.lang === "ts" || b.lang === "typescript") && info.endsWith(" fragment") && b.markers.length === 1)
+    return "ts fragment";
   if ((b.lang === "sh" || b.lang === "bash") && b.markers.length === 0) return "sh";
   if (b.lang === "json" && b.markers.length === 0) return "json";
   if (b.lang === "text" && b.markers.length === 0) return "text";
@@ -60,7 +61,9 @@ function tsSource(b: CodeBlock, kind: "ts" | "ts fragment"): { source: string; o
 
 describe("the documentation's code blocks", () => {
   const kinds = blocks.map((b) => [b, kindOf(b)] as const);
-  const ts = kinds.filter((k): k is readonly [CodeBlock, "ts" | "ts fragment"] => k[1] === "ts" || k[1] === "ts fragment");
+  const ts = kinds.filter(
+    (k): k is readonly [CodeBlock, "ts" | "ts fragment"] => k[1] === "ts" || k[1] === "ts fragment",
+  );
 
   test("every block is one the test can check (a block it cannot check is refused)", () => {
     const refused = kinds.flatMap(([b, k]) => (typeof k === "object" ? [`${where(b)}: ${k.refused}`] : []));
@@ -75,8 +78,12 @@ describe("the documentation's code blocks", () => {
   });
 
   test("a block with an info string the test does not know is refused", () => {
-    expect(kindOf({ file: "x.md", line: 1, lang: "ts", markers: ["nocheck"], text: "" })).toEqual({ refused: expect.stringContaining('"ts nocheck"') });
-    expect(kindOf({ file: "x.md", line: 1, lang: "", markers: [], text: "npm test" })).toEqual({ refused: expect.stringContaining("is not a block") });
+    expect(kindOf({ file: "x.md", line: 1, lang: "ts", markers: ["nocheck"], text: "" })).toEqual({
+      refused: expect.stringContaining('"ts nocheck"'),
+    });
+    expect(kindOf({ file: "x.md", line: 1, lang: "", markers: [], text: "npm test" })).toEqual({
+      refused: expect.stringContaining("is not a block"),
+    });
   });
 
   describe("TypeScript, type-checked against the built package as a user's program", () => {
@@ -92,11 +99,30 @@ describe("the documentation's code blocks", () => {
         names.set(name, { block: b, offset });
       });
       // The control: a block as the docs would hold it, wrong, checked in the same compiler run.
-      const control: CodeBlock = { file: "control.md", line: 1, lang: "ts", markers: ["fragment"], text: 'new llm.ApiKey("x", { alias: 1 });' };
+      const control: CodeBlock = {
+        file: "control.md",
+        line: 1,
+        lang: "ts",
+        markers: ["fragment"],
+        text: 'new llm.ApiKey("x", { alias: 1 });',
+      };
       writeFileSync(join(dir, "control.ts"), tsSource(control, "ts fragment").source);
       // The tsconfig of `pulumi new typescript` (CommonJS), as tests/typecheck.test.ts checks a program.
-      const compilerOptions = { strict: true, target: "es2020", module: "commonjs", moduleResolution: "node", esModuleInterop: true, skipLibCheck: true, noEmit: true, ignoreDeprecations: "6.0", types: ["node"] };
-      writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: [...names.keys(), "control.ts"] }));
+      const compilerOptions = {
+        strict: true,
+        target: "es2020",
+        module: "commonjs",
+        moduleResolution: "node",
+        esModuleInterop: true,
+        skipLibCheck: true,
+        noEmit: true,
+        ignoreDeprecations: "6.0",
+        types: ["node"],
+      };
+      writeFileSync(
+        join(dir, "tsconfig.json"),
+        JSON.stringify({ compilerOptions, files: [...names.keys(), "control.ts"] }),
+      );
       const tsc = join(REPO, "node_modules/typescript/bin/tsc");
       output = promisify(execFile)(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: dir }).then(
         () => "",
@@ -128,7 +154,8 @@ describe("the documentation's code blocks", () => {
     beforeAll(async () => {
       const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { scripts: Record<string, string> };
       // The top-level help lists the commands; each command's own --help gives its options.
-      const help = async (...args: string[]) => (await promisify(execFile)(process.execPath, [join(REPO, "dist/provider/cli.js"), ...args, "--help"])).stdout;
+      const help = async (...args: string[]) =>
+        (await promisify(execFile)(process.execPath, [join(REPO, "dist/provider/cli.js"), ...args, "--help"])).stdout;
       const top = await help();
       const own = await Promise.all([...cliCommands(top).keys()].map((c) => help(c)));
       ctx = { scripts: new Set(Object.keys(pkg.scripts)), cli: cliCommands([top, ...own].join("\n")) };
@@ -146,10 +173,12 @@ describe("the documentation's code blocks", () => {
     test("every command of every sh block: npm scripts of package.json, llm-accounts commands and options, npx only with --package", () => {
       const problems = blocks
         .filter((b) => kindOf(b) === "sh")
-        .flatMap((b) => shellCommands(b.text).flatMap((c) => {
-          const p = checkCommand(c, ctx);
-          return p ? [`${where(b)}: ${c}: ${p}`] : [];
-        }));
+        .flatMap((b) =>
+          shellCommands(b.text).flatMap((c) => {
+            const p = checkCommand(c, ctx);
+            return p ? [`${where(b)}: ${c}: ${p}`] : [];
+          }),
+        );
       expect(problems).toEqual([]);
     });
 
@@ -157,27 +186,36 @@ describe("the documentation's code blocks", () => {
       expect(checkCommand("npm run nope", ctx)).toMatch(/no such script/);
       expect(checkCommand("npx llm-accounts audit --keys k.txt", ctx)).toMatch(/bare `npx/);
       expect(checkCommand("npx --yes --package ./p.tgz llm-accounts audits", ctx)).toMatch(/no command "audits"/);
-      expect(checkCommand("node_modules/.bin/llm-accounts audit --policy-confg p.json", ctx)).toMatch(/no option --policy-confg/);
+      expect(checkCommand("node_modules/.bin/llm-accounts audit --policy-confg p.json", ctx)).toMatch(
+        /no option --policy-confg/,
+      );
       expect(checkCommand("npm run emulator -- --port 0 --no-such-flag", ctx)).toMatch(/no option --no-such-flag/);
       expect(checkCommand("llm-accounts help audits", ctx)).toMatch(/no command "audits"/);
       expect(checkCommand("llm-accounts --versoin", ctx)).toMatch(/without a command/);
       expect(checkCommand("llm-accounts help audit", ctx)).toBeUndefined();
       expect(checkCommand("pulumi upp", ctx)).toMatch(/not a Pulumi command/);
       expect(checkCommand("frobnicate --now", ctx)).toMatch(/unknown command/);
-      expect(checkCommand("npx --yes --package ~/pulumi-llm-accounts-0.1.0.tgz llm-accounts import --out . --keys - --stack prod", ctx)).toBeUndefined();
+      expect(
+        checkCommand(
+          "npx --yes --package ~/pulumi-llm-accounts-0.1.0.tgz llm-accounts import --out . --keys - --stack prod",
+          ctx,
+        ),
+      ).toBeUndefined();
       expect(shellCommands("a && b # c\nd \\\n  --e | f")).toEqual(["a", "b", "d    --e", "f"]);
     });
   });
 
   test("every json block parses", () => {
-    const bad = blocks.filter((b) => kindOf(b) === "json").flatMap((b) => {
-      try {
-        JSON.parse(b.text);
-        return [];
-      } catch (err) {
-        return [`${where(b)}: ${(err as Error).message}`];
-      }
-    });
+    const bad = blocks
+      .filter((b) => kindOf(b) === "json")
+      .flatMap((b) => {
+        try {
+          JSON.parse(b.text);
+          return [];
+        } catch (err) {
+          return [`${where(b)}: ${(err as Error).message}`];
+        }
+      });
     expect(bad).toEqual([]);
   });
 });
@@ -200,7 +238,9 @@ describe("links", () => {
     expect(brokenLink(REPO, "docs/guides/ci.md", "../credentials.md#pulumis-debug-logs")).toBeUndefined();
     expect(slug("After the first `up`: the adoption config")).toBe("after-the-first-up-the-adoption-config");
     expect([...anchors("# A\n## B\n## B\n```sh\n# not a heading\n```\n")]).toEqual(["a", "b", "b-1"]);
-    expect(links("x.md", "[a](b.md#c) `[d](e.md)` [f](https://g)\n```\n[h](i.md)\n```\n").map((l) => l.target)).toEqual(["b.md#c"]);
+    expect(links("x.md", "[a](b.md#c) `[d](e.md)` [f](https://g)\n```\n[h](i.md)\n```\n").map((l) => l.target)).toEqual(
+      ["b.md#c"],
+    );
   });
 
   test("the README is the landing page: the two commands, and a link to every page under docs/", () => {
@@ -237,7 +277,9 @@ describe("links", () => {
         if (p) problems.push(`${f}: ${p}`);
       }
       // `README.md, section "Title"`, `docs/x.md ("Title")`, `(README, "Title")`
-      for (const m of src.matchAll(/((?:README|docs\/[\w/-]+)(?:\.md)?)[,:]?\s*(?:section\s+|\(|\n[#/* ]*)?"([A-Z][^"\n]+)"/g)) {
+      for (const m of src.matchAll(
+        /((?:README|docs\/[\w/-]+)(?:\.md)?)[,:]?\s*(?:section\s+|\(|\n[#/* ]*)?"([A-Z][^"\n]+)"/g,
+      )) {
         if (m[0].includes("describe(")) continue;
         checked++;
         const page = m[1].endsWith(".md") ? m[1] : `${m[1]}.md`;
@@ -245,7 +287,9 @@ describe("links", () => {
         // A section is named by its title or the start of it ("What the spec left open").
         let has = false;
         try {
-          has = [...anchors(readFileSync(target, "utf8"))].some((a) => a === slug(m[2]) || a.startsWith(`${slug(m[2])}-`));
+          has = [...anchors(readFileSync(target, "utf8"))].some(
+            (a) => a === slug(m[2]) || a.startsWith(`${slug(m[2])}-`),
+          );
         } catch {
           has = false;
         }
@@ -268,25 +312,32 @@ describe("the layout of docs/development.md", () => {
     for (const line of block![1].split("\n")) {
       const start = /^(\S+)\s+(.*)$/.exec(line);
       if (start) entries.set((current = start[1]), start[2]);
-      else if (current !== undefined && line.trim() !== "") entries.set(current, `${entries.get(current)!} ${line.trim()}`);
+      else if (current !== undefined && line.trim() !== "")
+        entries.set(current, `${entries.get(current)!} ${line.trim()}`);
     }
     return entries;
   }
 
   test("names every folder and file of provider/, and each file it names under a folder exists there", () => {
     const entries = layoutEntries();
-    const places = readdirSync(join(REPO, "provider"), { withFileTypes: true }).map((e) => `provider/${e.name}${e.isDirectory() ? "/" : ""}`);
+    const places = readdirSync(join(REPO, "provider"), { withFileTypes: true }).map(
+      (e) => `provider/${e.name}${e.isDirectory() ? "/" : ""}`,
+    );
     expect(places.filter((p) => !entries.has(p))).toEqual([]);
     const missing = [...entries].flatMap(([place, says]) => {
       if (!place.startsWith("provider/")) return [];
       if (!place.endsWith("/")) return statSync(join(REPO, place), { throwIfNoEntry: false })?.isFile() ? [] : [place];
-      return [...says.matchAll(/\b([\w/]+\.ts)\b/g)].map((m) => `${place}${m[1]}`).filter((f) => !statSync(join(REPO, f), { throwIfNoEntry: false })?.isFile());
+      return [...says.matchAll(/\b([\w/]+\.ts)\b/g)]
+        .map((m) => `${place}${m[1]}`)
+        .filter((f) => !statSync(join(REPO, f), { throwIfNoEntry: false })?.isFile());
     });
     expect(missing).toEqual([]);
   });
 
   test("gives no line counts: they go stale with the next change", () => {
-    const counted = [...layoutEntries()].filter(([, says]) => /\b\d[\d,]*\s+lines\b/.test(says)).map(([place]) => place);
+    const counted = [...layoutEntries()]
+      .filter(([, says]) => /\b\d[\d,]*\s+lines\b/.test(says))
+      .map(([place]) => place);
     expect(counted).toEqual([]);
   });
 });

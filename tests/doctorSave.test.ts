@@ -36,7 +36,8 @@ async function withStack(then: (emu: Emulator, work: string) => Promise<void>): 
 }
 
 /** Runs the doctor with `PATH` holding `pulumi`'s stand-in, and the shell's account settings `shell`. */
-const doctorWith = (args: string[], path: Record<string, string>, work: string, shell: Record<string, string> = {}) => doctorRun(args, { ...path, ...shell }, { cwd: work });
+const doctorWith = (args: string[], path: Record<string, string>, work: string, shell: Record<string, string> = {}) =>
+  doctorRun(args, { ...path, ...shell }, { cwd: work });
 
 describe("doctor --save --stack S", () => {
   test("measures the account S's config names (the shell names none), saves the profile there with pulumi config set --non-interactive; exit 0, landed", async () => {
@@ -49,9 +50,16 @@ describe("doctor --save --stack S", () => {
       const { code, out, err } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], pulumi.env, work);
       const report = JSON.parse(out) as Report;
       expect(code).toBe(EXIT.ok);
-      expect(report).toMatchObject({ ran: true, landed: true, saved: "saved in the config of stack prod (llm-accounts:profile)" });
+      expect(report).toMatchObject({
+        ran: true,
+        landed: true,
+        saved: "saved in the config of stack prod (llm-accounts:profile)",
+      });
       expect(emu.requests().length).toBeGreaterThan(20);
-      expect(pulumi.runs()).toEqual(["config --show-secrets --json --stack prod --non-interactive", expect.stringMatching(/^config set llm-accounts:profile \{.*\} --stack prod --non-interactive$/)]);
+      expect(pulumi.runs()).toEqual([
+        "config --show-secrets --json --stack prod --non-interactive",
+        expect.stringMatching(/^config set llm-accounts:profile \{.*\} --stack prod --non-interactive$/),
+      ]);
       expect(ProfileSchema.parse(JSON.parse(pulumi.read("profile")))).toEqual(report.profile);
       expectNoSecret(out + err, secretsOf(emu));
     });
@@ -61,10 +69,25 @@ describe("doctor --save --stack S", () => {
     await withStack(async (emu, work) => {
       writeFileSync(join(work, "config.json"), configOf(emu));
       const pulumi = standInPulumi(work, { '"config --show-secrets"*': `cat "${work}/config.json"` });
-      const shell = { LLM_ACCOUNTS_BASE_URL: "https://api.other.example", LLM_ACCOUNTS_ADMIN_KEY: `sk-admin-${"o".repeat(32)}`, LLM_ACCOUNTS_ACCOUNT_KEY: `sk-${"o".repeat(48)}` };
-      const { code, out, err } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], pulumi.env, work, shell);
+      const shell = {
+        LLM_ACCOUNTS_BASE_URL: "https://api.other.example",
+        LLM_ACCOUNTS_ADMIN_KEY: `sk-admin-${"o".repeat(32)}`,
+        LLM_ACCOUNTS_ACCOUNT_KEY: `sk-${"o".repeat(48)}`,
+      };
+      const { code, out, err } = await doctorWith(
+        ["--write", "--save", "--stack", "prod", "--json"],
+        pulumi.env,
+        work,
+        shell,
+      );
       expect(code).toBe(EXIT.failed);
-      expect(JSON.parse(out)).toMatchObject({ ran: false, landed: false, error: expect.stringMatching(/stack prod's config names another account than the environment \(llm-accounts:baseUrl is http:\/\/127\.0\.0\.1:\d+, LLM_ACCOUNTS_BASE_URL is https:\/\/api\.other\.example; llm-accounts:adminKey is sk-admin-\.\.\.\w{4}, LLM_ACCOUNTS_ADMIN_KEY is sk-admin-\.\.\.oooo/) });
+      expect(JSON.parse(out)).toMatchObject({
+        ran: false,
+        landed: false,
+        error: expect.stringMatching(
+          /stack prod's config names another account than the environment \(llm-accounts:baseUrl is http:\/\/127\.0\.0\.1:\d+, LLM_ACCOUNTS_BASE_URL is https:\/\/api\.other\.example; llm-accounts:adminKey is sk-admin-\.\.\.\w{4}, LLM_ACCOUNTS_ADMIN_KEY is sk-admin-\.\.\.oooo/,
+        ),
+      });
       expect(err).toMatch(/could not run: .*nothing was measured or saved/);
       expect(emu.requests()).toEqual([]);
       expectNoSecret(out + err, [...secretsOf(emu), shell.LLM_ACCOUNTS_ADMIN_KEY, shell.LLM_ACCOUNTS_ACCOUNT_KEY]);
@@ -72,12 +95,26 @@ describe("doctor --save --stack S", () => {
   });
 
   test.each([
-    ["no such stack", { '"config --show-secrets"*': `echo "error: no stack named 'prod' found" >&2; exit 255` }, /no stack named 'prod' found/],
-    ["a folder without a project", { '"config --show-secrets"*': `echo "error: no Pulumi.yaml project file found (searching upwards from /tmp)" >&2; exit 255` }, /no Pulumi\.yaml project file found/],
+    [
+      "no such stack",
+      { '"config --show-secrets"*': `echo "error: no stack named 'prod' found" >&2; exit 255` },
+      /no stack named 'prod' found/,
+    ],
+    [
+      "a folder without a project",
+      {
+        '"config --show-secrets"*': `echo "error: no Pulumi.yaml project file found (searching upwards from /tmp)" >&2; exit 255`,
+      },
+      /no Pulumi\.yaml project file found/,
+    ],
   ])("%s: exit 1 before anything is measured, --json landed: false", async (_name, cases, said) => {
     await withStack(async (emu, work) => {
       const pulumi = standInPulumi(work, cases);
-      const { code, out } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], pulumi.env, work, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey });
+      const { code, out } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], pulumi.env, work, {
+        LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+        LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+        LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      });
       expect(code).toBe(EXIT.failed);
       expect(JSON.parse(out)).toMatchObject({ ran: false, landed: false, error: expect.stringMatching(said) });
       expect(emu.requests()).toEqual([]);
@@ -96,9 +133,17 @@ describe("doctor --save --stack S", () => {
 
   test("no pulumi on the PATH: exit 1, --json landed: false", async () => {
     await withStack(async (emu, work) => {
-      const { code, out } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], { PATH: work }, work, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey });
+      const { code, out } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], { PATH: work }, work, {
+        LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+        LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+        LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      });
       expect(code).toBe(EXIT.failed);
-      expect(JSON.parse(out)).toMatchObject({ ran: false, landed: false, error: expect.stringMatching(/no pulumi CLI/) });
+      expect(JSON.parse(out)).toMatchObject({
+        ran: false,
+        landed: false,
+        error: expect.stringMatching(/no pulumi CLI/),
+      });
     });
   });
 
@@ -111,7 +156,14 @@ describe("doctor --save --stack S", () => {
       });
       const { code, out, err } = await doctorWith(["--write", "--save", "--stack", "prod", "--json"], pulumi.env, work);
       expect(code).toBe(EXIT.failed);
-      expect(JSON.parse(out)).toMatchObject({ ran: true, exitCode: EXIT.failed, landed: false, saved: expect.stringMatching(/^not saved: pulumi config set for stack prod failed \(exit 255\): error: could not save the config: permission denied/) });
+      expect(JSON.parse(out)).toMatchObject({
+        ran: true,
+        exitCode: EXIT.failed,
+        landed: false,
+        saved: expect.stringMatching(
+          /^not saved: pulumi config set for stack prod failed \(exit 255\): error: could not save the config: permission denied/,
+        ),
+      });
       expect(err).toMatch(/not saved/);
       expect(emu.state.listKeys()).toEqual([]);
       expect(emu.state.listSubAccounts()).toEqual([]);

@@ -9,17 +9,17 @@ import { PROVIDER, providerSources } from "./support/providerSources.js";
 // can form between folders. The commands (provider/commands/<command>) stand above the engines they run (import,
 // policy); what they share (the rest of provider/commands/: the kit, the key reader, progress) stands below those.
 const FLOORS: Record<string, number> = {
-  "api": 0,
+  api: 0,
   "version.ts": 0,
   "usageError.ts": 0,
-  "client": 1,
-  "emulator": 1,
-  "runtime": 2,
-  "resources": 3,
-  "commands": 3,
-  "import": 4,
-  "policy": 4,
-  "plugin": 4,
+  client: 1,
+  emulator: 1,
+  runtime: 2,
+  resources: 3,
+  commands: 3,
+  import: 4,
+  policy: 4,
+  plugin: 4,
   "index.ts": 4,
   "commands/import.ts": 5,
   "commands/audit.ts": 5,
@@ -38,7 +38,9 @@ const placeOf = (file: string) => {
 /** The relative imports of a file (static, re-exports and dynamic), as files of provider/. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, "utf8");
-  return [...text.matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => resolve(dirname(file), m[1]).replace(/\.js$/, ".ts"));
+  return [...text.matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"]+)"/g)].map((m) =>
+    resolve(dirname(file), m[1]).replace(/\.js$/, ".ts"),
+  );
 }
 
 test("every folder and top-level file of provider/ has a floor", () => {
@@ -60,7 +62,9 @@ const RUNTIME = join(PROVIDER, "runtime");
 const wingOf = (file: string) => relative(RUNTIME, file).split("/")[0];
 
 test("the runtime is its front (index.ts) and its wings, each file in one wing", () => {
-  const outside = providerSources(RUNTIME).filter((file) => file !== join(RUNTIME, "index.ts") && !(wingOf(file) in WINGS && relative(RUNTIME, file).includes("/")));
+  const outside = providerSources(RUNTIME).filter(
+    (file) => file !== join(RUNTIME, "index.ts") && !(wingOf(file) in WINGS && relative(RUNTIME, file).includes("/")),
+  );
   expect(outside.map((file) => relative(REPO, file))).toEqual([]);
 });
 
@@ -90,9 +94,15 @@ const NOT_HELPERS = [
 
 test("test helpers have one home, tests/support: no other module under tests/ but programs and models tests run", () => {
   const walk = (dir: string): string[] =>
-    readdirSync(join(REPO, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? (e.name === "node_modules" ? [] : walk(`${dir}/${e.name}`)) : [`${dir}/${e.name}`]));
+    readdirSync(join(REPO, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? (e.name === "node_modules" ? [] : walk(`${dir}/${e.name}`)) : [`${dir}/${e.name}`],
+    );
   const elsewhere = walk("tests").filter(
-    (f) => /\.(ts|mts|mjs|cjs|js)$/.test(f) && !f.endsWith(".test.ts") && !f.startsWith("tests/support/") && !NOT_HELPERS.some((allowed) => allowed.test(f)),
+    (f) =>
+      /\.(ts|mts|mjs|cjs|js)$/.test(f) &&
+      !f.endsWith(".test.ts") &&
+      !f.startsWith("tests/support/") &&
+      !NOT_HELPERS.some((allowed) => allowed.test(f)),
   );
   expect(elsewhere).toEqual([]);
 });

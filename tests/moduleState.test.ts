@@ -23,12 +23,20 @@ const CONSTANTS: Record<string, string> = {
 };
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The expression under `as`, `satisfies`, `!` and parentheses. */
 function bare(e: ts.Expression): ts.Expression {
-  while (ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isParenthesizedExpression(e) || ts.isNonNullExpression(e)) e = e.expression;
+  while (
+    ts.isAsExpression(e) ||
+    ts.isSatisfiesExpression(e) ||
+    ts.isParenthesizedExpression(e) ||
+    ts.isNonNullExpression(e)
+  )
+    e = e.expression;
   return e;
 }
 
@@ -44,7 +52,8 @@ function mutable(init: ts.Expression | undefined): boolean {
   const e = bare(init);
   if (ts.isNewExpression(e)) {
     const args = (e.arguments ?? []).map(bare);
-    const empty = args.length === 0 || (args.length === 1 && ts.isArrayLiteralExpression(args[0]) && args[0].elements.length === 0);
+    const empty =
+      args.length === 0 || (args.length === 1 && ts.isArrayLiteralExpression(args[0]) && args[0].elements.length === 0);
     return !(ts.isIdentifier(e.expression) && TABLES.has(e.expression.text)) || empty;
   }
   if (ts.isArrayLiteralExpression(e)) return e.elements.length === 0;
@@ -59,7 +68,9 @@ function registriesOf(file: string): string[] {
   return source.statements.filter(ts.isVariableStatement).flatMap((statement) => {
     const list = statement.declarationList;
     const isConst = (list.flags & ts.NodeFlags.Const) !== 0;
-    return list.declarations.filter((d) => !isConst || mutable(d.initializer)).map((d) => `${name} ${d.name.getText(source)}`);
+    return list.declarations
+      .filter((d) => !isConst || mutable(d.initializer))
+      .map((d) => `${name} ${d.name.getText(source)}`);
   });
 }
 
@@ -74,11 +85,16 @@ test("the scan finds what it looks for (each form once), so that an empty answer
   const probe = join(REPO, "tests", "moduleState.test.ts");
   // This file's own module-level consts are constants; a synthetic source holds every form the scan must catch.
   expect(registriesOf(probe)).toEqual([]);
-  const text = "let a = 1;\nvar b;\nconst c = new Map();\nconst d = new WeakMap<object, string>();\nconst e = [] as string[];\nconst f = {};\nconst g = { x: 1 };\nconst h = [1, 2];\nexport const i = new Set<string>();\nconst j = new Set(['x']);\nconst k = new Map([]);\nconst l = new RegExp('x');\nconst m = new Limiter(1);\n";
+  const text =
+    "let a = 1;\nvar b;\nconst c = new Map();\nconst d = new WeakMap<object, string>();\nconst e = [] as string[];\nconst f = {};\nconst g = { x: 1 };\nconst h = [1, 2];\nexport const i = new Set<string>();\nconst j = new Set(['x']);\nconst k = new Map([]);\nconst l = new RegExp('x');\nconst m = new Limiter(1);\n";
   const source = ts.createSourceFile("x.ts", text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
-  const names = source.statements.filter(ts.isVariableStatement).flatMap((s) =>
-    s.declarationList.declarations.filter((d) => (s.declarationList.flags & ts.NodeFlags.Const) === 0 || mutable(d.initializer)).map((d) => d.name.getText(source)),
-  );
+  const names = source.statements
+    .filter(ts.isVariableStatement)
+    .flatMap((s) =>
+      s.declarationList.declarations
+        .filter((d) => (s.declarationList.flags & ts.NodeFlags.Const) === 0 || mutable(d.initializer))
+        .map((d) => d.name.getText(source)),
+    );
   expect(names).toEqual(["a", "b", "c", "d", "e", "f", "i", "k", "m"]);
 });
 

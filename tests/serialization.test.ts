@@ -14,12 +14,18 @@ const texts: Record<string, string> = {};
 beforeAll(async () => {
   emu = await emulator({ rateLimits: false });
   dir = programDir();
-  for (const f of ["serializeProvider.mjs", "runSerialized.cjs"]) copyFileSync(join(REPO, "tests/support", f), join(dir, f));
+  for (const f of ["serializeProvider.mjs", "runSerialized.cjs"])
+    copyFileSync(join(REPO, "tests/support", f), join(dir, f));
   for (const name of ["apiKey", "subAccountBatch"]) {
     // With credentials in the environment of the serializing process too: none may be captured.
     const out = execFileSync(process.execPath, ["serializeProvider.mjs", name], {
       cwd: dir,
-      env: { ...process.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey },
+      env: {
+        ...process.env,
+        LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+        LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+        LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      },
     });
     texts[name] = (JSON.parse(out.toString()) as { text: string }).text;
   }
@@ -33,7 +39,12 @@ afterAll(async () => {
  * Runs a lifecycle in a child process from the serialized text, as the plugin would. Asynchronously: the
  * emulator answering it runs in this process.
  */
-async function runSerialized(name: string, plan: unknown, env: Record<string, string>, config?: Record<string, string>): Promise<Record<string, any>> {
+async function runSerialized(
+  name: string,
+  plan: unknown,
+  env: Record<string, string>,
+  config?: Record<string, string>,
+): Promise<Record<string, any>> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("LLM_ACCOUNTS_")));
   const child = promisify(execFile)(process.execPath, ["runSerialized.cjs"], { cwd: dir, env: { ...clean, ...env } });
   child.child.stdin?.end(JSON.stringify({ text: texts[name], plan, config }));
@@ -42,12 +53,15 @@ async function runSerialized(name: string, plan: unknown, env: Record<string, st
 }
 
 describe("the serialized provider", () => {
-  test.each(["apiKey", "subAccountBatch"])("%s is stored as under 512 bytes of provider text and holds no credential", (name) => {
-    expect(texts[name].length).toBeLessThan(512);
-    expect(texts[name]).toContain('import("pulumi-llm-accounts/runtime")');
-    expectNoSecret(texts[name], [emu.adminKey, emu.accountKey]);
-    expect(texts[name]).not.toMatch(/sk-[A-Za-z0-9]{8}/);
-  });
+  test.each(["apiKey", "subAccountBatch"])(
+    "%s is stored as under 512 bytes of provider text and holds no credential",
+    (name) => {
+      expect(texts[name].length).toBeLessThan(512);
+      expect(texts[name]).toContain('import("pulumi-llm-accounts/runtime")');
+      expectNoSecret(texts[name], [emu.adminKey, emu.accountKey]);
+      expect(texts[name]).not.toMatch(/sk-[A-Za-z0-9]{8}/);
+    },
+  );
 
   test("ApiKey: evaluated like the plugin does, it runs check/create/read/diff/update/delete with env credentials", async () => {
     emu.clearRequests();
@@ -62,7 +76,12 @@ describe("the serialized provider", () => {
     expect(out.diff.changes).toBe(true);
     expect(out.update.outs.enabled).toBe(false);
     expect(out.delete).toBeUndefined();
-    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/create", "api-key/get", "api-key/status", "api-key/delete"]);
+    expect(emu.requests().map((r) => r.op)).toEqual([
+      "api-key/create",
+      "api-key/get",
+      "api-key/status",
+      "api-key/delete",
+    ]);
     expect(emu.state.listKeys().filter((k) => k.alias === "ser")).toHaveLength(0);
   });
 
@@ -93,7 +112,11 @@ describe("the serialized provider", () => {
   });
 
   test("without credentials, a method fails with a message naming the env var and the config key, and no secret", async () => {
-    const out = await runSerialized("apiKey", { news: { alias: "nocred" }, changed: { alias: "nocred" } }, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl });
+    const out = await runSerialized(
+      "apiKey",
+      { news: { alias: "nocred" }, changed: { alias: "nocred" } },
+      { LLM_ACCOUNTS_BASE_URL: emu.baseUrl },
+    );
     expect(out.create.error).toMatch(/LLM_ACCOUNTS_ADMIN_KEY.*llm-accounts:adminKey/);
     expectNoSecret(JSON.stringify(out), secretsOf(emu));
   });

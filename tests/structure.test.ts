@@ -18,11 +18,19 @@ const TOO_LONG_TODAY: Record<string, number> = {};
 /** What a function is called where it stands: its own name, the variable or property it is assigned to, Class.method. */
 function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string {
   const named = (n: ts.Node | undefined): string | undefined =>
-    n && (ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isPrivateIdentifier(n)) ? n.text : n && ts.isComputedPropertyName(n) ? n.expression.getText(source) : undefined;
+    n && (ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isPrivateIdentifier(n))
+      ? n.text
+      : n && ts.isComputedPropertyName(n)
+        ? n.expression.getText(source)
+        : undefined;
   let own = named(node.name);
   if (own === undefined && ts.isConstructorDeclaration(node)) own = "constructor";
   const parent = node.parent;
-  if (own === undefined && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))) own = named(parent.name);
+  if (
+    own === undefined &&
+    (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+  )
+    own = named(parent.name);
   const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
   if (own === undefined) return `(anonymous, line ${line})`;
   const owner = ts.isClassLike(parent) ? named(parent.name) : undefined;
@@ -31,7 +39,9 @@ function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string
 
 /** Every source file of provider/, parsed. */
 function parsed(): ts.SourceFile[] {
-  return providerSources().map((file) => ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true));
+  return providerSources().map((file) =>
+    ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true),
+  );
 }
 
 /** Every function, method and arrow of provider/ with its length in lines, from its first line to its last. */
@@ -58,7 +68,11 @@ test(`no function in provider/ is over ${MAX_FUNCTION_LINES} lines, but those li
   expect(lengths.size).toBeGreaterThan(500);
   const over = [...lengths].filter(([, n]) => n > MAX_FUNCTION_LINES);
   expect(over.filter(([name]) => !(name in TOO_LONG_TODAY)).map(([name, n]) => `${name}: ${n} lines`)).toEqual([]);
-  expect(over.filter(([name, n]) => n > TOO_LONG_TODAY[name]).map(([name, n]) => `${name}: ${n} lines, listed at ${TOO_LONG_TODAY[name]}`)).toEqual([]);
+  expect(
+    over
+      .filter(([name, n]) => n > TOO_LONG_TODAY[name])
+      .map(([name, n]) => `${name}: ${n} lines, listed at ${TOO_LONG_TODAY[name]}`),
+  ).toEqual([]);
 });
 
 test("the list of functions too long today names only functions still over the limit (remove one once it is split)", () => {
@@ -88,11 +102,14 @@ test("the commands' kit is written once: no file of provider/ declares its helpe
     const file = relative(REPO, source.fileName);
     const declared: string[] = [];
     const visit = (node: ts.Node): void => {
-      if ((ts.isFunctionDeclaration(node) || ts.isVariableDeclaration(node)) && node.name && ts.isIdentifier(node.name)) declared.push(node.name.text);
+      if ((ts.isFunctionDeclaration(node) || ts.isVariableDeclaration(node)) && node.name && ts.isIdentifier(node.name))
+        declared.push(node.name.text);
       ts.forEachChild(node, visit);
     };
     visit(source);
-    return declared.filter((name) => Object.hasOwn(WRITTEN_ONCE, name) && WRITTEN_ONCE[name] !== file).map((name) => `${file}: ${name}`);
+    return declared
+      .filter((name) => Object.hasOwn(WRITTEN_ONCE, name) && WRITTEN_ONCE[name] !== file)
+      .map((name) => `${file}: ${name}`);
   });
   expect(elsewhere).toEqual([]);
 });

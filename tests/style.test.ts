@@ -12,7 +12,10 @@ const BIOME = createRequire(import.meta.url).resolve("@biomejs/biome/bin/biome")
 const dir = mkdtempSync(join(tmpdir(), "llm-style-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 copyFileSync(join(REPO, "biome.json"), join(dir, "biome.json"));
-writeFileSync(join(dir, "biome.json"), readFileSync(join(dir, "biome.json"), "utf8").replace('"useIgnoreFile": true', '"useIgnoreFile": false'));
+writeFileSync(
+  join(dir, "biome.json"),
+  readFileSync(join(dir, "biome.json"), "utf8").replace('"useIgnoreFile": true', '"useIgnoreFile": false'),
+);
 
 /** `biome <args>` in the scratch folder: its exit code and output. */
 function biome(args: string[]): Promise<{ code: number; output: string }> {

@@ -11,8 +11,19 @@ beforeAll(() => {
   copyFileSync(join(REPO, "tests/typecheck/program.ts"), join(dir, "index.ts"));
   // The tsconfig of `pulumi new typescript`: a CommonJS program. Its template pins TypeScript 5; checked here
   // with this repository's TypeScript 6, which must be told that the template's `moduleResolution: node` is fine.
-  const compilerOptions = { strict: true, target: "es2020", module: "commonjs", moduleResolution: "node", esModuleInterop: true, skipLibCheck: true, noEmit: true };
-  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...compilerOptions, ignoreDeprecations: "6.0" }, files: ["index.ts"] }));
+  const compilerOptions = {
+    strict: true,
+    target: "es2020",
+    module: "commonjs",
+    moduleResolution: "node",
+    esModuleInterop: true,
+    skipLibCheck: true,
+    noEmit: true,
+  };
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({ compilerOptions: { ...compilerOptions, ignoreDeprecations: "6.0" }, files: ["index.ts"] }),
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -24,7 +35,7 @@ const BAD = [
   'llm.SubAccountBatch.get("x", "id", { alias: "a", balance: 1, count: 1 });', // nor the tokens
   'llm.getUsageOutput({ start: 1, end: "2026-01-02" });', // each field an Input of its own type
   'llm.getModelsOutput({}, { dependsOn: "not a resource" });', // Pulumi's invoke output options
-  'llm.getModels({}, { dependsOn: [] });', // the plain form takes invoke options, which have no dependsOn
+  "llm.getModels({}, { dependsOn: [] });", // the plain form takes invoke options, which have no dependsOn
   "",
 ];
 
@@ -32,7 +43,10 @@ const BAD = [
 let output: Promise<string>;
 beforeAll(() => {
   writeFileSync(join(dir, "bad.ts"), BAD.join("\n"));
-  writeFileSync(join(dir, "tsconfig.both.json"), JSON.stringify({ extends: "./tsconfig.json", files: ["index.ts", "bad.ts"] }));
+  writeFileSync(
+    join(dir, "tsconfig.both.json"),
+    JSON.stringify({ extends: "./tsconfig.json", files: ["index.ts", "bad.ts"] }),
+  );
   const tsc = join(REPO, "node_modules/typescript/bin/tsc");
   output = promisify(execFile)(process.execPath, [tsc, "-p", "tsconfig.both.json"], { cwd: dir }).then(
     () => "",
@@ -50,5 +64,9 @@ test("the same program fails to type-check when it misuses a name (the check is 
 
 test("each misuse of the conventions (get without what its read needs, an Input per field, invoke options) is refused", async () => {
   const lines = new Set([...(await output).matchAll(/^bad\.ts\((\d+),\d+\): error/gm)].map((m) => Number(m[1])));
-  expect(BAD.slice(0, -1).map((_, i) => i + 1).filter((line) => line > 1 && !lines.has(line))).toEqual([]);
+  expect(
+    BAD.slice(0, -1)
+      .map((_, i) => i + 1)
+      .filter((line) => line > 1 && !lines.has(line)),
+  ).toEqual([]);
 }, 120_000);

@@ -12,9 +12,14 @@ import { REPO } from "./support/programDir.js";
 function asNode(version: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const pretend = `Object.defineProperty(process.versions, "node", { value: ${JSON.stringify(version)} });`;
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(pretend)}`, ...args], { cwd: REPO }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ["--import", `data:text/javascript,${encodeURIComponent(pretend)}`, ...args],
+      { cwd: REPO },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -27,7 +32,13 @@ test("the oldest supported Node.js is package.json's engines", () => {
 
 test("22.12 is the floor: 22.11 and older are too old, 22.12 and every later release are not", () => {
   expect(["20.19.0", "v22.0.0", "22.11.9"].map((v) => nodeTooOld(v) !== undefined)).toEqual([true, true, true]);
-  expect(["22.12.0", "v22.23.3", "23.0.0", "24.1.0", "26.10.0"].map((v) => nodeTooOld(v))).toEqual([undefined, undefined, undefined, undefined, undefined]);
+  expect(["22.12.0", "v22.23.3", "23.0.0", "24.1.0", "26.10.0"].map((v) => nodeTooOld(v))).toEqual([
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+  ]);
 });
 
 test("llm-accounts on Node.js 20 stops with one line naming the Node.js needed, no stack trace; on 22.12 it runs", async () => {
@@ -39,7 +50,11 @@ test("llm-accounts on Node.js 20 stops with one line naming the Node.js needed, 
 });
 
 test("a program importing the package on Node.js 20 is warned in one line and runs on; on 22.12 it is not warned", async () => {
-  const load = ["--input-type=module", "-e", `const pkg = await import(${JSON.stringify(join(REPO, "dist/provider/index.js"))}); console.log(typeof pkg.ApiKey);`];
+  const load = [
+    "--input-type=module",
+    "-e",
+    `const pkg = await import(${JSON.stringify(join(REPO, "dist/provider/index.js"))}); console.log(typeof pkg.ApiKey);`,
+  ];
   expect(await asNode("20.19.0", load)).toEqual({ code: 0, stdout: "function\n", stderr: `warning: ${NEEDED}\n` });
   expect(await asNode("22.12.0", load)).toEqual({ code: 0, stdout: "function\n", stderr: "" });
 });

@@ -33,7 +33,9 @@ const cheapestChat = llm.getModelsOutput().models.apply((models) => {
   const chat = models.filter((m) => m.category === "chat");
   const sorted = (chat.length > 0 ? chat : models)
     .slice()
-    .sort((a, b) => Number(a.pricing.textInputPrice) - Number(b.pricing.textInputPrice) || a.model.localeCompare(b.model));
+    .sort(
+      (a, b) => Number(a.pricing.textInputPrice) - Number(b.pricing.textInputPrice) || a.model.localeCompare(b.model),
+    );
   if (sorted.length === 0) throw new Error("this account lists no model");
   return sorted[0].model;
 });

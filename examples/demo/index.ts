@@ -19,7 +19,9 @@ const key = new llm.ApiKey("demo", {
 const chatModels = llm.getModelsOutput({ category: "chat" }).models;
 const modelPricing = chatModels.apply((models) =>
   [...models]
-    .sort((a, b) => Number(a.pricing.textInputPrice) - Number(b.pricing.textInputPrice) || a.model.localeCompare(b.model))
+    .sort(
+      (a, b) => Number(a.pricing.textInputPrice) - Number(b.pricing.textInputPrice) || a.model.localeCompare(b.model),
+    )
     .slice(0, 2)
     .map((m, i) => ({ model: m.model, pricingFactor: i === 0 ? 1 : 1.5 })),
 );

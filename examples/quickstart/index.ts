@@ -42,4 +42,3 @@ export const models = catalogue.models.apply((list) =>
 export const balance = balanceNow.balance;
 /** Account-wide spend of the last 7 days, a decimal string. */
 export const last7DaysCost = usage.totalCost;
-

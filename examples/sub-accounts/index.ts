@@ -17,14 +17,18 @@ const modelPricing = available.models.apply((models) => {
     const chat = models.filter((m) => m.category === "chat");
     const cheapest = (chat.length > 0 ? chat : models)
       .slice()
-      .sort((a, b) => Number(a.pricing.textInputPrice) - Number(b.pricing.textInputPrice) || a.model.localeCompare(b.model))
+      .sort(
+        (a, b) => Number(a.pricing.textInputPrice) - Number(b.pricing.textInputPrice) || a.model.localeCompare(b.model),
+      )
       .slice(0, 2);
     return cheapest.map((m, i) => ({ model: m.model, pricingFactor: i === 0 ? 1 : 1.2 }));
   }
   const names = new Set(models.map((m) => m.model));
   const unknown = Object.keys(configuredPricing).filter((name) => !names.has(name));
   if (unknown.length > 0) {
-    throw new Error(`modelPricing names models this account does not have: ${unknown.join(", ")} (it has: ${[...names].join(", ")})`);
+    throw new Error(
+      `modelPricing names models this account does not have: ${unknown.join(", ")} (it has: ${[...names].join(", ")})`,
+    );
   }
   return Object.entries(configuredPricing).map(([model, pricingFactor]) => ({ model, pricingFactor }));
 });

@@ -26,7 +26,8 @@ export const UNPREFIXED_KEY_MIN_LENGTH = 32;
  */
 export const KEY_CHARACTERS = "A-Za-z0-9._~+/=-";
 /** What a failure says of a key with another character. */
-export const KEY_CHARACTERS_EXPECTED = "must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)";
+export const KEY_CHARACTERS_EXPECTED =
+  "must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)";
 
 /**
  * The usage summary pages with `has_more` / `next_page`, but the spec does not name the request field for a

@@ -40,7 +40,10 @@ export function sameAlias(declared: string, live: string, kept: KeptForms): bool
   const length = [...live].length;
   const forms = kept.has("lowercase-aliases") ? [declared, declared.toLowerCase()] : [declared];
   const cuts = kept.has("cut-aliases");
-  return forms.some((form) => form === live || (cuts && length >= ALIAS_CUT_MIN_LENGTH && [...form].length > length && form.startsWith(live)));
+  return forms.some(
+    (form) =>
+      form === live || (cuts && length >= ALIAS_CUT_MIN_LENGTH && [...form].length > length && form.startsWith(live)),
+  );
 }
 
 /**
@@ -75,7 +78,10 @@ export function sameRestrictions(a: unknown, b: unknown, kept: KeptForms): boole
   const ranges = (config: unknown): unknown => {
     const ip = (config as { ip?: { allow?: unknown } } | undefined)?.ip;
     if (!ip || !Array.isArray(ip.allow)) return config;
-    return { ...(config as object), ip: { ...ip, allow: ip.allow.map((e: unknown) => (typeof e === "string" ? asRange(e) : e)) } };
+    return {
+      ...(config as object),
+      ip: { ...ip, allow: ip.allow.map((e: unknown) => (typeof e === "string" ? asRange(e) : e)) },
+    };
   };
   return same(ranges(a), ranges(b));
 }
@@ -105,7 +111,10 @@ export function sameFactor(declared: number, live: number, kept: KeptForms): boo
 export function samePricing(declared: readonly Pricing[], live: readonly Pricing[], kept: KeptForms): boolean {
   if (declared.length !== live.length) return false;
   const factors = new Map(live.map((m) => [m.model, m.pricingFactor]));
-  return factors.size === live.length && declared.every((m) => factors.has(m.model) && sameFactor(m.pricingFactor, factors.get(m.model)!, kept));
+  return (
+    factors.size === live.length &&
+    declared.every((m) => factors.has(m.model) && sameFactor(m.pricingFactor, factors.get(m.model)!, kept))
+  );
 }
 
 /**
@@ -121,7 +130,11 @@ export function aliasAsKept(declared: string, before: string, kept: KeptForms): 
   if (sameAlias(declared, before, kept)) return before;
   const lowered = declared.toLowerCase();
   const head = Math.min(4, lowered.length);
-  const lowers = kept.has("lowercase-aliases") && declared !== lowered && before === before.toLowerCase() && before.slice(0, head) === lowered.slice(0, head);
+  const lowers =
+    kept.has("lowercase-aliases") &&
+    declared !== lowered &&
+    before === before.toLowerCase() &&
+    before.slice(0, head) === lowered.slice(0, head);
   const form = lowers ? lowered : declared;
   const length = [...before].length;
   const cuts = kept.has("cut-aliases") && length >= ALIAS_CUT_MIN_LENGTH && [...form].length > length;
@@ -136,7 +149,9 @@ export function aliasAsKept(declared: string, before: string, kept: KeptForms): 
 export function pricingAsKept(declared: readonly Pricing[], before: readonly Pricing[], kept: KeptForms): Pricing[] {
   return declared.map((m) => {
     const held = before.find((b) => b.model === m.model);
-    return held && sameFactor(m.pricingFactor, held.pricingFactor, kept) ? { model: m.model, pricingFactor: held.pricingFactor } : { ...m };
+    return held && sameFactor(m.pricingFactor, held.pricingFactor, kept)
+      ? { model: m.model, pricingFactor: held.pricingFactor }
+      : { ...m };
   });
 }
 

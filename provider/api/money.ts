@@ -15,10 +15,12 @@ const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?(?:e([+-]?\d+))?$/i;
  * Throws a RangeError on anything that is not a finite decimal amount.
  */
 export function toMicros(amount: string | number): bigint {
-  if (typeof amount === "number" && !Number.isFinite(amount)) throw new RangeError(`${amount} is not an amount of money`);
+  if (typeof amount === "number" && !Number.isFinite(amount))
+    throw new RangeError(`${amount} is not an amount of money`);
   const text = String(amount).trim();
   const m = DECIMAL.exec(text);
-  if (!m || (m[2] === "" && (m[3] ?? "") === "")) throw new RangeError(`${JSON.stringify(text)} is not a decimal amount`);
+  if (!m || (m[2] === "" && (m[3] ?? "") === ""))
+    throw new RangeError(`${JSON.stringify(text)} is not a decimal amount`);
   const [, sign, whole, frac = "", exp = "0"] = m;
   // All the digits, and where the decimal point stands among them once the exponent is applied.
   const digits = `${whole}${frac}`;
@@ -41,4 +43,3 @@ export function formatMicros(micros: bigint): string {
 export function showMicros(micros: bigint): string {
   return formatMicros(micros).replace(/\.?0+$/, "");
 }
-

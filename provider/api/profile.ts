@@ -62,13 +62,19 @@ export const ProfileSchema = z
         /** The length a platform cuts a longer alias to, without refusing it (cut-aliases): a create's mark is placed within it. */
         aliasCut: positiveWhole.optional(),
         createCap: positiveWhole.optional(),
-        usagePageField: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "is not a field name").optional(),
+        usagePageField: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "is not a field name")
+          .optional(),
         createMark: z.enum(CREATE_MARK_FORMS).optional(),
         visibilityMs: positiveWhole.max(LATE_VISIBILITY_WINDOW_MS).optional(),
       })
       .optional(),
   })
-  .refine((p) => p.done.shape !== "envelope" || p.done.code !== undefined, { path: ["done", "code"], message: "an envelope's done code is needed" });
+  .refine((p) => p.done.shape !== "envelope" || p.done.code !== undefined, {
+    path: ["done", "code"],
+    message: "an envelope's done code is needed",
+  });
 
 /** A platform profile (see ProfileSchema). */
 export type Profile = z.output<typeof ProfileSchema>;

@@ -100,7 +100,10 @@ export class AccountApi extends ApiGroup {
       if (n === 2 && head !== undefined && head === firstRow && more) {
         // With tokens that change at every answer (opaque cursors), the same first row again says it as well.
         if (token === null) throw ignoredPageField(field);
-        throw endless(`page 2 begins with page 1's first row though it was asked for in the request field "${field}"`, pageFieldAdvice(field));
+        throw endless(
+          `page 2 begins with page 1's first row though it was asked for in the request field "${field}"`,
+          pageFieldAdvice(field),
+        );
       }
       if (n === 1) firstRow = head;
       rows.push(...res.items.map((r) => fromWire(r)));

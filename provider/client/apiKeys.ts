@@ -1,7 +1,7 @@
 import { API_KEY_DELETE_MAX } from "../api/assumptions.js";
 import { fromWire, toWire } from "../api/casing.js";
 import { ApiGroup } from "./apiGroup.js";
-import { ApiError, BadRequestError, LlmAccountsError, NotFoundError, UnknownAnswerError } from "./errors.js";
+import { type ApiError, BadRequestError, LlmAccountsError, NotFoundError, UnknownAnswerError } from "./errors.js";
 import { AmbiguousAnswerError, answerUnknown } from "./refusals.js";
 import { sameAlias, sameRestrictions } from "../api/keptForms.js";
 import { maskKey } from "../api/redact.js";
@@ -79,7 +79,10 @@ export class ApiKeysApi extends ApiGroup {
   async isGone(err: unknown): Promise<boolean> {
     // A 404 in the platform's JSON: the platform took the admin key, and does not know this one.
     if (err instanceof NotFoundError) return (this.credentialTaken = true);
-    const ambiguous = err instanceof AmbiguousAnswerError && err.meanings.includes("gone") && err.meanings.every((m) => m === "gone" || m === "refused");
+    const ambiguous =
+      err instanceof AmbiguousAnswerError &&
+      err.meanings.includes("gone") &&
+      err.meanings.every((m) => m === "gone" || m === "refused");
     if (!ambiguous && !keyUnknown(err)) return false;
     await this.confirmCredential(err as ApiError);
     return true;
@@ -121,7 +124,11 @@ export class ApiKeysApi extends ApiGroup {
       } catch (err) {
         if (!answerUnknown(err)) throw err;
         const view = await this.lookAfter(err, req.key, "edit");
-        if (sameAlias(req.alias, view.alias, this.keptForms) && sameRestrictions(view.securityConfig ?? {}, req.securityConfig ?? {}, this.keptForms)) return view;
+        if (
+          sameAlias(req.alias, view.alias, this.keptForms) &&
+          sameRestrictions(view.securityConfig ?? {}, req.securityConfig ?? {}, this.keptForms)
+        )
+          return view;
         throw notConfirmed(err, [req.key], "a get shows its alias or security_config as before: not edited");
       }
     });
@@ -155,7 +162,9 @@ export class ApiKeysApi extends ApiGroup {
       // A refusal the profile gives two meanings (AmbiguousAnswerError) is the caller's to look at, key by key
       // (runtime/command/deleteCoalescer.ts): some keys may be gone, the others to send again.
       if (!(err instanceof UnknownAnswerError)) throw err;
-      const live = (await Promise.all(keys.map(async (k) => ((await this.lookFor(err, k, "delete")) ? [k] : [])))).flat();
+      const live = (
+        await Promise.all(keys.map(async (k) => ((await this.lookFor(err, k, "delete")) ? [k] : [])))
+      ).flat();
       if (live.length === 0) return keys.length;
       throw notConfirmed(err, live, `a get shows ${live.length > 1 ? "them" : "it"} still there: not deleted`);
     }
@@ -177,10 +186,13 @@ export class ApiKeysApi extends ApiGroup {
       return await this.find(key);
     } catch (looked) {
       const said = looked instanceof Error ? looked.message : String(looked);
-      throw new LlmAccountsError(`${err.message}; looking (a get of ${maskKey(key)}) could not tell either: ${said}. Nothing was concluded of this ${what}`, {
-        operation: err.operation,
-        status: err.status,
-      });
+      throw new LlmAccountsError(
+        `${err.message}; looking (a get of ${maskKey(key)}) could not tell either: ${said}. Nothing was concluded of this ${what}`,
+        {
+          operation: err.operation,
+          status: err.status,
+        },
+      );
     }
   }
 }
@@ -201,7 +213,11 @@ export class KeysNotConfirmedError extends LlmAccountsError {
 /** The error of a write to `keys` answered with `err` (unknown) that a look did not confirm: both said, the keys named masked. */
 function notConfirmed(err: LlmAccountsError, keys: readonly string[], found: string): KeysNotConfirmedError {
   const named = keys.map(maskKey).join(", ");
-  return new KeysNotConfirmedError(`${err.message}; for ${named}: ${found}`, { operation: err.operation, status: err.status, requestId: err.requestId }, keys);
+  return new KeysNotConfirmedError(
+    `${err.message}; for ${named}: ${found}`,
+    { operation: err.operation, status: err.status, requestId: err.requestId },
+    keys,
+  );
 }
 
 /**
@@ -228,14 +244,16 @@ export function refusalNamesKey(code: string | undefined, message: string | unde
  * declare): the platform's fields inside it go with it.
  */
 function bodyOf(request: s.ApiKeyCreateRequest): { alias: string; security_config?: Record<string, unknown> } {
-  const declared = request.securityConfig === undefined ? undefined : (toWire(request.securityConfig) as Record<string, unknown>);
-  if (request.platformParts === undefined) return declared === undefined ? { alias: request.alias } : { alias: request.alias, security_config: declared };
+  const declared =
+    request.securityConfig === undefined ? undefined : (toWire(request.securityConfig) as Record<string, unknown>);
+  if (request.platformParts === undefined)
+    return declared === undefined ? { alias: request.alias } : { alias: request.alias, security_config: declared };
   const platform = JSON.parse(request.platformParts) as Record<string, unknown>;
   const config = Object.fromEntries(Object.entries(platform).filter(([name]) => !KNOWN_SECURITY_PARTS.includes(name)));
-  for (const [name, part] of Object.entries(declared ?? {})) config[name] = isObject(part) && isObject(platform[name]) ? { ...platform[name], ...part } : part;
+  for (const [name, part] of Object.entries(declared ?? {}))
+    config[name] = isObject(part) && isObject(platform[name]) ? { ...platform[name], ...part } : part;
   return { alias: request.alias, security_config: config };
 }
-
 
 /**
  * The paths into `parts` (what the package sends back only because the platform showed it) that a refusal's words
@@ -275,7 +293,10 @@ function removePath(parts: Record<string, unknown>, path: readonly string[]): vo
  * without it, the write would remove from the key what the package cannot declare (docs/decisions.md). A refusal
  * that names none of it is the user's to see.
  */
-async function withoutRefusedParts<R extends s.ApiKeyCreateRequest, T>(request: R, send: (request: R) => Promise<T>): Promise<T> {
+async function withoutRefusedParts<R extends s.ApiKeyCreateRequest, T>(
+  request: R,
+  send: (request: R) => Promise<T>,
+): Promise<T> {
   try {
     return await send(request);
   } catch (err) {

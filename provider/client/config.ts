@@ -7,7 +7,15 @@ import type { Profile } from "../api/profile.js";
 import type { Clock } from "./clock.js";
 import { ConfigurationError } from "./errors.js";
 import type { RetryOptions } from "./retry.js";
-import { limitsFromSettings, missingSetting, noBaseUrl, readSetting, SETTINGS, type RateLimitOptions, type StackConfig } from "./settings.js";
+import {
+  limitsFromSettings,
+  missingSetting,
+  noBaseUrl,
+  readSetting,
+  SETTINGS,
+  type RateLimitOptions,
+  type StackConfig,
+} from "./settings.js";
 
 export type { StackConfig } from "./settings.js";
 
@@ -61,10 +69,14 @@ export function parseBaseUrl(raw: string | undefined): URL {
     url = new URL(raw);
   } catch {
     // Not shown: text that is not a URL may be a token or password set in the wrong place.
-    throw new ConfigurationError(`base URL is not a URL (its ${raw.length} characters are not shown); it must be the platform's address, such as https://api.example.com`);
+    throw new ConfigurationError(
+      `base URL is not a URL (its ${raw.length} characters are not shown); it must be the platform's address, such as https://api.example.com`,
+    );
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopback(url.hostname))) {
-    throw new ConfigurationError(`base URL must use https (plain http is allowed on a loopback host only): ${url.origin}`);
+    throw new ConfigurationError(
+      `base URL must use https (plain http is allowed on a loopback host only): ${url.origin}`,
+    );
   }
   if (url.username || url.password) throw new ConfigurationError("base URL must not carry credentials");
   return url;
@@ -75,7 +87,10 @@ export function parseBaseUrl(raw: string | undefined): URL {
  * key for the sub-account group. A missing or wrong kind of key fails before anything is sent, saying where to
  * set it (never the key).
  */
-export function credentialFor(group: Group, options: Pick<TransportOptions, "adminKey" | "accountKey" | "missingKeys">): string {
+export function credentialFor(
+  group: Group,
+  options: Pick<TransportOptions, "adminKey" | "accountKey" | "missingKeys">,
+): string {
   if (group === "management") {
     const key = options.adminKey;
     if (!key && options.missingKeys?.adminKey) throw new ConfigurationError(options.missingKeys.adminKey);
@@ -107,19 +122,23 @@ function keyText(key: string, which: "adminKey" | "accountKey"): string {
   const parsed = KeyTextSchema.safeParse(key);
   if (parsed.success) return key;
   const what = which === "adminKey" ? "admin key" : "main account key";
-  throw new ConfigurationError(`the ${what} given ${parsed.error.issues[0].message}: check ${SETTINGS[which].env} / ${SETTINGS[which].config}`);
+  throw new ConfigurationError(
+    `the ${what} given ${parsed.error.issues[0].message}: check ${SETTINGS[which].env} / ${SETTINGS[which].config}`,
+  );
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ENV_NAME_EXPECTED = "must be the name of an environment variable (letters, digits and _)";
 
 /** The name of an environment variable; a key pasted in its place is told apart (and, as every value here, never shown). */
-const EnvNameSchema = z.string({ error: ENV_NAME_EXPECTED }).refine((name) => ENV_NAME.test(name) && !looksLikeKey(name), {
-  error: (issue) =>
-    String(issue.input).startsWith(KEY_PREFIX) || looksLikeKey(String(issue.input))
-      ? "must be the NAME of an environment variable that holds the key, never the key itself (inputs are stored in the state)"
-      : ENV_NAME_EXPECTED,
-});
+const EnvNameSchema = z
+  .string({ error: ENV_NAME_EXPECTED })
+  .refine((name) => ENV_NAME.test(name) && !looksLikeKey(name), {
+    error: (issue) =>
+      String(issue.input).startsWith(KEY_PREFIX) || looksLikeKey(String(issue.input))
+        ? "must be the NAME of an environment variable that holds the key, never the key itself (inputs are stored in the state)"
+        : ENV_NAME_EXPECTED,
+  });
 
 /** A base URL the client accepts (https, or http on a loopback host; no credentials in it). */
 const BaseUrlSchema = z.string({ error: "must be a URL" }).superRefine((raw, ctx) => {
@@ -204,7 +223,10 @@ export function resolveClientOptions(
   const limits = readSetting("rateLimits", config, env);
   const admin = pickKey("adminKey", connection, config, env);
   const account = pickKey("accountKey", connection, config, env);
-  const missing = { ...(admin.problem && { adminKey: admin.problem }), ...(account.problem && { accountKey: account.problem }) };
+  const missing = {
+    ...(admin.problem && { adminKey: admin.problem }),
+    ...(account.problem && { accountKey: account.problem }),
+  };
   const profile = readSetting("profile", config, env);
   // A setting of its own wins over what the profile measured.
   const usagePageField = readSetting("usagePageField", config, env) ?? profile?.limits?.usagePageField;

@@ -34,7 +34,8 @@ export class LlmAccountsError extends Error {
     super(redact(message));
     this.name = new.target.name;
     for (const [k, v] of Object.entries(details)) {
-      if (v !== undefined) Object.defineProperty(this, k, { value: typeof v === "string" ? redact(v) : v, enumerable: true });
+      if (v !== undefined)
+        Object.defineProperty(this, k, { value: typeof v === "string" ? redact(v) : v, enumerable: true });
     }
   }
 
@@ -93,7 +94,11 @@ export class AuthenticationError extends ApiError {}
 export class NotFoundError extends ApiError {}
 /** 429: a rate limit was exceeded (by the server, or by the client's own daily budget). */
 export class RateLimitError extends ApiError {
-  constructor(message: string, details: ErrorDetails, readonly retryAfterMs?: number) {
+  constructor(
+    message: string,
+    details: ErrorDetails,
+    readonly retryAfterMs?: number,
+  ) {
     super(message, details);
   }
 }

@@ -18,7 +18,15 @@ import { credentialFor, parseBaseUrl, type PlatformReadings, type TransportOptio
 import { PROCESS_LIMITERS, type OperationLimiters, type RateLimiters } from "./limiter.js";
 import { ShowsOriginOnly } from "./apiGroup.js";
 import { readAtMost } from "./responseSize.js";
-import { AmbiguousAnswerError, detailsOf as refusalDetails, judge, platformError, UnclassifiedAnswerError, type Judgement, type Refusal } from "./refusals.js";
+import {
+  AmbiguousAnswerError,
+  detailsOf as refusalDetails,
+  judge,
+  platformError,
+  UnclassifiedAnswerError,
+  type Judgement,
+  type Refusal,
+} from "./refusals.js";
 import { describeOperation, type Call, type Operation } from "../api/operations.js";
 import { redact } from "../api/redact.js";
 import { SYSTEM_CLOCK, type Clock } from "./clock.js";
@@ -67,7 +75,11 @@ type Attempt = { res: Response<string> } | { failure: NetworkFailureOutcome };
 
 /** The details every error of an answer carries: the operation, the API's code and message, the request id. */
 function detailsOf(op: Operation, res: Response<string>) {
-  return { operation: describeOperation(op), ...errorDetailsOf(res.body), requestId: res.headers["x-request-id"] as string | undefined };
+  return {
+    operation: describeOperation(op),
+    ...errorDetailsOf(res.body),
+    requestId: res.headers["x-request-id"] as string | undefined,
+  };
 }
 
 /**
@@ -147,7 +159,12 @@ export class HttpTransport extends ShowsOriginOnly {
    * What one try's outcome leads to: the answer, or the wait before the next try; or the error that ends the call.
    * Each kind (rate limit, server error, network failure, an answer that is not the platform's) has its rule.
    */
-  private next<O extends Operation>(op: O, outcome: Attempt, attempt: number, rateLimited: number): { answer: z.output<O["response"]> } | { waitMs: number } {
+  private next<O extends Operation>(
+    op: O,
+    outcome: Attempt,
+    attempt: number,
+    rateLimited: number,
+  ): { answer: z.output<O["response"]> } | { waitMs: number } {
     if ("failure" in outcome) return { waitMs: this.waitAfterNetworkFailure(op, attempt, outcome.failure) };
     const { res } = outcome;
     if (res.statusCode >= 200 && res.statusCode < 300) {
@@ -160,15 +177,24 @@ export class HttpTransport extends ShowsOriginOnly {
     }
     // A 4xx (but a 401 or a 429) whose body is not the platform's error JSON is a gateway's or a proxy's page: it
     // says nothing of the request (a 404 page is no "gone"). With a profile, an empty body is judged by it (no-body).
-    const clientError = res.statusCode >= 400 && res.statusCode < 500 && res.statusCode !== 401 && res.statusCode !== RATE_LIMIT_STATUS;
+    const clientError =
+      res.statusCode >= 400 && res.statusCode < 500 && res.statusCode !== 401 && res.statusCode !== RATE_LIMIT_STATUS;
     const profile = this.options.platform?.profile;
     if (clientError && !platformError(res.body) && !(profile && res.body.trim() === "")) throw this.foreign(op, res);
     if (profile && res.statusCode >= 400 && res.statusCode < 500) {
       // With a profile, a 4xx means what the profile's signatures say (a 400 `invalid_key` may be gone), never a guess.
       const judged = judge(op.group, res.statusCode, parsedJson(res.body), profile);
       if ("unclassified" in judged) throw unclassified(op, res, judged);
-      if (!("refusal" in judged) || judged.refusal.meaning !== "transient") throw refused(op, res, "refusal" in judged ? judged.refusal : undefined);
-      return { waitMs: this.waitAfterRateLimit(op, rateLimited + 1, res, res.statusCode === RATE_LIMIT_STATUS ? undefined : judged.refusal) };
+      if (!("refusal" in judged) || judged.refusal.meaning !== "transient")
+        throw refused(op, res, "refusal" in judged ? judged.refusal : undefined);
+      return {
+        waitMs: this.waitAfterRateLimit(
+          op,
+          rateLimited + 1,
+          res,
+          res.statusCode === RATE_LIMIT_STATUS ? undefined : judged.refusal,
+        ),
+      };
     }
     if (res.statusCode === RATE_LIMIT_STATUS) return { waitMs: this.waitAfterRateLimit(op, rateLimited + 1, res) };
     return { waitMs: this.waitAfterErrorStatus(op, attempt, res) };
@@ -181,12 +207,22 @@ export class HttpTransport extends ShowsOriginOnly {
    */
   private foreign(op: Operation, res: Response<string>): UnknownAnswerError {
     const operation = describeOperation(op);
-    const type = String(res.headers["content-type"] ?? "no content type").split(";")[0].trim();
+    const type = String(res.headers["content-type"] ?? "no content type")
+      .split(";")[0]
+      .trim();
     const text = res.body.trim();
     const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1];
-    const words = (title ?? text).replace(/\s+/g, " ").replace(/[^\x20-\x7e\u00a0-\uffff]/g, "?").slice(0, 80);
+    const words = (title ?? text)
+      .replace(/\s+/g, " ")
+      .replace(/[^\x20-\x7e\u00a0-\uffff]/g, "?")
+      .slice(0, 80);
     const json = parsedJson(text);
-    const what = text === "" ? "an empty body" : json === undefined ? `${type} ${JSON.stringify(words)}` : `JSON that is not its: ${JSON.stringify(words)}`;
+    const what =
+      text === ""
+        ? "an empty body"
+        : json === undefined
+          ? `${type} ${JSON.stringify(words)}`
+          : `JSON that is not its: ${JSON.stringify(words)}`;
     const from = `${this.base.origin}${this.base.pathname.replace(/\/$/, "")}${op.path}`;
     return new UnknownAnswerError(
       `the response is not the platform's (HTTP ${res.statusCode}, ${what}) from ${from}: nothing is concluded from it (${operation})`,
@@ -199,7 +235,13 @@ export class HttpTransport extends ShowsOriginOnly {
    * Returns the answer or the network failure (never a got error); an answer too large to read is thrown, as
    * the same request would bring the same answer.
    */
-  private async attempt(op: Operation, credential: string, body: unknown, limiters: OperationLimiters, attempt: number): Promise<Attempt> {
+  private async attempt(
+    op: Operation,
+    credential: string,
+    body: unknown,
+    limiters: OperationLimiters,
+    attempt: number,
+  ): Promise<Attempt> {
     this.takeBudgets(op, limiters);
     const releases = await Promise.all(limiters.windows.map((w) => w.acquire()));
     const started = Date.now();
@@ -211,7 +253,9 @@ export class HttpTransport extends ShowsOriginOnly {
       // An answer came: the request was processed.
       if (err instanceof ResponseTooLargeError) throw mayHaveSucceeded(op, err);
       const failure = this.networkError(op, err);
-      this.log(`${describeOperation(op)} failed after ${Date.now() - started}ms (attempt ${attempt}): ${failure.error.message}`);
+      this.log(
+        `${describeOperation(op)} failed after ${Date.now() - started}ms (attempt ${attempt}): ${failure.error.message}`,
+      );
       return { failure };
     } finally {
       for (const release of releases) release();
@@ -227,13 +271,23 @@ export class HttpTransport extends ShowsOriginOnly {
 
   /** After the `count`th 429 in a row (or a refusal that says rate limit): the wait the server asks for (within the policy's bounds), or the 429. */
   private waitAfterRateLimit(op: Operation, count: number, res: Response<string>, said?: Refusal): number {
-    const details = said ? { ...detailsOf(op, res), code: said.code, apiMessage: `${said.apiMessage ?? "refused without a message"} (answered ${said.form.replace("2xx", String(res.statusCode))})` } : detailsOf(op, res);
+    const details = said
+      ? {
+          ...detailsOf(op, res),
+          code: said.code,
+          apiMessage: `${said.apiMessage ?? "refused without a message"} (answered ${said.form.replace("2xx", String(res.statusCode))})`,
+        }
+      : detailsOf(op, res);
     const status = said?.meansStatus ?? RATE_LIMIT_STATUS;
     const asked = retryAfterMs(res.headers, this.clock.now());
     const next = this.retry.afterRateLimit(count, asked);
     if ("waitMs" in next) return next.waitMs;
     if (next.giveUp === "too-long" && asked !== undefined) {
-      throw ApiError.fromResponse(status, { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) }, { retryAfterMs: asked });
+      throw ApiError.fromResponse(
+        status,
+        { ...details, apiMessage: tooLong(details.apiMessage, asked, this.clock.now()) },
+        { retryAfterMs: asked },
+      );
     }
     throw ApiError.fromResponse(status, details, { retryAfterMs: asked });
   }
@@ -288,9 +342,12 @@ export class HttpTransport extends ShowsOriginOnly {
     const parsed = call.op.request.safeParse(call.body ?? {});
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new LlmAccountsError(`invalid request: ${wirePath(issue.path)}: ${issue.message} (${describeOperation(call.op)})`, {
-        operation: describeOperation(call.op),
-      });
+      throw new LlmAccountsError(
+        `invalid request: ${wirePath(issue.path)}: ${issue.message} (${describeOperation(call.op)})`,
+        {
+          operation: describeOperation(call.op),
+        },
+      );
     }
     // Send what the caller gave (minus nothing): the schema checks it, the wire gets the caller's exact values.
     return call.body ?? {};
@@ -310,7 +367,9 @@ export class HttpTransport extends ShowsOriginOnly {
         body: op.method === "GET" ? undefined : JSON.stringify(body),
         headers: op.method === "GET" ? undefined : { "content-type": "application/json" },
       });
-    return readAtMost(request, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, { operation: describeOperation(op) });
+    return readAtMost(request, this.options.maxResponseBytes ?? MAX_RESPONSE_BYTES, {
+      operation: describeOperation(op),
+    });
   }
 
   /** got with this transport's timeouts and `credential` sent as the Bearer token: one instance per credential. */
@@ -341,20 +400,42 @@ export class HttpTransport extends ShowsOriginOnly {
     const isTimeout = gotError?.name === "TimeoutError";
     // TLS sends no request byte before the handshake completes: an https request without `secureConnect` was not sent.
     const timings = gotError?.timings;
-    const handshakeIncomplete = this.base.protocol === "https:" && timings !== undefined && timings.secureConnect === undefined;
-    const { sent, transient, tls } = classify({ code, timeoutEvent: isTimeout ? (event ?? "request") : undefined, handshakeIncomplete });
+    const handshakeIncomplete =
+      this.base.protocol === "https:" && timings !== undefined && timings.secureConnect === undefined;
+    const { sent, transient, tls } = classify({
+      code,
+      timeoutEvent: isTimeout ? (event ?? "request") : undefined,
+      handshakeIncomplete,
+    });
     const tlsFailed = tls ? "; the TLS handshake failed, so nothing was sent" : "";
     if (isTimeout) {
-      return { sent, transient, error: new TimeoutError(`timed out (${event ?? "request"}) talking to ${this.base.origin}${tlsFailed} (${operation})`, { operation, code }) };
+      return {
+        sent,
+        transient,
+        error: new TimeoutError(
+          `timed out (${event ?? "request"}) talking to ${this.base.origin}${tlsFailed} (${operation})`,
+          { operation, code },
+        ),
+      };
     }
-    return { sent, transient, error: new ConnectionError(`connection to ${this.base.origin} failed: ${code ?? "network error"}${tlsFailed} (${operation})`, { operation, code }) };
+    return {
+      sent,
+      transient,
+      error: new ConnectionError(
+        `connection to ${this.base.origin} failed: ${code ?? "network error"}${tlsFailed} (${operation})`,
+        { operation, code },
+      ),
+    };
   }
 
   /**
    * A 2xx answer: a refusal in one of the shapes client/refusals.ts knows, or the answer (unwrapped from its
    * envelope) parsed by the operation's schema. One that cannot be read leaves a create in doubt (it was processed).
    */
-  private readAnswer<O extends Operation>(op: O, res: Response<string>): { answer: z.output<O["response"]> } | { refusal: Refusal } {
+  private readAnswer<O extends Operation>(
+    op: O,
+    res: Response<string>,
+  ): { answer: z.output<O["response"]> } | { refusal: Refusal } {
     const body = res.body;
     try {
       let json: unknown;
@@ -418,16 +499,23 @@ function refused(op: Operation, res: Response<string>, refusal: Refusal | undefi
  * The error of an answer the platform profile cannot classify: never done; the answer shown masked, the doctor
  * named. One the profile gives two meanings is an AmbiguousAnswerError, which a caller decides by looking.
  */
-function unclassified(op: Operation, res: Response<string> | undefined, judged: Extract<Judgement, { unclassified: string }>): UnclassifiedAnswerError {
+function unclassified(
+  op: Operation,
+  res: Response<string> | undefined,
+  judged: Extract<Judgement, { unclassified: string }>,
+): UnclassifiedAnswerError {
   const operation = describeOperation(op);
   const details = { operation, status: res?.statusCode, requestId: res?.headers["x-request-id"] as string | undefined };
   const message = `${judged.unclassified} (${operation})`;
-  return judged.ambiguous ? new AmbiguousAnswerError(message, details, judged.ambiguous) : new UnclassifiedAnswerError(message, details);
+  return judged.ambiguous
+    ? new AmbiguousAnswerError(message, details, judged.ambiguous)
+    : new UnclassifiedAnswerError(message, details);
 }
 
 /** `err` marked as the answer to a request sent again after a try whose answer was lost (ErrorDetails.afterLostAnswer). */
 function afterLostAnswer(err: unknown): unknown {
-  if (err instanceof LlmAccountsError && !err.afterLostAnswer) Object.defineProperty(err, "afterLostAnswer", { value: true, enumerable: true });
+  if (err instanceof LlmAccountsError && !err.afterLostAnswer)
+    Object.defineProperty(err, "afterLostAnswer", { value: true, enumerable: true });
   return err;
 }
 

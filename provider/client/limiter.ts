@@ -91,7 +91,8 @@ export class BudgetCounter {
   take(): { ok: true } | { ok: false; retryAfterMs: number } {
     const now = this.now();
     while (this.sent.length > 0 && this.sent[0] <= now - this.limit.windowMs) this.sent.shift();
-    if (this.sent.length >= this.limit.limit) return { ok: false, retryAfterMs: this.sent[0] + this.limit.windowMs - now };
+    if (this.sent.length >= this.limit.limit)
+      return { ok: false, retryAfterMs: this.sent[0] + this.limit.windowMs - now };
     this.sent.push(now);
     return { ok: true };
   }

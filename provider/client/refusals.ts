@@ -7,7 +7,7 @@ import { PROFILE_MARKERS, PROFILE_MEANINGS, type Profile, type ProfileMeaning } 
 import type { Group } from "../api/operations.js";
 import { isObject } from "../api/canonical.js";
 import { redact } from "../api/redact.js";
-import { ApiError, LlmAccountsError, UnknownAnswerError } from "./errors.js";
+import { ApiError, type LlmAccountsError, UnknownAnswerError } from "./errors.js";
 
 /** What an answer that is not "done" means for the caller: not made, no such object, try again later, wrong credential. */
 export type Meaning = "refused" | "gone" | "transient" | "unauthorised";
@@ -27,13 +27,23 @@ export interface Refusal {
 /** A 2xx body read: the answer to parse (unwrapped from an envelope), or a refusal. */
 export type Read = { answer: unknown } | { refusal: Refusal };
 
-const text = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v : typeof v === "number" ? String(v) : undefined);
+const text = (v: unknown): string | undefined =>
+  typeof v === "string" && v.trim() !== "" ? v : typeof v === "number" ? String(v) : undefined;
 
 /** Codes an envelope uses for "done" (`{code: 0, data}` and its kin). */
 const DONE_CODES = new Set(["0", "200", "ok", "success", "succeeded"]);
 
 /** The fields of an envelope itself (its code, message and request ids): a body of these alone carries no answer. */
-const ENVELOPE_FIELDS = new Set(["code", "message", "msg", "request_id", "requestId", "trace_id", "traceId", "timestamp"]);
+const ENVELOPE_FIELDS = new Set([
+  "code",
+  "message",
+  "msg",
+  "request_id",
+  "requestId",
+  "trace_id",
+  "traceId",
+  "timestamp",
+]);
 
 /**
  * Without a profile, the words of a refusal that say what it means, in English and in Chinese (the platform's kin
@@ -44,13 +54,20 @@ const WORDS: { meaning: Meaning; status: number; words: RegExp }[] = [
   { meaning: "transient", status: 429, words: /rate.?limit|too.?many|throttl|429|请求过于频繁|请求过多|频率|限流/ },
   { meaning: "transient", status: 503, words: /\bbusy\b|try again|temporar(il)?y|overload|繁忙|稍后再试|稍后重试/ },
   { meaning: "gone", status: 404, words: /not.?found|not.?exist|no.?such|unknown (key|token|sub.?account)|404|不存在/ },
-  { meaning: "unauthorised", status: 401, words: /unauthori[sz]ed|unauthenticated|forbidden|permission|invalid (token|credential|api key)|401|403|未授权|无权/ },
+  {
+    meaning: "unauthorised",
+    status: 401,
+    words:
+      /unauthori[sz]ed|unauthenticated|forbidden|permission|invalid (token|credential|api key)|401|403|未授权|无权/,
+  },
 ];
 
 /** What a refusal means, by its code and message, when no profile says (the platform's codes are not shown: read by their words). */
 export function meaningOf(code: string | undefined, message: string | undefined): { meaning: Meaning; status: number } {
   // Without the keys the message names (whole or masked, with the prefix or without): their characters are no words (`sk-...a429` is no 429).
-  const words = redact(`${code ?? ""} ${message ?? ""}`).replace(/\bsk-\S*|\.\.\.\S*/gi, " ").toLowerCase();
+  const words = redact(`${code ?? ""} ${message ?? ""}`)
+    .replace(/\bsk-\S*|\.\.\.\S*/gi, " ")
+    .toLowerCase();
   const rule = WORDS.find((r) => r.words.test(words));
   return rule ? { meaning: rule.meaning, status: rule.status } : { meaning: "refused", status: 400 };
 }
@@ -65,7 +82,12 @@ export function detailsOf(body: Record<string, unknown>): { code?: string; apiMe
   const inner = isObject(body.error) ? body.error : undefined;
   const code = text(inner?.code) ?? text(body.code) ?? text(body.error_code) ?? text(body.errcode);
   const apiMessage =
-    text(inner?.message) ?? text(inner?.msg) ?? text(body.message) ?? text(body.msg) ?? text(body.errmsg) ?? (typeof body.error === "string" ? body.error : undefined);
+    text(inner?.message) ??
+    text(inner?.msg) ??
+    text(body.message) ??
+    text(body.msg) ??
+    text(body.errmsg) ??
+    (typeof body.error === "string" ? body.error : undefined);
   return { code, apiMessage };
 }
 
@@ -83,19 +105,27 @@ function refusal(body: Record<string, unknown>, form: string): { refusal: Refusa
  */
 export function readBody(json: unknown): Read {
   if (!isObject(json)) return { answer: json };
-  if (json.success === false || json.success === "false" || json.success === 0) return refusal(json, "HTTP 2xx with success: false");
+  if (json.success === false || json.success === "false" || json.success === 0)
+    return refusal(json, "HTTP 2xx with success: false");
   // one-api's envelope, `{success: true, message, data}`: its answer is `data` (a spec answer carrying `success`, as a
   // create's `{items, success}`, has fields of its own besides it and is the answer itself).
-  if ((json.success === true || json.success === "true" || json.success === 1) && "data" in json && Object.keys(json).every((k) => k === "success" || k === "data" || ENVELOPE_FIELDS.has(k))) {
+  if (
+    (json.success === true || json.success === "true" || json.success === 1) &&
+    "data" in json &&
+    Object.keys(json).every((k) => k === "success" || k === "data" || ENVELOPE_FIELDS.has(k))
+  ) {
     return { answer: json.data ?? {} };
   }
-  if (isObject(json.error) || (typeof json.error === "string" && json.error.trim() !== "")) return refusal(json, "HTTP 2xx with an error");
+  if (isObject(json.error) || (typeof json.error === "string" && json.error.trim() !== ""))
+    return refusal(json, "HTTP 2xx with an error");
   if (typeof json.code === "number" || typeof json.code === "string") {
     const done = DONE_CODES.has(String(json.code).toLowerCase());
-    if ("data" in json) return done ? { answer: json.data ?? {} } : refusal(json, `HTTP 2xx with code ${JSON.stringify(json.code)}`);
+    if ("data" in json)
+      return done ? { answer: json.data ?? {} } : refusal(json, `HTTP 2xx with code ${JSON.stringify(json.code)}`);
     // No `data`: a code that is not "done" with a message and nothing else is a refusal (issue 43); a done one, an empty answer.
     const onlyEnvelope = Object.keys(json).every((k) => ENVELOPE_FIELDS.has(k));
-    if (onlyEnvelope && !done && (text(json.message) ?? text(json.msg)) !== undefined) return refusal(json, `HTTP 2xx with code ${JSON.stringify(json.code)}`);
+    if (onlyEnvelope && !done && (text(json.message) ?? text(json.msg)) !== undefined)
+      return refusal(json, `HTTP 2xx with code ${JSON.stringify(json.code)}`);
     if (onlyEnvelope && done) return { answer: {} };
   }
   return { answer: json };
@@ -139,7 +169,12 @@ const PROFILE_STATUS: Record<ProfileMeaning, { meaning: Meaning; status: (answer
 /** Whether a 2xx body is done in the shape the profile says, and the answer it carries. */
 function doneAnswer(json: unknown, done: Profile["done"]): { answer: unknown } | undefined {
   if (done.shape === "envelope") {
-    if (!isObject(json) || (typeof json.code !== "number" && typeof json.code !== "string") || String(json.code) !== done.code) return undefined;
+    if (
+      !isObject(json) ||
+      (typeof json.code !== "number" && typeof json.code !== "string") ||
+      String(json.code) !== done.code
+    )
+      return undefined;
     return { answer: json.data ?? {} };
   }
   // plain and success-flag: a body that carries no refusal of a shape the package knows (readBody).
@@ -150,7 +185,10 @@ function doneAnswer(json: unknown, done: Profile["done"]): { answer: unknown } |
 /** An answer as it is shown in an error: JSON, masked by the error's redaction, control characters escaped, cut short. */
 function shown(status: number, json: unknown): string {
   const text = json === undefined ? "(no JSON body)" : JSON.stringify(json);
-  const safe = text.replace(/[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const safe = text.replace(
+    /[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
   return `HTTP ${status} ${safe.length > 300 ? `${safe.slice(0, 300)}...` : safe}`;
 }
 
@@ -166,8 +204,10 @@ export function judge(group: Group, status: number, json: unknown, profile?: Pro
     if (ok) return readBody(json);
     const details = isObject(json) ? detailsOf(json) : {};
     const form = `HTTP ${status}`;
-    if (status === 429 || status >= 500) return { refusal: { ...details, meaning: "transient", meansStatus: status, form } };
-    if (status === 401 || status === 403) return { refusal: { ...details, meaning: "unauthorised", meansStatus: status, form } };
+    if (status === 429 || status >= 500)
+      return { refusal: { ...details, meaning: "transient", meansStatus: status, form } };
+    if (status === 401 || status === 403)
+      return { refusal: { ...details, meaning: "unauthorised", meansStatus: status, form } };
     if (status === 404) return { refusal: { ...details, meaning: "gone", meansStatus: 404, form } };
     return { refusal: { ...details, meaning: "refused", meansStatus: status, form } };
   }
@@ -179,23 +219,41 @@ export function judge(group: Group, status: number, json: unknown, profile?: Pro
   }
   const code = codeOf(json);
   const meanings = PROFILE_MEANINGS.filter((m) => (group === "management" ? m !== "goneSubAccount" : m !== "goneKey"));
-  const exact = meanings.filter((m) => profile[m].some((s) => s.status === status && s.code !== undefined && s.code === code));
+  const exact = meanings.filter((m) =>
+    profile[m].some((s) => s.status === status && s.code !== undefined && s.code === code),
+  );
   const byStatus = meanings.filter((m) => profile[m].some((s) => s.status === status && s.code === undefined));
   const found = [...new Set((exact.length > 0 ? exact : byStatus).map((m) => PROFILE_STATUS[m].meaning))];
   const answer = shown(status, json);
   // The spec's own statuses that no profile needs to list: a 429 or 5xx is tried again, a 401 is the credential.
   if (found.length === 0 && !ok && (status === 429 || status >= 500 || status === 401)) {
     const details = isObject(json) ? detailsOf(json) : {};
-    return { refusal: { ...details, meaning: status === 401 ? "unauthorised" : "transient", meansStatus: status, form: `HTTP ${status}` } };
+    return {
+      refusal: {
+        ...details,
+        meaning: status === 401 ? "unauthorised" : "transient",
+        meansStatus: status,
+        form: `HTTP ${status}`,
+      },
+    };
   }
   if (found.length !== 1) {
-    const why = found.length === 0 ? "matches no signature of" : `matches more than one meaning (${found.join(", ")}) of`;
+    const why =
+      found.length === 0 ? "matches no signature of" : `matches more than one meaning (${found.join(", ")}) of`;
     const unclassified = `the answer ${answer} ${why} the platform profile (${"llm-accounts:profile"}); run \`llm-accounts doctor --write --save\` to measure this platform again`;
     return found.length === 0 ? { unclassified } : { unclassified, ambiguous: found };
   }
   const meaning = meanings.find((m) => (exact.length > 0 ? exact : byStatus).includes(m))!;
   const details = isObject(json) ? detailsOf(json) : {};
-  return { refusal: { ...details, code: details.code ?? code, meaning: found[0], meansStatus: PROFILE_STATUS[meaning].status(status), form: `HTTP ${ok ? "2xx" : status}${code ? ` with code ${code}` : ""}` } };
+  return {
+    refusal: {
+      ...details,
+      code: details.code ?? code,
+      meaning: found[0],
+      meansStatus: PROFILE_STATUS[meaning].status(status),
+      form: `HTTP ${ok ? "2xx" : status}${code ? ` with code ${code}` : ""}`,
+    },
+  };
 }
 
 /** An answer the profile cannot classify: shown (masked), with the doctor named. Never taken for done, so a delete it answers is not done. */

@@ -24,9 +24,12 @@ export async function readAtMost<T extends Response | Response["body"]>(
     return await pending;
   } catch (err) {
     if (!over) throw err;
-    throw new ResponseTooLargeError(`the answer is larger than ${max} bytes (after decompression) and was not read (${details.operation})`, {
-      ...details,
-      code: "response_too_large",
-    });
+    throw new ResponseTooLargeError(
+      `the answer is larger than ${max} bytes (after decompression) and was not read (${details.operation})`,
+      {
+        ...details,
+        code: "response_too_large",
+      },
+    );
   }
 }

@@ -12,15 +12,33 @@ export interface RetryOptions {
 }
 
 /** The defaults: a dozen 429s (a minute's window), four tries of anything else. */
-export const DEFAULT_RETRY: RetryOptions = { maxRateLimitAttempts: 12, maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 8_000 };
+export const DEFAULT_RETRY: RetryOptions = {
+  maxRateLimitAttempts: 12,
+  maxAttempts: 4,
+  baseDelayMs: 200,
+  maxDelayMs: 8_000,
+};
 
 /** Network error codes that prove the request never left this machine (nothing to doubt, safe to retry). */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+]);
 /**
  * Errors Node raises while building the request, before a connection is used: a header or path it cannot send
  * (a credential with a line break or a character outside Latin-1). Nothing left; the same request fails the same way.
  */
-const NOT_BUILT_CODES = new Set(["ERR_INVALID_CHAR", "ERR_INVALID_HTTP_TOKEN", "ERR_HTTP_INVALID_HEADER_VALUE", "ERR_UNESCAPED_CHARACTERS", "ERR_INVALID_URL"]);
+const NOT_BUILT_CODES = new Set([
+  "ERR_INVALID_CHAR",
+  "ERR_INVALID_HTTP_TOKEN",
+  "ERR_HTTP_INVALID_HEADER_VALUE",
+  "ERR_UNESCAPED_CHARACTERS",
+  "ERR_INVALID_URL",
+]);
 /** Timeouts of these phases end before a byte of the request was written. */
 const NOT_SENT_TIMEOUT_EVENTS = new Set(["lookup", "connect", "secureConnect"]);
 /**
@@ -53,7 +71,8 @@ export function classify(failure: NetworkFailure): { sent: boolean; transient: b
   const tls = CERTIFICATE_CODES.has(failure.code ?? "") || (failure.code ?? "").startsWith("ERR_SSL_");
   if (tls) return { sent: false, transient: false, tls };
   if (NOT_BUILT_CODES.has(failure.code ?? "")) return { sent: false, transient: false, tls };
-  if (failure.timeoutEvent !== undefined) return { sent: !NOT_SENT_TIMEOUT_EVENTS.has(failure.timeoutEvent), transient: true, tls };
+  if (failure.timeoutEvent !== undefined)
+    return { sent: !NOT_SENT_TIMEOUT_EVENTS.has(failure.timeoutEvent), transient: true, tls };
   const sent = !NOT_SENT_CODES.has(failure.code ?? "") && !failure.handshakeIncomplete;
   return { sent, transient: true, tls };
 }

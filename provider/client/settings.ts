@@ -11,12 +11,15 @@ export type RateLimitOptions = false | { windowMs?: number; perOperation?: PerOp
 
 // A missing value keeps zod's own "expected number, received undefined"; any other wrong type is "must be a number".
 const positiveWhole = z
-  .number({ error: (issue) => (issue.code === "invalid_type" && issue.input !== undefined ? "must be a number" : undefined) })
+  .number({
+    error: (issue) => (issue.code === "invalid_type" && issue.input !== undefined ? "must be a number" : undefined),
+  })
   // A refinement, not .int(): zod 4 stops at a failed .int(), so the union below would hide which rule failed.
   .refine(Number.isInteger, "must be a whole number")
   .positive("must be above 0");
 const OPERATION_NAMES = Object.keys(DEFAULT_RATE_LIMITS);
-const LIMIT_EXPECTS = "a positive whole number of calls per minute, or a list of { limit, windowMs } of positive whole numbers";
+const LIMIT_EXPECTS =
+  "a positive whole number of calls per minute, or a list of { limit, windowMs } of positive whole numbers";
 
 /** What `rateLimits.perOperation` must hold: known operation names, and limits a limiter can keep (0 never could). */
 // A string key checked by a refinement, not a z.enum: zod 4 reports a key outside an enum as an unrecognized key of
@@ -26,7 +29,10 @@ export const PerOperationLimitsSchema = z.record(
   z.union([positiveWhole, z.array(z.strictObject({ limit: positiveWhole, windowMs: positiveWhole })).nonempty()], {
     error: `must be ${LIMIT_EXPECTS}`,
   }),
-  { error: (issue) => (issue.code === "invalid_key" ? `is not an operation name (${OPERATION_NAMES.join(", ")})` : undefined) },
+  {
+    error: (issue) =>
+      issue.code === "invalid_key" ? `is not an operation name (${OPERATION_NAMES.join(", ")})` : undefined,
+  },
 );
 
 /** Parses a setting's raw text (from the environment or the stack config); a failed parse names what is expected. */
@@ -126,7 +132,8 @@ export function missingSetting(name: SettingName, what: string, extra = ""): Con
 }
 
 /** The message when no base URL is set anywhere (the platform has no default). */
-export const noBaseUrl = (): ConfigurationError => missingSetting("baseUrl", "no base URL", " (the platform has no default)");
+export const noBaseUrl = (): ConfigurationError =>
+  missingSetting("baseUrl", "no base URL", " (the platform has no default)");
 
 /**
  * A setting's value: the stack config wins over the environment (as with other Pulumi providers); empty counts
@@ -156,7 +163,10 @@ export function readSetting<N extends SettingName>(
 const FROM_CHECKED_SETTINGS = Symbol("limits from checked settings");
 
 /** Limits built from the checked `rateWindowMs` and `rateLimits` settings (resolveClientOptions). */
-export function limitsFromSettings(windowMs: number | undefined, limits: RateLimitOptions | undefined): RateLimitOptions {
+export function limitsFromSettings(
+  windowMs: number | undefined,
+  limits: RateLimitOptions | undefined,
+): RateLimitOptions {
   if (limits === false) return false;
   const options = { windowMs, perOperation: limits?.perOperation };
   Object.defineProperty(options, FROM_CHECKED_SETTINGS, { value: true });
@@ -174,5 +184,7 @@ export function validateRateLimitOptions(options: RateLimitOptions | undefined):
     .safeParse(options);
   if (checked.success) return;
   const issue = checked.error.issues[0];
-  throw new ConfigurationError(`the rateLimits option is invalid: ${issue.path.map((p) => JSON.stringify(p)).join(".")} ${issue.message}`);
+  throw new ConfigurationError(
+    `the rateLimits option is invalid: ${issue.path.map((p) => JSON.stringify(p)).join(".")} ${issue.message}`,
+  );
 }

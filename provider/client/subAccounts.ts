@@ -42,7 +42,9 @@ export const LIST_PAGE_SIZE = 100;
 
 /** Whether a listed sub-account matches the filter exactly (a platform may match `alias` by prefix or not at all). */
 export function matchesFilter(item: { alias: string; token: string }, filter: SubAccountFilter): boolean {
-  return (filter.alias === undefined || item.alias === filter.alias) && (filter.sk === undefined || item.token === filter.sk);
+  return (
+    (filter.alias === undefined || item.alias === filter.alias) && (filter.sk === undefined || item.token === filter.sk)
+  );
 }
 
 /**
@@ -168,25 +170,33 @@ export class SubAccountsApi extends ApiGroup {
     let merged: { items: Map<string, WireSubAccount>; returned: number } | undefined;
     for (let read = 1; ; read++) {
       const pass = await this.readPass(filter);
-      const stable = pass.kind === "whole" ? pass : pass.kind === "ties" ? (merged = mergeTies(merged, pass)) : undefined;
+      const stable =
+        pass.kind === "whole" ? pass : pass.kind === "ties" ? (merged = mergeTies(merged, pass)) : undefined;
       if (stable && stable.items.size === stable.returned) {
         const items = [...stable.items.values()];
         this.tokensMasked ||= items.some((i) => isMasked(i.token));
-        return unmasked(items).filter((i) => matchesFilter(i, filter)).map((i) => fromWire(i));
+        return unmasked(items)
+          .filter((i) => matchesFilter(i, filter))
+          .map((i) => fromWire(i));
       }
       if (pass.kind === "problem") throw listFailure(pass.problem);
       if (pass.kind === "torn" && ++torn >= LIST_READS) {
-        throw listFailure(`the account changed while its ${pass.pages} pages were read, ${LIST_READS} times in a row (the platform pages by offset, so a changed list can skip a sub-account)`);
+        throw listFailure(
+          `the account changed while its ${pass.pages} pages were read, ${LIST_READS} times in a row (the platform pages by offset, so a changed list can skip a sub-account)`,
+        );
       }
       if (read >= TIE_READS) {
-        throw listFailure(`${TIE_READS} reads gave no stable set of sub-accounts (the platform answers sub-accounts of equal created_at in another order at every request, or the account kept changing)`);
+        throw listFailure(
+          `${TIE_READS} reads gave no stable set of sub-accounts (the platform answers sub-accounts of equal created_at in another order at every request, or the account kept changing)`,
+        );
       }
     }
   }
 
   /** One read of every page (see list). */
   private async readPass(filter: SubAccountFilter): Promise<Pass> {
-    const page = (body: PageRequest) => this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
+    const page = (body: PageRequest) =>
+      this.http.send({ op: OPERATIONS.listSubAccounts, body: { ...toWire(filter), ...body } });
     const first = (await this.firstPage(page)).answer;
     const answered = first.total;
     if (answered !== undefined && first.items.length >= answered && first.has_more !== true) return whole(first.items);
@@ -200,12 +210,20 @@ export class SubAccountsApi extends ApiGroup {
     let [returned, twice, last] = [size, false, first];
     for (let n = 2; more(last, n, size, total); n++) {
       const before = last;
-      const cursor = before.next === null || before.next === undefined || before.next === "" ? {} : { cursor: String(before.next) };
+      const cursor =
+        before.next === null || before.next === undefined || before.next === "" ? {} : { cursor: String(before.next) };
       last = await page({ page: n, page_size: size, ...cursor });
       if (last.total !== answered) return { kind: "torn", pages: n };
       // The page before again, item for item: the platform reads neither the page's number nor its cursor.
-      if (last.items.length > 0 && last.items.length === before.items.length && last.items.every((i, k) => i.token === before.items[k].token)) {
-        return { kind: "problem", problem: `page ${n} answered the items of page ${n - 1} again: the platform reads neither \`page\` nor \`cursor\`, so a list longer than one answer cannot be read (see docs/decisions.md)` };
+      if (
+        last.items.length > 0 &&
+        last.items.length === before.items.length &&
+        last.items.every((i, k) => i.token === before.items[k].token)
+      ) {
+        return {
+          kind: "problem",
+          problem: `page ${n} answered the items of page ${n - 1} again: the platform reads neither \`page\` nor \`cursor\`, so a list longer than one answer cannot be read (see docs/decisions.md)`,
+        };
       }
       returned += last.items.length;
       for (const i of last.items) twice ||= byToken.has(i.token);
@@ -235,7 +253,9 @@ export class SubAccountsApi extends ApiGroup {
 
   /** Creates `count` sub-accounts in one call; returns them with their new tokens. Never retried blindly. */
   async create(request: s.SubAccountCreateRequest): Promise<s.SubAccount[]> {
-    const res = await this.writes.counted(() => this.http.send({ op: OPERATIONS.createSubAccounts, body: toWire(request) }));
+    const res = await this.writes.counted(() =>
+      this.http.send({ op: OPERATIONS.createSubAccounts, body: toWire(request) }),
+    );
     return res.items.map((i) => fromWire(i));
   }
 
@@ -246,14 +266,33 @@ export class SubAccountsApi extends ApiGroup {
    */
   async edit(request: s.SubAccountEditRequest): Promise<void> {
     try {
-      await this.inParts(request.sks, (sks) => this.writes.counted(() => this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire({ ...request, sks }) })));
+      await this.inParts(request.sks, (sks) =>
+        this.writes.counted(() =>
+          this.http.send({ op: OPERATIONS.editSubAccounts, body: toWire({ ...request, sks }) }),
+        ),
+      );
     } catch (err) {
       if (!answerUnknown(err)) throw err;
       const byToken = new Map((await this.listedAfter(err, request.sks)).map((i) => [i.token, i]));
       const sent = (i: s.SubAccount | undefined) =>
-        i !== undefined && sameAlias(request.alias, i.alias, this.keptForms) && request.modelPricing.every((m) => i.modelPricing.some((l) => l.model === m.model && (l.pricingFactor === m.pricingFactor || (l.pricingFactor !== undefined && m.pricingFactor !== undefined && sameFactor(m.pricingFactor, l.pricingFactor, this.keptForms)))));
+        i !== undefined &&
+        sameAlias(request.alias, i.alias, this.keptForms) &&
+        request.modelPricing.every((m) =>
+          i.modelPricing.some(
+            (l) =>
+              l.model === m.model &&
+              (l.pricingFactor === m.pricingFactor ||
+                (l.pricingFactor !== undefined &&
+                  m.pricingFactor !== undefined &&
+                  sameFactor(m.pricingFactor, l.pricingFactor, this.keptForms))),
+          ),
+        );
       const stale = request.sks.filter((t) => !sent(byToken.get(t)));
-      if (stale.length > 0) throw new LlmAccountsError(`${err.message}; the sub-account list shows ${named(stale)} not edited`, { operation: err.operation, status: err.status });
+      if (stale.length > 0)
+        throw new LlmAccountsError(`${err.message}; the sub-account list shows ${named(stale)} not edited`, {
+          operation: err.operation,
+          status: err.status,
+        });
     }
   }
 
@@ -268,13 +307,18 @@ export class SubAccountsApi extends ApiGroup {
     } catch (looked) {
       if (!answerUnknown(err)) throw looked;
       const said = looked instanceof Error ? looked.message : String(looked);
-      throw new LlmAccountsError(`${err.message}; looking (the sub-account list) could not tell either: ${said}. Nothing was concluded of this write`, { operation: err.operation });
+      throw new LlmAccountsError(
+        `${err.message}; looking (the sub-account list) could not tell either: ${said}. Nothing was concluded of this write`,
+        { operation: err.operation },
+      );
     }
   }
 
   /** Deletes the listed sub-accounts (in parts of `sksCap`, once the platform stated one). */
   async delete(sks: readonly string[]): Promise<void> {
-    await this.inParts(sks, (part) => this.writes.counted(() => this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: part } })));
+    await this.inParts(sks, (part) =>
+      this.writes.counted(() => this.http.send({ op: OPERATIONS.deleteSubAccounts, body: { sks: part } })),
+    );
   }
 
   /**
@@ -333,14 +377,18 @@ function mergeTies(
   merged: { items: Map<string, WireSubAccount>; returned: number } | undefined,
   pass: { items: Map<string, WireSubAccount>; returned: number },
 ): { items: Map<string, WireSubAccount>; returned: number } {
-  if (merged === undefined || merged.returned !== pass.returned) return { items: new Map(pass.items), returned: pass.returned };
+  if (merged === undefined || merged.returned !== pass.returned)
+    return { items: new Map(pass.items), returned: pass.returned };
   for (const [t, i] of pass.items) merged.items.set(t, i);
   return merged;
 }
 
 /** A list that cannot be read whole: nothing is concluded from a partial one. */
 function listFailure(why: string): LlmAccountsError {
-  return new LlmAccountsError(`GET sub-account/list: ${why}: nothing was concluded from a partial list; run the command again`, { operation: "GET sub-account/list" });
+  return new LlmAccountsError(
+    `GET sub-account/list: ${why}: nothing was concluded from a partial list; run the command again`,
+    { operation: "GET sub-account/list" },
+  );
 }
 
 /** Tokens named masked in a message: the first five, and how many more. */

@@ -7,7 +7,15 @@ import { UsageError } from "../usageError.js";
 import { groupSubAccounts } from "./batchGroups.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
 import { readKeys } from "./keyReads.js";
-import { clientFromEnvironment, commandOptions, printable, readKeyList, readOptionFile, refusedCredential, usageText } from "./kit.js";
+import {
+  clientFromEnvironment,
+  commandOptions,
+  printable,
+  readKeyList,
+  readOptionFile,
+  refusedCredential,
+  usageText,
+} from "./kit.js";
 import { progressOn, type Progress, type ProgressTiming } from "./progress.js";
 
 /** What `llm-accounts audit` does, in one line. */
@@ -26,7 +34,8 @@ A stdout closed by its reader (| head) drops the rest of the output quietly, and
 `,
   {
     ok: "no mandatory finding (advisory ones are printed)",
-    failed: "the policy config or the key list cannot be read, the platform refused a credential, a listed key does not exist",
+    failed:
+      "the policy config or the key list cannot be read, the platform refused a credential, a listed key does not exist",
     findings: "a mandatory rule found something",
   },
 );
@@ -46,8 +55,15 @@ export interface AuditIo extends CommandIo {
  * commands' one reader of many keys (a bounded number at once, paced by the client's limiter: the platform's rate
  * limits are never tripped).
  */
-async function readLive(client: LlmAccountsClient, apiKeys: string[], now: number, progress: Progress): Promise<LiveAccount> {
-  const subAccounts = await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", PolicyConfigError));
+async function readLive(
+  client: LlmAccountsClient,
+  apiKeys: string[],
+  now: number,
+  progress: Progress,
+): Promise<LiveAccount> {
+  const subAccounts = await client.subAccounts
+    .list()
+    .catch((err: unknown) => refusedCredential(err, "accountKey", PolicyConfigError));
   const views = await readKeys(
     client,
     apiKeys,
@@ -65,7 +81,10 @@ async function readLive(client: LlmAccountsClient, apiKeys: string[], now: numbe
 
 /** The rules as the file of --policy-config sets them. */
 function configuredFrom(configFile: string | undefined): Configured[] {
-  if (!configFile) throw new UsageError("--policy-config FILE is required: the rules' levels and options (the JSON of --policy-pack-config)");
+  if (!configFile)
+    throw new UsageError(
+      "--policy-config FILE is required: the rules' levels and options (the JSON of --policy-pack-config)",
+    );
   let config: unknown;
   try {
     config = JSON.parse(readOptionFile("policy-config", configFile, PolicyConfigError));
@@ -98,7 +117,12 @@ interface AuditSummary {
 /** The findings as a table and a summary line on stdout. */
 function printFindings(findings: AuditFinding[], summary: AuditSummary, out: CommandIo["stdout"]): void {
   if (findings.length > 0) {
-    out.write(table([["OBJECT", "RULE", "LEVEL", "MESSAGE"], ...findings.map((f) => [f.object, f.rule, f.level, `${f.path} ${f.message}`].map(cell))]));
+    out.write(
+      table([
+        ["OBJECT", "RULE", "LEVEL", "MESSAGE"],
+        ...findings.map((f) => [f.object, f.rule, f.level, `${f.path} ${f.message}`].map(cell)),
+      ]),
+    );
   }
   const disabled = summary.disabled.length ? `; disabled: ${summary.disabled.join(", ")}` : "";
   out.write(
@@ -112,11 +136,19 @@ function printFindings(findings: AuditFinding[], summary: AuditSummary, out: Com
  * Resolves with the exit code: AUDIT_EXIT.mandatory when a mandatory rule found something.
  */
 export async function runAudit(args: string[], io: AuditIo): Promise<number> {
-  const values = commandOptions(args, { "policy-config": { type: "string" }, keys: { type: "string" }, json: { type: "boolean" }, quiet: { type: "boolean" } });
+  const values = commandOptions(args, {
+    "policy-config": { type: "string" },
+    keys: { type: "string" },
+    json: { type: "boolean" },
+    quiet: { type: "boolean" },
+  });
   const configured = configuredFrom(values["policy-config"]);
   const apiKeys = await readKeyList(values.keys, io.stdin, PolicyConfigError);
 
-  const progress = progressOn(io, "llm-accounts audit: read", "API key(s)", { quiet: values.quiet || values.json, timing: io.progress });
+  const progress = progressOn(io, "llm-accounts audit: read", "API key(s)", {
+    quiet: values.quiet || values.json,
+    timing: io.progress,
+  });
   const live = await readLive(clientFromEnvironment(io.env), apiKeys, (io.now ?? Date.now)(), progress);
   const findings = evaluate(configured, live);
 

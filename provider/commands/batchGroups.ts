@@ -10,7 +10,9 @@ export function batchGroupOf(s: Pick<SubAccount, "alias" | "modelPricing">): str
  * Sub-accounts grouped as `import` groups them (batchGroupOf), for `llm-accounts audit`: each group in id order,
  * groups ordered by their oldest member, so that the same account always groups the same way.
  */
-export function groupSubAccounts<S extends Pick<SubAccount, "id" | "alias" | "modelPricing">>(subAccounts: readonly S[]): S[][] {
+export function groupSubAccounts<S extends Pick<SubAccount, "id" | "alias" | "modelPricing">>(
+  subAccounts: readonly S[],
+): S[][] {
   const groups = new Map<string, S[]>();
   for (const s of [...subAccounts].sort((a, b) => compareIds(a.id, b.id))) {
     const id = batchGroupOf(s);

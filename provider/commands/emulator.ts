@@ -1,6 +1,15 @@
 import { HOUR_MS } from "../api/assumptions.js";
 import { SETTINGS } from "../client/settings.js";
-import { credentialProblem, FAULT_KINDS, MAX_CLOCK_OFFSET_HOURS, parseFaultSpec, READING_NAMES, startEmulator, type EmulatorOptions, type Reading } from "../emulator/index.js";
+import {
+  credentialProblem,
+  FAULT_KINDS,
+  MAX_CLOCK_OFFSET_HOURS,
+  parseFaultSpec,
+  READING_NAMES,
+  startEmulator,
+  type EmulatorOptions,
+  type Reading,
+} from "../emulator/index.js";
 import { UsageError } from "../usageError.js";
 import { EXIT, type Command, type CommandIo } from "./command.js";
 import { commandOptions, readOptionFile, usageText } from "./kit.js";
@@ -45,14 +54,16 @@ Logs go to stderr, one line per request. SIGINT or SIGTERM stops the emulator.`,
 function integer(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isInteger(n) || n < 0) throw new UsageError(`--${name}: "${value}" is not a whole number`);
+  if (value.trim() === "" || !Number.isInteger(n) || n < 0)
+    throw new UsageError(`--${name}: "${value}" is not a whole number`);
   return n;
 }
 
 function hours(value: string | undefined, name: string, max: number): number {
   if (value === undefined) return 0;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--${name}: "${value}" is not a number of hours`);
+  if (value.trim() === "" || !Number.isFinite(n))
+    throw new UsageError(`--${name}: "${value}" is not a number of hours`);
   if (Math.abs(n) > max) throw new UsageError(`--${name}: ${value} is more than ${max} hours (ten years) either way`);
   return n;
 }
@@ -63,13 +74,20 @@ function hours(value: string | undefined, name: string, max: number): number {
  * dropped (a file written by `echo` ends in a newline; no key holds a space); anything else that cannot be a key,
  * a second line included, is refused naming where it came from.
  */
-async function credential(which: "adminKey" | "accountKey", flag: string | undefined, file: string | undefined, io: Pick<CommandIo, "env" | "stderr">): Promise<string | undefined> {
+async function credential(
+  which: "adminKey" | "accountKey",
+  flag: string | undefined,
+  file: string | undefined,
+  io: Pick<CommandIo, "env" | "stderr">,
+): Promise<string | undefined> {
   const stderr = io.stderr;
   const option = which === "adminKey" ? "admin-key" : "account-key";
   let value: string | undefined;
   let source: string;
   if (flag !== undefined) {
-    stderr.write(`warning: --${option} is visible to every user of this machine (ps); use ${SETTINGS[which].env} or --${option}-file\n`);
+    stderr.write(
+      `warning: --${option} is visible to every user of this machine (ps); use ${SETTINGS[which].env} or --${option}-file\n`,
+    );
     [value, source] = [flag, `--${option}`];
   } else if (file !== undefined) {
     [value, source] = [readOptionFile(`${option}-file`, file, UsageError), `--${option}-file ${file}`];
@@ -99,9 +117,13 @@ async function emulatorOptions(args: string[], io: CommandIo): Promise<EmulatorO
     "clock-offset-hours": { type: "string" },
     reading: { type: "string", multiple: true },
   });
-  const readings = (values.reading ?? []).flatMap((r) => r.split(",")).map((r) => r.trim()).filter((r) => r !== "");
+  const readings = (values.reading ?? [])
+    .flatMap((r) => r.split(","))
+    .map((r) => r.trim())
+    .filter((r) => r !== "");
   const unknown = readings.find((r) => !(READING_NAMES as string[]).includes(r));
-  if (unknown !== undefined) throw new UsageError(`--reading: "${unknown}" is not a reading (${READING_NAMES.join(", ")})`);
+  if (unknown !== undefined)
+    throw new UsageError(`--reading: "${unknown}" is not a reading (${READING_NAMES.join(", ")})`);
   const rateWindowMs = integer(values["rate-window-ms"], "rate-window-ms", 60_000);
   if (rateWindowMs === 0) throw new UsageError("--rate-window-ms must be greater than 0");
   let faults;
@@ -147,7 +169,9 @@ export async function runEmulator(args: string[], io: CommandIo): Promise<number
     process.on("SIGINT", () => stop("SIGINT"));
     process.on("SIGTERM", () => stop("SIGTERM"));
   });
-  io.stdout.write(`${JSON.stringify({ baseUrl: emulator.baseUrl, adminKey: emulator.adminKey, accountKey: emulator.accountKey })}\n`);
+  io.stdout.write(
+    `${JSON.stringify({ baseUrl: emulator.baseUrl, adminKey: emulator.adminKey, accountKey: emulator.accountKey })}\n`,
+  );
   io.stderr.write(`emulator listening on ${emulator.baseUrl}\n`);
   return stopped;
 }

@@ -37,7 +37,8 @@ export const IMPORT_USAGE = usageText(
 `,
   {
     ok: "the program was written (and the keys stored, or what to run to store them printed)",
-    failed: "the platform refused a credential, a listed key does not exist, the folder or the stack refuses the program; nothing was written",
+    failed:
+      "the platform refused a credential, a listed key does not exist, the folder or the stack refuses the program; nothing was written",
   },
 );
 
@@ -67,17 +68,28 @@ function parseImportArgs(args: string[]): ImportArgs {
   });
   if (!values.out) throw new UsageError("--out DIR is required: the folder the program is written to");
   if (values.project !== undefined && !PROJECT_NAME.test(values.project)) {
-    throw new UsageError("--project: a project name has only letters, digits, '-', '_' and '.' (at most 100); nothing was written");
+    throw new UsageError(
+      "--project: a project name has only letters, digits, '-', '_' and '.' (at most 100); nothing was written",
+    );
   }
   if (values.stack !== undefined && !STACK_NAME.test(values.stack)) {
-    throw new UsageError("--stack: a stack name has only letters, digits, '-', '_' and '.' (optionally org/project/stack); nothing was written");
+    throw new UsageError(
+      "--stack: a stack name has only letters, digits, '-', '_' and '.' (optionally org/project/stack); nothing was written",
+    );
   }
-  if (values["into-state"] && values.stack === undefined) throw new UsageError("--into-state needs --stack NAME: the stack whose state the objects are written into; nothing was written");
+  if (values["into-state"] && values.stack === undefined)
+    throw new UsageError(
+      "--into-state needs --stack NAME: the stack whose state the objects are written into; nothing was written",
+    );
   const { keys, stack, project } = values;
-  const flags = { force: values.force ?? false, dropUnlisted: values["drop-unlisted"] ?? false, intoState: values["into-state"] ?? false, json: values.json ?? false };
+  const flags = {
+    force: values.force ?? false,
+    dropUnlisted: values["drop-unlisted"] ?? false,
+    intoState: values["into-state"] ?? false,
+    json: values.json ?? false,
+  };
   return { dir: resolve(values.out), keys, stack, project, ...flags, quiet: values.quiet ?? false };
 }
-
 
 /**
  * `llm-accounts import`: plans (reads the folder, the stack's state and the account: provider/import/plan.ts),
@@ -85,11 +97,16 @@ function parseImportArgs(args: string[]): ImportArgs {
  */
 export async function runImport(argv: string[], io: ImportIo): Promise<number> {
   const args = parseImportArgs(argv);
-  const progress = progressOn(io, "llm-accounts import: read", "API key(s)", { quiet: args.quiet || args.json, timing: io.progress });
+  const progress = progressOn(io, "llm-accounts import: read", "API key(s)", {
+    quiet: args.quiet || args.json,
+    timing: io.progress,
+  });
   const warn = (line: string): void => void io.stderr.write(`${line}\n`);
   const plan = await planImport(args, { stdin: io.stdin, env: io.env, source: io.source, progress, warn });
   const messages: string[] = [];
-  const out = args.json ? (line: string): void => void messages.push(line) : (line: string): void => void io.stdout.write(`${line}\n`);
+  const out = args.json
+    ? (line: string): void => void messages.push(line)
+    : (line: string): void => void io.stdout.write(`${line}\n`);
   writeFolder(plan);
   if (!args.json) reportWritten(plan, out);
   let adopted = true;

@@ -10,7 +10,12 @@ import type { Progress } from "./progress.js";
 export const KEY_READS_AT_ONCE = 32;
 
 /** Runs `read` over items with at most `width` at once, reporting each answer; answers in item order. */
-export async function pool<T, R>(items: readonly T[], width: number, read: (item: T, i: number) => Promise<R>, onAnswer: () => void = () => {}): Promise<R[]> {
+export async function pool<T, R>(
+  items: readonly T[],
+  width: number,
+  read: (item: T, i: number) => Promise<R>,
+  onAnswer: () => void = () => {},
+): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {

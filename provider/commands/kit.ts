@@ -22,7 +22,8 @@ export function commandOptions<const O extends ParseArgsOptionsConfig>(args: str
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    if (String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS")) throw new UsageError((err as Error).message);
+    if (String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS"))
+      throw new UsageError((err as Error).message);
     throw err;
   }
 }
@@ -59,7 +60,9 @@ const CREDENTIAL_NAMES = { adminKey: "admin key", accountKey: "main account key"
 /** Rethrows `err`; a 401 becomes the command's error naming the credential the platform refused and where it is set. */
 export function refusedCredential(err: unknown, which: keyof typeof CREDENTIAL_NAMES, Fail: CommandError): never {
   if (err instanceof AuthenticationError) {
-    throw new Fail(`the platform refused the ${CREDENTIAL_NAMES[which]} (${SETTINGS[which].env}) (401): check it, and the base URL (${err.message})`);
+    throw new Fail(
+      `the platform refused the ${CREDENTIAL_NAMES[which]} (${SETTINGS[which].env}) (401): check it, and the base URL (${err.message})`,
+    );
   }
   throw err;
 }
@@ -76,7 +79,9 @@ export function readOptionFile(flag: string, file: string, Fail: CommandError, w
   try {
     return readFileSync(file, "utf8");
   } catch (err) {
-    throw new Fail(`--${flag} ${file}: cannot read ${what} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new Fail(
+      `--${flag} ${file}: cannot read ${what} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
 }
 
@@ -103,7 +108,11 @@ export function parseKeyList(text: string, source: string): string[] {
 }
 
 /** The keys of `--keys SOURCE` (a file, or `-` for stdin); none without the option. */
-export async function readKeyList(source: string | undefined, stdin: NodeJS.ReadableStream, Fail: CommandError): Promise<string[]> {
+export async function readKeyList(
+  source: string | undefined,
+  stdin: NodeJS.ReadableStream,
+  Fail: CommandError,
+): Promise<string[]> {
   if (source === undefined) return [];
   if (source === "-") return parseKeyList(await readAll(stdin), "stdin");
   return parseKeyList(readOptionFile("keys", source, Fail, "the key file"), source);
@@ -118,5 +127,8 @@ const SHORT_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": 
  * terminal, nor reorder what it shows. Keys in it are masked by redact (api/redact.ts) first where they may be.
  */
 export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.replace(
+    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

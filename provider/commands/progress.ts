@@ -79,7 +79,8 @@ export function progressOn(
   return (done, total) => {
     counted = { done, total };
     const finished = done >= total;
-    if (!finished) stop ??= (options.timing?.repeat ?? repeatEvery)(() => due() && draw(now()), Math.max(everyMs, 1000));
+    if (!finished)
+      stop ??= (options.timing?.repeat ?? repeatEvery)(() => due() && draw(now()), Math.max(everyMs, 1000));
     else stop?.();
     if (finished ? shown : due()) draw(now());
   };

@@ -24,7 +24,11 @@ export interface PulumiOptions {
 export function runPulumi(args: string[], options: PulumiOptions = {}): Promise<PulumiRun | null> {
   const stdin = options.stdin ?? "";
   return new Promise((done, fail) => {
-    const child = spawn("pulumi", [...args, "--non-interactive"], { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("pulumi", [...args, "--non-interactive"], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const out: Buffer[] = [];
     let stderr = "";
     let unread = false;

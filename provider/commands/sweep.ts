@@ -82,18 +82,38 @@ function sweepOptions(args: string[]): SweepOptions {
   const prefixes = values.prefix ?? [];
   const any = values["any-alias"] === true;
   if (any && prefixes.length > 0) throw new UsageError("--prefix and --any-alias exclude each other");
-  if (!any && prefixes.length === 0) throw new UsageError("--prefix P is required (the alias prefix of the test objects), or --any-alias on a throwaway account");
+  if (!any && prefixes.length === 0)
+    throw new UsageError(
+      "--prefix P is required (the alias prefix of the test objects), or --any-alias on a throwaway account",
+    );
   const empty = prefixes.findIndex((p) => p.trim() === "");
-  if (empty >= 0) throw new UsageError(`--prefix ${empty + 1}: an empty prefix matches every alias; say --any-alias if that is meant`);
-  return { prefixes, any, keys: values.keys, yes: values.yes === true, json: values.json === true, quiet: values.quiet === true };
+  if (empty >= 0)
+    throw new UsageError(
+      `--prefix ${empty + 1}: an empty prefix matches every alias; say --any-alias if that is meant`,
+    );
+  return {
+    prefixes,
+    any,
+    keys: values.keys,
+    yes: values.yes === true,
+    json: values.json === true,
+    quiet: values.quiet === true,
+  };
 }
 
 /**
  * The sub-accounts (one list) and the listed keys (one get each, through the commands' one reader of many keys)
  * whose alias matches; keys already gone are counted.
  */
-async function findLeftovers(client: LlmAccountsClient, keyList: string[], matches: (alias: string) => boolean, progress: Progress) {
-  const subAccounts = (await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", Error))).filter((s) => matches(s.alias));
+async function findLeftovers(
+  client: LlmAccountsClient,
+  keyList: string[],
+  matches: (alias: string) => boolean,
+  progress: Progress,
+) {
+  const subAccounts = (
+    await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", Error))
+  ).filter((s) => matches(s.alias));
   let keysGone = 0;
   const answers = await readKeys(
     client,
@@ -123,7 +143,8 @@ async function findLeftovers(client: LlmAccountsClient, keyList: string[], match
  */
 async function deleteFound(client: LlmAccountsClient, tokens: string[], keys: string[]): Promise<void> {
   const parts: Promise<void>[] = [];
-  for (let i = 0; i < tokens.length; i += SUB_ACCOUNT_MAX_SKS) parts.push(deleteTokens(client.subAccounts, tokens.slice(i, i + SUB_ACCOUNT_MAX_SKS)));
+  for (let i = 0; i < tokens.length; i += SUB_ACCOUNT_MAX_SKS)
+    parts.push(deleteTokens(client.subAccounts, tokens.slice(i, i + SUB_ACCOUNT_MAX_SKS)));
   const coalescer = new DeleteCoalescer(client.apiKeys);
   parts.push(...keys.map((k) => coalescer.delete(k)));
   const failed = (await Promise.allSettled(parts)).find((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -131,12 +152,23 @@ async function deleteFound(client: LlmAccountsClient, tokens: string[], keys: st
 }
 
 /** The report's lines: one per object found, then what was found or deleted. */
-function printReport(report: SweepReport, counts: { subAccounts: number; keys: number; listed: number }, out: CommandIo["stdout"]): void {
-  for (const o of report.found) out.write(`${o.kind === "api-key" ? "API key    " : `sub-account ${o.id}`}  ${o.hint}  alias ${printable(JSON.stringify(o.alias))}\n`);
+function printReport(
+  report: SweepReport,
+  counts: { subAccounts: number; keys: number; listed: number },
+  out: CommandIo["stdout"],
+): void {
+  for (const o of report.found)
+    out.write(
+      `${o.kind === "api-key" ? "API key    " : `sub-account ${o.id}`}  ${o.hint}  alias ${printable(JSON.stringify(o.alias))}\n`,
+    );
   const gone = report.keysGone ? ` (${report.keysGone} already gone)` : "";
   const what = `${counts.subAccounts} sub-account(s) and ${counts.keys} API key(s) of ${counts.listed} listed${gone}`;
-  const scope = report.prefixes === "any" ? "of any alias" : `with alias prefix ${report.prefixes.map((p) => JSON.stringify(redact(p))).join(", ")}`;
-  if (report.found.length === 0) out.write(`Nothing to sweep ${scope}: 0 sub-accounts, 0 API keys of ${counts.listed} listed${gone}.\n`);
+  const scope =
+    report.prefixes === "any"
+      ? "of any alias"
+      : `with alias prefix ${report.prefixes.map((p) => JSON.stringify(redact(p))).join(", ")}`;
+  if (report.found.length === 0)
+    out.write(`Nothing to sweep ${scope}: 0 sub-accounts, 0 API keys of ${counts.listed} listed${gone}.\n`);
   else if (report.deleted) out.write(`Deleted ${what} ${scope}.\n`);
   else out.write(`Found ${what} ${scope}. Dry run: nothing deleted; run again with --yes to delete them.\n`);
 }
@@ -152,14 +184,27 @@ export async function runSweep(args: string[], io: SweepIo): Promise<number> {
   const keyList = await readKeyList(options.keys, io.stdin, UsageError);
 
   const client = clientFromEnvironment(io.env);
-  const progress = progressOn(io, "llm-accounts sweep: read", "API key(s)", { quiet: options.quiet || options.json, timing: io.progress });
+  const progress = progressOn(io, "llm-accounts sweep: read", "API key(s)", {
+    quiet: options.quiet || options.json,
+    timing: io.progress,
+  });
   const { subAccounts, keys, keysGone } = await findLeftovers(client, keyList, matches, progress);
   const found: SweptObject[] = [
-    ...subAccounts.map((s) => ({ kind: "sub-account" as const, alias: redact(s.alias), hint: maskKey(s.token), id: s.id })),
+    ...subAccounts.map((s) => ({
+      kind: "sub-account" as const,
+      alias: redact(s.alias),
+      hint: maskKey(s.token),
+      id: s.id,
+    })),
     ...keys.map((k) => ({ kind: "api-key" as const, alias: redact(k.alias), hint: maskKey(k.key) })),
   ];
   const deleting = options.yes && found.length > 0;
-  if (deleting) await deleteFound(client, subAccounts.map((s) => s.token), keys.map((k) => k.key));
+  if (deleting)
+    await deleteFound(
+      client,
+      subAccounts.map((s) => s.token),
+      keys.map((k) => k.key),
+    );
 
   const report: SweepReport = { prefixes: options.any ? "any" : options.prefixes, deleted: deleting, found, keysGone };
   if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

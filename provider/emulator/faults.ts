@@ -65,8 +65,10 @@ export function checkFaultSpec(spec: FaultSpec): FaultSpec {
   };
   if (!FAULT_KINDS.includes(String(spec.kind) as FaultKind)) fail(`kind must be one of ${FAULT_KINDS.join(", ")}`);
   if (spec.rate !== undefined && !(spec.rate >= 0 && spec.rate <= 1)) fail("rate must be between 0 and 1");
-  if (spec.count !== undefined && !(Number.isInteger(spec.count) && spec.count >= 0)) fail("count must be a whole number, 0 or more");
-  if (spec.after !== undefined && !(Number.isInteger(spec.after) && spec.after >= 0)) fail("after must be a whole number, 0 or more");
+  if (spec.count !== undefined && !(Number.isInteger(spec.count) && spec.count >= 0))
+    fail("count must be a whole number, 0 or more");
+  if (spec.after !== undefined && !(Number.isInteger(spec.after) && spec.after >= 0))
+    fail("after must be a whole number, 0 or more");
   if (spec.ms !== undefined && !(Number.isFinite(spec.ms) && spec.ms >= 0)) fail("ms must be 0 or more");
   for (const op of spec.ops ?? []) if (!OPERATION_NAMES.has(op)) fail(`ops: unknown operation "${op}"`);
   return { ...spec, kind: String(spec.kind) as FaultKind, ops: spec.ops && [...spec.ops] };
@@ -80,7 +82,8 @@ function parseBoolean(value: string, field: string): boolean {
 
 function parseNumber(value: string, field: string): number {
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n)) throw new TypeError(`fault option ${field}: "${value}" is not a number`);
+  if (value.trim() === "" || !Number.isFinite(n))
+    throw new TypeError(`fault option ${field}: "${value}" is not a number`);
   return n;
 }
 
@@ -184,9 +187,11 @@ export function withWrongTypes(body: unknown): unknown {
 }
 
 /** The page a `maintenance` fault sends, as HTTP 200 `text/html`. */
-export const MAINTENANCE_PAGE = "<!DOCTYPE html><html><head><title>Down for maintenance</title></head><body><h1>We'll be back soon</h1></body></html>";
+export const MAINTENANCE_PAGE =
+  "<!DOCTYPE html><html><head><title>Down for maintenance</title></head><body><h1>We'll be back soon</h1></body></html>";
 /** The page a `gateway-404` fault sends, as HTTP 404 `text/html`. */
-export const GATEWAY_404_PAGE = "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>";
+export const GATEWAY_404_PAGE =
+  "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>";
 
 /** The body a `malformed` fault sends: looks like the start of JSON, is not JSON. */
 export const MALFORMED_BODY = '{"error": <html>Bad Gateway</html>';

@@ -25,7 +25,10 @@ export const PLATFORM_ONLY_RESTRICTIONS: readonly string[] = ["hours"];
  * The fields this platform has inside a part, beyond those the spec shows (`spend_limit.daily`, set in the console
  * beside `monthly`), and those of its own `hours`: taken back by create and edit like the rest.
  */
-const PLATFORM_FIELDS: Readonly<Record<string, readonly string[]>> = { spend_limit: ["daily"], hours: ["from", "to", "zone", "days"] };
+const PLATFORM_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  spend_limit: ["daily"],
+  hours: ["from", "to", "zone", "days"],
+};
 /** A field the console stamps on a restriction it sets and the API refuses as input (`hours.updated_at`). */
 const READ_ONLY_FIELD = "updated_at";
 
@@ -33,7 +36,9 @@ const READ_ONLY_FIELD = "updated_at";
  * A security config as a create or edit sent it, refused (400, naming every one) when it holds parts or fields this
  * platform does not have, or a read-only field (`security_config.hours.updated_at: read-only`).
  */
-function restrictionsOf(config: ApiKeyRecord["security_config"] | undefined): ApiKeyRecord["security_config"] | undefined {
+function restrictionsOf(
+  config: ApiKeyRecord["security_config"] | undefined,
+): ApiKeyRecord["security_config"] | undefined {
   const unknown: string[] = [];
   for (const [name, part] of Object.entries(config ?? {})) {
     if (!KNOWN_SECURITY_PARTS.includes(name) && !PLATFORM_ONLY_RESTRICTIONS.includes(name)) unknown.push(name);
@@ -45,7 +50,8 @@ function restrictionsOf(config: ApiKeyRecord["security_config"] | undefined): Ap
       }
     }
   }
-  if (unknown.length > 0) throw invalidField(["security_config"], `not restrictions this platform has: ${unknown.join(", ")}`);
+  if (unknown.length > 0)
+    throw invalidField(["security_config"], `not restrictions this platform has: ${unknown.join(", ")}`);
   return config;
 }
 
@@ -58,7 +64,10 @@ function view({ key: _key, ...rest }: ApiKeyRecord): Omit<ApiKeyRecord, "key"> {
  * The first entry of a batch that fails: unknown, or listed a second time (the second delete of the same key
  * would find nothing). Batches are all-or-nothing, so the caller rejects the whole batch on it.
  */
-function firstBad(items: readonly string[], exists: (item: string) => boolean): { item: string; problem: string } | undefined {
+function firstBad(
+  items: readonly string[],
+  exists: (item: string) => boolean,
+): { item: string; problem: string } | undefined {
   const seen = new Set<string>();
   for (const item of items) {
     if (!exists(item)) return { item, problem: "does not exist" };
@@ -125,7 +134,8 @@ function apiKeyHandlers(state: EmulatorState, limits: ListBehaviour): Pick<Handl
     },
 
     getApiKey: (r) => {
-      if (limits.lag && !limits.lag.shows(r.key)) throw notFound("key_not_found", `key ${maskKey(r.key)} does not exist`);
+      if (limits.lag && !limits.lag.shows(r.key))
+        throw notFound("key_not_found", `key ${maskKey(r.key)} does not exist`);
       return view(existingKey(state, r.key));
     },
 
@@ -144,7 +154,12 @@ function apiKeyHandlers(state: EmulatorState, limits: ListBehaviour): Pick<Handl
       const bad = firstBad(r.keys, (k) => state.hasKey(k));
       if (bad) throw notFound("key_not_found", `key ${maskKey(bad.item)} ${bad.problem}; nothing was deleted`);
       const locked = state.lockedAmong(r.keys);
-      if (locked) throw new ErrorAnswer(400, "key_in_use", `${locked.named ? `key ${maskKey(locked.key)} is` : "a key of the request is"} in use; nothing was deleted`);
+      if (locked)
+        throw new ErrorAnswer(
+          400,
+          "key_in_use",
+          `${locked.named ? `key ${maskKey(locked.key)} is` : "a key of the request is"} in use; nothing was deleted`,
+        );
       return { deleted: state.deleteKeys(r.keys) };
     },
   };
@@ -188,7 +203,11 @@ function subAccountHandlers(state: EmulatorState, limits: ListBehaviour): Pick<H
       const page = q.page ?? 1;
       const pageSize = q.page_size ?? SUB_ACCOUNT_PAGE_SIZE;
       const matching = (limits.order ?? ((l) => l))(state.listSubAccounts())
-        .filter((s) => (q.alias === undefined || (limits.aliasMatches ?? Object.is)(q.alias, s.alias)) && (q.sk === undefined || s.token === q.sk))
+        .filter(
+          (s) =>
+            (q.alias === undefined || (limits.aliasMatches ?? Object.is)(q.alias, s.alias)) &&
+            (q.sk === undefined || s.token === q.sk),
+        )
         .filter((s) => limits.lag?.shows(s.token) ?? true);
       const size = Math.min(pageSize === -1 ? Infinity : pageSize, limits.subAccountListCap ?? Infinity);
       const items = size === Infinity ? matching : matching.slice((page - 1) * size, page * size);
@@ -212,16 +231,20 @@ function subAccountHandlers(state: EmulatorState, limits: ListBehaviour): Pick<H
 
     editSubAccounts: (r) => {
       const missing = r.sks.find((sk) => !state.hasSubAccount(sk));
-      if (missing) throw notFound("sub_account_not_found", `sub-account ${maskKey(missing)} does not exist; nothing was changed`);
+      if (missing)
+        throw notFound("sub_account_not_found", `sub-account ${maskKey(missing)} does not exist; nothing was changed`);
       const sent = convertModelPricing(r.model_pricing);
       if (!limits.mergesPricing) state.editSubAccounts(r.sks, r.alias, sent);
-      else for (const sk of new Set(r.sks)) state.editSubAccounts([sk], r.alias, mergedPricing(state.getSubAccount(sk)!.model_pricing, sent));
+      else
+        for (const sk of new Set(r.sks))
+          state.editSubAccounts([sk], r.alias, mergedPricing(state.getSubAccount(sk)!.model_pricing, sent));
       return { success: true };
     },
 
     deleteSubAccounts: (r) => {
       const bad = firstBad(r.sks, (sk) => state.hasSubAccount(sk));
-      if (bad) throw notFound("sub_account_not_found", `sub-account ${maskKey(bad.item)} ${bad.problem}; nothing was deleted`);
+      if (bad)
+        throw notFound("sub_account_not_found", `sub-account ${maskKey(bad.item)} ${bad.problem}; nothing was deleted`);
       state.deleteSubAccounts(r.sks);
       return { success: true };
     },
@@ -229,7 +252,11 @@ function subAccountHandlers(state: EmulatorState, limits: ListBehaviour): Pick<H
 }
 
 /** The operations' behaviour over a state; `clock` gives "today" for the usage summary. */
-export function createHandlers(state: EmulatorState, clock: () => number = Date.now, limits: ListBehaviour = {}): Handlers {
+export function createHandlers(
+  state: EmulatorState,
+  clock: () => number = Date.now,
+  limits: ListBehaviour = {},
+): Handlers {
   return {
     ...apiKeyHandlers(state, limits),
     balance: () => ({ balance: state.balance() }),

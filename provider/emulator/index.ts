@@ -97,14 +97,20 @@ function checkOptions(options: EmulatorOptions): void {
     const problem = value === undefined ? undefined : credentialProblem(which, value);
     if (problem) throw new TypeError(`${which} ${problem}`);
   }
-  if (options.requestLogSize !== undefined && !(Number.isInteger(options.requestLogSize) && options.requestLogSize > 0)) {
+  if (
+    options.requestLogSize !== undefined &&
+    !(Number.isInteger(options.requestLogSize) && options.requestLogSize > 0)
+  ) {
     throw new TypeError("requestLogSize must be a whole number greater than 0");
   }
   if (rateWindowMs !== undefined && !(Number.isFinite(rateWindowMs) && rateWindowMs > 0)) {
     throw new TypeError("rateWindowMs must be a number greater than 0");
   }
   checkClockOffset(options.clockOffsetMs);
-  if (options.lateVisibilityMs !== undefined && !(Number.isFinite(options.lateVisibilityMs) && options.lateVisibilityMs >= 0)) {
+  if (
+    options.lateVisibilityMs !== undefined &&
+    !(Number.isFinite(options.lateVisibilityMs) && options.lateVisibilityMs >= 0)
+  ) {
     throw new TypeError("lateVisibilityMs must be a number of milliseconds, 0 or more");
   }
 }
@@ -117,7 +123,9 @@ export const MAX_CLOCK_OFFSET_HOURS = 10 * 365 * 24;
 
 function checkClockOffset(ms: number | undefined): void {
   if (ms !== undefined && !(Number.isFinite(ms) && Math.abs(ms) <= MAX_CLOCK_OFFSET_HOURS * HOUR_MS)) {
-    throw new TypeError(`clockOffsetMs must be a number of milliseconds between -${MAX_CLOCK_OFFSET_HOURS} and ${MAX_CLOCK_OFFSET_HOURS} hours`);
+    throw new TypeError(
+      `clockOffsetMs must be a number of milliseconds between -${MAX_CLOCK_OFFSET_HOURS} and ${MAX_CLOCK_OFFSET_HOURS} hours`,
+    );
   }
 }
 
@@ -160,7 +168,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const clock = () => base() + offset;
   const rateWindowMs = options.rateWindowMs ?? MINUTE_MS;
   const state = await openState(options, clock);
-  const readings = new Readings(options.readings, (op, item) => (op === "api-key/delete" ? state.hasKey(item) : state.hasSubAccount(item)));
+  const readings = new Readings(options.readings, (op, item) =>
+    op === "api-key/delete" ? state.hasKey(item) : state.hasSubAccount(item),
+  );
   if (readings.has("unprefixed-keys")) state.issueKey = () => randomToken(UNPREFIXED_KEY_LENGTH);
   const listBehaviour: ListBehaviour = {
     subAccountListCap: options.subAccountListCap ?? readings.listCap,

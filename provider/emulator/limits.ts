@@ -5,13 +5,19 @@ import { DEFAULT_RATE_LIMITS, MINUTE_MS, type RateLimit } from "../api/assumptio
 export type RateLimitOverrides = Partial<Record<string, RateLimit[]>>;
 
 /** The limits in force: the defaults of spec 8 with overrides, every window scaled by `rateWindowMs / 1 minute`. */
-export function effectiveLimits(overrides: RateLimitOverrides | false | undefined, rateWindowMs: number): Record<string, RateLimit[]> {
+export function effectiveLimits(
+  overrides: RateLimitOverrides | false | undefined,
+  rateWindowMs: number,
+): Record<string, RateLimit[]> {
   if (overrides === false) return {};
   const scale = rateWindowMs / MINUTE_MS;
   const merged: Record<string, RateLimit[]> = { ...DEFAULT_RATE_LIMITS };
   for (const [name, limits] of Object.entries(overrides ?? {})) if (limits) merged[name] = limits;
   return Object.fromEntries(
-    Object.entries(merged).map(([name, limits]) => [name, limits.map((l) => ({ limit: l.limit, windowMs: l.windowMs * scale }))]),
+    Object.entries(merged).map(([name, limits]) => [
+      name,
+      limits.map((l) => ({ limit: l.limit, windowMs: l.windowMs * scale })),
+    ]),
   );
 }
 

@@ -1,7 +1,15 @@
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import { AccountKeySchema, AdminKeySchema, DecimalStringSchema, KeySchema, SecurityConfigRequestSchema, SubAccountSchema, TimestampSchema } from "../api/schemas/index.js";
+import {
+  AccountKeySchema,
+  AdminKeySchema,
+  DecimalStringSchema,
+  KeySchema,
+  SecurityConfigRequestSchema,
+  SubAccountSchema,
+  TimestampSchema,
+} from "../api/schemas/index.js";
 import { randomToken } from "./random.js";
 
 /** A sub-account as the emulator keeps it: every field of spec 2.5, which the client reads tolerantly, present. */
@@ -68,10 +76,22 @@ function inconsistencies(snapshot: Omit<StateSnapshot, "version">): Issue[] {
   });
   const past = (field: "next_sub_account_id" | "next_user_id", used: number[], what: string) => {
     const highest = used.reduce((a, b) => Math.max(a, b), 0);
-    if (snapshot[field] <= highest) issues.push({ path: [field], message: `must be above the highest ${what} in use (${highest}), or a new sub-account reuses it` });
+    if (snapshot[field] <= highest)
+      issues.push({
+        path: [field],
+        message: `must be above the highest ${what} in use (${highest}), or a new sub-account reuses it`,
+      });
   };
-  past("next_sub_account_id", snapshot.sub_accounts.map((sub) => sub.id), "id");
-  past("next_user_id", snapshot.sub_accounts.map((sub) => sub.user_id), "user id");
+  past(
+    "next_sub_account_id",
+    snapshot.sub_accounts.map((sub) => sub.id),
+    "id",
+  );
+  past(
+    "next_user_id",
+    snapshot.sub_accounts.map((sub) => sub.user_id),
+    "user id",
+  );
   return issues;
 }
 
@@ -110,7 +130,9 @@ export class StateFile {
     const parsed = StateSnapshotSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new Error(`state file ${this.path} is not an emulator state: ${issue.path.join(".") || "(whole file)"}: ${issue.message}`);
+      throw new Error(
+        `state file ${this.path} is not an emulator state: ${issue.path.join(".") || "(whole file)"}: ${issue.message}`,
+      );
     }
     return parsed.data;
   }

@@ -11,47 +11,69 @@ import { ErrorAnswer } from "./errors.js";
 
 /** Every reading the emulator can play, with what it changes. */
 export const READINGS = {
-  "extra-fields": "every answer carries fields the spec does not list, at every depth (inside security_config.ip, each sub-account, each model pricing entry)",
-  "other-forms": "decimals as JSON numbers, ids and counts as strings of digits, timestamps without an offset and with a space (`2026-11-25 21:00:00`, UTC)",
-  "terse-writes": "writes confirm with {success: true} or {} instead of the fields the spec shows (status without `enabled`, delete without `deleted`, a create without `success`)",
-  "refusals-200": "the sub-account group refuses with HTTP 200 and {success: false, code, message} (the spec's own answer shape), a rate limit included",
+  "extra-fields":
+    "every answer carries fields the spec does not list, at every depth (inside security_config.ip, each sub-account, each model pricing entry)",
+  "other-forms":
+    "decimals as JSON numbers, ids and counts as strings of digits, timestamps without an offset and with a space (`2026-11-25 21:00:00`, UTC)",
+  "terse-writes":
+    "writes confirm with {success: true} or {} instead of the fields the spec shows (status without `enabled`, delete without `deleted`, a create without `success`)",
+  "refusals-200":
+    "the sub-account group refuses with HTTP 200 and {success: false, code, message} (the spec's own answer shape), a rate limit included",
   "bare-errors": "error bodies are {code, message} without the `error` wrapper",
-  envelope: "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 with a non-zero code (authentication excepted)",
-  "list-no-total": "the sub-account list answers without `total` and with `page_size` in place of `pageSize`, at most 7 sub-accounts an answer",
+  envelope:
+    "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 with a non-zero code (authentication excepted)",
+  "list-no-total":
+    "the sub-account list answers without `total` and with `page_size` in place of `pageSize`, at most 7 sub-accounts an answer",
   "list-all-refused": "the sub-account list refuses page_size=-1 (400) and pages by 10, at most 100 a page",
   "alias-filter-prefix": "the sub-account list's alias filter matches every alias that begins with it",
   "short-aliases": "aliases are capped at 32 characters",
   "restricted-aliases": "aliases hold only letters, digits, -, _, . and spaces",
   "usage-cursor": "the usage summary reads its further-page token from the request field `cursor` (and ignores `page`)",
   "small-count-cap": "a sub-account create makes at most 20 (a larger `count` is refused with a 400 naming it)",
-  "transient-200": "the first 2 requests of each operation are answered HTTP 200 {success: false, message} saying the system is busy, in English then in Chinese, and processed nothing; later ones as usual",
-  "idempotent-deletes": "a delete of API keys or sub-accounts that do not exist succeeds ({deleted: 0}, {success: true}); those that exist among others are deleted",
-  "envelope-no-data": "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 {code, message} with no `data` (authentication excepted)",
-  "snowflake-ids": "sub-account ids are 19-digit snowflakes: `id` a JSON number beyond 2^53 (ids a few apart round to the same float), `user_id` a string of 19 digits",
-  "total-unfiltered": "the sub-account list's `total` counts every sub-account of the account, whatever the `alias` and `sk` filters",
-  "no-content": "writes with nothing to return (api-key status and delete, sub-account edit and delete) answer 204 No Content, without a body",
-  "masked-tokens": "the sub-account list answers each token masked (`sk-...abcd`); the create's answer still holds them whole",
-  redirects: "every request is answered 308 Permanent Redirect to the same path at another origin (an API that moved), nothing processed",
-  "gone-400": "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
+  "transient-200":
+    "the first 2 requests of each operation are answered HTTP 200 {success: false, message} saying the system is busy, in English then in Chinese, and processed nothing; later ones as usual",
+  "idempotent-deletes":
+    "a delete of API keys or sub-accounts that do not exist succeeds ({deleted: 0}, {success: true}); those that exist among others are deleted",
+  "envelope-no-data":
+    "every answer is wrapped as {code: 0, message, data}; a refusal is HTTP 200 {code, message} with no `data` (authentication excepted)",
+  "snowflake-ids":
+    "sub-account ids are 19-digit snowflakes: `id` a JSON number beyond 2^53 (ids a few apart round to the same float), `user_id` a string of 19 digits",
+  "total-unfiltered":
+    "the sub-account list's `total` counts every sub-account of the account, whatever the `alias` and `sk` filters",
+  "no-content":
+    "writes with nothing to return (api-key status and delete, sub-account edit and delete) answer 204 No Content, without a body",
+  "masked-tokens":
+    "the sub-account list answers each token masked (`sk-...abcd`); the create's answer still holds them whole",
+  redirects:
+    "every request is answered 308 Permanent Redirect to the same path at another origin (an API that moved), nothing processed",
+  "gone-400":
+    "an unknown key or sub-account token is refused with 400 `invalid_key` / `invalid_token`, not 404: get, edit and status of a deleted key, a key or sub-account batch delete naming one (rejected as a whole), a sub-account edit naming one",
   "gateway-timeout-after-write":
     "the first write of each kind that succeeds (sub-account create, edit and delete; key edit, status and delete) is done, then a gateway answers 504 in HTML: the answer is lost, not the write",
-  "sks-cap": "a sub-account edit or delete names at most 4 sub-account keys (more is refused with a 400 naming `sks` and the number)",
-  "normalised-values": "a key's IP allow-list is kept and answered as ranges: an address as `1.2.3.4/32` (`/128` for IPv6)",
+  "sks-cap":
+    "a sub-account edit or delete names at most 4 sub-account keys (more is refused with a 400 naming `sks` and the number)",
+  "normalised-values":
+    "a key's IP allow-list is kept and answered as ranges: an address as `1.2.3.4/32` (`/128` for IPv6)",
   "lowercase-aliases":
     "every alias written (key create and edit, sub-account create and edit) is kept and answered lower-cased (`Team-A` as `team-a`), without a refusal; the sub-account list's alias filter matches whatever the case",
-  "cut-aliases": "every alias written longer than 32 characters is kept and answered cut to its first 32, without a refusal (short-aliases refuses it instead)",
-  "rounded-factors": "every sub-account pricing_factor written (create and edit) is kept and answered rounded to 2 decimals (`1.2345` as `1.23`), without a refusal",
+  "cut-aliases":
+    "every alias written longer than 32 characters is kept and answered cut to its first 32, without a refusal (short-aliases refuses it instead)",
+  "rounded-factors":
+    "every sub-account pricing_factor written (create and edit) is kept and answered rounded to 2 decimals (`1.2345` as `1.23`), without a refusal",
   "merged-pricing":
     "a sub-account edit merges the model_pricing it sends into what each sub-account holds: the models it lists are set, the others are kept, so no edit removes a model (a create sets exactly what it sends)",
-  "unprefixed-keys": "API keys and sub-account tokens are issued as 48 letters and digits without `sk-` (one-api keeps them so)",
+  "unprefixed-keys":
+    "API keys and sub-account tokens are issued as 48 letters and digits without `sk-` (one-api keeps them so)",
   "one-api":
-    "one-api's envelope: every answer is {success: true, message: \"\", data}; a refusal is HTTP 200 {success: false, message} in Chinese, an authentication failure the same shape with HTTP 401; sub-account ids are 19-digit strings",
-  "masked-forms": "the sub-account list answers each token masked in another form than the package's, in turn `sk-abcd****wxyz`, `****` and `sk-…wxyz`; the create's answer still holds them whole",
+    'one-api\'s envelope: every answer is {success: true, message: "", data}; a refusal is HTTP 200 {success: false, message} in Chinese, an authentication failure the same shape with HTTP 401; sub-account ids are 19-digit strings',
+  "masked-forms":
+    "the sub-account list answers each token masked in another form than the package's, in turn `sk-abcd****wxyz`, `****` and `sk-…wxyz`; the create's answer still holds them whole",
   "list-cursor":
     "the sub-account list pages by cursor: {items, has_more, next} without `total`, at most 7 sub-accounts an answer (page_size=-1 included), a further page asked for by sending `next` back as `cursor` (`page` ignored)",
   "unstable-ties":
     "the sub-account list refuses page_size=-1 (400) and answers at most 5 a page, by offset; sub-accounts of equal created_at (those of one create) come in another order at every request",
-  "filters-ignored": "the sub-account list ignores its `alias` and `sk` filters: every answer lists the whole account (filter on the client's side)",
+  "filters-ignored":
+    "the sub-account list ignores its `alias` and `sk` filters: every answer lists the whole account (filter on the client's side)",
 } as const;
 
 /** Readings that are forms of one thing (an envelope, a mask): a platform plays at most one of each set. */
@@ -95,9 +117,17 @@ export const ONE_API_UNAUTHORISED = "无权进行此操作，令牌无效";
 /** The cap of `sks-cap`. */
 export const SKS_CAP = 4;
 /** The writes `gateway-timeout-after-write` answers 504 once (a key create is not among them: nothing could find the key it made). */
-const GATEWAY_LOST_OPS = new Set(["sub-account/create", "sub-account/edit", "sub-account/delete", "api-key/edit", "api-key/status", "api-key/delete"]);
+const GATEWAY_LOST_OPS = new Set([
+  "sub-account/create",
+  "sub-account/edit",
+  "sub-account/delete",
+  "api-key/edit",
+  "api-key/status",
+  "api-key/delete",
+]);
 /** What a gateway answers when the server behind it took too long: HTML, not the platform's JSON. */
-export const GATEWAY_TIMEOUT_BODY = "<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center></body></html>";
+export const GATEWAY_TIMEOUT_BODY =
+  "<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center></body></html>";
 /** The request field `usage-cursor` reads. */
 export const USAGE_CURSOR_FIELD = "cursor";
 
@@ -134,10 +164,14 @@ export class Readings {
     /** Whether a key (api-key/delete) or token (sub-account/delete) exists: `idempotent-deletes` deletes only those. */
     private readonly exists: (op: string, item: string) => boolean = () => true,
   ) {
-    for (const r of readings) if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
+    for (const r of readings)
+      if (!(r in READINGS)) throw new TypeError(`unknown reading "${r}" (${READING_NAMES.join(", ")})`);
     for (const forms of ONE_OF) {
       const played = readings.filter((r) => forms.includes(r));
-      if (played.length > 1) throw new TypeError(`${played.join(" and ")} are forms of one ${forms === ONE_OF[0] ? "envelope" : "mask"}: play one of them`);
+      if (played.length > 1)
+        throw new TypeError(
+          `${played.join(" and ")} are forms of one ${forms === ONE_OF[0] ? "envelope" : "mask"}: play one of them`,
+        );
     }
     this.on = new Set(readings);
   }
@@ -149,12 +183,20 @@ export class Readings {
 
   /** The request's input as the handlers should see it (the usage cursor moved to the emulator's own paging field). */
   input(op: string, input: unknown): unknown {
-    if ((op === "api-key/create" || op === "api-key/edit") && this.has("normalised-values") && isObject(input)) input = withRanges(input);
-    if (ALIAS_OPS.has(op) && isObject(input) && typeof input.alias === "string") input = { ...input, alias: this.keptAlias(input.alias) };
-    if ((op === "sub-account/create" || op === "sub-account/edit") && this.has("rounded-factors") && isObject(input)) input = withRoundedFactors(input);
+    if ((op === "api-key/create" || op === "api-key/edit") && this.has("normalised-values") && isObject(input))
+      input = withRanges(input);
+    if (ALIAS_OPS.has(op) && isObject(input) && typeof input.alias === "string")
+      input = { ...input, alias: this.keptAlias(input.alias) };
+    if ((op === "sub-account/create" || op === "sub-account/edit") && this.has("rounded-factors") && isObject(input))
+      input = withRoundedFactors(input);
     // The annotations extra-fields adds to a key's security config (at every depth, and `deny` beside `allow`), sent
     // back by a client, are ignored as input; a part left with nothing but them is no part.
-    if ((op === "api-key/create" || op === "api-key/edit") && this.has("extra-fields") && isObject(input) && isObject(input.security_config)) {
+    if (
+      (op === "api-key/create" || op === "api-key/edit") &&
+      this.has("extra-fields") &&
+      isObject(input) &&
+      isObject(input.security_config)
+    ) {
       return { ...input, security_config: withoutAnnotations(input.security_config) };
     }
     const deleted = DELETES[op];
@@ -189,18 +231,33 @@ export class Readings {
     if (this.has("transient-200")) {
       const seen = this.seen.get(op) ?? 0;
       this.seen.set(op, seen + 1);
-      if (seen < TRANSIENT_200_COUNT) return new ErrorAnswer(503, BUSY_CODE, BUSY_MESSAGES[seen % BUSY_MESSAGES.length]);
+      if (seen < TRANSIENT_200_COUNT)
+        return new ErrorAnswer(503, BUSY_CODE, BUSY_MESSAGES[seen % BUSY_MESSAGES.length]);
     }
     if (!isObject(request)) return undefined;
     const deleted = DELETES[op];
-    if (deleted && this.has("idempotent-deletes") && Array.isArray(request[deleted]) && !(request[deleted] as unknown[]).some((i) => typeof i === "string" && this.exists(op, i))) {
+    if (
+      deleted &&
+      this.has("idempotent-deletes") &&
+      Array.isArray(request[deleted]) &&
+      !(request[deleted] as unknown[]).some((i) => typeof i === "string" && this.exists(op, i))
+    ) {
       return new ErrorAnswer(200, NOTHING_TO_DELETE, "nothing to delete");
     }
     const pagesOnly = this.has("list-all-refused") || this.has("unstable-ties");
-    if (op === "sub-account/list" && pagesOnly && (Number(request.page_size) === -1 || Number(request.page_size) > 100)) {
+    if (
+      op === "sub-account/list" &&
+      pagesOnly &&
+      (Number(request.page_size) === -1 || Number(request.page_size) > 100)
+    ) {
       return new ErrorAnswer(400, "invalid_page_size", "page_size must be between 1 and 100");
     }
-    if ((op === "sub-account/edit" || op === "sub-account/delete") && this.has("sks-cap") && Array.isArray(request.sks) && request.sks.length > SKS_CAP) {
+    if (
+      (op === "sub-account/edit" || op === "sub-account/delete") &&
+      this.has("sks-cap") &&
+      Array.isArray(request.sks) &&
+      request.sks.length > SKS_CAP
+    ) {
       return new ErrorAnswer(400, "invalid_sks", `sks must name at most ${SKS_CAP} sub-accounts`);
     }
     if (op === "sub-account/create" && this.has("small-count-cap") && Number(request.count) > SMALL_COUNT_CAP) {
@@ -219,7 +276,11 @@ export class Readings {
   /** The answer of `redirects` to a request for `path` (before anything is processed), or undefined. */
   redirect(path: string): Outcome | undefined {
     if (!this.has("redirects")) return undefined;
-    return { status: 308, body: { error: { code: "moved", message: "moved permanently" } }, headers: { location: `${MOVED_ORIGIN}${path}` } };
+    return {
+      status: 308,
+      body: { error: { code: "moved", message: "moved permanently" } },
+      headers: { location: `${MOVED_ORIGIN}${path}` },
+    };
   }
 
   /**
@@ -227,7 +288,13 @@ export class Readings {
    * first successful write of each kind (GATEWAY_LOST_OPS) is answered 504 by the gateway in front of the platform.
    */
   lostAnswer(op: string, outcome: Outcome): Outcome | undefined {
-    if (!this.has("gateway-timeout-after-write") || !GATEWAY_LOST_OPS.has(op) || outcome.status !== 200 || this.lost.has(op)) return undefined;
+    if (
+      !this.has("gateway-timeout-after-write") ||
+      !GATEWAY_LOST_OPS.has(op) ||
+      outcome.status !== 200 ||
+      this.lost.has(op)
+    )
+      return undefined;
     this.lost.add(op);
     return { status: 504, text: GATEWAY_TIMEOUT_BODY, headers: { "content-type": "text/html" } };
   }
@@ -241,7 +308,8 @@ export class Readings {
   /** An alias written as this platform keeps it (`lowercase-aliases`, `cut-aliases`). */
   private keptAlias(alias: string): string {
     let kept = this.has("lowercase-aliases") ? alias.toLowerCase() : alias;
-    if (this.has("cut-aliases") && [...kept].length > CUT_ALIAS_LENGTH) kept = [...kept].slice(0, CUT_ALIAS_LENGTH).join("");
+    if (this.has("cut-aliases") && [...kept].length > CUT_ALIAS_LENGTH)
+      kept = [...kept].slice(0, CUT_ALIAS_LENGTH).join("");
     return kept;
   }
 
@@ -252,7 +320,11 @@ export class Readings {
 
   /** The cap of one list answer these readings add (list-no-total, list-cursor, unstable-ties), if any. */
   get listCap(): number | undefined {
-    const caps = [this.has("list-no-total") && NO_TOTAL_LIST_CAP, this.has("list-cursor") && CURSOR_LIST_CAP, this.has("unstable-ties") && TIES_LIST_CAP];
+    const caps = [
+      this.has("list-no-total") && NO_TOTAL_LIST_CAP,
+      this.has("list-cursor") && CURSOR_LIST_CAP,
+      this.has("unstable-ties") && TIES_LIST_CAP,
+    ];
     const given = caps.filter((c): c is number => typeof c === "number");
     return given.length === 0 ? undefined : Math.min(...given);
   }
@@ -273,9 +345,18 @@ export class Readings {
       const more = Number(page) * Number(pageSize) < Number(total);
       body = { ...rest, has_more: more, next: more ? cursorOfPage(Number(page) + 1) : null };
     }
-    const mask = this.has("masked-tokens") ? (t: string) => maskKey(t) : this.has("masked-forms") ? otherMask : undefined;
+    const mask = this.has("masked-tokens")
+      ? (t: string) => maskKey(t)
+      : this.has("masked-forms")
+        ? otherMask
+        : undefined;
     if (mask && Array.isArray(body.items)) {
-      body = { ...body, items: body.items.map((i: unknown, n: number) => (isObject(i) && typeof i.token === "string" ? { ...i, token: mask(i.token, n) } : i)) };
+      body = {
+        ...body,
+        items: body.items.map((i: unknown, n: number) =>
+          isObject(i) && typeof i.token === "string" ? { ...i, token: mask(i.token, n) } : i,
+        ),
+      };
     }
     return body;
   }
@@ -283,8 +364,14 @@ export class Readings {
   /** The answer as this platform writes it. */
   shape(op: string, outcome: Outcome): Outcome {
     // A redirect comes from in front of the platform (redirects): no reading of the platform's own shapes it.
-    if (outcome.text !== undefined || this.on.size === 0 || (outcome.status >= 300 && outcome.status < 400)) return outcome;
-    if (this.has("idempotent-deletes") && isObject(outcome.body) && isObject(outcome.body.error) && outcome.body.error.code === NOTHING_TO_DELETE) {
+    if (outcome.text !== undefined || this.on.size === 0 || (outcome.status >= 300 && outcome.status < 400))
+      return outcome;
+    if (
+      this.has("idempotent-deletes") &&
+      isObject(outcome.body) &&
+      isObject(outcome.body.error) &&
+      outcome.body.error.code === NOTHING_TO_DELETE
+    ) {
       outcome = { status: 200, body: op === "api-key/delete" ? { deleted: 0 } : { success: true } };
     }
     const ok = outcome.status >= 200 && outcome.status < 300;
@@ -307,11 +394,16 @@ export class Readings {
 
   /** `gone-400`: a 404 for an unknown key or token becomes a 400 with another code (the masked key kept in the message). */
   private goneShape(outcome: Outcome): Outcome {
-    if (!this.has("gone-400") || outcome.status !== 404 || !isObject(outcome.body) || !isObject(outcome.body.error)) return outcome;
+    if (!this.has("gone-400") || outcome.status !== 404 || !isObject(outcome.body) || !isObject(outcome.body.error))
+      return outcome;
     const gone = GONE_CODES[String(outcome.body.error.code)];
     if (!gone) return outcome;
     const masked = /(?:sk-)?\.\.\.\w+/.exec(String(outcome.body.error.message))?.[0];
-    return { ...outcome, status: 400, body: { error: { code: gone.code, message: masked ? `${gone.message}: ${masked}` : gone.message } } };
+    return {
+      ...outcome,
+      status: 400,
+      body: { error: { code: gone.code, message: masked ? `${gone.message}: ${masked}` : gone.message } },
+    };
   }
 
   private refusalShape(op: string, given: Outcome): Outcome {
@@ -321,10 +413,18 @@ export class Readings {
     const { code, message } = error;
     const auth = outcome.status === 401;
     if (this.has("transient-200") && code === BUSY_CODE) return { status: 200, body: { success: false, message } };
-    if (this.has("one-api")) return { status: auth ? 401 : 200, body: { success: false, message: auth ? ONE_API_UNAUTHORISED : inChinese(outcome.status, String(code), String(message)) } };
+    if (this.has("one-api"))
+      return {
+        status: auth ? 401 : 200,
+        body: {
+          success: false,
+          message: auth ? ONE_API_UNAUTHORISED : inChinese(outcome.status, String(code), String(message)),
+        },
+      };
     if (this.has("envelope") && !auth) return { status: 200, body: { code, message, data: null } };
     if (this.has("envelope-no-data") && !auth) return { status: 200, body: { code, message } };
-    if (this.has("refusals-200") && SUB_ACCOUNT_OPS(op) && !auth) return { status: 200, body: { success: false, code, message } };
+    if (this.has("refusals-200") && SUB_ACCOUNT_OPS(op) && !auth)
+      return { status: 200, body: { success: false, code, message } };
     if (this.has("bare-errors")) return { ...outcome, body: { code, message } };
     return outcome;
   }
@@ -353,8 +453,10 @@ function inChinese(status: number, code: string, message: string): string {
 function stringIds(value: unknown, field?: string): unknown {
   if (Array.isArray(value)) return value.map((v) => stringIds(v));
   if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stringIds(v, k)]));
-  if (field === "id" && (typeof value === "number" || typeof value === "string")) return String(SNOWFLAKE_BASE + BigInt(value));
-  if (field === "user_id" && (typeof value === "number" || typeof value === "string")) return String(SNOWFLAKE_BASE * 2n + BigInt(value));
+  if (field === "id" && (typeof value === "number" || typeof value === "string"))
+    return String(SNOWFLAKE_BASE + BigInt(value));
+  if (field === "user_id" && (typeof value === "number" || typeof value === "string"))
+    return String(SNOWFLAKE_BASE * 2n + BigInt(value));
   return value;
 }
 
@@ -400,8 +502,10 @@ const SNOWFLAKE_MARK = /"snowflake:(\d+)"/g;
 function snowflakes(value: unknown, field?: string): unknown {
   if (Array.isArray(value)) return value.map((v) => snowflakes(v));
   if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, snowflakes(v, k)]));
-  if (field === "id" && (typeof value === "number" || typeof value === "string")) return `snowflake:${SNOWFLAKE_BASE + BigInt(value)}`;
-  if (field === "user_id" && (typeof value === "number" || typeof value === "string")) return String(SNOWFLAKE_BASE * 2n + BigInt(value));
+  if (field === "id" && (typeof value === "number" || typeof value === "string"))
+    return `snowflake:${SNOWFLAKE_BASE + BigInt(value)}`;
+  if (field === "user_id" && (typeof value === "number" || typeof value === "string"))
+    return String(SNOWFLAKE_BASE * 2n + BigInt(value));
   return value;
 }
 
@@ -409,7 +513,9 @@ function snowflakes(value: unknown, field?: string): unknown {
 function withRanges(input: Record<string, unknown>): Record<string, unknown> {
   const config = input.security_config;
   if (!isObject(config) || !isObject(config.ip) || !Array.isArray(config.ip.allow)) return input;
-  const allow = config.ip.allow.map((e: unknown) => (typeof e === "string" && !e.includes("/") ? `${e}/${e.includes(":") ? 128 : 32}` : e));
+  const allow = config.ip.allow.map((e: unknown) =>
+    typeof e === "string" && !e.includes("/") ? `${e}/${e.includes(":") ? 128 : 32}` : e,
+  );
   return { ...input, security_config: { ...config, ip: { ...config.ip, allow } } };
 }
 
@@ -418,7 +524,9 @@ function withRoundedFactors(input: Record<string, unknown>): Record<string, unkn
   if (!Array.isArray(input.model_pricing)) return input;
   const scale = 10 ** ROUNDED_FACTOR_DECIMALS;
   const round = (n: number) => Math.max(1 / scale, Math.round(n * scale) / scale);
-  const model_pricing = input.model_pricing.map((e: unknown) => (isObject(e) && typeof e.pricing_factor === "number" ? { ...e, pricing_factor: round(e.pricing_factor) } : e));
+  const model_pricing = input.model_pricing.map((e: unknown) =>
+    isObject(e) && typeof e.pricing_factor === "number" ? { ...e, pricing_factor: round(e.pricing_factor) } : e,
+  );
   return { ...input, model_pricing };
 }
 
@@ -443,7 +551,11 @@ function otherForms(value: unknown, field?: string): unknown {
   if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, otherForms(v, k)]));
   if (field && DECIMAL_FIELDS.has(field) && typeof value === "string") return Number(value);
   if (field && INTEGER_FIELDS.has(field) && typeof value === "number") return String(value);
-  if (field && TIME_FIELDS.has(field) && typeof value === "string") return new Date(value).toISOString().replace("T", " ").replace(/\.\d+Z$/, "");
+  if (field && TIME_FIELDS.has(field) && typeof value === "string")
+    return new Date(value)
+      .toISOString()
+      .replace("T", " ")
+      .replace(/\.\d+Z$/, "");
   return value;
 }
 
@@ -452,9 +564,15 @@ function withoutAnnotations(config: Record<string, unknown>): Record<string, unk
   const strip = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(strip);
     if (!isObject(value)) return value;
-    return Object.fromEntries(Object.entries(value).filter(([k]) => !EXTRA_FIELDS.includes(k) && !(k === "deny" && Array.isArray(value.allow))).map(([k, v]) => [k, strip(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !EXTRA_FIELDS.includes(k) && !(k === "deny" && Array.isArray(value.allow)))
+        .map(([k, v]) => [k, strip(v)]),
+    );
   };
-  const parts = Object.entries(strip(config) as Record<string, unknown>).filter(([, part]) => !isObject(part) || Object.keys(part).length > 0);
+  const parts = Object.entries(strip(config) as Record<string, unknown>).filter(
+    ([, part]) => !isObject(part) || Object.keys(part).length > 0,
+  );
   return Object.fromEntries(parts);
 }
 
@@ -465,7 +583,9 @@ const EXTRA_FIELDS = ["x_meta", "x_flag"];
 function withExtraFields(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withExtraFields);
   if (!isObject(value)) return value;
-  const out: Record<string, unknown> = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withExtraFields(v)]));
+  const out: Record<string, unknown> = Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, withExtraFields(v)]),
+  );
   out.x_meta = { source: "reading", tags: ["a"], revision: 2 };
   out.x_flag = true;
   // The ip part gains a sibling of `allow` (the example of issue 35): a list the package does not know.

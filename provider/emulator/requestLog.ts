@@ -39,7 +39,9 @@ export class RequestLog {
 
   /** The kept entries in order of arrival. */
   entries(): RequestLogEntry[] {
-    return this.ring.length < this.capacity ? [...this.ring] : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
+    return this.ring.length < this.capacity
+      ? [...this.ring]
+      : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
   }
 
   /** Empties the log. */

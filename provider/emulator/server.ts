@@ -7,7 +7,14 @@ import { RATE_LIMIT_STATUS } from "../api/assumptions.js";
 import { OPERATIONS, type Operation, type OperationId } from "../api/operations.js";
 import { fingerprint, maskKey, redact } from "../api/redact.js";
 import { ErrorAnswer, invalidField } from "./errors.js";
-import { GATEWAY_404_PAGE, MAINTENANCE_PAGE, MALFORMED_BODY, withWrongTypes, type FaultInjector, type FaultSpec } from "./faults.js";
+import {
+  GATEWAY_404_PAGE,
+  MAINTENANCE_PAGE,
+  MALFORMED_BODY,
+  withWrongTypes,
+  type FaultInjector,
+  type FaultSpec,
+} from "./faults.js";
 import type { Handlers } from "./handlers.js";
 import type { RateLimiter } from "./limits.js";
 import type { Outcome, Readings } from "./readings.js";
@@ -29,7 +36,6 @@ export interface ServerParts {
   readings: Readings;
 }
 
-
 type Route = { id: OperationId; op: Operation } | { error: ErrorAnswer };
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -47,7 +53,11 @@ function route(method: string, path: string): Route {
   const id = methods.get(method);
   if (!id) {
     const allowed = [...methods.keys()].join(", ");
-    return { error: new ErrorAnswer(405, "method_not_allowed", `${method} is not allowed on ${path} (allowed: ${allowed})`, { allow: allowed }) };
+    return {
+      error: new ErrorAnswer(405, "method_not_allowed", `${method} is not allowed on ${path} (allowed: ${allowed})`, {
+        allow: allowed,
+      }),
+    };
   }
   return { id, op: OPERATIONS[id] };
 }
@@ -72,7 +82,13 @@ function answeredInstead(fault: FaultSpec, credential: string): Outcome | undefi
   if (fault.kind === "gateway-404") return { status: 404, text: GATEWAY_404_PAGE, headers: html };
   if (fault.kind === "empty-200") return { status: 200, text: "" };
   if (fault.kind === "credential-400") {
-    return errorOutcome(new ErrorAnswer(400, "ip_not_allowed", `the key ${maskKey(credential)} is not allowed from this address (IP allow-list)`));
+    return errorOutcome(
+      new ErrorAnswer(
+        400,
+        "ip_not_allowed",
+        `the key ${maskKey(credential)} is not allowed from this address (IP allow-list)`,
+      ),
+    );
   }
   return undefined;
 }
@@ -81,10 +97,14 @@ function injected(fault: FaultSpec, retryMs: number): Outcome {
   if (fault.kind === "429") {
     const ms = fault.ms ?? retryMs;
     const headers = fault.retryAfter === false ? {} : retryHeaders(ms);
-    return errorOutcome(new ErrorAnswer(RATE_LIMIT_STATUS, "rate_limited", "too many requests (injected fault)", headers));
+    return errorOutcome(
+      new ErrorAnswer(RATE_LIMIT_STATUS, "rate_limited", "too many requests (injected fault)", headers),
+    );
   }
-  if (fault.kind === "400") return errorOutcome(new ErrorAnswer(400, "invalid_request", "the request was refused (injected fault)"));
-  if (fault.kind === "503") return errorOutcome(new ErrorAnswer(503, "service_unavailable", "the service is unavailable (injected fault)"));
+  if (fault.kind === "400")
+    return errorOutcome(new ErrorAnswer(400, "invalid_request", "the request was refused (injected fault)"));
+  if (fault.kind === "503")
+    return errorOutcome(new ErrorAnswer(503, "service_unavailable", "the service is unavailable (injected fault)"));
   return errorOutcome(new ErrorAnswer(500, "internal_error", "internal server error (injected fault)"));
 }
 
@@ -97,7 +117,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new ErrorAnswer(413, "payload_too_large", `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES)
+      throw new ErrorAnswer(413, "payload_too_large", `the body is larger than ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
@@ -114,7 +135,11 @@ async function readInput(op: Operation, req: IncomingMessage, url: URL): Promise
   const type = req.headers["content-type"];
   // The spec's bodies are JSON (section 3); an empty body without a type is the one exception (a `{}` request).
   if ((type !== undefined || text.trim() !== "") && !isJsonType(type)) {
-    throw new ErrorAnswer(415, "unsupported_media_type", `the body must be JSON (Content-Type: application/json), not ${JSON.stringify(type ?? "none").slice(0, 100)}`);
+    throw new ErrorAnswer(
+      415,
+      "unsupported_media_type",
+      `the body must be JSON (Content-Type: application/json), not ${JSON.stringify(type ?? "none").slice(0, 100)}`,
+    );
   }
   if (text.trim() === "") return {};
   try {
@@ -186,7 +211,10 @@ export class EmulatorServer {
     };
     this.requests.push(entry);
     const requestId = `req_${++this.requestCount}`;
-    (url ? this.handle(req, url, entry) : Promise.resolve(errorOutcome(new ErrorAnswer(400, "invalid_request", "the request target is not a valid URL"))))
+    (url
+      ? this.handle(req, url, entry)
+      : Promise.resolve(errorOutcome(new ErrorAnswer(400, "invalid_request", "the request target is not a valid URL")))
+    )
       .then((outcome) => {
         if (outcome) this.respond(res, entry, requestId, this.parts.readings.shape(entry.op, outcome));
         else req.socket.destroy();
@@ -196,11 +224,18 @@ export class EmulatorServer {
         // nobody is left to answer. Anyone else gets a 500 and the log says why.
         if (this.closing.signal.aborted || req.socket.destroyed) return void req.socket.destroy();
         this.parts.log?.(`internal error in ${entry.method} ${entry.op}: ${redact(String(err))}`);
-        this.respond(res, entry, requestId, errorOutcome(new ErrorAnswer(500, "internal_error", "internal error of the emulator")));
+        this.respond(
+          res,
+          entry,
+          requestId,
+          errorOutcome(new ErrorAnswer(500, "internal_error", "internal error of the emulator")),
+        );
       })
       .finally(() => {
         const fault = entry.fault ? ` fault=${entry.fault}` : "";
-        this.parts.log?.(`${entry.method} ${entry.op} ${entry.status} ${Math.round(performance.now() - started)}ms${fault}`);
+        this.parts.log?.(
+          `${entry.method} ${entry.op} ${entry.status} ${Math.round(performance.now() - started)}ms${fault}`,
+        );
       });
   }
 
@@ -221,7 +256,14 @@ export class EmulatorServer {
     const bucket = fingerprint(credential!);
     const waitMs = limiter.waitMs(bucket, op.name);
     if (waitMs > 0) {
-      return errorOutcome(new ErrorAnswer(RATE_LIMIT_STATUS, "rate_limited", `rate limit of ${op.name} exceeded; retry in ${waitMs} ms`, retryHeaders(waitMs)));
+      return errorOutcome(
+        new ErrorAnswer(
+          RATE_LIMIT_STATUS,
+          "rate_limited",
+          `rate limit of ${op.name} exceeded; retry in ${waitMs} ms`,
+          retryHeaders(waitMs),
+        ),
+      );
     }
     const decision = faults.decide(op.name);
     entry.fault = decision.label;
@@ -232,7 +274,8 @@ export class EmulatorServer {
 
     if (decision.latencyMs > 0) await this.sleep(decision.latencyMs);
     if (fault?.kind === "drop-before") return undefined;
-    if (fault?.kind === "400" || fault?.kind === "500" || fault?.kind === "503") return injected(fault, this.parts.faultRetryMs);
+    if (fault?.kind === "400" || fault?.kind === "500" || fault?.kind === "503")
+      return injected(fault, this.parts.faultRetryMs);
     const instead = fault && answeredInstead(fault, credential!);
     if (instead) return instead;
 
@@ -241,7 +284,8 @@ export class EmulatorServer {
     const lost = this.parts.readings.lostAnswer(op.name, outcome);
     if (lost) return lost;
     if (outcome.status === 200 && fault?.kind === "malformed") return { status: 200, text: MALFORMED_BODY };
-    if (outcome.status === 200 && fault?.kind === "wrong-type") return { status: 200, body: withWrongTypes(outcome.body) };
+    if (outcome.status === 200 && fault?.kind === "wrong-type")
+      return { status: 200, body: withWrongTypes(outcome.body) };
     if (outcome.status === 404 && fault?.kind === "null-200") return { status: 200, text: "null" };
     return outcome;
   }
@@ -250,12 +294,19 @@ export class EmulatorServer {
     const expected = op.group === "management" ? this.parts.state.adminKey : this.parts.state.accountKey;
     const needs = op.group === "management" ? "the admin key" : "the main account key";
     if (credential === undefined) {
-      return new ErrorAnswer(401, "unauthorized", `missing or malformed Authorization header: ${op.name} needs "Bearer <${needs}>"`, {
-        "www-authenticate": "Bearer",
-      });
+      return new ErrorAnswer(
+        401,
+        "unauthorized",
+        `missing or malformed Authorization header: ${op.name} needs "Bearer <${needs}>"`,
+        {
+          "www-authenticate": "Bearer",
+        },
+      );
     }
     if (!sameSecret(credential, expected)) {
-      return new ErrorAnswer(401, "unauthorized", `the credential is not valid for ${op.name}: it needs ${needs}`, { "www-authenticate": "Bearer" });
+      return new ErrorAnswer(401, "unauthorized", `the credential is not valid for ${op.name}: it needs ${needs}`, {
+        "www-authenticate": "Bearer",
+      });
     }
     return undefined;
   }
@@ -277,7 +328,11 @@ export class EmulatorServer {
       const body = (handlers[id] as (request: unknown) => unknown)(parsed.data);
       if (state.revision !== revision) {
         await state.flush().catch(() => {
-          throw new ErrorAnswer(500, "state_write_failed", "the change was made but the state file could not be written");
+          throw new ErrorAnswer(
+            500,
+            "state_write_failed",
+            "the change was made but the state file could not be written",
+          );
         });
       }
       return { status: 200, body };

@@ -168,7 +168,12 @@ export class EmulatorState {
   // --- Sub-accounts ---------------------------------------------------------------------------------------
 
   /** Creates `count` enabled sub-accounts, each with its own token and user id. */
-  createSubAccounts(request: { alias: string; balance: number; modelPricing: readonly ModelPricing[]; count: number }): SubAccountRecord[] {
+  createSubAccounts(request: {
+    alias: string;
+    balance: number;
+    modelPricing: readonly ModelPricing[];
+    count: number;
+  }): SubAccountRecord[] {
     const now = isoWithOffset(this.clock());
     const created: SubAccountRecord[] = [];
     for (let i = 0; i < request.count; i++) {

@@ -1,5 +1,5 @@
 import type { LlmAccountsClient } from "../client/client.js";
-import { type ApiKeyView, type ModelPricing, type SecurityConfig, type SubAccount, type AnswerId } from "../api/schemas/index.js";
+import type { ApiKeyView, ModelPricing, SecurityConfig, SubAccount, AnswerId } from "../api/schemas/index.js";
 import { refusedCredential } from "../commands/kit.js";
 import type { Progress } from "../commands/progress.js";
 import { declareHeldBatches, declareUnheldBatches } from "./batches.js";
@@ -118,8 +118,19 @@ export async function readAccount(
   state?: StackState,
   options: ReimportOptions = {},
 ): Promise<ImportedAccount> {
-  const subAccounts = await client.subAccounts.list().catch((err: unknown) => refusedCredential(err, "accountKey", ImportError));
-  const account: ImportedAccount = { keys: [], batches: [], leftOut: [], dropped: [], drifted: [], notes: [], pending: [], reverted: [] };
+  const subAccounts = await client.subAccounts
+    .list()
+    .catch((err: unknown) => refusedCredential(err, "accountKey", ImportError));
+  const account: ImportedAccount = {
+    keys: [],
+    batches: [],
+    leftOut: [],
+    dropped: [],
+    drifted: [],
+    notes: [],
+    pending: [],
+    reverted: [],
+  };
   const plan = planKeyReads(apiKeys, state, options, account);
   const live = await readListedKeys(client, plan.reads, progress);
   await declareKeys(plan, live, state?.keys ?? [], account);
@@ -127,4 +138,3 @@ export async function readAccount(
   await declareUnheldBatches(state, subAccounts, options, account);
   return account;
 }
-

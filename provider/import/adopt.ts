@@ -19,13 +19,27 @@ import { addIntoState, importIntoState, shortStack } from "./stackImport.js";
 async function storeKeys(value: string, stack: string, dir: string, env: NodeJS.ProcessEnv): Promise<boolean> {
   const selected = await runPulumi(["stack", "select", "--create", stack], { cwd: dir, env });
   if (selected === null) return false;
-  if (selected.code !== 0) throw new ImportError(`pulumi stack select --create ${stack} failed: ${redact(selected.stderr.trim())}`);
-  const r = await runPulumi(["config", "set", "--secret", "--stack", stack, KEYS_CONFIG_KEY], { cwd: dir, env, stdin: value });
-  if (r === null || r.code !== 0) throw new ImportError(`pulumi config set --secret ${KEYS_CONFIG_KEY} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`);
+  if (selected.code !== 0)
+    throw new ImportError(`pulumi stack select --create ${stack} failed: ${redact(selected.stderr.trim())}`);
+  const r = await runPulumi(["config", "set", "--secret", "--stack", stack, KEYS_CONFIG_KEY], {
+    cwd: dir,
+    env,
+    stdin: value,
+  });
+  if (r === null || r.code !== 0)
+    throw new ImportError(
+      `pulumi config set --secret ${KEYS_CONFIG_KEY} failed: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}`,
+    );
   return true;
 }
 
-function instructions(account: ImportedAccount, dir: string, stack: string | undefined, rerun: string, why: string): string {
+function instructions(
+  account: ImportedAccount,
+  dir: string,
+  stack: string | undefined,
+  rerun: string,
+  why: string,
+): string {
   return [
     `${why}, so the ${account.keys.length} API key(s) were NOT stored. Either run the import again where the Pulumi CLI is on PATH:`,
     `  ${rerun}`,
@@ -40,11 +54,19 @@ function instructions(account: ImportedAccount, dir: string, stack: string | und
  * Writes the adopted objects into the stack's state (stackImport.ts), then the data file the program reads: last,
  * so that a program whose import was stopped before the state held everything stops instead of creating anything.
  */
-export async function adoptIntoState(plan: ImportPlan, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<void> {
+export async function adoptIntoState(
+  plan: ImportPlan,
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void,
+): Promise<void> {
   const { dir, stack } = plan.args;
   const selected = await runPulumi(["stack", "select", "--create", stack!], { cwd: dir, env });
-  if (selected === null) throw new ImportError(`no pulumi CLI was found on PATH: the objects cannot be written into stack ${stack}'s state; ${join(dir, "index.ts")} was written, ${DATA_FILE} was not`);
-  if (selected.code !== 0) throw new ImportError(`pulumi stack select --create ${stack} failed: ${redact(selected.stderr.trim())}`);
+  if (selected === null)
+    throw new ImportError(
+      `no pulumi CLI was found on PATH: the objects cannot be written into stack ${stack}'s state; ${join(dir, "index.ts")} was written, ${DATA_FILE} was not`,
+    );
+  if (selected.code !== 0)
+    throw new ImportError(`pulumi stack select --create ${stack} failed: ${redact(selected.stderr.trim())}`);
   const target = { project: plan.stackProject, stack: shortStack(stack!) };
   const held = manages(plan.state) ? plan.state : undefined;
   if (held) await addIntoState(plan.account, held, target, stack!, dir, env);
@@ -53,22 +75,42 @@ export async function adoptIntoState(plan: ImportPlan, env: NodeJS.ProcessEnv, o
   const keys = plan.account.keys.filter((k) => !k.kept);
   const batches = plan.account.batches.filter((b) => !b.kept);
   const how = "(pulumi stack import, secrets encrypted by the stack's secrets provider)";
-  if (!held || keys.length + batches.length > 0) out(`Adopted ${keys.length} API key(s) and ${batches.length} batch(es) into the state of stack ${stack} ${how}; wrote ${join(dir, DATA_FILE)}.`);
-  else out(`Nothing new to adopt: the state of stack ${stack} holds every object the program declares, and was not written; wrote ${join(dir, DATA_FILE)}.`);
+  if (!held || keys.length + batches.length > 0)
+    out(
+      `Adopted ${keys.length} API key(s) and ${batches.length} batch(es) into the state of stack ${stack} ${how}; wrote ${join(dir, DATA_FILE)}.`,
+    );
+  else
+    out(
+      `Nothing new to adopt: the state of stack ${stack} holds every object the program declares, and was not written; wrote ${join(dir, DATA_FILE)}.`,
+    );
 }
 
 /** Stores the keys in the stack config, or says what to run when it cannot (no --stack, no Pulumi CLI). */
-export async function adoptThroughConfig(plan: ImportPlan, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<boolean> {
+export async function adoptThroughConfig(
+  plan: ImportPlan,
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void,
+): Promise<boolean> {
   const { args, account, packagePlan } = plan;
   if (account.keys.length === 0) return true;
   if (args.stack && (await storeKeys(plan.keysValue, args.stack, args.dir, env))) {
     const stored = Object.keys(JSON.parse(plan.keysValue) as object).length;
-    out(`Stored the ${stored} API key(s) in the encrypted config of stack ${args.stack}: one secret value, ${KEYS_CONFIG_KEY} (${Math.ceil(plan.envBytes / 1024)} KiB of the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a stack's config may take).`);
+    out(
+      `Stored the ${stored} API key(s) in the encrypted config of stack ${args.stack}: one secret value, ${KEYS_CONFIG_KEY} (${Math.ceil(plan.envBytes / 1024)} KiB of the ${KEYS_CONFIG_MAX_BYTES / 1024} KiB a stack's config may take).`,
+    );
     return true;
   }
   const keysFlag = args.keys === undefined ? "" : args.keys === "-" ? " --keys - < <key file>" : ` --keys ${args.keys}`;
   const rerun = `npx --package ${packagePlan.npxSpec} llm-accounts import --out ${args.dir}${keysFlag} --stack ${args.stack ?? "<stack>"} --force`;
-  for (const line of instructions(account, args.dir, args.stack, rerun, args.stack ? "No pulumi CLI was found on PATH" : "No --stack was given").trimEnd().split("\n")) out(line);
+  for (const line of instructions(
+    account,
+    args.dir,
+    args.stack,
+    rerun,
+    args.stack ? "No pulumi CLI was found on PATH" : "No --stack was given",
+  )
+    .trimEnd()
+    .split("\n"))
+    out(line);
   return false;
 }
-

@@ -20,7 +20,9 @@ import type { StackState, StateBatch } from "./stackState.js";
  * The alias as the platform keeps it (sameMarked: lower-cased too), as the batch's own recovery looks for it.
  */
 function markedElsewhere(options: ReimportOptions, s: { alias: string }): string | undefined {
-  const holder = options.elsewhere?.find((o) => o.markedAliases !== undefined && [...o.markedAliases].some((marked) => sameMarked(marked, s.alias)));
+  const holder = options.elsewhere?.find(
+    (o) => o.markedAliases !== undefined && [...o.markedAliases].some((marked) => sameMarked(marked, s.alias)),
+  );
   return holder && holderName(holder);
 }
 
@@ -35,7 +37,11 @@ function idList(ids: AnswerId[]): string {
  * package's largest `count`. A sub-account the package's check refuses as it is (an alias that is a key, empty,
  * with outer spaces or too long) is left out and named by id: declared otherwise, the first `up` would write.
  */
-async function batchesOf(subAccounts: SubAccount[], leftOut: string[], taken: Iterable<string>): Promise<ImportedBatch[]> {
+async function batchesOf(
+  subAccounts: SubAccount[],
+  leftOut: string[],
+  taken: Iterable<string>,
+): Promise<ImportedBatch[]> {
   const batches: ImportedBatch[] = [];
   /** The batch still filling, per alias and pricing. */
   const open = new Map<string, ImportedBatch>();
@@ -44,7 +50,13 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[], taken: It
     const modelPricing = s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }));
     // A live balance may be below 0 (spent past zero); it is no input of the declaration, which adopts the
     // sub-account as it is: a batch's `balance` only applies to the sub-accounts it creates later.
-    const declared = { alias: s.alias, balance: Math.max(0, Number(s.balance)), count: 1, modelPricing, adoptTokens: [s.token] };
+    const declared = {
+      alias: s.alias,
+      balance: Math.max(0, Number(s.balance)),
+      count: 1,
+      modelPricing,
+      adoptTokens: [s.token],
+    };
     const why = refusals((await subAccountBatch.check({}, declared)).failures);
     if (why) {
       refused.set(why, [...(refused.get(why) ?? []), s.id]);
@@ -64,7 +76,10 @@ async function batchesOf(subAccounts: SubAccount[], leftOut: string[], taken: It
     batch.balance = Math.max(batch.balance, declared.balance);
   }
   for (const [why, ids] of refused) leftOut.push(`sub-account ${idList(ids)}: ${why}`);
-  uniqueNames(batches.map((b) => slug(b.alias, "sub-accounts")), taken).forEach((name, i) => (batches[i].name = name));
+  uniqueNames(
+    batches.map((b) => slug(b.alias, "sub-accounts")),
+    taken,
+  ).forEach((name, i) => (batches[i].name = name));
   return batches;
 }
 
@@ -89,23 +104,34 @@ async function keptBatch(
   const statePricing = held.modelPricing;
   const pricingOf = (s: SubAccount) => s.modelPricing.map((m) => ({ model: m.model, pricingFactor: m.pricingFactor }));
   const first = members[0];
-  const agree = first !== undefined && members.every((s) => s.alias === first.alias && same(pricingOf(s), pricingOf(first)));
+  const agree =
+    first !== undefined && members.every((s) => s.alias === first.alias && same(pricingOf(s), pricingOf(first)));
   const declare = async (alias: string, modelPricing: unknown) =>
-    subAccountBatch.check({}, {
-      alias,
-      balance: held.balance,
-      count: held.count + lost,
-      modelPricing,
-      ...(adopted.length > 0 ? { adoptTokens: adopted.map((s) => s.token) } : {}),
-      ...(held.connection !== undefined ? { connection: held.connection } : {}),
-    });
-  let { inputs, failures } = agree ? await declare(first.alias, pricingOf(first)) : await declare(held.alias, statePricing);
+    subAccountBatch.check(
+      {},
+      {
+        alias,
+        balance: held.balance,
+        count: held.count + lost,
+        modelPricing,
+        ...(adopted.length > 0 ? { adoptTokens: adopted.map((s) => s.token) } : {}),
+        ...(held.connection !== undefined ? { connection: held.connection } : {}),
+      },
+    );
+  let { inputs, failures } = agree
+    ? await declare(first.alias, pricingOf(first))
+    : await declare(held.alias, statePricing);
   const refused = agree && failures.length > 0;
   if (refused) {
-    notes.push(`SubAccountBatch ${held.name}: declared with the alias and pricing the state holds, since the package's check refuses them as they are (${refusals(failures)}): the next up writes them back`);
+    notes.push(
+      `SubAccountBatch ${held.name}: declared with the alias and pricing the state holds, since the package's check refuses them as they are (${refusals(failures)}): the next up writes them back`,
+    );
     ({ inputs, failures } = await declare(held.alias, statePricing));
   }
-  if (failures.length > 0) throw new ImportError(`SubAccountBatch ${held.name} of the stack's state cannot be declared as it is (${refusals(failures)}); nothing was written`);
+  if (failures.length > 0)
+    throw new ImportError(
+      `SubAccountBatch ${held.name} of the stack's state cannot be declared as it is (${refusals(failures)}); nothing was written`,
+    );
   if (inputs.alias !== held.alias || !same(inputs.modelPricing, statePricing)) drifted.push(held.name);
   const apart = members.filter((s) => s.alias !== inputs.alias || !same(pricingOf(s), inputs.modelPricing));
   if (apart.length > 0) reverted.push(held.name);
@@ -140,20 +166,29 @@ async function keptBatch(
  * Each batch the state holds, with the sub-accounts it holds (by token) and those a lost create of it left under
  * its mark (subAccountBatch/recovery.ts: its next run adopts them); dropped by --drop-unlisted when nothing of it is live.
  */
-export async function declareHeldBatches(state: StackState | undefined, subAccounts: SubAccount[], options: ReimportOptions, account: ImportedAccount): Promise<void> {
+export async function declareHeldBatches(
+  state: StackState | undefined,
+  subAccounts: SubAccount[],
+  options: ReimportOptions,
+  account: ImportedAccount,
+): Promise<void> {
   const liveByToken = new Map(subAccounts.map((s) => [s.token, s]));
   const claimed = claimedTokens(state);
   const here = ofThisAccount(options);
   for (const held of [...(state?.batches ?? [])].sort(byName)) {
     if (!here(held)) {
-      account.notes.push(`SubAccountBatch ${held.name}: held on another account (its connection): kept as the state holds it, not read here and never dropped`);
+      account.notes.push(
+        `SubAccountBatch ${held.name}: held on another account (its connection): kept as the state holds it, not read here and never dropped`,
+      );
       account.batches.push(await keptBatch(held, new Map(), account.drifted, account.notes));
       continue;
     }
     const lost = unconfirmedAmong(held, subAccounts, claimed);
     for (const s of lost) claimed.add(s.token);
     if (options.dropUnlisted && lost.length === 0 && !held.subAccounts.some((s) => liveByToken.has(s.token))) {
-      account.dropped.push(`SubAccountBatch ${held.name}: none of the ${held.subAccounts.length} sub-account(s) it holds is on the platform (nothing live is deleted)`);
+      account.dropped.push(
+        `SubAccountBatch ${held.name}: none of the ${held.subAccounts.length} sub-account(s) it holds is on the platform (nothing live is deleted)`,
+      );
       continue;
     }
     if (lost.length > 0) {
@@ -163,7 +198,9 @@ export async function declareHeldBatches(state: StackState | undefined, subAccou
           `declared with count ${held.count + lost.length}; the next up adopts them and gives them the batch's alias (one edit), deleting nothing`,
       );
     }
-    account.batches.push(await keptBatch(held, liveByToken, account.drifted, account.notes, lost.length, account.reverted));
+    account.batches.push(
+      await keptBatch(held, liveByToken, account.drifted, account.notes, lost.length, account.reverted),
+    );
   }
 }
 
@@ -171,11 +208,15 @@ export async function declareHeldBatches(state: StackState | undefined, subAccou
  * The tokens the state's batches hold and, with `lostOf` (the account's list and the reimport's options), those the
  * lost creates of its batches of this account left under their marks: never grouped anew.
  */
-function claimedTokens(state: StackState | undefined, lostOf?: { subAccounts: SubAccount[]; options: ReimportOptions }): Set<string> {
+function claimedTokens(
+  state: StackState | undefined,
+  lostOf?: { subAccounts: SubAccount[]; options: ReimportOptions },
+): Set<string> {
   const held = [...(state?.batches ?? [])].sort(byName);
   const claimed = new Set<string>(held.flatMap((b) => b.subAccounts.map((s) => s.token)));
   if (!lostOf) return claimed;
-  for (const b of held.filter(ofThisAccount(lostOf.options))) for (const s of unconfirmedAmong(b, lostOf.subAccounts, claimed)) claimed.add(s.token);
+  for (const b of held.filter(ofThisAccount(lostOf.options)))
+    for (const s of unconfirmedAmong(b, lostOf.subAccounts, claimed)) claimed.add(s.token);
   return claimed;
 }
 
@@ -183,7 +224,12 @@ function claimedTokens(state: StackState | undefined, lostOf?: { subAccounts: Su
  * The sub-accounts no batch of the state holds, grouped anew, except those a replaced batch leaves (the stack's next
  * up deletes them), another stack holds or marked (its batch adopts them), or a killed create left under a mark.
  */
-export async function declareUnheldBatches(state: StackState | undefined, subAccounts: SubAccount[], options: ReimportOptions, account: ImportedAccount): Promise<void> {
+export async function declareUnheldBatches(
+  state: StackState | undefined,
+  subAccounts: SubAccount[],
+  options: ReimportOptions,
+  account: ImportedAccount,
+): Promise<void> {
   const claimed = claimedTokens(state, { subAccounts, options });
   const leaving = new Set(state?.leaving?.tokens ?? []);
   const outgoing: SubAccount[] = [];
@@ -203,16 +249,29 @@ export async function declareUnheldBatches(state: StackState | undefined, subAcc
   }
   if (marked.length > 0) {
     account.leftOut.push(
-      `${marked.length} sub-account(s) under the mark of a create whose up was killed before it recorded them (${marked.slice(0, 5).map((s) => `${maskKey(s.token)} ${printable(s.alias)}`).join(", ")}${marked.length > 5 ? ", ..." : ""}): ` +
+      `${marked.length} sub-account(s) under the mark of a create whose up was killed before it recorded them (${marked
+        .slice(0, 5)
+        .map((s) => `${maskKey(s.token)} ${printable(s.alias)}`)
+        .join(", ")}${marked.length > 5 ? ", ..." : ""}): ` +
         "not adopted, since the batch that made them (of this or another stack or project) adopts them at its next up (one object, one owner); " +
         "if no stack will, give them another alias in the console and import again",
     );
   }
   if (outgoing.length > 0) {
-    account.leftOut.push(`${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`);
+    account.leftOut.push(
+      `${outgoing.length} sub-account(s) of a replaced batch the stack deletes at its next up (${outgoing.map((s) => maskKey(s.token)).join(", ")}): not adopted`,
+    );
   }
   for (const [other, tokens] of theirs) {
-    account.leftOut.push(`${tokens.length} sub-account(s) held by ${other} (${tokens.slice(0, 5).join(", ")}${tokens.length > 5 ? ", ..." : ""}): not adopted (one object, one owner)`);
+    account.leftOut.push(
+      `${tokens.length} sub-account(s) held by ${other} (${tokens.slice(0, 5).join(", ")}${tokens.length > 5 ? ", ..." : ""}): not adopted (one object, one owner)`,
+    );
   }
-  account.batches.push(...(await batchesOf(unheld, account.leftOut, (state?.batches ?? []).map((b) => b.name))));
+  account.batches.push(
+    ...(await batchesOf(
+      unheld,
+      account.leftOut,
+      (state?.batches ?? []).map((b) => b.name),
+    )),
+  );
 }

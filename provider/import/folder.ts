@@ -1,11 +1,31 @@
-import { closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, isAbsolute, join, relative, sep } from "node:path";
 import { redact } from "../api/redact.js";
 import { isObject } from "../api/canonical.js";
 import { PACKAGE } from "../version.js";
 import { ImportError } from "./importError.js";
 import type { ImportPlan } from "./plan.js";
-import { DATA_FILE, mergePackageJson, renderProgram, renderProjectFile, renderStateProgram, STATE_PROGRAM_LINE, TSCONFIG } from "./program.js";
+import {
+  DATA_FILE,
+  mergePackageJson,
+  renderProgram,
+  renderProjectFile,
+  renderStateProgram,
+  STATE_PROGRAM_LINE,
+  TSCONFIG,
+} from "./program.js";
 import type { InstallSource } from "./source.js";
 
 // The program folder the import writes: what it holds already (checked before anything is read or written), the
@@ -30,10 +50,18 @@ export interface Folder {
  */
 export function inspectFolder(dir: string, force: boolean, vendored: string | undefined): Folder {
   if (existsSync(dir) && !statSync(dir).isDirectory()) throw new ImportError(`--out ${dir}: not a folder`);
-  for (const name of ["index.ts", "package.json", "Pulumi.yaml", "tsconfig.json", ...(vendored ? ["vendor", join("vendor", vendored)] : [])]) {
+  for (const name of [
+    "index.ts",
+    "package.json",
+    "Pulumi.yaml",
+    "tsconfig.json",
+    ...(vendored ? ["vendor", join("vendor", vendored)] : []),
+  ]) {
     const path = join(dir, name);
     if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
-      throw new ImportError(`${path} is a symbolic link: refusing to write through it (replace it by a file, or choose another --out)`);
+      throw new ImportError(
+        `${path} is a symbolic link: refusing to write through it (replace it by a file, or choose another --out)`,
+      );
     }
   }
   const index = join(dir, "index.ts");
@@ -46,16 +74,25 @@ export function inspectFolder(dir: string, force: boolean, vendored: string | un
     try {
       pkg = JSON.parse(readFileSync(pkgPath, "utf8"));
     } catch (err) {
-      throw new ImportError(`${pkgPath} is not valid JSON (${redact((err as Error).message)}): fix or remove it; nothing was written`);
+      throw new ImportError(
+        `${pkgPath} is not valid JSON (${redact((err as Error).message)}): fix or remove it; nothing was written`,
+      );
     }
-    if (!isObject(pkg)) throw new ImportError(`${pkgPath} must hold a JSON object ({...}), not ${Array.isArray(pkg) ? "an array" : String(pkg === null ? "null" : typeof pkg)}; nothing was written`);
+    if (!isObject(pkg))
+      throw new ImportError(
+        `${pkgPath} must hold a JSON object ({...}), not ${Array.isArray(pkg) ? "an array" : String(pkg === null ? "null" : typeof pkg)}; nothing was written`,
+      );
     for (const field of ["dependencies", "devDependencies"]) {
-      if (pkg[field] !== undefined && !isObject(pkg[field])) throw new ImportError(`${pkgPath}: "${field}" must be an object of package names to versions; nothing was written`);
+      if (pkg[field] !== undefined && !isObject(pkg[field]))
+        throw new ImportError(
+          `${pkgPath}: "${field}" must be an object of package names to versions; nothing was written`,
+        );
     }
     folder.packageJson = pkg;
   }
   const projectFile = join(dir, "Pulumi.yaml");
-  if (existsSync(projectFile)) folder.existingProject = /^name:\s*["']?([^"'\s#]+)/m.exec(readFileSync(projectFile, "utf8"))?.[1];
+  if (existsSync(projectFile))
+    folder.existingProject = /^name:\s*["']?([^"'\s#]+)/m.exec(readFileSync(projectFile, "utf8"))?.[1];
   return folder;
 }
 
@@ -113,20 +150,30 @@ export function writeFolder(plan: ImportPlan): void {
   const { folder, packagePlan } = plan;
   mkdirSync(dir, { recursive: true });
   if (!existsSync(join(dir, "Pulumi.yaml"))) writeFile(join(dir, "Pulumi.yaml"), renderProjectFile(plan.project));
-  if (!existsSync(join(dir, "tsconfig.json"))) writeFile(join(dir, "tsconfig.json"), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
+  if (!existsSync(join(dir, "tsconfig.json")))
+    writeFile(join(dir, "tsconfig.json"), `${JSON.stringify(TSCONFIG, null, 2)}\n`);
   if (packagePlan.copyFrom && !keepsOwnEntry(folder)) {
     mkdirSync(join(dir, "vendor"), { recursive: true });
     copyFileSync(packagePlan.copyFrom, join(dir, "vendor", basename(packagePlan.copyFrom)), constants.COPYFILE_FICLONE);
   }
-  writeFile(join(dir, "package.json"), `${JSON.stringify(mergePackageJson(folder.packageJson, plan.project, packagePlan.spec), null, 2)}\n`);
+  writeFile(
+    join(dir, "package.json"),
+    `${JSON.stringify(mergePackageJson(folder.packageJson, plan.project, packagePlan.spec), null, 2)}\n`,
+  );
   // A data file of an earlier import goes first: the program must not find one until the state holds what it lists.
   rmSync(join(dir, DATA_FILE), { force: true });
-  const program = plan.carrier === "state" ? renderStateProgram(plan.account, plan.origin, new Date()) : renderProgram(plan.account, plan.origin, new Date());
+  const program =
+    plan.carrier === "state"
+      ? renderStateProgram(plan.account, plan.origin, new Date())
+      : renderProgram(plan.account, plan.origin, new Date());
   writeFile(join(dir, "index.ts"), program);
 }
 
 /** Whether the folder's package.json names this package already (its entry is then kept). */
 export function keepsOwnEntry(folder: Folder): boolean {
-  return folder.packageJson !== undefined && isObject(folder.packageJson.dependencies) && PACKAGE.name in folder.packageJson.dependencies;
+  return (
+    folder.packageJson !== undefined &&
+    isObject(folder.packageJson.dependencies) &&
+    PACKAGE.name in folder.packageJson.dependencies
+  );
 }
-

@@ -6,7 +6,8 @@ import type { ReimportOptions, StackHolding } from "./account.js";
 // hold an object, the package's refusals; and the order and account of what a stack's state holds.
 
 /** An other stack as the import's output names it: `stack dev of this project`, `stack org/b/dev of project b`. */
-export const holderName = (o: Pick<StackHolding, "stack" | "project">): string => `stack ${o.stack} of ${o.project === undefined ? "this project" : `project ${o.project}`}`;
+export const holderName = (o: Pick<StackHolding, "stack" | "project">): string =>
+  `stack ${o.stack} of ${o.project === undefined ? "this project" : `project ${o.project}`}`;
 
 /** The other stack that holds `value` (a key or a token), if any, named by holderName. */
 export function heldElsewhere(options: ReimportOptions, value: string, kind: "keys" | "tokens"): string | undefined {
@@ -16,7 +17,11 @@ export function heldElsewhere(options: ReimportOptions, value: string, kind: "ke
 
 /** A readable resource name from an alias: lower case, runs of other characters as one dash. */
 export function slug(alias: string, fallback: string): string {
-  const s = alias.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 48);
+  const s = alias
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 48);
   return s === "" ? fallback : s;
 }
 
@@ -43,5 +48,5 @@ export function refusals(failures: CheckFailure[]): string {
 export const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /** Whether a held object is of the account this import reads (no `connection`, or one that reaches it). */
-export const ofThisAccount = (options: ReimportOptions) => (o: { connection?: unknown }) => o.connection === undefined || (options.sameAccount?.(o.connection) ?? false);
-
+export const ofThisAccount = (options: ReimportOptions) => (o: { connection?: unknown }) =>
+  o.connection === undefined || (options.sameAccount?.(o.connection) ?? false);

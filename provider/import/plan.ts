@@ -23,7 +23,9 @@ export const LEFT_OUT_SHOWN = 20;
 
 /** Names, at most LEFT_OUT_SHOWN of them. */
 export function names(list: string[]): string {
-  return list.length > LEFT_OUT_SHOWN ? `${list.slice(0, LEFT_OUT_SHOWN).join(", ")} and ${list.length - LEFT_OUT_SHOWN} more` : list.join(", ");
+  return list.length > LEFT_OUT_SHOWN
+    ? `${list.slice(0, LEFT_OUT_SHOWN).join(", ")} and ${list.length - LEFT_OUT_SHOWN} more`
+    : list.join(", ");
 }
 
 /** The settings that say which account is meant: a stack config that sets one of them names its own account. */
@@ -42,8 +44,14 @@ export function accountMismatch(settings: StackConfig, env: NodeJS.ProcessEnv): 
     return settings[name] && given && given !== forStack[name];
   });
   if (differs.length === 0) return undefined;
-  const shown = (name: (typeof ACCOUNT_SETTINGS)[number], value: string) => (name === "baseUrl" ? redact(value) : maskKey(value));
-  return differs.map((name) => `${SETTINGS[name].config} is ${shown(name, settings[name]!)}, ${SETTINGS[name].env} is ${shown(name, env[SETTINGS[name].env]!)}`).join("; ");
+  const shown = (name: (typeof ACCOUNT_SETTINGS)[number], value: string) =>
+    name === "baseUrl" ? redact(value) : maskKey(value);
+  return differs
+    .map(
+      (name) =>
+        `${SETTINGS[name].config} is ${shown(name, settings[name]!)}, ${SETTINGS[name].env} is ${shown(name, env[SETTINGS[name].env]!)}`,
+    )
+    .join("; ");
 }
 
 /**
@@ -135,7 +143,13 @@ async function checkTarget(args: ImportArgs, state: StackState | undefined, env:
  * the data file, whether or not the data file was written yet), or through the state when asked or when the new
  * keys do not fit in the config.
  */
-function chooseCarrier(args: ImportArgs, state: StackState | undefined, account: ImportedAccount, envBytes: number, folder: Folder): Carrier {
+function chooseCarrier(
+  args: ImportArgs,
+  state: StackState | undefined,
+  account: ImportedAccount,
+  envBytes: number,
+  folder: Folder,
+): Carrier {
   const holds = manages(state);
   const fits = account.keys.length === 0 || envBytes <= KEYS_CONFIG_MAX_BYTES;
   // A folder whose program reads the data file keeps its route, the data file there or not (killed before it).
@@ -146,7 +160,9 @@ function chooseCarrier(args: ImportArgs, state: StackState | undefined, account:
     return "state";
   }
   if (holds && fits) {
-    throw new ImportError(`${join(args.dir, DATA_FILE)}: the stack's objects were adopted into its state, and a re-import adds what is new there: name the stack with --stack NAME; nothing was written`);
+    throw new ImportError(
+      `${join(args.dir, DATA_FILE)}: the stack's objects were adopted into its state, and a re-import adds what is new there: name the stack with --stack NAME; nothing was written`,
+    );
   }
   const fit = Math.floor((account.keys.length * KEYS_CONFIG_MAX_BYTES) / envBytes);
   throw new ImportError(
@@ -166,8 +182,13 @@ function refuseUndeclarable(account: ImportedAccount, stack: string): void {
     ...(o.connection !== undefined ? ["connection"] : []),
     ...Object.keys(o.options ?? {}).map((k) => (k === "parentedUrn" ? "a parent" : k)),
   ];
-  const held = [...account.keys.map((o) => ({ o, kind: "ApiKey" })), ...account.batches.map((o) => ({ o, kind: "SubAccountBatch" }))].filter(({ o }) => o.kept);
-  const undeclarable = held.filter(({ o }) => why(o).length > 0).map(({ o, kind }) => `${kind} ${o.name} (${why(o).join(", ")})`);
+  const held = [
+    ...account.keys.map((o) => ({ o, kind: "ApiKey" })),
+    ...account.batches.map((o) => ({ o, kind: "SubAccountBatch" })),
+  ].filter(({ o }) => o.kept);
+  const undeclarable = held
+    .filter(({ o }) => why(o).length > 0)
+    .map(({ o, kind }) => `${kind} ${o.name} (${why(o).join(", ")})`);
   if (undeclarable.length === 0) return;
   throw new ImportError(
     `stack ${stack} holds objects the program over ${DATA_FILE} cannot declare as they are: ${names(undeclarable)}. ` +
@@ -197,17 +218,35 @@ export async function planImport(args: ImportArgs, io: PlanIo): Promise<ImportPl
       return false;
     }
   };
-  const elsewhere = existsSync(join(args.dir, "Pulumi.yaml")) ? await otherStacks(args.dir, folder.existingProject, args.stack, io) : [];
-  const account = await readAccount(client, apiKeys, io.progress, state, { dropUnlisted: args.dropUnlisted, sameAccount, elsewhere });
+  const elsewhere = existsSync(join(args.dir, "Pulumi.yaml"))
+    ? await otherStacks(args.dir, folder.existingProject, args.stack, io)
+    : [];
+  const account = await readAccount(client, apiKeys, io.progress, state, {
+    dropUnlisted: args.dropUnlisted,
+    sameAccount,
+    elsewhere,
+  });
   for (const f of state?.foreign ?? []) account.dropped.push(`${f}: not this package's; the next up DELETES it`);
   const project = args.project ?? slug(basename(args.dir), "llm-accounts");
   const stackProject = folder.existingProject ?? project;
   const keysValue = keysConfigValue(account);
   const envBytes = keysConfigEnvBytes(keysValue, stackProject);
   const carrier = chooseCarrier(args, state, account, envBytes, folder);
-  return { args, packagePlan, folder, state, origin: client.origin, account, project, stackProject, carrier, keysValue, envBytes };
+  return {
+    args,
+    packagePlan,
+    folder,
+    state,
+    origin: client.origin,
+    account,
+    project,
+    stackProject,
+    carrier,
+    keysValue,
+    envBytes,
+  };
 }
 
 /** Whether the stack's state holds anything. */
-export const manages = (state: StackState | undefined): boolean => state !== undefined && state.keys.length + state.batches.length + state.foreign.length > 0;
-
+export const manages = (state: StackState | undefined): boolean =>
+  state !== undefined && state.keys.length + state.batches.length + state.foreign.length > 0;

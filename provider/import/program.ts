@@ -41,16 +41,23 @@ export function keysConfigEnvBytes(value: string, project: string): number {
  * invisible and bidirectional controls that make code read otherwise than it runs, and what could end a
  * comment or open a template (`*` + `/`, backtick, `${`).
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb`]|\*\/|\$\{/g;
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb`]|\*\/|\$\{/g;
 const escapeUnsafe = (text: string): string =>
-  text.replace(UNSAFE, (c) => [...c].map((ch, i) => (i === 0 || c !== "*/" ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}` : ch)).join(""));
+  text.replace(UNSAFE, (c) =>
+    [...c]
+      .map((ch, i) => (i === 0 || c !== "*/" ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}` : ch))
+      .join(""),
+  );
 
 /** A value as TypeScript source: JSON, with every character that could end a comment or string escaped (UNSAFE). */
 export const literal = (value: unknown): string => escapeUnsafe(JSON.stringify(value));
 
 /** Text for a `//` comment: on one line whatever it holds (line terminators as spaces), nothing that ends it. */
 export function comment(text: string): string {
-  return text.replace(/\r\n|[\n\r\u0085\u2028\u2029]/g, " ").replace(UNSAFE, (c) => (c === "*/" ? "* /" : c === "${" ? "$ {" : c === "`" ? "'" : "\uFFFD"));
+  return text
+    .replace(/\r\n|[\n\r\u0085\u2028\u2029]/g, " ")
+    .replace(UNSAFE, (c) => (c === "*/" ? "* /" : c === "${" ? "$ {" : c === "`" ? "'" : "\uFFFD"));
 }
 
 /** Resource options the state recorded, written again: protect, retainOnDelete, and an alias to a parented URN. */
@@ -69,7 +76,10 @@ function keyDeclaration(k: ImportedKey): string {
   if (k.rotation !== undefined) lines.push(`  rotation: ${literal(k.rotation)},`);
   if (k.connection !== undefined) lines.push(`  connection: ${literal(k.connection)},`);
   if (declaresAdoptKey(k)) lines.push(`  adoptKey: consoleKey(${literal(k.name)}), // ${maskKey(k.key)}`);
-  else if (k.gone) lines.push(`  // ${maskKey(k.key)}: held by the stack, no longer on the platform: after a refresh, the next up creates a new key`);
+  else if (k.gone)
+    lines.push(
+      `  // ${maskKey(k.key)}: held by the stack, no longer on the platform: after a refresh, the next up creates a new key`,
+    );
   else lines.push(`  // ${maskKey(k.key)}: held by the stack already, no adoptKey needed`);
   lines.push(`}${optionsOf(k.options)});`);
   return lines.join("\n");
@@ -111,7 +121,7 @@ const TOKENS_PRELUDE = [
   "    const byId = new Map(all.map((s) => [s.id, s.token]));",
   "    const gone = ids.filter((id) => !byId.has(id));",
   "    // Once `pulumi up` has made the batch's new ones, delete the gone ids from its tokensOf list: the warning ends.",
-  "    if (gone.length > 0) pulumi.log.warn(`${batch}: sub-account ${gone.join(\", \")} no longer listed; the batch creates one in place of each to reach count. Once an up has, delete ${gone.join(\", \")} from tokensOf(\"${batch}\", ...) in index.ts to end this warning`);",
+  '    if (gone.length > 0) pulumi.log.warn(`${batch}: sub-account ${gone.join(", ")} no longer listed; the batch creates one in place of each to reach count. Once an up has, delete ${gone.join(", ")} from tokensOf("${batch}", ...) in index.ts to end this warning`);',
   "    return ids.filter((id) => byId.has(id)).map((id) => byId.get(id)!);",
   "  });",
   "",
@@ -159,7 +169,9 @@ function reimportHeader(account: ImportedAccount): string[] {
   return [
     `// Kept under their resource names: ${kept} object(s) the stack's state holds (matched by key and sub-account, not alias).`,
     ...account.notes.map((n) => `// - ${comment(n)}`),
-    ...(account.dropped.length > 0 ? ["// Dropped (--drop-unlisted):", ...account.dropped.map((d) => `// - ${comment(d)}`)] : []),
+    ...(account.dropped.length > 0
+      ? ["// Dropped (--drop-unlisted):", ...account.dropped.map((d) => `// - ${comment(d)}`)]
+      : []),
   ];
 }
 
@@ -179,7 +191,19 @@ export function renderProjectFile(project: string): string {
 
 /** The tsconfig of `pulumi new typescript`: a CommonJS program. */
 export const TSCONFIG = {
-  compilerOptions: { strict: true, outDir: "bin", target: "es2020", module: "commonjs", moduleResolution: "node", sourceMap: true, experimentalDecorators: true, pretty: true, noFallthroughCasesInSwitch: true, noImplicitReturns: true, forceConsistentCasingInFileNames: true },
+  compilerOptions: {
+    strict: true,
+    outDir: "bin",
+    target: "es2020",
+    module: "commonjs",
+    moduleResolution: "node",
+    sourceMap: true,
+    experimentalDecorators: true,
+    pretty: true,
+    noFallthroughCasesInSwitch: true,
+    noImplicitReturns: true,
+    forceConsistentCasingInFileNames: true,
+  },
   files: ["index.ts"],
 };
 
@@ -188,7 +212,11 @@ export const TSCONFIG = {
  * `packageSpec` is what installs the package the import ran from (undefined: not known, so not written). The
  * Pulumi range is the oldest release this package is tested with.
  */
-export function mergePackageJson(existing: Record<string, unknown> | undefined, project: string, packageSpec: string | undefined): Record<string, unknown> {
+export function mergePackageJson(
+  existing: Record<string, unknown> | undefined,
+  project: string,
+  packageSpec: string | undefined,
+): Record<string, unknown> {
   const pkg: Record<string, unknown> = existing ?? { name: project, main: "index.ts", private: true };
   const wanted: Record<string, Record<string, string>> = {
     dependencies: { "@pulumi/pulumi": "^3.248.0", ...(packageSpec ? { "pulumi-llm-accounts": packageSpec } : {}) },
@@ -210,8 +238,20 @@ export const DATA_FILE = "account.json";
 
 /** The data file's text: `keys` and `batches`, in program order. */
 export function renderAccountData(account: ImportedAccount): string {
-  const keys = account.keys.map((k) => ({ name: k.name, hint: maskKey(k.key), alias: k.alias, enabled: k.enabled, securityConfig: k.securityConfig }));
-  const batches = account.batches.map((b) => ({ name: b.name, alias: b.alias, balance: b.balance, count: b.count, modelPricing: b.modelPricing }));
+  const keys = account.keys.map((k) => ({
+    name: k.name,
+    hint: maskKey(k.key),
+    alias: k.alias,
+    enabled: k.enabled,
+    securityConfig: k.securityConfig,
+  }));
+  const batches = account.batches.map((b) => ({
+    name: b.name,
+    alias: b.alias,
+    balance: b.balance,
+    count: b.count,
+    modelPricing: b.modelPricing,
+  }));
   return `${JSON.stringify({ keys, batches }, null, 1)}\n`;
 }
 
@@ -234,7 +274,11 @@ export function renderStateProgram(account: ImportedAccount, origin: string, at:
     `// Generated by \`llm-accounts import\` from ${comment(origin)} on ${at.toISOString().slice(0, 10)}:`,
     `// ${account.keys.length} API key(s) and ${subAccounts} sub-account(s) in ${account.batches.length} batch(es), as they were, listed in ${DATA_FILE}.`,
     ...(account.leftOut.length > 0
-      ? [`// Left out: ${account.leftOut.length} object(s) this package's check refuses as they are (change them in the`, "// console and import again, or declare them yourself):", ...account.leftOut.map((l) => `// - ${comment(l)}`)]
+      ? [
+          `// Left out: ${account.leftOut.length} object(s) this package's check refuses as they are (change them in the`,
+          "// console and import again, or declare them yourself):",
+          ...account.leftOut.map((l) => `// - ${comment(l)}`),
+        ]
       : []),
     "// They were adopted into the stack's state by the import (pulumi stack import, secrets encrypted by the stack's",
     "// secrets provider): no key or token is in this folder or the stack config, and the first `pulumi up` changes nothing.",

@@ -11,10 +11,17 @@ import { DATA_FILE } from "./program.js";
 /** What a re-import kept of the stack's state, added, and dropped, on stdout (resource names; keys masked). */
 function reportReimport(account: ImportedAccount, stack: string, out: (line: string) => void): void {
   const kept = [...account.keys, ...account.batches].filter((o) => o.kept).map((o) => JSON.stringify(o.name));
-  const added = [...account.keys.filter((k) => !k.kept), ...account.batches.filter((b) => !b.kept)].map((o) => JSON.stringify(o.name));
-  out(`Kept ${kept.length} object(s) stack ${stack} manages, under their resource names${kept.length > 0 ? `: ${names(kept)}` : ""}.`);
+  const added = [...account.keys.filter((k) => !k.kept), ...account.batches.filter((b) => !b.kept)].map((o) =>
+    JSON.stringify(o.name),
+  );
+  out(
+    `Kept ${kept.length} object(s) stack ${stack} manages, under their resource names${kept.length > 0 ? `: ${names(kept)}` : ""}.`,
+  );
   out(`Added ${added.length} object(s) it does not manage yet${added.length > 0 ? `: ${names(added)}` : ""}.`);
-  if (account.drifted.length > 0) out(`Changed in the console since the state last read them (declared as they are now): ${names(account.drifted.map((n) => JSON.stringify(n)))}.`);
+  if (account.drifted.length > 0)
+    out(
+      `Changed in the console since the state last read them (declared as they are now): ${names(account.drifted.map((n) => JSON.stringify(n)))}.`,
+    );
   for (const n of account.notes.slice(0, LEFT_OUT_SHOWN)) out(`  ${n}`);
   if (account.dropped.length > 0) {
     out(`Dropped ${account.dropped.length} object(s) the stack manages, as --drop-unlisted asks:`);
@@ -27,16 +34,28 @@ function reportReimport(account: ImportedAccount, stack: string, out: (line: str
 export function reportWritten(plan: ImportPlan, out: (line: string) => void): void {
   const { account, state, folder, packagePlan } = plan;
   const subAccounts = account.batches.reduce((n, b) => n + b.count, 0);
-  out(`Wrote ${join(plan.args.dir, "index.ts")}: ${account.keys.length} API key(s), ${subAccounts} sub-account(s) in ${account.batches.length} batch(es).`);
+  out(
+    `Wrote ${join(plan.args.dir, "index.ts")}: ${account.keys.length} API key(s), ${subAccounts} sub-account(s) in ${account.batches.length} batch(es).`,
+  );
   if (manages(state)) reportReimport(account, state!.stack, out);
   if (account.leftOut.length > 0) {
-    out(`Left out ${account.leftOut.length} object(s) the package's check refuses as they are (also listed in index.ts):`);
+    out(
+      `Left out ${account.leftOut.length} object(s) the package's check refuses as they are (also listed in index.ts):`,
+    );
     for (const l of account.leftOut.slice(0, LEFT_OUT_SHOWN)) out(`  ${l}`);
     if (account.leftOut.length > LEFT_OUT_SHOWN) out(`  and ${account.leftOut.length - LEFT_OUT_SHOWN} more`);
   }
-  const existing = keepsOwnEntry(folder) ? (folder.packageJson!.dependencies as Record<string, unknown>)[PACKAGE.name] : undefined;
-  if (keepsOwnEntry(folder) && existing !== packagePlan.spec) out(`package.json keeps its own ${PACKAGE.name} entry (${String(existing)}); this import ran ${packagePlan.spec ?? "from an unknown source"}.`);
-  else if (packagePlan.copyFrom) out(`Copied ${basename(packagePlan.copyFrom)} into ${join(plan.args.dir, "vendor")}: package.json installs it from there, on any machine.`);
+  const existing = keepsOwnEntry(folder)
+    ? (folder.packageJson!.dependencies as Record<string, unknown>)[PACKAGE.name]
+    : undefined;
+  if (keepsOwnEntry(folder) && existing !== packagePlan.spec)
+    out(
+      `package.json keeps its own ${PACKAGE.name} entry (${String(existing)}); this import ran ${packagePlan.spec ?? "from an unknown source"}.`,
+    );
+  else if (packagePlan.copyFrom)
+    out(
+      `Copied ${basename(packagePlan.copyFrom)} into ${join(plan.args.dir, "vendor")}: package.json installs it from there, on any machine.`,
+    );
   if (packagePlan.note && !keepsOwnEntry(folder)) out(packagePlan.note);
 }
 
@@ -62,7 +81,8 @@ export function nextStep(plan: ImportPlan): string {
     const others = plan.carrier === "state" ? "nothing else changes" : "no other delete, no replace";
     return `Next, in ${dir}: npm install, ${review}, then pulumi preview${stackFlag} (${dropped} to delete: the object(s) dropped above; ${others}), and pulumi up${stackFlag}, which DELETES them from the platform and makes no other write.`;
   }
-  const preview = plan.carrier === "state" ? "no change" : manages(plan.state) ? "no delete, no replace" : "only creates";
+  const preview =
+    plan.carrier === "state" ? "no change" : manages(plan.state) ? "no delete, no replace" : "only creates";
   return `Next, in ${dir}: npm install, ${review}, then pulumi preview${stackFlag} (${preview}), and pulumi up${stackFlag}, which makes no write.`;
 }
 
@@ -98,7 +118,10 @@ export interface ImportReport {
 /** The report of `--json`, once the folder and the adoption are written. */
 export function importReport(plan: ImportPlan, adopted: boolean, messages: string[]): ImportReport {
   const { account } = plan;
-  const objects = [...account.keys.map((k) => ({ ...k, type: "ApiKey" })), ...account.batches.map((b) => ({ ...b, type: "SubAccountBatch" }))];
+  const objects = [
+    ...account.keys.map((k) => ({ ...k, type: "ApiKey" })),
+    ...account.batches.map((b) => ({ ...b, type: "SubAccountBatch" })),
+  ];
   return {
     program: join(plan.args.dir, "index.ts"),
     stack: plan.args.stack ?? null,

@@ -24,13 +24,19 @@ export interface StateOptions {
 }
 
 /** An ApiKey the state holds: the fields of its state (runtime/apiKey/state.ts) a program is written from. */
-export type StateKey = Pick<ApiKeyOutputs, "key" | "previousKey" | "adoptKey" | "alias" | "enabled" | "securityConfig" | "rotation" | "connection"> & {
+export type StateKey = Pick<
+  ApiKeyOutputs,
+  "key" | "previousKey" | "adoptKey" | "alias" | "enabled" | "securityConfig" | "rotation" | "connection"
+> & {
   name: string;
   options: StateOptions;
 };
 
 /** A SubAccountBatch the state holds: the fields of its state (runtime/subAccountBatch/state.ts) a program is written from. */
-export type StateBatch = Pick<SubAccountBatchOutputs, "alias" | "balance" | "count" | "modelPricing" | "connection" | "unconfirmedSince" | "unconfirmedAlias"> & {
+export type StateBatch = Pick<
+  SubAccountBatchOutputs,
+  "alias" | "balance" | "count" | "modelPricing" | "connection" | "unconfirmedSince" | "unconfirmedAlias"
+> & {
   name: string;
   /** The sub-accounts it holds, by id and token. */
   subAccounts: Pick<SubAccountView, "id" | "token">[];
@@ -65,7 +71,8 @@ function revealed(value: unknown): unknown {
   if (value === null || typeof value !== "object") return value;
   const o = value as Record<string, unknown>;
   if (SECRET_SIG in o) {
-    if (typeof o.plaintext !== "string") throw new Error("the exported state holds a secret without its plaintext (was --show-secrets honoured?)");
+    if (typeof o.plaintext !== "string")
+      throw new Error("the exported state holds a secret without its plaintext (was --show-secrets honoured?)");
     return revealed(JSON.parse(o.plaintext));
   }
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, revealed(v)]));
@@ -106,11 +113,14 @@ function optionsOf(r: z.infer<typeof ResourceSchema>): StateOptions {
 /** The keys and tokens a resource on its way out names (read leniently: whatever of them it holds). */
 function leavingOf(r: z.output<typeof ResourceSchema>, leaving: { keys: string[]; tokens: string[] }): void {
   const outputs = r.outputs ?? {};
-  const texts = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : []);
+  const texts = (value: unknown): string[] =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
   if (r.type === RESOURCE_TYPES.ApiKey) {
     for (const k of [outputs.key, outputs.previousKey]) if (typeof k === "string") leaving.keys.push(k);
   } else if (r.type === RESOURCE_TYPES.SubAccountBatch) {
-    const fromViews = Array.isArray(outputs.subAccounts) ? outputs.subAccounts.map((v) => (v as { token?: unknown } | null)?.token) : [];
+    const fromViews = Array.isArray(outputs.subAccounts)
+      ? outputs.subAccounts.map((v) => (v as { token?: unknown } | null)?.token)
+      : [];
     leaving.tokens.push(...texts(outputs.tokens), ...texts(fromViews));
   }
 }
@@ -119,7 +129,13 @@ function leavingOf(r: z.output<typeof ResourceSchema>, leaving: { keys: string[]
 export function parseStackExport(text: string, stack: string): Omit<StackState, "configKeys"> {
   const parsed = ExportSchema.safeParse(revealed(JSON.parse(text)));
   if (!parsed.success) throw new Error(`the state of stack ${stack} is not a deployment this command can read`);
-  const state: Omit<StackState, "configKeys"> = { stack, keys: [], batches: [], foreign: [], leaving: { keys: [], tokens: [] } };
+  const state: Omit<StackState, "configKeys"> = {
+    stack,
+    keys: [],
+    batches: [],
+    foreign: [],
+    leaving: { keys: [], tokens: [] },
+  };
   for (const r of parsed.data.deployment?.resources ?? []) {
     // A resource the engine still has to delete (a replaced one) is on its way out, not managed: what it names is
     // the next up's to delete, never another resource's to adopt.
@@ -132,7 +148,8 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
     if (r.type === RESOURCE_TYPES.ApiKey) {
       // Outputs of any version in today's shape, parsed once here by the provider's own state module.
       const o = API_KEY_STATE.safeParse(r.outputs ?? {});
-      if (!o.success) throw new Error(`the state of stack ${stack}: ApiKey ${JSON.stringify(name)}: ${o.error.message}`);
+      if (!o.success)
+        throw new Error(`the state of stack ${stack}: ApiKey ${JSON.stringify(name)}: ${o.error.message}`);
       state.keys.push({
         name,
         key: o.data.key,
@@ -147,7 +164,8 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
       });
     } else if (r.type === RESOURCE_TYPES.SubAccountBatch) {
       const o = BATCH_STATE.safeParse(r.outputs ?? {});
-      if (!o.success) throw new Error(`the state of stack ${stack}: SubAccountBatch ${JSON.stringify(name)}: ${o.error.message}`);
+      if (!o.success)
+        throw new Error(`the state of stack ${stack}: SubAccountBatch ${JSON.stringify(name)}: ${o.error.message}`);
       state.batches.push({
         name,
         alias: o.data.alias,
@@ -156,7 +174,9 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
         modelPricing: o.data.modelPricing,
         subAccounts: o.data.subAccounts.map((s) => ({ id: s.id, token: s.token })),
         adoptTokens: o.data.adoptTokens ?? [],
-        ...(o.data.unconfirmedSince !== undefined ? { unconfirmedSince: o.data.unconfirmedSince, unconfirmedAlias: o.data.unconfirmedAlias } : {}),
+        ...(o.data.unconfirmedSince !== undefined
+          ? { unconfirmedSince: o.data.unconfirmedSince, unconfirmedAlias: o.data.unconfirmedAlias }
+          : {}),
         ...(o.data.connection != null ? { connection: o.data.connection } : {}),
         options: optionsOf(r),
       });
@@ -169,7 +189,10 @@ export function parseStackExport(text: string, stack: string): Omit<StackState, 
 
 /** A stack's config as `pulumi config --show-secrets --json` gives it: each full key to its value (text) and whether secret. */
 export type ConfigEntries = Record<string, { value?: unknown; secret?: boolean }>;
-const ConfigSchema = z.record(z.string(), z.object({ value: z.unknown().optional(), secret: z.boolean().optional() }).passthrough());
+const ConfigSchema = z.record(
+  z.string(),
+  z.object({ value: z.unknown().optional(), secret: z.boolean().optional() }).passthrough(),
+);
 
 function parseConfig(text: string): ConfigEntries {
   let value: unknown;
@@ -200,7 +223,8 @@ function configKeysOf(config: ConfigEntries): { name: string; key: string }[] {
       } catch {
         throw new Error(`the stack config's adoptKeys is not a JSON object of resource name to key`);
       }
-      if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error(`the stack config's adoptKeys is not a JSON object of resource name to key`);
+      if (value === null || typeof value !== "object" || Array.isArray(value))
+        throw new Error(`the stack config's adoptKeys is not a JSON object of resource name to key`);
       for (const [name, k] of Object.entries(value)) if (typeof k === "string") keys.push({ name, key: k });
     } else if (key.startsWith("adoptKey-")) {
       keys.push({ name: key.slice("adoptKey-".length), key: entry.value });
@@ -233,7 +257,12 @@ export class StackStateError extends Error {}
  * project, whose config file is in that project's folder (the CLI run here would read this folder's file of the
  * same short name), only the state is read.
  */
-export async function readStackState(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv, { withConfig = true } = {}): Promise<StackState | undefined> {
+export async function readStackState(
+  dir: string,
+  stack: string | undefined,
+  env: NodeJS.ProcessEnv,
+  { withConfig = true } = {},
+): Promise<StackState | undefined> {
   if (!existsSync(join(dir, "Pulumi.yaml"))) return undefined;
   const stackArgs = stack ? ["--stack", stack] : [];
   const exported = await runPulumi(["stack", "export", "--show-secrets", ...stackArgs], { cwd: dir, env });
@@ -248,7 +277,9 @@ export async function readStackState(dir: string, stack: string | undefined, env
   if (exported.code !== 0) {
     // A stack that does not exist yet (or none selected, without --stack) manages nothing.
     if (/no stack (named|selected)|no current stack|stack .* not found/i.test(exported.stderr)) return undefined;
-    throw new StackStateError(`pulumi stack export${stack ? ` --stack ${stack}` : ""} failed, so what the stack manages cannot be kept: ${redact(exported.stderr.trim())}; nothing was written`);
+    throw new StackStateError(
+      `pulumi stack export${stack ? ` --stack ${stack}` : ""} failed, so what the stack manages cannot be kept: ${redact(exported.stderr.trim())}; nothing was written`,
+    );
   }
   let state: Omit<StackState, "configKeys">;
   try {
@@ -264,10 +295,19 @@ export async function readStackState(dir: string, stack: string | undefined, env
  * that name the account its `up` acts on (a stack may keep them in its config, an environment, or its backend: the
  * CLI's answer covers all), and what the engine gives the default provider. The one read of a stack's config.
  */
-export async function readConfig(dir: string, stack: string | undefined, env: NodeJS.ProcessEnv): Promise<ConfigEntries> {
-  const r = await runPulumi(["config", "--show-secrets", "--json", ...(stack ? ["--stack", stack] : [])], { cwd: dir, env });
+export async function readConfig(
+  dir: string,
+  stack: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<ConfigEntries> {
+  const r = await runPulumi(["config", "--show-secrets", "--json", ...(stack ? ["--stack", stack] : [])], {
+    cwd: dir,
+    env,
+  });
   if (r === null || r.code !== 0) {
-    throw new StackStateError(`pulumi config --show-secrets failed, so the account and the keys the stack's config names cannot be read: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written`);
+    throw new StackStateError(
+      `pulumi config --show-secrets failed, so the account and the keys the stack's config names cannot be read: ${redact(r?.stderr.trim() ?? "no pulumi CLI")}; nothing was written`,
+    );
   }
   try {
     return parseConfig(r.stdout);

@@ -29,7 +29,9 @@ export async function unselectedStacks(dir: string, env: NodeJS.ProcessEnv): Pro
         "name the stack with --stack NAME; nothing was written",
     );
   }
-  return listed.flatMap((s: unknown) => (typeof (s as { name?: unknown })?.name === "string" ? [(s as { name: string }).name] : []));
+  return listed.flatMap((s: unknown) =>
+    typeof (s as { name?: unknown })?.name === "string" ? [(s as { name: string }).name] : [],
+  );
 }
 
 /** A stack name as the CLI lists or takes it (`dev`, `org/dev`, `org/project/dev`), with `project` where it names none. */
@@ -65,13 +67,22 @@ async function backendStacks(dir: string, env: NodeJS.ProcessEnv): Promise<{ nam
  * The target is left out by its whole name (another project's `dev` is read when the target is `dev`). A stack
  * that cannot be read is named on stderr: what it holds may then be adopted here, and the user is told which.
  */
-export async function otherStacks(dir: string, project: string | undefined, target: string | undefined, io: { env: NodeJS.ProcessEnv; warn: (line: string) => void }): Promise<StackHolding[]> {
+export async function otherStacks(
+  dir: string,
+  project: string | undefined,
+  target: string | undefined,
+  io: { env: NodeJS.ProcessEnv; warn: (line: string) => void },
+): Promise<StackHolding[]> {
   const wanted = target !== undefined ? stackIdentity(target, project) : undefined;
   // An organisation only one of the two names spells out is the default one, so either matches.
   const isTarget = (e: { name: string; current: boolean }): boolean => {
     if (wanted === undefined) return e.current;
     const id = stackIdentity(e.name, project);
-    return id.project === wanted.project && id.stack === wanted.stack && (id.org === undefined || wanted.org === undefined || id.org === wanted.org);
+    return (
+      id.project === wanted.project &&
+      id.stack === wanted.stack &&
+      (id.org === undefined || wanted.org === undefined || id.org === wanted.org)
+    );
   };
   const out: StackHolding[] = [];
   for (const other of (await backendStacks(dir, io.env)).filter((e) => !isTarget(e))) {
@@ -80,14 +91,18 @@ export async function otherStacks(dir: string, project: string | undefined, targ
     try {
       const state = await readStackState(dir, other.name, io.env, { withConfig: holder.project === undefined });
       if (!state) continue;
-      const keys = new Set([...state.keys.flatMap((k) => [k.key, k.previousKey, k.adoptKey].filter((v): v is string => v !== undefined)), ...state.configKeys.map((c) => c.key)]);
+      const keys = new Set([
+        ...state.keys.flatMap((k) => [k.key, k.previousKey, k.adoptKey].filter((v): v is string => v !== undefined)),
+        ...state.configKeys.map((c) => c.key),
+      ]);
       const tokens = new Set(state.batches.flatMap((b) => b.subAccounts.map((s) => s.token)));
       const markedAliases = new Set(state.batches.flatMap((b) => (b.unconfirmedAlias ? [b.unconfirmedAlias] : [])));
       out.push({ ...holder, keys, tokens, markedAliases });
     } catch (err) {
-      io.warn(`llm-accounts import: ${holderName(holder)} could not be read (${redact((err as Error).message)}): what it holds may be adopted here too; read it, or check the program before its up`);
+      io.warn(
+        `llm-accounts import: ${holderName(holder)} could not be read (${redact((err as Error).message)}): what it holds may be adopted here too; read it, or check the program before its up`,
+      );
     }
   }
   return out;
 }
-

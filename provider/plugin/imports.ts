@@ -8,7 +8,15 @@ import { LlmAccountsError } from "../client/errors.js";
 import { fingerprint, looksLikeKey } from "../api/redact.js";
 import { KeySchema } from "../api/schemas/index.js";
 import { batchGroupOf } from "../commands/batchGroups.js";
-import { apiKey, subAccountBatch, type ApiKeyInputs, type ApiKeyOutputs, type Session, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../runtime/index.js";
+import {
+  apiKey,
+  subAccountBatch,
+  type ApiKeyInputs,
+  type ApiKeyOutputs,
+  type Session,
+  type SubAccountBatchInputs,
+  type SubAccountBatchOutputs,
+} from "../runtime/index.js";
 import { outputsOf as keyOutputsOf, viewOf } from "../runtime/apiKey/index.js";
 import { batchIdOf, outputsOf as batchOutputsOf, view } from "../runtime/subAccountBatch/index.js";
 
@@ -19,22 +27,30 @@ const ENV_ID = /^env:([A-Za-z_][A-Za-z0-9_]*)$/;
 
 /** An import id refused, with what a right one looks like; the id is quoted only when it cannot be a key. */
 function badId(what: string, id: string, expected: string): LlmAccountsError {
-  const shown = looksLikeKey(id) ? "looks like a key: a key is never an import id (the CLI shows and stores ids)" : `${JSON.stringify(id)} is not one`;
+  const shown = looksLikeKey(id)
+    ? "looks like a key: a key is never an import id (the CLI shows and stores ids)"
+    : `${JSON.stringify(id)} is not one`;
   return new LlmAccountsError(`the import id of ${what} is ${expected}; ${shown}`);
 }
 
 /** Failures of the runtime's check, as the import's error (their reasons are redacted by the check). */
 function refused(what: string, failures: readonly { property: string; reason: string }[]): LlmAccountsError {
-  return new LlmAccountsError(`${what}: the package's check refuses what the platform holds (${failures.map((f) => `${f.property}: ${f.reason}`).join("; ")})`);
+  return new LlmAccountsError(
+    `${what}: the package's check refuses what the platform holds (${failures.map((f) => `${f.property}: ${f.reason}`).join("; ")})`,
+  );
 }
 
 /** An ApiKey adopted by `env:<VARIABLE>`: one get, no write. */
 export async function importKey(session: Session, importId: string): Promise<Imported<ApiKeyInputs, ApiKeyOutputs>> {
   const variable = ENV_ID.exec(importId)?.[1];
-  if (variable === undefined) throw badId("an ApiKey", importId, "env:<VARIABLE>, the name of an environment variable holding the key");
+  if (variable === undefined)
+    throw badId("an ApiKey", importId, "env:<VARIABLE>, the name of an environment variable holding the key");
   const key = process.env[variable]?.trim();
   if (!key) throw new LlmAccountsError(`import of an ApiKey: the environment variable ${variable} is not set`);
-  if (!KeySchema.safeParse(key).success) throw new LlmAccountsError(`import of an ApiKey: the environment variable ${variable} does not hold a key (sk-...)`);
+  if (!KeySchema.safeParse(key).success)
+    throw new LlmAccountsError(
+      `import of an ApiKey: the environment variable ${variable} does not hold a key (sk-...)`,
+    );
   const live = await session.client(undefined).client.apiKeys.find(key);
   if (!live) return { id: "", props: {} };
   const declared = { alias: live.alias, enabled: live.enabled, securityConfig: live.securityConfig ?? {} };
@@ -44,17 +60,25 @@ export async function importKey(session: Session, importId: string): Promise<Imp
 }
 
 /** A SubAccountBatch adopted by the ids of its sub-accounts: one list, no write. `mark` is the resource's own. */
-export async function importBatch(session: Session, importId: string, mark: string): Promise<Imported<SubAccountBatchInputs, SubAccountBatchOutputs>> {
+export async function importBatch(
+  session: Session,
+  importId: string,
+  mark: string,
+): Promise<Imported<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const ids = importId.split(",").map((id) => id.trim());
-  if (ids.some((id) => !/^\d{1,30}$/.test(id))) throw badId("a SubAccountBatch", importId, "the ids of its sub-accounts, comma-separated (e.g. 101,102)");
+  if (ids.some((id) => !/^\d{1,30}$/.test(id)))
+    throw badId("a SubAccountBatch", importId, "the ids of its sub-accounts, comma-separated (e.g. 101,102)");
   const listed = await session.client(undefined).subAccounts.list();
   const members = ids.map((id) => listed.find((s) => String(s.id) === id));
   const missing = ids.filter((_, i) => members[i] === undefined);
   if (missing.length === ids.length) return { id: "", props: {} };
-  if (missing.length > 0) throw new LlmAccountsError(`import of a SubAccountBatch: no sub-account ${missing.join(", ")} in this account`);
+  if (missing.length > 0)
+    throw new LlmAccountsError(`import of a SubAccountBatch: no sub-account ${missing.join(", ")} in this account`);
   const found = members.filter((s) => s !== undefined);
   if (new Set(found.map(batchGroupOf)).size > 1) {
-    throw new LlmAccountsError(`import of a SubAccountBatch: sub-accounts ${ids.join(", ")} differ in alias or pricing; a batch shares both (import each group apart)`);
+    throw new LlmAccountsError(
+      `import of a SubAccountBatch: sub-accounts ${ids.join(", ")} differ in alias or pricing; a batch shares both (import each group apart)`,
+    );
   }
   // A live balance may be below 0 (spent past zero): the batch's balance applies to the sub-accounts it creates later.
   const balance = Math.max(0, ...found.map((s) => Number(s.balance)));

@@ -24,7 +24,8 @@ interface ConfigureRequest {
 }
 
 /** A provider input as a setting's raw text: settings are read from text (client/settings.ts), as config values are. */
-const asText = (value: unknown): string | undefined => (value === undefined || value === null ? undefined : typeof value === "string" ? value : JSON.stringify(value));
+const asText = (value: unknown): string | undefined =>
+  value === undefined || value === null ? undefined : typeof value === "string" ? value : JSON.stringify(value);
 
 /** The settings a Configure request carries, by short name: the provider's inputs, over the deprecated variables. */
 export function settingsOf(request: ConfigureRequest): Record<string, string | undefined> {
@@ -57,7 +58,9 @@ function first<R>(impl: Record<string, unknown>, name: string, before: (request:
 /** Makes the gRPC server of `@pulumi/pulumi/provider` fill the two gaps above. Called once, before `main`. */
 export function adjustServer(): void {
   const sdk = createRequire(createRequire(import.meta.url).resolve("@pulumi/pulumi/provider"));
-  const grpc = sdk("@grpc/grpc-js") as { Server: { prototype: { addService(service: unknown, impl: Record<string, unknown>): void } } };
+  const grpc = sdk("@grpc/grpc-js") as {
+    Server: { prototype: { addService(service: unknown, impl: Record<string, unknown>): void } };
+  };
   const { Struct } = sdk("google-protobuf/google/protobuf/struct_pb") as { Struct: new () => unknown };
   const addService = grpc.Server.prototype.addService;
   grpc.Server.prototype.addService = function (this: unknown, service: unknown, impl: Record<string, unknown>) {

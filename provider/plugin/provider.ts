@@ -10,7 +10,15 @@ import { sumCost } from "../resources/dataSources.js";
 import { apiKey, currentSession, subAccountBatch, type Props, type TypedProvider } from "../runtime/index.js";
 import { identityMark } from "../runtime/subAccountBatch/index.js";
 import { importBatch, importKey } from "./imports.js";
-import { API_KEY_INPUTS, BATCH_INPUTS, PROVIDER_NAME, RESOURCES, SECRET_OUTPUTS, packageSchema, token } from "./schema.js";
+import {
+  API_KEY_INPUTS,
+  BATCH_INPUTS,
+  PROVIDER_NAME,
+  RESOURCES,
+  SECRET_OUTPUTS,
+  packageSchema,
+  token,
+} from "./schema.js";
 import { conceal, reveal } from "./secrets.js";
 import { PACKAGE } from "../version.js";
 
@@ -18,7 +26,10 @@ type Kind = keyof typeof RESOURCES;
 type Runtime = TypedProvider<unknown, object>;
 
 /** The runtime's methods of each resource: the same objects the dynamic resources' stored provider loads. */
-const RUNTIME: Record<Kind, Runtime> = { ApiKey: apiKey as unknown as Runtime, SubAccountBatch: subAccountBatch as unknown as Runtime };
+const RUNTIME: Record<Kind, Runtime> = {
+  ApiKey: apiKey as unknown as Runtime,
+  SubAccountBatch: subAccountBatch as unknown as Runtime,
+};
 
 /** The inputs each resource keeps secret, from the schema (adoptKey, adoptTokens). */
 const SECRET_INPUTS: Record<Kind, string[]> = {
@@ -36,7 +47,8 @@ function partsOf(urn: string): { stack: string; project: string; qualifiedType: 
 function kindOf(urn: string): Kind {
   const type = partsOf(urn).qualifiedType.split("$").pop() ?? "";
   const kind = (Object.keys(RESOURCES) as Kind[]).find((k) => token(k) === type);
-  if (kind === undefined) throw new LlmAccountsError(`the ${PROVIDER_NAME} provider serves no resource of type ${type}`);
+  if (kind === undefined)
+    throw new LlmAccountsError(`the ${PROVIDER_NAME} provider serves no resource of type ${type}`);
   return kind;
 }
 
@@ -52,7 +64,11 @@ export function markOf(urn: string): string {
 }
 
 /** The names a resource's properties keep secret: its secret outputs and inputs, and whatever arrived secret. */
-const secretNames = (kind: Kind, arrived: Iterable<string>): string[] => [...SECRET_OUTPUTS[kind], ...SECRET_INPUTS[kind], ...arrived];
+const secretNames = (kind: Kind, arrived: Iterable<string>): string[] => [
+  ...SECRET_OUTPUTS[kind],
+  ...SECRET_INPUTS[kind],
+  ...arrived,
+];
 
 /**
  * The runtime's error as the engine takes it. A create or update that made something fails with `id` and
@@ -63,9 +79,19 @@ async function concealingErrors<T>(kind: Kind, run: () => Promise<T>): Promise<T
     return await run();
   } catch (err) {
     const kept = err as { id?: unknown; properties?: unknown; reasons?: unknown; message?: unknown };
-    if (!(err instanceof Error) || typeof kept.id !== "string" || kept.properties === null || typeof kept.properties !== "object") throw err;
+    if (
+      !(err instanceof Error) ||
+      typeof kept.id !== "string" ||
+      kept.properties === null ||
+      typeof kept.properties !== "object"
+    )
+      throw err;
     const answer = new Error(err.message);
-    Object.assign(answer, { id: kept.id, properties: conceal(kept.properties as Props, secretNames(kind, [])), reasons: kept.reasons });
+    Object.assign(answer, {
+      id: kept.id,
+      properties: conceal(kept.properties as Props, secretNames(kind, [])),
+      reasons: kept.reasons,
+    });
     throw answer;
   }
 }
@@ -104,7 +130,11 @@ async function read(id: string, urn: string, props: Props | undefined): Promise<
         : await importBatch(currentSession(), id, markOf(urn));
   if (found.id === "") return { id: "", props: {} };
   const names = secretNames(kind, state.secret);
-  return { id: found.id, props: conceal(found.props as Props, names), ...("inputs" in found && found.inputs !== undefined && { inputs: conceal(found.inputs as Props, names) }) };
+  return {
+    id: found.id,
+    props: conceal(found.props as Props, names),
+    ...("inputs" in found && found.inputs !== undefined && { inputs: conceal(found.inputs as Props, names) }),
+  };
 }
 
 async function update(id: string, urn: string, olds: Props, news: Props): Promise<pulumiProvider.UpdateResult> {
@@ -127,7 +157,15 @@ async function invoke(fn: string, args: Props): Promise<pulumiProvider.InvokeRes
   switch (fn) {
     case token("getModels"): {
       const all = await own.client.account.models();
-      return { outputs: { models: all.filter((m) => (a.category === undefined || m.category === a.category) && (a.vendor === undefined || m.vendor === a.vendor)) } };
+      return {
+        outputs: {
+          models: all.filter(
+            (m) =>
+              (a.category === undefined || m.category === a.category) &&
+              (a.vendor === undefined || m.vendor === a.vendor),
+          ),
+        },
+      };
     }
     case token("getBalance"):
       return { outputs: { balance: await own.client.account.balance() } };

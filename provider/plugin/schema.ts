@@ -22,8 +22,16 @@ export const SECRET_OUTPUTS: Readonly<Record<keyof typeof RESOURCES, readonly st
 
 type Property = Record<string, unknown>;
 const str = (description: string, extra: Property = {}): Property => ({ type: "string", description, ...extra });
-const ref = (type: string, description = ""): Property => ({ $ref: `#/types/${token(type)}`, ...(description && { description }) });
-const list = (items: Property, description: string, extra: Property = {}): Property => ({ type: "array", items, description, ...extra });
+const ref = (type: string, description = ""): Property => ({
+  $ref: `#/types/${token(type)}`,
+  ...(description && { description }),
+});
+const list = (items: Property, description: string, extra: Property = {}): Property => ({
+  type: "array",
+  items,
+  description,
+  ...extra,
+});
 const ANY = { $ref: "pulumi.json#/Any" };
 
 /** The docs' notes of ApiKey's arguments (docs/resources/api-key.md), links reduced to their text. */
@@ -41,11 +49,17 @@ export const BATCH_INPUTS: Record<string, Property> = {
   alias: str("of every sub-account of the batch"),
   balance: {
     type: "number",
-    description: "virtual balance of each, finite and `>= 0`; the API cannot change it, so a change replaces the batch (preview shows `~ balance` on a replace)",
+    description:
+      "virtual balance of each, finite and `>= 0`; the API cannot change it, so a change replaces the batch (preview shows `~ balance` on a replace)",
   },
   count: { type: "integer", description: "1 to 100" },
-  modelPricing: list(ref("ModelPricing"), "factor `> 0`, models unique; empty means no model permission (a warning says so)"),
-  adoptTokens: list({ type: "string" }, "manage existing sub-accounts instead of creating them; see Adoption", { secret: true }),
+  modelPricing: list(
+    ref("ModelPricing"),
+    "factor `> 0`, models unique; empty means no model permission (a warning says so)",
+  ),
+  adoptTokens: list({ type: "string" }, "manage existing sub-accounts instead of creating them; see Adoption", {
+    secret: true,
+  }),
   connection: ref("Connection", "see Credentials"),
 };
 
@@ -54,8 +68,12 @@ const API_KEY_OUTPUTS: Record<string, Property> = {
   key: str("The key itself (secret): the platform shows it once, at its creation.", { secret: true }),
   keyHint: str("The key masked (`sk-...1a2b`): safe to show."),
   createdAt: str("When the platform created the key."),
-  platformParts: str("Restrictions the key holds that the package does not know (set in the web console), as JSON text."),
-  previousKey: str("With rotation: the key before the last rotation, valid until previousKeyExpiresAt (secret).", { secret: true }),
+  platformParts: str(
+    "Restrictions the key holds that the package does not know (set in the web console), as JSON text.",
+  ),
+  previousKey: str("With rotation: the key before the last rotation, valid until previousKeyExpiresAt (secret).", {
+    secret: true,
+  }),
   previousKeyExpiresAt: str("With rotation: when the previous key is deleted."),
   rotatedAt: str("With rotation: when the key was last rotated."),
   rotationDue: str("With rotation: why the next update rotates the key."),
@@ -63,7 +81,9 @@ const API_KEY_OUTPUTS: Record<string, Property> = {
 
 const BATCH_OUTPUTS: Record<string, Property> = {
   ...BATCH_INPUTS,
-  subAccounts: list(ref("SubAccount"), "The sub-accounts in creation order (secret: each carries its token).", { secret: true }),
+  subAccounts: list(ref("SubAccount"), "The sub-accounts in creation order (secret: each carries its token).", {
+    secret: true,
+  }),
   tokens: list({ type: "string" }, "The sub-account keys in the same order (secret).", { secret: true }),
 };
 
@@ -78,21 +98,43 @@ const TYPES: Record<string, Property> = {
     geo: ref("GeoRestriction", "Countries allowed to use the key."),
     models: ref("ModelRestriction", "Models the key may call."),
   }),
-  [token("IpRestriction")]: object("", { allow: list({ type: "string" }, "IPv4 or IPv6 addresses or CIDR ranges, at most 200.") }, ["allow"]),
+  [token("IpRestriction")]: object(
+    "",
+    { allow: list({ type: "string" }, "IPv4 or IPv6 addresses or CIDR ranges, at most 200.") },
+    ["allow"],
+  ),
   [token("SpendLimit")]: object("", { monthly: { type: "number", description: "Finite and `>= 0`." } }, ["monthly"]),
-  [token("GeoRestriction")]: object("", { countries: list({ type: "string" }, "Two-letter upper-case country codes.") }, ["countries"]),
-  [token("ModelRestriction")]: object("", { mode: str("`model`."), items: list({ type: "string" }, "Model names, unique.") }, ["mode", "items"]),
+  [token("GeoRestriction")]: object(
+    "",
+    { countries: list({ type: "string" }, "Two-letter upper-case country codes.") },
+    ["countries"],
+  ),
+  [token("ModelRestriction")]: object(
+    "",
+    { mode: str("`model`."), items: list({ type: "string" }, "Model names, unique.") },
+    ["mode", "items"],
+  ),
   [token("Rotation")]: object("When a key is rotated (docs/guides/rotation.md).", {
     everyDays: { type: "integer", description: "Rotate once the key is this many days old." },
     triggers: { ...ANY, description: "Any JSON value: a change from one declared value to another rotates the key." },
-    overlapHours: { type: "number", description: "How long the previous key stays valid after a rotation (0: deleted in the same update)." },
+    overlapHours: {
+      type: "number",
+      description: "How long the previous key stays valid after a rotation (0: deleted in the same update).",
+    },
   }),
-  [token("Connection")]: object("Where a resource finds its account: names of environment variables, never key values.", {
-    baseUrl: str("Base URL of the platform (not a secret)."),
-    adminKeyEnv: str("Name of the environment variable that holds the admin key."),
-    accountKeyEnv: str("Name of the environment variable that holds the main account key."),
-  }),
-  [token("ModelPricing")]: object("A permitted model and its pricing factor.", { model: str("Model name."), pricingFactor: { type: "number", description: "`> 0`." } }, ["model", "pricingFactor"]),
+  [token("Connection")]: object(
+    "Where a resource finds its account: names of environment variables, never key values.",
+    {
+      baseUrl: str("Base URL of the platform (not a secret)."),
+      adminKeyEnv: str("Name of the environment variable that holds the admin key."),
+      accountKeyEnv: str("Name of the environment variable that holds the main account key."),
+    },
+  ),
+  [token("ModelPricing")]: object(
+    "A permitted model and its pricing factor.",
+    { model: str("Model name."), pricingFactor: { type: "number", description: "`> 0`." } },
+    ["model", "pricingFactor"],
+  ),
   [token("SubAccount")]: object("One sub-account of a batch.", {
     id: { ...ANY, description: "The platform's id (a number or a string of digits)." },
     token: str("The sub-account's key (secret).", { secret: true }),
@@ -103,7 +145,13 @@ const TYPES: Record<string, Property> = {
   }),
 };
 
-function resource(description: string, inputs: Record<string, Property>, outputs: Record<string, Property>, required: string[], outRequired: string[]): Property {
+function resource(
+  description: string,
+  inputs: Record<string, Property>,
+  outputs: Record<string, Property>,
+  required: string[],
+  outRequired: string[],
+): Property {
   return { description, inputProperties: inputs, requiredInputs: required, properties: outputs, required: outRequired };
 }
 
@@ -119,7 +167,11 @@ const FUNCTIONS: Record<string, Property> = {
     { category: str("Only models of this category."), vendor: str("Only models of this vendor.") },
     { models: list(ANY, "The matching models with their listed prices.") },
   ),
-  [token("getBalance")]: fn("The account balance.", {}, { balance: str("The balance as the API gives it: a decimal string.") }),
+  [token("getBalance")]: fn(
+    "The account balance.",
+    {},
+    { balance: str("The balance as the API gives it: a decimal string.") },
+  ),
   [token("getUsage")]: fn(
     "Daily spend for a date range (account-wide, or one key).",
     {
@@ -129,7 +181,10 @@ const FUNCTIONS: Record<string, Property> = {
       withModel: { type: "boolean", description: "One row per day and model instead of per day." },
       withUsage: { type: "boolean", description: "Include token counts in each row." },
     },
-    { items: list(ANY, "Daily rows, all pages followed."), totalCost: str("Sum of `cost` over the rows, six decimal places.") },
+    {
+      items: list(ANY, "Daily rows, all pages followed."),
+      totalCost: str("Sum of `cost` over the rows, six decimal places."),
+    },
   ),
   [token("getSubAccounts")]: fn(
     "Sub-accounts of the main account, by alias or key (secret: they carry their tokens).",
@@ -144,7 +199,10 @@ function configProperties(): Record<string, Property> {
   return Object.fromEntries(
     (Object.keys(SETTINGS) as SettingName[]).map((name) => [
       name,
-      str(`${SETTINGS[name].expects}; or the environment variable ${SETTINGS[name].env}.`, secret.has(name) ? { secret: true } : {}),
+      str(
+        `${SETTINGS[name].expects}; or the environment variable ${SETTINGS[name].env}.`,
+        secret.has(name) ? { secret: true } : {},
+      ),
     ]),
   );
 }
@@ -156,11 +214,16 @@ export function packageSchema(): Record<string, unknown> {
     name: PROVIDER_NAME,
     displayName: "LLM accounts",
     version: PACKAGE.version,
-    description: "The API keys and sub-accounts of an LLM API platform, served from the pulumi-llm-accounts npm package.",
+    description:
+      "The API keys and sub-accounts of an LLM API platform, served from the pulumi-llm-accounts npm package.",
     keywords: ["llm", "api-keys", "category/utility"],
     license: "Apache-2.0",
     config: { variables: config },
-    provider: { description: "The account the resources and functions use.", inputProperties: config, properties: config },
+    provider: {
+      description: "The account the resources and functions use.",
+      inputProperties: config,
+      properties: config,
+    },
     types: TYPES,
     resources: {
       [token("ApiKey")]: resource(
@@ -181,7 +244,10 @@ export function packageSchema(): Record<string, unknown> {
     functions: FUNCTIONS,
     // The Go import path is a name for the generated module, not a published one: docs/provider.md says to `replace` it.
     language: {
-      go: { importBasePath: "github.com/pulumi-llm-accounts/pulumi-llm-accounts/sdk/go/llmaccounts", generateResourceContainerTypes: true },
+      go: {
+        importBasePath: "github.com/pulumi-llm-accounts/pulumi-llm-accounts/sdk/go/llmaccounts",
+        generateResourceContainerTypes: true,
+      },
       nodejs: { packageName: "@pulumi-llm-accounts/llm-accounts" },
       python: { packageName: "pulumi_llm_accounts" },
       csharp: { rootNamespace: "PulumiLlmAccounts" },

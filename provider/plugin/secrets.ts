@@ -19,12 +19,16 @@ function plain(value: unknown, found: { secret: boolean }): unknown {
     return plain(value.value, found);
   }
   if (Array.isArray(value)) return value.map((v) => plain(v, found));
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v, found)]));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v, found)]));
   return value;
 }
 
 /** Properties as the runtime reads them (no marker), and the names of the top-level ones that held a secret. */
-export function reveal(props: Record<string, unknown> | undefined): { plain: Record<string, unknown>; secret: Set<string> } {
+export function reveal(props: Record<string, unknown> | undefined): {
+  plain: Record<string, unknown>;
+  secret: Set<string>;
+} {
   const secret = new Set<string>();
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(props ?? {})) {

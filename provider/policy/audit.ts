@@ -1,5 +1,15 @@
 import { redact } from "../api/redact.js";
-import { LEVELS, parseOptions, PolicyConfigError, RULES, ruleUrl, type Finding, type Level, type Rule, type Severity } from "./rules.js";
+import {
+  LEVELS,
+  parseOptions,
+  PolicyConfigError,
+  RULES,
+  ruleUrl,
+  type Finding,
+  type Level,
+  type Rule,
+  type Severity,
+} from "./rules.js";
 import type { BatchSubject, KeySubject } from "./subjects.js";
 
 /**
@@ -36,9 +46,12 @@ export interface AuditFinding {
 }
 
 function levelOf(value: unknown, where: string): Level {
-  if (value === "remediate") throw new PolicyConfigError(`${where}: "remediate" cannot apply: no rule of pulumi-llm-accounts remediates`);
+  if (value === "remediate")
+    throw new PolicyConfigError(`${where}: "remediate" cannot apply: no rule of pulumi-llm-accounts remediates`);
   if (typeof value !== "string" || !(LEVELS as readonly string[]).includes(value)) {
-    throw new PolicyConfigError(`${where}: ${redact(JSON.stringify(value) ?? String(value))} is not an enforcement level (${LEVELS.join(", ")})`);
+    throw new PolicyConfigError(
+      `${where}: ${redact(JSON.stringify(value) ?? String(value))} is not an enforcement level (${LEVELS.join(", ")})`,
+    );
   }
   return value as Level;
 }
@@ -53,8 +66,12 @@ function allLevel(all: unknown, source: string): Level {
   const { enforcementLevel, ...options } = all as Record<string, unknown>;
   for (const option of Object.keys(options)) {
     const takers = RULES.filter((r) => option in r.options.shape).map((r) => r.name);
-    const where = takers.length ? `; give the option to the rule that takes it (${takers.join(", ")})` : " (no rule takes it)";
-    throw new PolicyConfigError(`${source}: all: unknown option ${redact(JSON.stringify(option))}: \`all\` sets the level of every rule only${where}`);
+    const where = takers.length
+      ? `; give the option to the rule that takes it (${takers.join(", ")})`
+      : " (no rule takes it)";
+    throw new PolicyConfigError(
+      `${source}: all: unknown option ${redact(JSON.stringify(option))}: \`all\` sets the level of every rule only${where}`,
+    );
   }
   return enforcementLevel === undefined ? "advisory" : levelOf(enforcementLevel, `${source}: all.enforcementLevel`);
 }
@@ -66,24 +83,32 @@ function allLevel(all: unknown, source: string): Level {
  */
 export function configureRules(config: unknown, source: string): Configured[] {
   if (config === null || typeof config !== "object" || Array.isArray(config)) {
-    throw new PolicyConfigError(`${source}: must be a JSON object of rule name -> level or {enforcementLevel, ...options}`);
+    throw new PolicyConfigError(
+      `${source}: must be a JSON object of rule name -> level or {enforcementLevel, ...options}`,
+    );
   }
   const entries = config as Record<string, unknown>;
   for (const name of Object.keys(entries)) {
     if (name !== "all" && !RULES.some((r) => r.name === name)) {
-      throw new PolicyConfigError(`${source}: unknown rule ${redact(JSON.stringify(name))} (rules: ${RULES.map((r) => r.name).join(", ")})`);
+      throw new PolicyConfigError(
+        `${source}: unknown rule ${redact(JSON.stringify(name))} (rules: ${RULES.map((r) => r.name).join(", ")})`,
+      );
     }
   }
   const base = allLevel(entries.all, source);
   return RULES.map((rule) => {
     const given = entries[rule.name];
     if (given === undefined) return { rule, level: base, options: parseOptions(rule, {}) };
-    if (typeof given === "string") return { rule, level: levelOf(given, `${source}: ${rule.name}`), options: parseOptions(rule, {}) };
+    if (typeof given === "string")
+      return { rule, level: levelOf(given, `${source}: ${rule.name}`), options: parseOptions(rule, {}) };
     if (given === null || typeof given !== "object" || Array.isArray(given)) {
-      throw new PolicyConfigError(`${source}: ${rule.name}: must be a level or an object {enforcementLevel, ...options}`);
+      throw new PolicyConfigError(
+        `${source}: ${rule.name}: must be a level or an object {enforcementLevel, ...options}`,
+      );
     }
     const { enforcementLevel, ...options } = given as Record<string, unknown>;
-    const level = enforcementLevel === undefined ? base : levelOf(enforcementLevel, `${source}: ${rule.name}.enforcementLevel`);
+    const level =
+      enforcementLevel === undefined ? base : levelOf(enforcementLevel, `${source}: ${rule.name}.enforcementLevel`);
     return { rule, level, options: parseOptions(rule, options) };
   });
 }
@@ -97,7 +122,16 @@ export function evaluate(configured: Configured[], live: LiveAccount): AuditFind
     if (rule.scope === "ApiKey") found = live.keys.flatMap((k) => rule.check(k, options));
     else if (rule.scope === "SubAccountBatch") found = live.batches.flatMap((b) => rule.check(b, options));
     else found = rule.check({ label: "the account", keys: live.keys, batches: live.batches }, options);
-    for (const f of found) findings.push({ object: redact(f.object), rule: rule.name, level, severity: rule.severity, path: f.path, message: redact(f.message), url: ruleUrl(rule) });
+    for (const f of found)
+      findings.push({
+        object: redact(f.object),
+        rule: rule.name,
+        level,
+        severity: rule.severity,
+        path: f.path,
+        message: redact(f.message),
+        url: ruleUrl(rule),
+      });
   }
   return findings;
 }

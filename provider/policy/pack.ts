@@ -1,4 +1,11 @@
-import type { Policies, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
+import type {
+  Policies,
+  ReportViolation,
+  ResourceValidationArgs,
+  ResourceValidationPolicy,
+  StackValidationArgs,
+  StackValidationPolicy,
+} from "@pulumi/policy";
 import { RESOURCE_TYPES } from "../resources/typeTokens.js";
 import { configSchema, findingText, parseOptions, RULES, ruleUrl, type Rule } from "./rules.js";
 import { batchFromProps, keyFromProps, type BatchSubject, type KeySubject } from "./subjects.js";
@@ -38,14 +45,19 @@ function metadata(rule: Rule) {
   };
 }
 
-function resourcePolicy(rule: Rule & { scope: "ApiKey" | "SubAccountBatch" }, optionsOf: OptionsOf): ResourceValidationPolicy {
+function resourcePolicy(
+  rule: Rule & { scope: "ApiKey" | "SubAccountBatch" },
+  optionsOf: OptionsOf,
+): ResourceValidationPolicy {
   const type = RESOURCE_TYPES[rule.scope];
   const validate = (args: ResourceValidationArgs, report: ReportViolation) => {
     // Recognised by type token only: any other resource, whatever its properties, is not this rule's.
     if (args.type !== type) return;
     const options = optionsOf(rule, args.getConfig());
     const findings =
-      rule.scope === "ApiKey" ? rule.check(keyFromProps(args.name, args.props), options) : rule.check(batchFromProps(args.name, args.props), options);
+      rule.scope === "ApiKey"
+        ? rule.check(keyFromProps(args.name, args.props), options)
+        : rule.check(batchFromProps(args.name, args.props), options);
     for (const f of findings) report(findingText(rule, f));
   };
   // The mark @pulumi/policy's validateResourceOfType gives a function (`__pulumiType`): the server then answers
@@ -68,7 +80,8 @@ function stackPolicy(rule: Rule & { scope: "stack" }, optionsOf: OptionsOf): Sta
       // A finding about the whole stack is reported on the stack's own resource, as a preview shows it anyway:
       // `pulumi policy analyze` of CLI 3.248.0 panics ("Urn is: ''") on a stack violation that names no URN.
       const stackUrn = args.resources.find((r) => r.type === "pulumi:pulumi:Stack")?.urn;
-      for (const f of rule.check({ label: "the stack", keys, batches }, options)) report(findingText(rule, f), f.urn ?? stackUrn);
+      for (const f of rule.check({ label: "the stack", keys, batches }, options))
+        report(findingText(rule, f), f.urn ?? stackUrn);
     },
   };
 }

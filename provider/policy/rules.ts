@@ -39,7 +39,8 @@ export type Severity = "low" | "medium" | "high" | "critical";
  * The page that documents every rule: each rule has a heading of its own name there, so `${POLICY_DOCS_URL}#<rule>`
  * is a stable anchor (GitHub's anchor of a heading `api-key-spend-limit` is `#api-key-spend-limit`).
  */
-export const POLICY_DOCS_URL = "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts/blob/main/docs/guides/policy.md";
+export const POLICY_DOCS_URL =
+  "https://github.com/pulumi-llm-accounts/pulumi-llm-accounts/blob/main/docs/guides/policy.md";
 
 /** Where a rule is documented: the pack's `url` and each audit finding's. */
 export function ruleUrl(rule: { name: string }): string {
@@ -111,21 +112,30 @@ function restrictedList(
   if (approved === undefined) return [];
   const allowed = new Set(approved.values);
   return entries.flatMap((e, i) =>
-    known(e) && !allowed.has(e) ? [at(`${path}[${i}]`, `${shown(e)} is not in ${approved.option} (${list(approved.values)})`)] : [],
+    known(e) && !allowed.has(e)
+      ? [at(`${path}[${i}]`, `${shown(e)} is not in ${approved.option} (${list(approved.values)})`)]
+      : [],
   );
 }
 
 const ipAllowlist = keyRule({
   name: "api-key-ip-allowlist",
-  description: "API keys restrict the IP addresses they can be used from (securityConfig.ip.allow), inside the allowed ranges.",
+  description:
+    "API keys restrict the IP addresses they can be used from (securityConfig.ip.allow), inside the allowed ranges.",
   severity: "high",
-  remediation: "Set securityConfig.ip.allow on the key to the addresses or CIDR ranges its clients use, each inside the allowedRanges of the pack config.",
+  remediation:
+    "Set securityConfig.ip.allow on the key to the addresses or CIDR ranges its clients use, each inside the allowedRanges of the pack config.",
   tags: ["api-key", "network", "access"],
   scope: "ApiKey",
   options: z
     .object({
       allowedRanges: z
-        .array(z.string().regex(/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/, "must be an IP address or CIDR range").refine((r) => parseRange(r) !== undefined, "must be an IP address or CIDR range"))
+        .array(
+          z
+            .string()
+            .regex(/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/, "must be an IP address or CIDR range")
+            .refine((r) => parseRange(r) !== undefined, "must be an IP address or CIDR range"),
+        )
         .describe("CIDR ranges (or addresses) every allowed entry must lie inside")
         .optional(),
     })
@@ -139,7 +149,13 @@ const ipAllowlist = keyRule({
       if (!known(entry)) return [];
       const parsed = parseRange(entry);
       if (parsed && ranges.some((r) => insideRange(parsed, r))) return [];
-      return [{ object: key.label, path: `${path}[${i}]`, message: `${shown(entry)} is outside allowedRanges (${list(allowedRanges)})` }];
+      return [
+        {
+          object: key.label,
+          path: `${path}[${i}]`,
+          message: `${shown(entry)} is outside allowedRanges (${list(allowedRanges)})`,
+        },
+      ];
     });
   },
 });
@@ -155,7 +171,8 @@ const spendLimit = keyRule({
   check(key, { maxMonthly }) {
     const path = "securityConfig.spendLimit.monthly";
     const monthly = key.monthlyLimit;
-    if (monthly === undefined) return [{ object: key.label, path, message: "is not set: the key's monthly spend is unlimited" }];
+    if (monthly === undefined)
+      return [{ object: key.label, path, message: "is not set: the key's monthly spend is unlimited" }];
     if (!known(monthly) || maxMonthly === undefined || monthly <= maxMonthly) return [];
     return [{ object: key.label, path, message: `${monthly} is above maxMonthly ${maxMonthly}` }];
   },
@@ -165,7 +182,8 @@ const keyModels = keyRule({
   name: "api-key-models",
   description: "API keys list the models they may call (securityConfig.models.items), only approved ones.",
   severity: "medium",
-  remediation: "Set securityConfig.models.items on the key to the models it needs, each in the approvedModels of the pack config.",
+  remediation:
+    "Set securityConfig.models.items on the key to the models it needs, each in the approvedModels of the pack config.",
   tags: ["api-key", "access"],
   scope: "ApiKey",
   options: z.object({ approvedModels: names("the models a key may be allowed to call").optional() }).strict(),
@@ -177,9 +195,11 @@ const keyModels = keyRule({
 
 const geo = keyRule({
   name: "api-key-geo",
-  description: "API keys restrict the countries they can be used from (securityConfig.geo.countries), only approved ones.",
+  description:
+    "API keys restrict the countries they can be used from (securityConfig.geo.countries), only approved ones.",
   severity: "medium",
-  remediation: "Set securityConfig.geo.countries on the key to the countries it is used from, each in the approvedCountries of the pack config.",
+  remediation:
+    "Set securityConfig.geo.countries on the key to the countries it is used from, each in the approvedCountries of the pack config.",
   tags: ["api-key", "network", "access"],
   scope: "ApiKey",
   options: z
@@ -192,15 +212,23 @@ const geo = keyRule({
     .strict(),
   check(key, { approvedCountries }) {
     const approved = approvedCountries && { option: "approvedCountries", values: approvedCountries };
-    return restrictedList(key, "securityConfig.geo.countries", key.countries, "the key can be used from any country", approved);
+    return restrictedList(
+      key,
+      "securityConfig.geo.countries",
+      key.countries,
+      "the key can be used from any country",
+      approved,
+    );
   },
 });
 
 const rotation = keyRule({
   name: "api-key-rotation",
-  description: "API keys rotate by age (rotation.everyDays) at most every maxAgeDays, with at least minOverlapHours of overlap.",
+  description:
+    "API keys rotate by age (rotation.everyDays) at most every maxAgeDays, with at least minOverlapHours of overlap.",
   severity: "medium",
-  remediation: "Set rotation.everyDays on the key (at most maxAgeDays) and rotation.overlapHours (at least minOverlapHours); on the live account, rotate a key older than maxAgeDays.",
+  remediation:
+    "Set rotation.everyDays on the key (at most maxAgeDays) and rotation.overlapHours (at least minOverlapHours); on the live account, rotate a key older than maxAgeDays.",
   tags: ["api-key", "rotation", "credentials"],
   scope: "ApiKey",
   options: z
@@ -225,7 +253,12 @@ const rotation = keyRule({
     }
     const overlap = key.rotationOverlapHours ?? 0;
     if (known(overlap) && minOverlapHours !== undefined && overlap < minOverlapHours) {
-      findings.push(...at("rotation.overlapHours", `${overlap} is below minOverlapHours ${minOverlapHours}: clients get no time to switch keys`));
+      findings.push(
+        ...at(
+          "rotation.overlapHours",
+          `${overlap} is below minOverlapHours ${minOverlapHours}: clients get no time to switch keys`,
+        ),
+      );
     }
     return findings;
   },
@@ -238,16 +271,22 @@ const pricingFloor = batchRule({
   remediation: "Raise every modelPricing[].pricingFactor of the batch to at least minFactor (1 sells at cost).",
   tags: ["sub-account", "cost", "pricing"],
   scope: "SubAccountBatch",
-  options: z.object({ minFactor: z.number().positive("must be greater than 0").default(1).describe("the lowest pricingFactor allowed") }).strict(),
+  options: z
+    .object({
+      minFactor: z.number().positive("must be greater than 0").default(1).describe("the lowest pricingFactor allowed"),
+    })
+    .strict(),
   check(batch, { minFactor }) {
     if (!known(batch.pricing)) return [];
     return batch.pricing.flatMap((entry, i) =>
       known(entry.factor) && entry.factor < minFactor
-        ? [{
-            object: batch.label,
-            path: `modelPricing[${i}].pricingFactor`,
-            message: `${entry.factor} for ${known(entry.model) ? shown(entry.model) : "a model not known yet"} is below minFactor ${minFactor}`,
-          }]
+        ? [
+            {
+              object: batch.label,
+              path: `modelPricing[${i}].pricingFactor`,
+              message: `${entry.factor} for ${known(entry.model) ? shown(entry.model) : "a model not known yet"} is below minFactor ${minFactor}`,
+            },
+          ]
         : [],
     );
   },
@@ -257,7 +296,8 @@ const subAccountModels = batchRule({
   name: "sub-account-models",
   description: "Sub-accounts are priced only for approved models (every modelPricing[].model is in approvedModels).",
   severity: "medium",
-  remediation: "Price the batch only for models in the approvedModels of the pack config: remove the other modelPricing entries.",
+  remediation:
+    "Price the batch only for models in the approvedModels of the pack config: remove the other modelPricing entries.",
   tags: ["sub-account", "access", "pricing"],
   scope: "SubAccountBatch",
   options: z.object({ approvedModels: names("the models sub-accounts may be permitted").optional() }).strict(),
@@ -266,7 +306,13 @@ const subAccountModels = batchRule({
     const allowed = new Set(approvedModels);
     return batch.pricing.flatMap((entry, i) =>
       known(entry.model) && !allowed.has(entry.model)
-        ? [{ object: batch.label, path: `modelPricing[${i}].model`, message: `${shown(entry.model)} is not in approvedModels (${list(approvedModels)})` }]
+        ? [
+            {
+              object: batch.label,
+              path: `modelPricing[${i}].model`,
+              message: `${shown(entry.model)} is not in approvedModels (${list(approvedModels)})`,
+            },
+          ]
         : [],
     );
   },
@@ -301,7 +347,8 @@ const budget = stackRule({
   name: "account-budget",
   description: "The balances of all sub-accounts together (count x balance of each batch) are at most maxTotalBalance.",
   severity: "high",
-  remediation: "Lower the balance or count of the batches until the total balance of all sub-accounts is at most maxTotalBalance.",
+  remediation:
+    "Lower the balance or count of the batches until the total balance of all sub-accounts is at most maxTotalBalance.",
   tags: ["sub-account", "cost", "budget"],
   scope: "stack",
   options: z.object({ maxTotalBalance: cap("the highest total balance of all sub-accounts").optional() }).strict(),
@@ -326,12 +373,14 @@ const budget = stackRule({
     }
     if (total <= toMicros(maxTotalBalance)) return [];
     const batches = scope.batches.length;
-    return [{
-      object: scope.label,
-      // Live sub-accounts are summed by their real balances; declared batches by count x balance.
-      path: scope.batches.every((b) => b.members) ? "balance" : "count x balance",
-      message: `of ${plural(subAccounts, "sub-account")} in ${plural(batches, "batch", "batches")} comes to ${showMicros(total)}, above maxTotalBalance ${maxTotalBalance}`,
-    }];
+    return [
+      {
+        object: scope.label,
+        // Live sub-accounts are summed by their real balances; declared batches by count x balance.
+        path: scope.batches.every((b) => b.members) ? "balance" : "count x balance",
+        message: `of ${plural(subAccounts, "sub-account")} in ${plural(batches, "batch", "batches")} comes to ${showMicros(total)}, above maxTotalBalance ${maxTotalBalance}`,
+      },
+    ];
   },
 });
 
@@ -355,14 +404,28 @@ const uniqueAliases = stackRule({
             object: k.label,
             urn: k.urn,
             path: "alias",
-            message: `${shown(alias)} is also the alias of ${keys.filter((o) => o !== k).map((o) => o.label).join(", ")}`,
+            message: `${shown(alias)} is also the alias of ${keys
+              .filter((o) => o !== k)
+              .map((o) => o.label)
+              .join(", ")}`,
           })),
     );
   },
 });
 
 /** Every rule, in the order the table of docs/guides/policy.md lists them. */
-export const RULES: readonly Rule[] = [ipAllowlist, spendLimit, keyModels, geo, rotation, pricingFloor, subAccountModels, balance, budget, uniqueAliases];
+export const RULES: readonly Rule[] = [
+  ipAllowlist,
+  spendLimit,
+  keyModels,
+  geo,
+  rotation,
+  pricingFloor,
+  subAccountModels,
+  balance,
+  budget,
+  uniqueAliases,
+];
 
 /** A finding as one line: object, property path, what is wrong, and the rule. Keys masked, whatever they came from. */
 export function findingText(rule: Rule, f: Finding): string {
@@ -391,6 +454,8 @@ export class PolicyConfigError extends Error {
 
 /** The rule's options as the JSON schema of CrossGuard's `configSchema` (the engine validates the pack config with it). */
 export function configSchema(rule: Rule): { properties: Record<string, object> } {
-  const schema = z.toJSONSchema(rule.options, { target: "draft-7", io: "input" }) as { properties?: Record<string, object> };
+  const schema = z.toJSONSchema(rule.options, { target: "draft-7", io: "input" }) as {
+    properties?: Record<string, object>;
+  };
   return { properties: schema.properties ?? {} };
 }

@@ -172,7 +172,11 @@ export function liveKeyLabel(key: string): string {
 }
 
 /** A live key (the platform's answer to a get) as a subject; its age from `created_at` at `now`. */
-export function keyFromLive(key: string, live: { alias: string; securityConfig?: unknown; createdAt: string }, now: number): KeySubject {
+export function keyFromLive(
+  key: string,
+  live: { alias: string; securityConfig?: unknown; createdAt: string },
+  now: number,
+): KeySubject {
   const subject = keyFromProps("", { alias: live.alias, securityConfig: live.securityConfig });
   return { ...subject, label: liveKeyLabel(key), ageDays: (now - Date.parse(live.createdAt)) / DAY_MS };
 }
@@ -185,7 +189,13 @@ function idList(ids: (number | string)[]): string {
 
 /** Live sub-accounts of one alias and pricing (one batch, as `llm-accounts import` groups them) as a subject. */
 export function batchFromLive(
-  members: { id: number | string; token: string; alias: string; balance: string; modelPricing: { model: string; pricingFactor: number }[] }[],
+  members: {
+    id: number | string;
+    token: string;
+    alias: string;
+    balance: string;
+    modelPricing: { model: string; pricingFactor: number }[];
+  }[],
 ): BatchSubject {
   const first = members[0];
   return {

@@ -31,7 +31,11 @@ export type RotationArgs = InputsOf<Rotation>;
  * Inputs of an ApiKey: the fields of ApiKeyInputsSchema, the schema check validates them by (ArgsOf). Each is
  * declared again below only to carry its documentation; a declaration that no longer fits the schema fails the build.
  */
-export interface ApiKeyArgs extends ArgsOf<z.input<typeof ApiKeyInputsSchema>, { securityConfig?: SecurityConfigArgs; connection?: ConnectionArgs; rotation?: RotationArgs }> {
+export interface ApiKeyArgs
+  extends ArgsOf<
+    z.input<typeof ApiKeyInputsSchema>,
+    { securityConfig?: SecurityConfigArgs; connection?: ConnectionArgs; rotation?: RotationArgs }
+  > {
   /** Readable label of the key. */
   alias: pulumi.Input<string>;
   /** Whether the key is active. Default true. */
@@ -96,7 +100,9 @@ function inputProps(name: string, args: ApiKeyArgs, owner: Owner): pulumi.Inputs
     securityConfig: args.securityConfig,
     key: undefined,
     createdAt: undefined,
-    ...(args.rotation !== undefined ? { previousKey: undefined, previousKeyExpiresAt: undefined, rotatedAt: undefined, rotationDue: undefined } : {}),
+    ...(args.rotation !== undefined
+      ? { previousKey: undefined, previousKeyExpiresAt: undefined, rotatedAt: undefined, rotationDue: undefined }
+      : {}),
   };
 }
 
@@ -105,7 +111,17 @@ function stateProps(state: ApiKeyState): pulumi.Inputs {
   const { key, alias, createdAt, enabled, securityConfig, previousKey, previousKeyExpiresAt, rotatedAt } = state;
   return {
     ...givenInputs({ connection: state.connection, rotation: state.rotation }),
-    ...{ key, alias, createdAt, enabled, securityConfig, previousKey, previousKeyExpiresAt, rotatedAt, rotationDue: undefined },
+    ...{
+      key,
+      alias,
+      createdAt,
+      enabled,
+      securityConfig,
+      previousKey,
+      previousKeyExpiresAt,
+      rotatedAt,
+      rotationDue: undefined,
+    },
   };
 }
 
@@ -140,13 +156,22 @@ export class ApiKey extends DynamicResource {
    * Pulumi resource's `get` does: the resource is registered with the `id` option, the provider reads the key
    * from the platform at each run, and the stack neither updates nor deletes it (no other resource claims it).
    */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, state: ApiKeyState, opts?: pulumi.CustomResourceOptions): ApiKey {
+  static get(
+    name: string,
+    id: pulumi.Input<pulumi.ID>,
+    state: ApiKeyState,
+    opts?: pulumi.CustomResourceOptions,
+  ): ApiKey {
     return new ApiKey(name, state as unknown as ApiKeyArgs, { ...opts, id });
   }
 
   /** Whether `obj` is an ApiKey, even one made by another copy of this package (by its type token). */
   static isInstance(obj: unknown): obj is ApiKey {
-    return typeof obj === "object" && obj !== null && (obj as { __pulumiType?: unknown }).__pulumiType === RESOURCE_TYPES.ApiKey;
+    return (
+      typeof obj === "object" &&
+      obj !== null &&
+      (obj as { __pulumiType?: unknown }).__pulumiType === RESOURCE_TYPES.ApiKey
+    );
   }
 
   constructor(name: string, args: ApiKeyArgs, opts?: pulumi.CustomResourceOptions) {

@@ -2,7 +2,13 @@ import * as pulumi from "@pulumi/pulumi";
 import { toWire } from "../api/casing.js";
 import type { ConnectionArgs } from "../client/config.js";
 import type { z } from "zod";
-import { pricingRule, type ModelPricing, type ModelPricingInput, type PricingFields, type SubAccount } from "../api/schemas/subAccounts.js";
+import {
+  pricingRule,
+  type ModelPricing,
+  type ModelPricingInput,
+  type PricingFields,
+  type SubAccount,
+} from "../api/schemas/subAccounts.js";
 import { type SubAccountBatchInputsSchema, identityMark } from "../runtime/subAccountBatch/index.js";
 import type { ArgsOf, InputsOf } from "./args.js";
 import { camelFieldNames } from "../runtime/engine/index.js";
@@ -34,7 +40,10 @@ export interface ModelPricingArgs extends InputsOf<ModelPricingInput> {
  */
 export interface SubAccountBatchArgs
   // `mark` is the class's own input (its identity, markOf), never a user's.
-  extends ArgsOf<Omit<z.input<typeof SubAccountBatchInputsSchema>, "mark">, { modelPricing?: pulumi.Input<ModelPricingArgs>[]; connection?: ConnectionArgs }> {
+  extends ArgsOf<
+    Omit<z.input<typeof SubAccountBatchInputsSchema>, "mark">,
+    { modelPricing?: pulumi.Input<ModelPricingArgs>[]; connection?: ConnectionArgs }
+  > {
   /** Alias of every sub-account of the batch. */
   alias: pulumi.Input<string>;
   /** Virtual balance of each sub-account. The API cannot change it later: a change replaces the batch. */
@@ -96,7 +105,12 @@ export interface SubAccountBatchState {
 const provider = providerText("subAccountBatch");
 
 /** The properties a new batch registers: the inputs given, its mark, and the outputs the provider answers. */
-function inputProps(name: string, args: SubAccountBatchArgs, opts: pulumi.CustomResourceOptions | undefined, owner: Owner): pulumi.Inputs {
+function inputProps(
+  name: string,
+  args: SubAccountBatchArgs,
+  opts: pulumi.CustomResourceOptions | undefined,
+  owner: Owner,
+): pulumi.Inputs {
   return {
     alias: args.alias,
     balance: args.balance,
@@ -131,7 +145,11 @@ function warnAboutPricing(resource: pulumi.Resource, modelPricing: SubAccountBat
     list.forEach((e, i) => {
       const rule = pricingRule(toWire(e) as PricingFields);
       const hint = "refused" in rule ? "set pricingFactor instead" : rule.deprecated;
-      if (hint === undefined || (e.autoFollowing === undefined && e.promptPrice === undefined && e.completionPrice === undefined)) return;
+      if (
+        hint === undefined ||
+        (e.autoFollowing === undefined && e.promptPrice === undefined && e.completionPrice === undefined)
+      )
+        return;
       void pulumi.log.warn(
         `modelPricing[${i}] (${String(e.model)}): autoFollowing/promptPrice/completionPrice are deprecated; ${camelFieldNames(hint)}`,
         resource,
@@ -171,13 +189,22 @@ export class SubAccountBatch extends DynamicResource {
    * sub-accounts from the platform at each run, and the stack neither updates nor deletes them (no other resource
    * claims them).
    */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, state: SubAccountBatchState, opts?: pulumi.CustomResourceOptions): SubAccountBatch {
+  static get(
+    name: string,
+    id: pulumi.Input<pulumi.ID>,
+    state: SubAccountBatchState,
+    opts?: pulumi.CustomResourceOptions,
+  ): SubAccountBatch {
     return new SubAccountBatch(name, state as unknown as SubAccountBatchArgs, { ...opts, id });
   }
 
   /** Whether `obj` is a SubAccountBatch, even one made by another copy of this package (by its type token). */
   static isInstance(obj: unknown): obj is SubAccountBatch {
-    return typeof obj === "object" && obj !== null && (obj as { __pulumiType?: unknown }).__pulumiType === RESOURCE_TYPES.SubAccountBatch;
+    return (
+      typeof obj === "object" &&
+      obj !== null &&
+      (obj as { __pulumiType?: unknown }).__pulumiType === RESOURCE_TYPES.SubAccountBatch
+    );
   }
 
   constructor(name: string, args: SubAccountBatchArgs, opts?: pulumi.CustomResourceOptions) {

@@ -4,7 +4,11 @@ import type * as pulumi from "@pulumi/pulumi";
  * A settings value as a program gives it: the value or an Output of it at every level (each field, each array and
  * each element), so that a setting can come from another resource or from config.
  */
-export type InputsOf<T> = T extends readonly (infer E)[] ? pulumi.Input<InputsOf<E>>[] : T extends object ? { [K in keyof T]: pulumi.Input<InputsOf<Exclude<T[K], undefined>>> } : T;
+export type InputsOf<T> = T extends readonly (infer E)[]
+  ? pulumi.Input<InputsOf<E>>[]
+  : T extends object
+    ? { [K in keyof T]: pulumi.Input<InputsOf<Exclude<T[K], undefined>>> }
+    : T;
 
 /**
  * A resource's Args from the input type of the schema its check validates them by (`z.input`): each field a value

@@ -38,7 +38,11 @@ function afterDependencies(dependsOn: pulumi.InvokeOutputOptions["dependsOn"]): 
 }
 
 /** `call` with the arguments resolved, once the resources `opts.dependsOn` names are created. */
-function outputOf<A, R>(args: A, opts: DataSourceInvokeOutputOptions, call: (args: pulumi.Unwrap<A>, opts: DataSourceOptions) => Promise<R>): pulumi.Output<R> {
+function outputOf<A, R>(
+  args: A,
+  opts: DataSourceInvokeOutputOptions,
+  call: (args: pulumi.Unwrap<A>, opts: DataSourceOptions) => Promise<R>,
+): pulumi.Output<R> {
   const own: DataSourceOptions = opts.connection === undefined ? {} : { connection: opts.connection };
   const created = afterDependencies(opts.dependsOn);
   return pulumi.output(args).apply((a) => created.apply(() => call(a, own)));
@@ -50,7 +54,12 @@ function programConfig(): StackConfig {
 }
 
 /** One API call per distinct arguments in a run: later calls share the first one's answer. */
-function once<T>(name: string, args: unknown, connection: ConnectionArgs | undefined, call: (c: LlmAccountsClient, own: SessionClient) => Promise<T>): Promise<T> {
+function once<T>(
+  name: string,
+  args: unknown,
+  connection: ConnectionArgs | undefined,
+  call: (c: LlmAccountsClient, own: SessionClient) => Promise<T>,
+): Promise<T> {
   const own = sessionOfThisRun().client(connection, programConfig());
   const answers = own.answers;
   const memo = `${name}|${fingerprint(canonical(args ?? null))}`;
@@ -86,15 +95,25 @@ export interface GetModelsOutputArgs {
 }
 
 /** The models this account can use, with the prices listed for it (display prices, not billing). */
-export async function getModels(args: GetModelsArgs = {}, opts: DataSourceInvokeOptions = {}): Promise<GetModelsResult> {
+export async function getModels(
+  args: GetModelsArgs = {},
+  opts: DataSourceInvokeOptions = {},
+): Promise<GetModelsResult> {
   const all = await once("models", null, opts.connection, (c) => c.account.models());
   return {
-    models: all.filter((m) => (args.category === undefined || m.category === args.category) && (args.vendor === undefined || m.vendor === args.vendor)),
+    models: all.filter(
+      (m) =>
+        (args.category === undefined || m.category === args.category) &&
+        (args.vendor === undefined || m.vendor === args.vendor),
+    ),
   };
 }
 
 /** `getModels` for Output arguments. */
-export function getModelsOutput(args: GetModelsOutputArgs = {}, opts: DataSourceInvokeOutputOptions = {}): pulumi.Output<GetModelsResult> {
+export function getModelsOutput(
+  args: GetModelsOutputArgs = {},
+  opts: DataSourceInvokeOutputOptions = {},
+): pulumi.Output<GetModelsResult> {
   return outputOf(args, opts, getModels);
 }
 
@@ -139,7 +158,10 @@ export async function getUsage(args: GetUsageArgs, opts: DataSourceInvokeOptions
 }
 
 /** `getUsage` for Output arguments; secret when the key given is. */
-export function getUsageOutput(args: GetUsageOutputArgs, opts: DataSourceInvokeOutputOptions = {}): pulumi.Output<GetUsageResult> {
+export function getUsageOutput(
+  args: GetUsageOutputArgs,
+  opts: DataSourceInvokeOutputOptions = {},
+): pulumi.Output<GetUsageResult> {
   return outputOf(args, opts, getUsage);
 }
 
@@ -164,11 +186,17 @@ export interface GetSubAccountsResult {
 }
 
 /** Sub-accounts of the main account, by alias or key. The result holds tokens: treat it as secret. */
-export async function getSubAccounts(args: GetSubAccountsArgs = {}, opts: DataSourceInvokeOptions = {}): Promise<GetSubAccountsResult> {
+export async function getSubAccounts(
+  args: GetSubAccountsArgs = {},
+  opts: DataSourceInvokeOptions = {},
+): Promise<GetSubAccountsResult> {
   return { subAccounts: await once("subAccounts", args, opts.connection, (_c, own) => own.subAccounts.list(args)) };
 }
 
 /** `getSubAccounts` as a secret Output (the sub-accounts carry their tokens). */
-export function getSubAccountsOutput(args: GetSubAccountsOutputArgs = {}, opts: DataSourceInvokeOutputOptions = {}): pulumi.Output<GetSubAccountsResult> {
+export function getSubAccountsOutput(
+  args: GetSubAccountsOutputArgs = {},
+  opts: DataSourceInvokeOutputOptions = {},
+): pulumi.Output<GetSubAccountsResult> {
   return pulumi.secret(outputOf(args, opts, getSubAccounts));
 }

@@ -48,7 +48,14 @@ export function programFailure(message: string): Error {
  * resources adopting it would both manage it, and the destroy or count change of one would delete what the other
  * holds.
  */
-export function claim(kind: Kind, key: string, owner: Owner, describe: string, claims: Claims = claimsOfThisRun(), remedy?: string): void {
+export function claim(
+  kind: Kind,
+  key: string,
+  owner: Owner,
+  describe: string,
+  claims: Claims = claimsOfThisRun(),
+  remedy?: string,
+): void {
   const id = `${kind}:${fingerprint(key)}`;
   const earlier = claims.get(id);
   if (earlier === undefined) {
@@ -76,13 +83,18 @@ export function claimedKey(owner: Owner, name: string, adoptKey: pulumi.Input<st
 }
 
 /** The batch's `adoptTokens`, each claimed for it when the list is known; what to register instead of the input. */
-export function claimedTokens(owner: Owner, name: string, adoptTokens: pulumi.Input<pulumi.Input<string>[]>): pulumi.Output<string[]> {
+export function claimedTokens(
+  owner: Owner,
+  name: string,
+  adoptTokens: pulumi.Input<pulumi.Input<string>[]>,
+): pulumi.Output<string[]> {
   const claims = claimsOfThisRun();
   return pulumi.secret(
     pulumi.output(adoptTokens).apply((tokens) => {
       if (Array.isArray(tokens)) {
         tokens.forEach((t, i) => {
-          if (typeof t === "string") claim("sub-account", t, owner, `adoptTokens[${i}] of SubAccountBatch "${name}"`, claims);
+          if (typeof t === "string")
+            claim("sub-account", t, owner, `adoptTokens[${i}] of SubAccountBatch "${name}"`, claims);
         });
       }
       return tokens;
@@ -112,14 +124,21 @@ export function claimHeldKey(owner: Owner, name: string, key: pulumi.Output<stri
  * none of its methods), and a taker beside it would leave both states holding the sub-account, which a `pulumi destroy
  * --target` of the giver would then delete.
  */
-export function claimHeldTokens(owner: Owner, name: string, adoptTokens: pulumi.Input<pulumi.Input<string>[]> | undefined, tokens: pulumi.Output<string[]>): void {
+export function claimHeldTokens(
+  owner: Owner,
+  name: string,
+  adoptTokens: pulumi.Input<pulumi.Input<string>[]> | undefined,
+  tokens: pulumi.Output<string[]>,
+): void {
   const claims = claimsOfThisRun();
   pulumi.all([pulumi.output(adoptTokens), tokens]).apply(([declared, held]) => {
     const adopted = Array.isArray(declared) && declared.length > 0 ? new Set(declared) : undefined;
     (held ?? []).forEach((t, i) => {
       if (typeof t !== "string") return;
-      if (adopted === undefined) claim("sub-account", t, owner, `tokens[${i}] held by SubAccountBatch "${name}"`, claims);
-      else if (!adopted.has(t)) claim("sub-account", t, owner, `tokens[${i}] still held by SubAccountBatch "${name}"`, claims, stillHeld(name));
+      if (adopted === undefined)
+        claim("sub-account", t, owner, `tokens[${i}] held by SubAccountBatch "${name}"`, claims);
+      else if (!adopted.has(t))
+        claim("sub-account", t, owner, `tokens[${i}] still held by SubAccountBatch "${name}"`, claims, stillHeld(name));
     });
   });
 }

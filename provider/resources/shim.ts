@@ -31,7 +31,14 @@ export function providerText(name: RuntimeExport): string {
  * changes: another type would replace every resource of every existing state.
  */
 export class DynamicResource extends pulumi.CustomResource {
-  constructor(provider: string, name: string, props: pulumi.Inputs, opts: pulumi.CustomResourceOptions | undefined, module: string, type: string) {
+  constructor(
+    provider: string,
+    name: string,
+    props: pulumi.Inputs,
+    opts: pulumi.CustomResourceOptions | undefined,
+    module: string,
+    type: string,
+  ) {
     maskSdkDebugLog(); // before the registration whose answer the SDK logs
     // The SDK makes the registration's promises in its constructor, before its first await.
     const restore = promiseTracesOff();
@@ -53,6 +60,9 @@ export function givenInputs(inputs: Record<string, unknown>): pulumi.Inputs {
 }
 
 /** Options with the outputs that must be secret in the state added to the user's own. */
-export function withSecretOutputs(opts: pulumi.CustomResourceOptions | undefined, names: string[]): pulumi.CustomResourceOptions {
+export function withSecretOutputs(
+  opts: pulumi.CustomResourceOptions | undefined,
+  names: string[],
+): pulumi.CustomResourceOptions {
   return { ...opts, additionalSecretOutputs: [...new Set([...(opts?.additionalSecretOutputs ?? []), ...names])] };
 }

@@ -5,7 +5,12 @@
 import { API_KEY_STATE, apiKeyLifecycle, type ApiKeyInputs, type ApiKeyOutputs } from "./apiKey/index.js";
 import { currentSession, type Session } from "./command/index.js";
 import type { Props, StateError, StateVersions, TypedProvider } from "./engine/index.js";
-import { BATCH_STATE, subAccountBatchLifecycle, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "./subAccountBatch/index.js";
+import {
+  BATCH_STATE,
+  subAccountBatchLifecycle,
+  type SubAccountBatchInputs,
+  type SubAccountBatchOutputs,
+} from "./subAccountBatch/index.js";
 
 export {
   clientFor,
@@ -25,7 +30,15 @@ export {
   type ClientOverrides,
   type SessionOptions,
 } from "./command/index.js";
-export { STACK_CONFIG_SLOT, StateError, UNKNOWN, type Props, type ReadFound, type ReadOutcome, type TypedProvider } from "./engine/index.js";
+export {
+  STACK_CONFIG_SLOT,
+  StateError,
+  UNKNOWN,
+  type Props,
+  type ReadFound,
+  type ReadOutcome,
+  type TypedProvider,
+} from "./engine/index.js";
 export type { ApiKeyInputs, ApiKeyOutputs } from "./apiKey/index.js";
 export type { SubAccountBatchInputs, SubAccountBatchOutputs, SubAccountView } from "./subAccountBatch/index.js";
 
@@ -38,7 +51,10 @@ const PROVIDER_KEY = "__provider";
  * later refresh or delete loads the provider from the outputs: without it they fail with "code must be a
  * string, not undefined", at every run, and the resource can be neither repaired nor destroyed.
  */
-function keepingProvider<A extends unknown[], R>(method: (...args: A) => Promise<R>, inputsAt: number): (...args: A) => Promise<R> {
+function keepingProvider<A extends unknown[], R>(
+  method: (...args: A) => Promise<R>,
+  inputsAt: number,
+): (...args: A) => Promise<R> {
   return async (...args) => {
     try {
       return await method(...args);
@@ -54,7 +70,9 @@ function keepingProvider<A extends unknown[], R>(method: (...args: A) => Promise
 }
 
 /** A runtime method given the session of the process, made at its first call (command/session.ts), as its first argument. */
-function inSession<A extends unknown[], R>(method: (session: Session, ...args: A) => Promise<R>): (...args: A) => Promise<R> {
+function inSession<A extends unknown[], R>(
+  method: (session: Session, ...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
   return (...args) => method(currentSession(), ...args);
 }
 
@@ -78,16 +96,24 @@ function parsedAtEntry<I, O extends object>(
   return {
     // A check or a diff: the engine going through the program's registrations (command/transfers.ts).
     check: (olds, news) => (currentSession().arrived(), impl.check(olds, news)),
-    diff: inSession(async (session, id: string, olds: Props, news: I) => (session.arrived(), impl.diff(session, id, versions.parse(olds), news))),
+    diff: inSession(
+      async (session, id: string, olds: Props, news: I) => (
+        session.arrived(), impl.diff(session, id, versions.parse(olds), news)
+      ),
+    ),
     create: keepingProvider(inSession(impl.create), 0),
     read: inSession(async (session, id: string, olds: Props) => impl.read(session, id, versions.parse(olds))),
     update: keepingProvider(
-      inSession(async (session, id: string, olds: Props, news: I) => impl.update(session, id, versions.parse(olds), news)),
+      inSession(async (session, id: string, olds: Props, news: I) =>
+        impl.update(session, id, versions.parse(olds), news),
+      ),
       2,
     ),
     delete: inSession(async (session, id: string, olds: Props) => {
       const parsed = versions.safeParse(olds);
-      return parsed.success ? impl.remove(session, id, parsed.data) : impl.removeUnreadable(session, id, olds, parsed.error);
+      return parsed.success
+        ? impl.remove(session, id, parsed.data)
+        : impl.removeUnreadable(session, id, olds, parsed.error);
     }),
   };
 }
@@ -96,4 +122,7 @@ function parsedAtEntry<I, O extends object>(
 export const apiKey: TypedProvider<ApiKeyInputs, ApiKeyOutputs> = parsedAtEntry(API_KEY_STATE, apiKeyLifecycle);
 
 /** The SubAccountBatch provider's methods. */
-export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = parsedAtEntry(BATCH_STATE, subAccountBatchLifecycle);
+export const subAccountBatch: TypedProvider<SubAccountBatchInputs, SubAccountBatchOutputs> = parsedAtEntry(
+  BATCH_STATE,
+  subAccountBatchLifecycle,
+);

@@ -7,7 +7,16 @@ import { writeFileSync, readFileSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_RATE_LIMITS } from "../../dist/provider/client/index.js";
 import { PulumiStack, linkNodeModules } from "../lib/stack.mjs";
-import { emulator, limitsEnv, runImportCli, SETTINGS, stackOf, stateSize, statusesOf, watchPlugin } from "./measure.mjs";
+import {
+  emulator,
+  limitsEnv,
+  runImportCli,
+  SETTINGS,
+  stackOf,
+  stateSize,
+  statusesOf,
+  watchPlugin,
+} from "./measure.mjs";
 
 const perWindow = (op) => DEFAULT_RATE_LIMITS[op][0].limit;
 
@@ -25,11 +34,13 @@ function rateFloorWindows(step, keys, batches, parallelism) {
   // has its own limit, so the two may go side by side.
   if (step === "destroy") {
     const floor = callFloor(step, keys, batches, parallelism);
-    return Math.max(floor["sub-account/delete"] / perWindow("sub-account/delete"), floor["api-key/delete"] / perWindow("api-key/delete"));
+    return Math.max(
+      floor["sub-account/delete"] / perWindow("sub-account/delete"),
+      floor["api-key/delete"] / perWindow("api-key/delete"),
+    );
   }
   return 0;
 }
-
 
 /** Runs one measured command after a pause of one window (the last command's budget refilled): time, calls, 429s. */
 async function measured(emu, windowMs, fn) {
@@ -37,7 +48,12 @@ async function measured(emu, windowMs, fn) {
   emu.clearRequests();
   const started = Date.now();
   const result = await fn();
-  return { ms: Date.now() - started, calls: emu.calls(), answered429: statusesOf(emu)[429] ?? 0, code: result?.code ?? 0 };
+  return {
+    ms: Date.now() - started,
+    calls: emu.calls(),
+    answered429: statusesOf(emu)[429] ?? 0,
+    code: result?.code ?? 0,
+  };
 }
 
 /**
@@ -48,12 +64,21 @@ async function seededAccount(ctx, keys, batches, windowMs, prefix) {
   const emu = await emulator(ctx, { rateWindowMs: windowMs, requestLogSize: 100_000 });
   const apiKeys = Array.from({ length: keys }, (_, i) => emu.state.createKey(`service-${i}`).key);
   for (let b = 0; b < batches; b++) {
-    emu.state.createSubAccounts({ alias: `customer-${b}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: SETTINGS.batchSize });
+    emu.state.createSubAccounts({
+      alias: `customer-${b}`,
+      balance: 10,
+      modelPricing: [{ model: "model-a", pricing_factor: 1 }],
+      count: SETTINGS.batchSize,
+    });
   }
   const dir = mkdtempSync(join(ctx.work, prefix));
   linkNodeModules(dir);
   writeFileSync(join(dir, "Pulumi.yaml"), "name: large\nruntime: nodejs\n");
-  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: limitsEnv(windowMs) });
+  const stack = await PulumiStack.create({
+    dir,
+    account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+    env: limitsEnv(windowMs),
+  });
   ctx.cleanups.push(() => stack.dispose());
   return { emu, apiKeys, dir, stack };
 }
@@ -66,14 +91,18 @@ async function accountSide(ctx, keys, batches, windowMs) {
   const { emu, apiKeys, dir, stack } = await seededAccount(ctx, keys, batches, windowMs, "large-");
   const env = ctx.bigRunEnv;
   const steps = {};
-  steps.import = await measured(emu, windowMs, () => runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env));
+  steps.import = await measured(emu, windowMs, () =>
+    runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env),
+  );
   const watch = watchPlugin(dir);
   steps.firstUp = await measured(emu, windowMs, () => stack.up([], { env }));
   const pluginPeakBytes = watch.stop();
   const state = stateSize(JSON.parse(await stack.exportState()));
   steps.preview = await measured(emu, windowMs, () => stack.run(["preview"], { env }));
   steps.refresh = await measured(emu, windowMs, () => stack.refresh(["--skip-preview"], { env }));
-  steps.gate = await measured(emu, windowMs, () => stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }));
+  steps.gate = await measured(emu, windowMs, () =>
+    stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }),
+  );
   const dataFile = join(dir, "account.json");
   const data = JSON.parse(readFileSync(dataFile, "utf8"));
   data.batches[0].alias = `${data.batches[0].alias}-renamed`;
@@ -103,7 +132,9 @@ async function floorSide(ctx, resources, windowMs) {
   const pluginPeakBytes = watch.stop();
   steps.preview = await measured(emu, windowMs, () => stack.run(["preview"], { env }));
   steps.refresh = await measured(emu, windowMs, () => stack.refresh(["--skip-preview"], { env }));
-  steps.gate = await measured(emu, windowMs, () => stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }));
+  steps.gate = await measured(emu, windowMs, () =>
+    stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }),
+  );
   steps.changeOneBatch = await measured(emu, windowMs, () => stack.up([], { env }));
   steps.destroy = await measured(emu, windowMs, () => stack.destroy([], { env }));
   return { steps, pluginPeakBytes, deploymentBytes: readFileSync(exported).length };
@@ -125,7 +156,11 @@ function callFloor(step, keys, batches, parallelism) {
     // The engine hands key and batch deletes to the same `--parallel` slots, interleaved: each gathering of the slots
     // takes one call of each kind it holds, so neither kind can take fewer calls than the gatherings of all deletes.
     const gatherings = Math.ceil((keys + batches) / Math.min(parallelism, 1000));
-    return { "api-key/delete": Math.min(gatherings, keys), "sub-account/delete": Math.min(gatherings, batches), "sub-account/list": 1 };
+    return {
+      "api-key/delete": Math.min(gatherings, keys),
+      "sub-account/delete": Math.min(gatherings, batches),
+      "sub-account/list": 1,
+    };
   }
   return {};
 }
@@ -145,7 +180,14 @@ export function rated(measured, row) {
   const rateMs = rateFloorWindows(step, row.keys, row.batches, row.parallelism) * row.windowMs;
   const floorCalls = callFloor(step, row.keys, row.batches, row.parallelism);
   const leftNothing = step !== "destroy" || (row.left?.keys === 0 && row.left?.subAccounts === 0);
-  return { ...measured, code, rateMs, ratio: ms / Math.max(engineMs, rateMs), floorCalls, callsAtFloor: atFloor(calls, floorCalls) && code === 0 && leftNothing };
+  return {
+    ...measured,
+    code,
+    rateMs,
+    ratio: ms / Math.max(engineMs, rateMs),
+    floorCalls,
+    callsAtFloor: atFloor(calls, floorCalls) && code === 0 && leftNothing,
+  };
 }
 
 /** A row of an earlier run derived again by `rated` (its gate's exit code, recorded since 2026-11-28, taken as 0 before). */
@@ -163,8 +205,13 @@ async function largeSize(ctx, keys, parallelism) {
   const floor = await floorSide(ctx, keys + batches, windowMs);
   const steps = LARGE_STEPS.map((step) => {
     const o = ours.steps[step];
-    const st = rated({ step, ms: o.ms, engineMs: floor.steps[step].ms, calls: o.calls, code: o.code, answered429: o.answered429 }, { keys, batches, windowMs, parallelism, left: ours.left });
-    ctx.log(`  ${step}: ${st.ms} ms beside engine ${st.engineMs} ms, rate floor ${Math.round(st.rateMs)} ms (ratio ${st.ratio.toFixed(3)}), calls ${JSON.stringify(st.calls)}`);
+    const st = rated(
+      { step, ms: o.ms, engineMs: floor.steps[step].ms, calls: o.calls, code: o.code, answered429: o.answered429 },
+      { keys, batches, windowMs, parallelism, left: ours.left },
+    );
+    ctx.log(
+      `  ${step}: ${st.ms} ms beside engine ${st.engineMs} ms, rate floor ${Math.round(st.rateMs)} ms (ratio ${st.ratio.toFixed(3)}), calls ${JSON.stringify(st.calls)}`,
+    );
     return st;
   });
   return {
@@ -249,12 +296,22 @@ async function platformSize(ctx, keys, large, before) {
   const { emu, apiKeys, dir, stack } = await seededAccount(ctx, keys, batches, windowMs, "large-platform-");
   const env = ctx.bigRunEnv;
   const ran = {};
-  ran.import = await measured(emu, windowMs, () => runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env));
+  ran.import = await measured(emu, windowMs, () =>
+    runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack, "--into-state"], apiKeys.join("\n"), stack.env),
+  );
   if (runs("refresh") || runs("gate") || runs("destroy")) await stack.up([], { env });
   if (runs("refresh")) ran.refresh = await measured(emu, windowMs, () => stack.refresh(["--skip-preview"], { env }));
-  if (runs("gate")) ran.gate = await measured(emu, windowMs, () => stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }));
-  if (runs("destroy")) ran.destroy = await measured(emu, windowMs, () => stack.destroy(["--parallel", String(PLATFORM_DESTROY_PARALLEL)], { env }));
-  const left = ran.destroy ? { keys: emu.state.listKeys().length, subAccounts: emu.state.listSubAccounts().length } : before.left;
+  if (runs("gate"))
+    ran.gate = await measured(emu, windowMs, () =>
+      stack.run(["preview", "--refresh", "--expect-no-changes"], { env, allowFailure: true }),
+    );
+  if (runs("destroy"))
+    ran.destroy = await measured(emu, windowMs, () =>
+      stack.destroy(["--parallel", String(PLATFORM_DESTROY_PARALLEL)], { env }),
+    );
+  const left = ran.destroy
+    ? { keys: emu.state.listKeys().length, subAccounts: emu.state.listSubAccounts().length }
+    : before.left;
   const measuredAt = new Date().toISOString();
   const engine = large?.rows?.find((r) => r.keys === keys);
   const steps = PLATFORM_WINDOW_STEPS.map((step) => {
@@ -270,8 +327,21 @@ async function platformSize(ctx, keys, large, before) {
     const floorMs = Math.max(engineMs ?? 0, rateMs);
     const ratio = floorMs > 0 ? o.ms / floorMs : null;
     const leftNothing = step !== "destroy" || (left.keys === 0 && left.subAccounts === 0);
-    ctx.log(`  ${step}: ${o.ms} ms beside rate floor ${rateMs} ms, engine ${engineMs ?? "not measured"} ms (ratio ${ratio?.toFixed(3) ?? "none"}), calls ${JSON.stringify(o.calls)}`);
-    return { step, ms: o.ms, engineMs, rateMs, ratio, calls: o.calls, floorCalls, callsAtFloor: atFloor(o.calls, floorCalls) && o.code === 0 && leftNothing, answered429: o.answered429, measuredAt };
+    ctx.log(
+      `  ${step}: ${o.ms} ms beside rate floor ${rateMs} ms, engine ${engineMs ?? "not measured"} ms (ratio ${ratio?.toFixed(3) ?? "none"}), calls ${JSON.stringify(o.calls)}`,
+    );
+    return {
+      step,
+      ms: o.ms,
+      engineMs,
+      rateMs,
+      ratio,
+      calls: o.calls,
+      floorCalls,
+      callsAtFloor: atFloor(o.calls, floorCalls) && o.code === 0 && leftNothing,
+      answered429: o.answered429,
+      measuredAt,
+    };
   });
   return { keys, batches, windowMs, destroyParallel: PLATFORM_DESTROY_PARALLEL, left, measuredAt, steps };
 }

@@ -3,12 +3,32 @@
 // entry point is scripts/bench.mjs.
 
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { API_KEY_DELETE_MAX, DEFAULT_RATE_LIMITS, SubAccountListResponseSchema, fromWire } from "../../dist/provider/client/index.js";
+import {
+  API_KEY_DELETE_MAX,
+  DEFAULT_RATE_LIMITS,
+  SubAccountListResponseSchema,
+  fromWire,
+} from "../../dist/provider/client/index.js";
 import { startEmulator } from "../../dist/provider/emulator/index.js";
-import { COALESCING_SWITCH, SHARING_SWITCH, setStackConfig, startFresh, subAccountBatch } from "../../dist/provider/runtime/index.js";
+import {
+  COALESCING_SWITCH,
+  SHARING_SWITCH,
+  setStackConfig,
+  startFresh,
+  subAccountBatch,
+} from "../../dist/provider/runtime/index.js";
 import { buildRelease, RELEASE_0_1_0 } from "../lib/release.mjs";
 import { PulumiStack, linkNodeModules, prepareProgram, REPO } from "../lib/stack.mjs";
 
@@ -109,7 +129,11 @@ export function limitsEnv(windowMs) {
 
 export async function stackOf(ctx, emu, env, config) {
   const dir = prepareProgram(PROGRAM, "llm-bench-program-");
-  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env });
+  const stack = await PulumiStack.create({
+    dir,
+    account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+    env,
+  });
   ctx.cleanups.push(() => {
     stack.dispose();
     rmSync(dir, { recursive: true, force: true });
@@ -167,7 +191,10 @@ async function timedUp(stack, emu, extra) {
   const started = Date.now();
   await stack.up(extra);
   const ended = Date.now();
-  const creates = emu.requests().filter((r) => r.op === "api-key/create").map((r) => r.at);
+  const creates = emu
+    .requests()
+    .filter((r) => r.op === "api-key/create")
+    .map((r) => r.at);
   return {
     ms: ended - started,
     head: creates.length ? creates[0] - started : 0,
@@ -183,7 +210,6 @@ export function defaultParallelism(cli) {
   const m = /--parallel int32 .*\(default (\d+)\)/.exec(help);
   return m ? Number(m[1]) : 4 * os.cpus().length;
 }
-
 
 // --- 1. API calls per lifecycle operation ---------------------------------------------------------------------
 
@@ -213,7 +239,9 @@ export async function lifecycleCalls(ctx) {
   const wide = ["--parallel", String(N)];
   await step(`delete ${N} keys (--parallel ${N})`, N, Math.ceil(N / API_KEY_DELETE_MAX), () => keys.destroy(wide));
   await step(`create ${N} keys declared disabled`, N, 2 * N, () => keys.up());
-  await step(`delete ${N} disabled keys (--parallel ${N})`, N, Math.ceil(N / API_KEY_DELETE_MAX), () => keys.destroy(wide));
+  await step(`delete ${N} disabled keys (--parallel ${N})`, N, Math.ceil(N / API_KEY_DELETE_MAX), () =>
+    keys.destroy(wide),
+  );
 
   const team = await stackOf(ctx, emu, env, { count: 0, subAccounts: 2 });
   // One list of what a killed run left under the batch's mark (shared by the command's creates), a create and the
@@ -236,9 +264,15 @@ export async function upScaling(ctx) {
   const rows = [];
   for (const n of SETTINGS.upSizes) {
     const free = await emulator(ctx, { rateLimits: false });
-    const freeRun = await timedUp(await stackOf(ctx, free, limitsEnv(false), { count: n }), free, ["--parallel", String(SETTINGS.upParallel)]);
+    const freeRun = await timedUp(await stackOf(ctx, free, limitsEnv(false), { count: n }), free, [
+      "--parallel",
+      String(SETTINGS.upParallel),
+    ]);
     const limited = await emulator(ctx, { rateWindowMs: SETTINGS.windowMs.up });
-    const run = await timedUp(await stackOf(ctx, limited, limitsEnv(SETTINGS.windowMs.up), { count: n }), limited, ["--parallel", String(SETTINGS.upParallel)]);
+    const run = await timedUp(await stackOf(ctx, limited, limitsEnv(SETTINGS.windowMs.up), { count: n }), limited, [
+      "--parallel",
+      String(SETTINGS.upParallel),
+    ]);
     const answered = statusesOf(limited);
     // The shortest create phase the limits allow; the floor is the run's own time before its first create
     // (nothing is rate-limited before it), that shortest create phase, and an unlimited run's time after its last.
@@ -263,7 +297,9 @@ export async function upScaling(ctx) {
       allCreated: ok,
       met: ok && ratio <= TARGETS.upRatio,
     });
-    ctx.log(`up ${n}: ${run.ms} ms with limits, ${freeRun.ms} ms without, floor ${floor} ms, ratio ${ratio.toFixed(3)}, 429s ${answered[429] ?? 0}`);
+    ctx.log(
+      `up ${n}: ${run.ms} ms with limits, ${freeRun.ms} ms without, floor ${floor} ms, ratio ${ratio.toFixed(3)}, 429s ${answered[429] ?? 0}`,
+    );
     await free.close();
     await limited.close();
   }
@@ -283,7 +319,9 @@ export async function destroyAndState(ctx, cli, parallelism) {
   // Keys only: another resource's delete would take one of the engine's slots and blur the call counts.
   const stack = await stackOf(ctx, setupEmu, {}, { count: size });
   const watch = watchPlugin(stack.dir);
-  const up = await stack.up(["--parallel", String(SETTINGS.upParallel)], { env: { ...limitsEnv(false), ...ctx.bigRunEnv } });
+  const up = await stack.up(["--parallel", String(SETTINGS.upParallel)], {
+    env: { ...limitsEnv(false), ...ctx.bigRunEnv },
+  });
   const upPeak = watch.stop();
   ctx.log(`destroy: up of ${size} keys for the setup took ${up.ms} ms`);
 
@@ -303,15 +341,30 @@ export async function destroyAndState(ctx, cli, parallelism) {
         writeFileSync(file, snapshot, { mode: 0o600 });
         const emu = await emulator(ctx, { stateFile: file, rateWindowMs: windowMs });
         await stack.run(["stack", "import", "--file", deployment]);
-        const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, ...limitsEnv(windowMs), ...ctx.bigRunEnv, ...(coalescing ? {} : { [COALESCING_SWITCH]: "off" }) };
+        const env = {
+          LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+          ...limitsEnv(windowMs),
+          ...ctx.bigRunEnv,
+          ...(coalescing ? {} : { [COALESCING_SWITCH]: "off" }),
+        };
         const w = watchPlugin(stack.dir);
         const r = await stack.destroy(parallel === parallelism ? [] : ["--parallel", String(parallel)], { env });
         destroyPeak = Math.max(destroyPeak, w.stop() ?? 0);
         const answered = statusesOf(emu, "api-key/delete");
         const label = parallel === parallelism ? `default (${parallel})` : String(parallel);
-        const run = { windowMs, parallel: label, coalescing, deleteCalls: answered[200] ?? 0, answered429: answered[429] ?? 0, ms: r.ms, keysLeft: emu.state.listKeys().length };
+        const run = {
+          windowMs,
+          parallel: label,
+          coalescing,
+          deleteCalls: answered[200] ?? 0,
+          answered429: answered[429] ?? 0,
+          ms: r.ms,
+          keysLeft: emu.state.listKeys().length,
+        };
         runs.push(run);
-        ctx.log(`destroy window ${windowMs} ms, --parallel ${label}, coalescing ${coalescing ? "on" : "off"}: ${run.deleteCalls} delete calls, ${r.ms} ms, ${run.keysLeft} keys left`);
+        ctx.log(
+          `destroy window ${windowMs} ms, --parallel ${label}, coalescing ${coalescing ? "on" : "off"}: ${run.deleteCalls} delete calls, ${r.ms} ms, ${run.keysLeft} keys left`,
+        );
         await emu.close();
       }
     }
@@ -319,14 +372,25 @@ export async function destroyAndState(ctx, cli, parallelism) {
   const pairs = [];
   for (const on of runs.filter((r) => r.coalescing)) {
     const off = runs.find((r) => !r.coalescing && r.windowMs === on.windowMs && r.parallel === on.parallel);
-    pairs.push({ windowMs: on.windowMs, parallel: on.parallel, coalesced: on, baseline: off, callRatio: on.deleteCalls / off.deleteCalls, timeRatio: on.ms / off.ms });
+    pairs.push({
+      windowMs: on.windowMs,
+      parallel: on.parallel,
+      coalesced: on,
+      baseline: off,
+      callRatio: on.deleteCalls / off.deleteCalls,
+      timeRatio: on.ms / off.ms,
+    });
   }
   return {
     runs,
     pairs,
     setupUpMs: up.ms,
     state,
-    memory: { pluginPeakBytes: Math.max(upPeak ?? 0, destroyPeak) || null, duringUp: upPeak, duringDestroy: destroyPeak || null },
+    memory: {
+      pluginPeakBytes: Math.max(upPeak ?? 0, destroyPeak) || null,
+      duringUp: upPeak,
+      duringDestroy: destroyPeak || null,
+    },
   };
 }
 
@@ -341,7 +405,9 @@ export function stateSize(exported) {
       bytesPerResource: Math.round(rs.reduce((a, r) => a + bytes(r), 0) / rs.length),
       providerBytes: Buffer.byteLength(rs[0].inputs.__provider),
       // The engine keeps the provider among the inputs and among the outputs of each resource.
-      providerCopiesPerResource: [rs[0].inputs.__provider, rs[0].outputs.__provider].filter((p) => p === rs[0].inputs.__provider).length,
+      providerCopiesPerResource: [rs[0].inputs.__provider, rs[0].outputs.__provider].filter(
+        (p) => p === rs[0].inputs.__provider,
+      ).length,
     };
   };
   return { deploymentBytes: bytes(exported), apiKey: ofType("ApiKey"), subAccountBatch: ofType("SubAccountBatch") };
@@ -356,7 +422,10 @@ export function stateSize(exported) {
 export async function checkpointedUp(ctx) {
   const n = SETTINGS.checkpointedUpSize;
   const out = {};
-  for (const [name, pkg] of [["release 0.1.0", buildRelease(RELEASE_0_1_0)], ["this version", REPO]]) {
+  for (const [name, pkg] of [
+    ["release 0.1.0", buildRelease(RELEASE_0_1_0)],
+    ["this version", REPO],
+  ]) {
     const emu = await emulator(ctx, { rateLimits: false });
     const stack = await stackOf(ctx, emu, limitsEnv(false), { count: n, subAccounts: SETTINGS.batchSize });
     const link = join(stack.dir, "node_modules", "pulumi-llm-accounts");
@@ -364,7 +433,12 @@ export async function checkpointedUp(ctx) {
     symlinkSync(pkg, link);
     const r = await stack.up(["--parallel", String(SETTINGS.upParallel)]);
     const state = stateSize(JSON.parse(await stack.exportState()));
-    out[name === "this version" ? "after" : "before"] = { package: name, ms: r.ms, keys: emu.state.listKeys().length, state };
+    out[name === "this version" ? "after" : "before"] = {
+      package: name,
+      ms: r.ms,
+      keys: emu.state.listKeys().length,
+      state,
+    };
     ctx.log(`checkpointed up of ${n} keys, ${name}: ${r.ms} ms, ${state.apiKey.bytesPerResource} B per key`);
   }
   return { keys: n, ...out, timeRatio: out.after.ms / out.before.ms };
@@ -399,10 +473,22 @@ export async function refreshSharing(ctx) {
     for (const n of SETTINGS.refreshBatches) {
       const emu = await emulator(ctx, { rateLimits: false });
       setStackConfig({ baseUrl: emu.baseUrl, accountKey: emu.accountKey, adminKey: emu.adminKey });
-      const batches = await pool(Array.from({ length: n }, (_, i) => i), 16, async (i) => {
-        const { inputs } = await subAccountBatch.check({}, { alias: `team-${i}`, balance: 1, count: SETTINGS.batchSize, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
-        return subAccountBatch.create(inputs);
-      });
+      const batches = await pool(
+        Array.from({ length: n }, (_, i) => i),
+        16,
+        async (i) => {
+          const { inputs } = await subAccountBatch.check(
+            {},
+            {
+              alias: `team-${i}`,
+              balance: 1,
+              count: SETTINGS.batchSize,
+              modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+            },
+          );
+          return subAccountBatch.create(inputs);
+        },
+      );
       const run = async (sharing) => {
         process.env[SHARING_SWITCH] = sharing ? "on" : "off";
         startFresh();
@@ -414,14 +500,24 @@ export async function refreshSharing(ctx) {
         // Every baseline read costs the same (one list of the whole account): a sample, scaled, is the whole.
         const scale = n / timed.length;
         const ms = (Date.now() - started) * scale;
-        const correct = reads.every((r, i) => r.id === batches[i].id && JSON.stringify(r.props.tokens) === JSON.stringify(batches[i].outs.tokens));
+        const correct = reads.every(
+          (r, i) => r.id === batches[i].id && JSON.stringify(r.props.tokens) === JSON.stringify(batches[i].outs.tokens),
+        );
         const listCalls = (countCalls(emu)["sub-account/list"] ?? 0) * scale;
         return { ms, listCalls, timedReads: timed.length, msPerSubAccount: ms / (n * SETTINGS.batchSize), correct };
       };
       const shared = await run(true);
       const baseline = await run(false);
-      rows.push({ batches: n, subAccounts: n * SETTINGS.batchSize, shared, baseline, timeRatio: shared.ms / baseline.ms });
-      ctx.log(`refresh ${n} batches: shared ${shared.listCalls} lists ${shared.ms} ms; baseline ${baseline.listCalls} lists ${baseline.ms} ms`);
+      rows.push({
+        batches: n,
+        subAccounts: n * SETTINGS.batchSize,
+        shared,
+        baseline,
+        timeRatio: shared.ms / baseline.ms,
+      });
+      ctx.log(
+        `refresh ${n} batches: shared ${shared.listCalls} lists ${shared.ms} ms; baseline ${baseline.listCalls} lists ${baseline.ms} ms`,
+      );
       await emu.close();
     }
   } finally {
@@ -447,8 +543,14 @@ export async function cliRefresh(ctx) {
       emu.clearRequests();
       const r = await stack.refresh(["--skip-preview"], { env: { [SHARING_SWITCH]: sharing } });
       const calls = countCalls(emu);
-      samples[sharing].push({ ms: r.ms, listCalls: calls["sub-account/list"] ?? 0, otherCalls: sum(calls) - (calls["sub-account/list"] ?? 0) });
-      ctx.log(`pulumi refresh of ${n} batches, sharing ${sharing}: ${r.ms} ms, ${calls["sub-account/list"] ?? 0} lists`);
+      samples[sharing].push({
+        ms: r.ms,
+        listCalls: calls["sub-account/list"] ?? 0,
+        otherCalls: sum(calls) - (calls["sub-account/list"] ?? 0),
+      });
+      ctx.log(
+        `pulumi refresh of ${n} batches, sharing ${sharing}: ${r.ms} ms, ${calls["sub-account/list"] ?? 0} lists`,
+      );
     }
   }
   const stateUnchanged = (await stack.run(["preview", "--expect-no-changes"], { allowFailure: true })).code === 0;
@@ -456,7 +558,15 @@ export async function cliRefresh(ctx) {
   const fastest = (list) => list.reduce((a, b) => (b.ms < a.ms ? b : a));
   const shared = fastest(samples.on);
   const baseline = fastest(samples.off);
-  return { batches: n, subAccounts: n * SETTINGS.batchSize, samples, shared, baseline, timeRatio: shared.ms / baseline.ms, stateUnchanged };
+  return {
+    batches: n,
+    subAccounts: n * SETTINGS.batchSize,
+    samples,
+    shared,
+    baseline,
+    timeRatio: shared.ms / baseline.ms,
+    stateUnchanged,
+  };
 }
 
 /** Median of `rounds` timings of `fn`, in ms. */
@@ -475,7 +585,13 @@ function median(fn, rounds = 9) {
 export async function parseShare(ctx) {
   const emu = await emulator(ctx, { rateLimits: false });
   const per = 100;
-  for (let i = 0; i < SETTINGS.parseItems / per; i++) emu.state.createSubAccounts({ alias: `team-${i}`, balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: per });
+  for (let i = 0; i < SETTINGS.parseItems / per; i++)
+    emu.state.createSubAccounts({
+      alias: `team-${i}`,
+      balance: 1,
+      modelPricing: [{ model: "model-a", pricing_factor: 1.5 }],
+      count: per,
+    });
   const items = emu.state.listSubAccounts();
   const body = JSON.stringify({ items, total: items.length, page: 1, pageSize: -1 });
   const json = JSON.parse(body);
@@ -486,7 +602,9 @@ export async function parseShare(ctx) {
     casing: median(() => parsed.items.map((i) => fromWire(i))),
   };
   const total = ms.jsonParse + ms.zod + ms.casing;
-  ctx.log(`parse of ${items.length} sub-accounts: JSON ${ms.jsonParse.toFixed(1)} ms, zod ${ms.zod.toFixed(1)} ms, casing ${ms.casing.toFixed(1)} ms`);
+  ctx.log(
+    `parse of ${items.length} sub-accounts: JSON ${ms.jsonParse.toFixed(1)} ms, zod ${ms.zod.toFixed(1)} ms, casing ${ms.casing.toFixed(1)} ms`,
+  );
   return { items: items.length, bytes: Buffer.byteLength(body), ms, totalMs: total, zodShare: ms.zod / total };
 }
 
@@ -527,8 +645,14 @@ export async function policyPreview(ctx) {
   // (the engine's Analyze call per resource, run-policy-pack's start, @pulumi/policy), whatever a pack's rules do.
   const control = join(big.dir, "control-policy-pack");
   mkdirSync(control, { recursive: true });
-  writeFileSync(join(control, "PulumiPolicy.yaml"), "runtime: nodejs\ndescription: one rule that does nothing (the bench's control)\n");
-  writeFileSync(join(control, "package.json"), JSON.stringify({ name: "control-policy-pack", version: "0.0.1", main: "index.js" }));
+  writeFileSync(
+    join(control, "PulumiPolicy.yaml"),
+    "runtime: nodejs\ndescription: one rule that does nothing (the bench's control)\n",
+  );
+  writeFileSync(
+    join(control, "package.json"),
+    JSON.stringify({ name: "control-policy-pack", version: "0.0.1", main: "index.js" }),
+  );
   writeFileSync(
     join(control, "index.js"),
     'const { PolicyPack } = require("@pulumi/policy");\n' +
@@ -539,14 +663,24 @@ export async function policyPreview(ctx) {
   let violations = 0;
   for (let i = 0; i < SETTINGS.policyRounds; i++) {
     for (const [name, stack, extra] of [
-      ["pack", big, withPack], ["none", big, []], ["control", big, withControl],
-      ["smallPack", small, withPack], ["smallNone", small, []], ["smallControl", small, withControl],
+      ["pack", big, withPack],
+      ["none", big, []],
+      ["control", big, withControl],
+      ["smallPack", small, withPack],
+      ["smallNone", small, []],
+      ["smallControl", small, withControl],
     ]) {
       const r = await stack.run(["preview", ...extra]);
       samples[name].push(r.ms);
       if (name === "pack") violations = (r.stdout.match(/\[(advisory|mandatory)\]/g) ?? []).length;
-      const which = { pack: "with the policy pack", none: "without a pack", control: "with the control pack (one rule that does nothing)" };
-      ctx.log(`preview ${name.startsWith("small") ? SETTINGS.policySmallSize : SETTINGS.previewSize} keys ${which[name.replace(/^small(.)/, (_, c) => c.toLowerCase())]}: ${r.ms} ms`);
+      const which = {
+        pack: "with the policy pack",
+        none: "without a pack",
+        control: "with the control pack (one rule that does nothing)",
+      };
+      ctx.log(
+        `preview ${name.startsWith("small") ? SETTINGS.policySmallSize : SETTINGS.previewSize} keys ${which[name.replace(/^small(.)/, (_, c) => c.toLowerCase())]}: ${r.ms} ms`,
+      );
     }
   }
   const best = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, Math.min(...v)]));
@@ -587,7 +721,10 @@ export async function previewOverhead(ctx) {
   const trivial = await stackOf(ctx, emu, env, { count: SETTINGS.previewSize, trivial: true });
   const samples = { llm: [], trivial: [] };
   for (let i = 0; i < SETTINGS.previewRounds; i++) {
-    for (const [name, stack] of [["llm", llm], ["trivial", trivial]]) {
+    for (const [name, stack] of [
+      ["llm", llm],
+      ["trivial", trivial],
+    ]) {
       const r = await stack.preview();
       samples[name].push(r.ms);
       ctx.log(`preview ${SETTINGS.previewSize} ${name}: ${r.ms} ms`);
@@ -595,9 +732,15 @@ export async function previewOverhead(ctx) {
   }
   const best = { llm: Math.min(...samples.llm), trivial: Math.min(...samples.trivial) };
   const calls = sum(countCalls(emu));
-  return { resources: SETTINGS.previewSize, samples, llmMs: best.llm, trivialMs: best.trivial, ratio: best.llm / best.trivial, apiCalls: calls };
+  return {
+    resources: SETTINGS.previewSize,
+    samples,
+    llmMs: best.llm,
+    trivialMs: best.trivial,
+    ratio: best.llm / best.trivial,
+    apiCalls: calls,
+  };
 }
-
 
 // --- 7. llm-accounts import of a large account, and the first pulumi up of what it wrote ------------------------
 
@@ -605,13 +748,20 @@ export async function previewOverhead(ctx) {
 export function runImportCli(args, stdin, env) {
   const started = Date.now();
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", ...args], { env, cwd: os.tmpdir() });
+    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", ...args], {
+      env,
+      cwd: os.tmpdir(),
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     child.on("error", fail);
-    child.on("close", (code) => (code === 0 ? done({ stdout, stderr, ms: Date.now() - started }) : fail(new Error(`import exited ${code}: ${stderr}`))));
+    child.on("close", (code) =>
+      code === 0
+        ? done({ stdout, stderr, ms: Date.now() - started })
+        : fail(new Error(`import exited ${code}: ${stderr}`)),
+    );
     child.stdin.end(stdin);
   });
 }
@@ -628,21 +778,36 @@ export async function importScale(ctx) {
   const emu = await emulator(ctx, { rateWindowMs: windowMs });
   const keys = Array.from({ length: n }, (_, i) => emu.state.createKey(`console-key-${i}`).key);
   for (let i = 0; i < SETTINGS.importBatches; i++) {
-    emu.state.createSubAccounts({ alias: `team-${i}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: SETTINGS.batchSize });
+    emu.state.createSubAccounts({
+      alias: `team-${i}`,
+      balance: 10,
+      modelPricing: [{ model: "model-a", pricing_factor: 1 }],
+      count: SETTINGS.batchSize,
+    });
   }
   const dir = mkdtempSync(join(ctx.work, "imported-"));
   linkNodeModules(dir);
   writeFileSync(join(dir, "Pulumi.yaml"), "name: imported\nruntime: nodejs\n");
-  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: limitsEnv(windowMs) });
+  const stack = await PulumiStack.create({
+    dir,
+    account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+    env: limitsEnv(windowMs),
+  });
   ctx.cleanups.push(() => stack.dispose());
 
   emu.clearRequests();
-  const imported = await runImportCli(["--out", dir, "--keys", "-", "--stack", stack.stack], keys.join("\n"), stack.env);
+  const imported = await runImportCli(
+    ["--out", dir, "--keys", "-", "--stack", stack.stack],
+    keys.join("\n"),
+    stack.env,
+  );
   const importCalls = countCalls(emu);
   const import429 = statusesOf(emu)[429] ?? 0;
   const floorMs = (n / GETS_PER_WINDOW) * windowMs;
   const configKiB = Number(/adoptKeys \((\d+) KiB/.exec(imported.stdout)?.[1] ?? NaN);
-  ctx.log(`import of ${n} keys and ${SETTINGS.importBatches} batches: ${imported.ms} ms (floor ${floorMs} ms), calls ${JSON.stringify(importCalls)}`);
+  ctx.log(
+    `import of ${n} keys and ${SETTINGS.importBatches} batches: ${imported.ms} ms (floor ${floorMs} ms), calls ${JSON.stringify(importCalls)}`,
+  );
 
   await new Promise((r) => setTimeout(r, windowMs));
   emu.clearRequests();
@@ -651,18 +816,38 @@ export async function importScale(ctx) {
   const pluginPeakBytes = watch.stop();
   const upCalls = countCalls(emu);
   const up429 = statusesOf(emu)[429] ?? 0;
-  const writes = Object.entries(upCalls).filter(([op]) => !/\/(get|list)$/.test(op)).reduce((a, [, c]) => a + c, 0);
+  const writes = Object.entries(upCalls)
+    .filter(([op]) => !/\/(get|list)$/.test(op))
+    .reduce((a, [, c]) => a + c, 0);
   const state = stateSize(JSON.parse(await stack.exportState()));
   const unchanged = (await stack.run(["preview", "--expect-no-changes"], { allowFailure: true })).code === 0;
-  ctx.log(`first up of the imported program: ${up.ms} ms, writes ${writes}, calls ${JSON.stringify(upCalls)}, preview unchanged ${unchanged}`);
+  ctx.log(
+    `first up of the imported program: ${up.ms} ms, writes ${writes}, calls ${JSON.stringify(upCalls)}, preview unchanged ${unchanged}`,
+  );
   return {
     keys: n,
     batches: SETTINGS.importBatches,
     subAccounts: SETTINGS.importBatches * SETTINGS.batchSize,
     windowMs,
     floorMs,
-    import: { ms: imported.ms, ratio: imported.ms / floorMs, calls: importCalls, answered429: import429, configKiB, progressLines: imported.stderr.split("\n").filter(Boolean).length },
-    firstUp: { ms: up.ms, ratio: up.ms / floorMs, calls: upCalls, answered429: up429, writes, pluginPeakBytes, state, previewUnchanged: unchanged },
+    import: {
+      ms: imported.ms,
+      ratio: imported.ms / floorMs,
+      calls: importCalls,
+      answered429: import429,
+      configKiB,
+      progressLines: imported.stderr.split("\n").filter(Boolean).length,
+    },
+    firstUp: {
+      ms: up.ms,
+      ratio: up.ms / floorMs,
+      calls: upCalls,
+      answered429: up429,
+      writes,
+      pluginPeakBytes,
+      state,
+      previewUnchanged: unchanged,
+    },
   };
 }
 
@@ -695,13 +880,18 @@ export async function footprint(ctx) {
       providerBytes: Buffer.byteLength(resources[0].inputs.__provider),
       outputNames: Object.keys(resources[0].outputs).sort(),
     };
-    ctx.log(`footprint, ${name}: ${up.ms} ms, plugin peak ${pluginPeakBytes} B, ${out[name].bytesPerResource} B per resource`);
+    ctx.log(
+      `footprint, ${name}: ${up.ms} ms, plugin peak ${pluginPeakBytes} B, ${out[name].bytesPerResource} B per resource`,
+    );
     await stack.destroy(["--parallel", String(n)], { env: ctx.bigRunEnv });
   }
   return {
     keys: n,
     ...out,
-    memoryRatio: out.apiKey.pluginPeakBytes && out.baseline.pluginPeakBytes ? out.apiKey.pluginPeakBytes / out.baseline.pluginPeakBytes : null,
+    memoryRatio:
+      out.apiKey.pluginPeakBytes && out.baseline.pluginPeakBytes
+        ? out.apiKey.pluginPeakBytes / out.baseline.pluginPeakBytes
+        : null,
     stateRatio: out.apiKey.bytesPerResource / out.baseline.bytesPerResource,
   };
 }

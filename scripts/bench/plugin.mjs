@@ -29,7 +29,10 @@ function startMs(script) {
 
 /** A YAML program of `n` API keys on the provider plugin, aliases as the TypeScript program gives them. */
 function yamlProgram(n) {
-  const keys = Array.from({ length: n }, (_, i) => `  key-${i}:\n    type: llm-accounts:index:ApiKey\n    properties:\n      alias: key-${i}\n`);
+  const keys = Array.from(
+    { length: n },
+    (_, i) => `  key-${i}:\n    type: llm-accounts:index:ApiKey\n    properties:\n      alias: key-${i}\n`,
+  );
   return `name: llm-bench-plugin\nruntime: yaml\nresources:\n${keys.join("")}`;
 }
 
@@ -40,8 +43,14 @@ async function yamlStack(ctx, emu, cli, n) {
   const bin = mkdtempSync(join(ctx.work, "plugin-bin-"));
   chmodSync(PLUGIN_MAIN, 0o755);
   symlinkSync(PLUGIN_MAIN, join(bin, "pulumi-resource-llm-accounts"));
-  const PATH = [cli.binDir, bin, ensureGoTool("pulumi-language-yaml", { log: ctx.log }).binDir, process.env.PATH].join(delimiter);
-  const stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...limitsEnv(false), PATH } });
+  const PATH = [cli.binDir, bin, ensureGoTool("pulumi-language-yaml", { log: ctx.log }).binDir, process.env.PATH].join(
+    delimiter,
+  );
+  const stack = await PulumiStack.create({
+    dir,
+    account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+    env: { ...limitsEnv(false), PATH },
+  });
   ctx.cleanups.push(() => {
     stack.dispose();
     rmSync(dir, { recursive: true, force: true });

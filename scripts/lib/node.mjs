@@ -15,9 +15,16 @@ import { fileURLToPath } from "node:url";
 import { cacheRoot } from "../pulumi-cli.mjs";
 
 const major = (version) => Number(version.replace(/^v/, "").split(".")[0]);
-const rank = (version) => version.replace(/^v/, "").split(".").reduce((sum, n) => sum * 1000 + (Number.parseInt(n, 10) || 0), 0);
+const rank = (version) =>
+  version
+    .replace(/^v/, "")
+    .split(".")
+    .reduce((sum, n) => sum * 1000 + (Number.parseInt(n, 10) || 0), 0);
 /** The package's floor (package.json's `engines`, `>=22.12.0`): an older 22 cannot `require` the package. */
-const FLOOR = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")).engines.node.replace(/^>=/, "");
+const FLOOR = JSON.parse(fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")).engines.node.replace(
+  /^>=/,
+  "",
+);
 /** Whether Node.js `version` serves where `wanted` is asked for: that major or newer, and not below the floor. */
 const serves = (version, wanted) => major(version) >= wanted && rank(version) >= rank(FLOOR);
 
@@ -31,7 +38,16 @@ export function nodeBinary(wanted, log = (m) => process.stderr.write(`${m}\n`)) 
     const tmp = `${dir}.tmp-${process.pid}`;
     fs.rmSync(tmp, { recursive: true, force: true });
     fs.mkdirSync(tmp, { recursive: true });
-    const args = ["install", "--prefix", tmp, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", `node@${wanted}`];
+    const args = [
+      "install",
+      "--prefix",
+      tmp,
+      "--no-save",
+      "--no-package-lock",
+      "--no-audit",
+      "--no-fund",
+      `node@${wanted}`,
+    ];
     const res = spawnSync("npm", args, { stdio: ["ignore", "inherit", "inherit"] });
     if (res.status !== 0) throw new Error(`npm ${args.join(" ")} failed (${res.signal ?? `exit code ${res.status}`})`);
     try {
@@ -61,8 +77,13 @@ export async function runUnderNode(wanted, label) {
   if (serves(process.versions.node, wanted)) return;
   const bin = nodeBinary(wanted, (m) => process.stderr.write(`[${label}] ${m}\n`));
   const version = spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
-  process.stderr.write(`[${label}] this machine's Node.js is ${process.version}, older than the Node.js ${wanted} (at least ${FLOOR}) the package needs: running under Node.js ${version} (${bin})\n`);
-  const child = spawn(bin, [...process.execArgv, ...process.argv.slice(1)], { env: envWithNode(bin), stdio: "inherit" });
+  process.stderr.write(
+    `[${label}] this machine's Node.js is ${process.version}, older than the Node.js ${wanted} (at least ${FLOOR}) the package needs: running under Node.js ${version} (${bin})\n`,
+  );
+  const child = spawn(bin, [...process.execArgv, ...process.argv.slice(1)], {
+    env: envWithNode(bin),
+    stdio: "inherit",
+  });
   // Ctrl-C reaches the child too (same process group): let it clean up and exit first.
   const forward = (signal) => child.kill(signal);
   process.on("SIGINT", () => {});

@@ -21,9 +21,21 @@ export const RELEASE_0_1_0 = "178f3af";
  */
 export const RELEASES = [
   { name: "0.1.0", commit: RELEASE_0_1_0, why: "release 0.1.0 (scripts/lib/release.mjs, README)" },
-  { name: "main-2026-11-22", commit: "645849c", why: "main at the end of the 2026-11-22 round (scale work, shim export path)" },
-  { name: "main-2026-11-23", commit: "4beec5a", why: "main at the end of the 2026-11-23 round (adoption, rotation, policy)" },
-  { name: "main-2026-11-24", commit: "8f35b78", why: "main at the end of the 2026-11-24 round (adoption day two; its provider/ is that of e91003e, which CI passed on a fresh clone)" },
+  {
+    name: "main-2026-11-22",
+    commit: "645849c",
+    why: "main at the end of the 2026-11-22 round (scale work, shim export path)",
+  },
+  {
+    name: "main-2026-11-23",
+    commit: "4beec5a",
+    why: "main at the end of the 2026-11-23 round (adoption, rotation, policy)",
+  },
+  {
+    name: "main-2026-11-24",
+    commit: "8f35b78",
+    why: "main at the end of the 2026-11-24 round (adoption day two; its provider/ is that of e91003e, which CI passed on a fresh clone)",
+  },
 ];
 
 /**
@@ -46,7 +58,11 @@ export function buildRelease(commit = RELEASE_0_1_0) {
   }
   symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"));
   if (existsSync(join(dir, "dist", "provider", "runtime", "index.js"))) return dir;
-  const tar = execFileSync("git", ["archive", full, "package.json", "tsconfig.json", "tsconfig.build.json", "provider"], { cwd: REPO, maxBuffer: 64 << 20 });
+  const tar = execFileSync(
+    "git",
+    ["archive", full, "package.json", "tsconfig.json", "tsconfig.build.json", "provider"],
+    { cwd: REPO, maxBuffer: 64 << 20 },
+  );
   execFileSync("tar", ["-x", "-C", dir], { input: tar });
   // Emitted without a type check (--noCheck): the release's sources were typed against its own dependencies
   // (zod 3), not this checkout's, and the JavaScript tsc emits does not depend on types. Checked, a machine

@@ -5,7 +5,16 @@
 
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,7 +29,10 @@ export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
  */
 export function prepareProgram(source, prefix = "llm-program-") {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  cpSync(source, dir, { recursive: true, filter: (p) => !p.includes("node_modules") && !/Pulumi\.[^/]+\.yaml$/.test(p) });
+  cpSync(source, dir, {
+    recursive: true,
+    filter: (p) => !p.includes("node_modules") && !/Pulumi\.[^/]+\.yaml$/.test(p),
+  });
   linkNodeModules(dir);
   return dir;
 }
@@ -123,7 +135,9 @@ export class PulumiStack {
     this.home = mkdtempSync(join(tmpdir(), "pulumi-home-"));
     this.backend = mkdtempSync(join(tmpdir(), "pulumi-backend-"));
     const account = options.account ?? {};
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("LLM_ACCOUNTS_") && !k.startsWith("PULUMI_")));
+    const clean = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith("LLM_ACCOUNTS_") && !k.startsWith("PULUMI_")),
+    );
     this.env = {
       ...clean,
       ...pulumiEnv(this.backend, cli),
@@ -149,16 +163,21 @@ export class PulumiStack {
     // Values after "--" so that one such as "-1" is not taken for a flag.
     const full = [...args, "--non-interactive", ...stackFlag, ...(positional.length ? ["--", ...positional] : [])];
     return new Promise((resolvePromise, reject) => {
-      execFile(this.cli.pulumi, full, { cwd: this.dir, env: { ...this.env, ...env }, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        const result = { code, stdout, stderr, ms: Date.now() - started };
-        recordTiming(this.cli, args, result, cpuBefore);
-        if (code !== 0 && !allowFailure) {
-          const e = new Error(`pulumi ${args.join(" ")} exited ${code}\n${stdout}\n${stderr}`);
-          e.result = result;
-          reject(e);
-        } else resolvePromise(result);
-      });
+      execFile(
+        this.cli.pulumi,
+        full,
+        { cwd: this.dir, env: { ...this.env, ...env }, maxBuffer: 256 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+          const result = { code, stdout, stderr, ms: Date.now() - started };
+          recordTiming(this.cli, args, result, cpuBefore);
+          if (code !== 0 && !allowFailure) {
+            const e = new Error(`pulumi ${args.join(" ")} exited ${code}\n${stdout}\n${stderr}`);
+            e.result = result;
+            reject(e);
+          } else resolvePromise(result);
+        },
+      );
     });
   }
 

@@ -2,9 +2,17 @@ import { expect, test } from "@jest/globals";
 import { camelPath, fromWire, toWire, wirePath } from "../../provider/api/casing.js";
 
 test("keys are renamed at every depth, values never, and undefined members are dropped", () => {
-  const wire = { security_config: { spend_limit: { monthly: 5 }, models: { items: ["gpt_4o_mini"] } }, created_at: "x", user_id: 7 };
+  const wire = {
+    security_config: { spend_limit: { monthly: 5 }, models: { items: ["gpt_4o_mini"] } },
+    created_at: "x",
+    user_id: 7,
+  };
   const camel = fromWire(wire);
-  expect(camel).toEqual({ securityConfig: { spendLimit: { monthly: 5 }, models: { items: ["gpt_4o_mini"] } }, createdAt: "x", userId: 7 });
+  expect(camel).toEqual({
+    securityConfig: { spendLimit: { monthly: 5 }, models: { items: ["gpt_4o_mini"] } },
+    createdAt: "x",
+    userId: 7,
+  });
   expect(toWire(camel)).toEqual(wire);
   expect(toWire({ alias: "a", securityConfig: undefined })).toEqual({ alias: "a" });
   // Only plain objects are walked: a Date (or any class instance) is passed through as it is.
@@ -24,7 +32,10 @@ test("renaming from memory gives the same answers past its cap, in both directio
   const camel = fromWire(wire) as Record<string, number>;
   for (const [i, n] of names.entries()) expect(camel[toCamelByHand(n)]).toBe(i);
   expect(toWire(camel)).toEqual(wire);
-  expect(fromWire({ field_a_name: "again", [names[4999]!]: "late" })).toEqual({ fieldAName: "again", [toCamelByHand(names[4999]!)]: "late" });
+  expect(fromWire({ field_a_name: "again", [names[4999]!]: "late" })).toEqual({
+    fieldAName: "again",
+    [toCamelByHand(names[4999]!)]: "late",
+  });
 });
 
 test("paths are rendered as users and as the wire name them", () => {

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
 import { BudgetCounter } from "../../provider/client/limiter.js";
-import { LlmAccountsError, USAGE_MODEL_FIELD, USAGE_PAGE_SIZE, validateUsageQuery } from "../../provider/client/index.js";
+import {
+  LlmAccountsError,
+  USAGE_MODEL_FIELD,
+  USAGE_PAGE_SIZE,
+  validateUsageQuery,
+} from "../../provider/client/index.js";
 import { fingerprint } from "../../provider/api/redact.js";
 import { MODEL_CATALOGUE, usageRows, type Emulator } from "../../provider/emulator/index.js";
 import { calls, clientOf, emulator } from "../support/emulator.js";
@@ -23,7 +28,11 @@ describe("account: balance, models, usage", () => {
   test("models lists the catalogue with prices in camelCase", async () => {
     const models = await clientOf(emu).account.models();
     expect(models).toHaveLength(MODEL_CATALOGUE.length);
-    expect(models[0]).toMatchObject({ model: expect.any(String), contextWindow: expect.any(Number), pricing: { textInputPrice: expect.stringMatching(/^\d+\.\d+$/) } });
+    expect(models[0]).toMatchObject({
+      model: expect.any(String),
+      contextWindow: expect.any(Number),
+      pricing: { textInputPrice: expect.stringMatching(/^\d+\.\d+$/) },
+    });
   });
 
   test("usage follows every page to the end of a year", async () => {
@@ -53,7 +62,14 @@ describe("account: balance, models, usage", () => {
     const rows = await client.account.usage({ start: day(3), end: day(0), key });
     // A day on which the key spent nothing has no row (the generated data leaves some), so the rows are
     // compared with what the emulator generates for this key alone, which differs from the account's.
-    const own = usageRows({ seeds: [fingerprint(key)], start: day(3), end: day(0), today: day(0), withModel: false, withUsage: false });
+    const own = usageRows({
+      seeds: [fingerprint(key)],
+      start: day(3),
+      end: day(0),
+      today: day(0),
+      withModel: false,
+      withUsage: false,
+    });
     expect(rows.map((r) => r.date)).toEqual(own.map((r) => r.date));
     expect(rows.map((r) => r.cost)).toEqual(own.map((r) => r.cost));
     const account = await client.account.usage({ start: day(3), end: day(0) });
@@ -67,7 +83,9 @@ describe("account: balance, models, usage", () => {
     const client = clientOf(emu);
     await expect(client.account.usage({ start: "2024-13-01", end: day(0) })).rejects.toThrow(/start/);
     await expect(client.account.usage({ start: day(1), end: day(2) })).rejects.toThrow(/end: .* is before start/);
-    await expect(client.account.usage({ start: day(400), end: day(0) })).rejects.toThrow(/start: .*older than the last year/);
+    await expect(client.account.usage({ start: day(400), end: day(0) })).rejects.toThrow(
+      /start: .*older than the last year/,
+    );
     await expect(client.account.usage({ start: day(0), end: day(-1) })).rejects.toThrow(/end: .*future/);
     expect(emu.requests()).toHaveLength(0);
   });
@@ -89,10 +107,22 @@ describe("account: balance, models, usage", () => {
   });
 
   test("the client counts the usage budget and refuses past it without calling", async () => {
-    const client = clientOf(emu, { rateLimits: { perOperation: { "usage/summary": [{ limit: 60, windowMs: 60_000 }, { limit: 1, windowMs: 86_400_000 }] } } });
+    const client = clientOf(emu, {
+      rateLimits: {
+        perOperation: {
+          "usage/summary": [
+            { limit: 60, windowMs: 60_000 },
+            { limit: 1, windowMs: 86_400_000 },
+          ],
+        },
+      },
+    });
     await client.account.usage({ start: day(2), end: day(0) });
     emu.clearRequests();
-    await expect(client.account.usage({ start: day(2), end: day(0) })).rejects.toMatchObject({ status: 429, code: "client_budget_exhausted" });
+    await expect(client.account.usage({ start: day(2), end: day(0) })).rejects.toMatchObject({
+      status: 429,
+      code: "client_budget_exhausted",
+    });
     expect(emu.requests()).toHaveLength(0);
   });
 });

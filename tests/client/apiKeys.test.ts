@@ -23,13 +23,26 @@ describe("API keys", () => {
     const client = clientOf(emu);
     const created = await client.apiKeys.create({
       alias: "ci",
-      securityConfig: { ip: { allow: ["203.0.113.7", "10.0.0.0/8"] }, spendLimit: { monthly: 100 }, geo: { countries: ["CN", "SG"] } },
+      securityConfig: {
+        ip: { allow: ["203.0.113.7", "10.0.0.0/8"] },
+        spendLimit: { monthly: 100 },
+        geo: { countries: ["CN", "SG"] },
+      },
     });
     expect(created.key).toMatch(/^sk-/);
     expect(created.enabled).toBe(true);
-    expect(created.securityConfig).toEqual({ ip: { allow: ["203.0.113.7", "10.0.0.0/8"] }, spendLimit: { monthly: 100 }, geo: { countries: ["CN", "SG"] } });
+    expect(created.securityConfig).toEqual({
+      ip: { allow: ["203.0.113.7", "10.0.0.0/8"] },
+      spendLimit: { monthly: 100 },
+      geo: { countries: ["CN", "SG"] },
+    });
     const got = await client.apiKeys.get(created.key);
-    expect(got).toEqual({ alias: "ci", enabled: true, securityConfig: created.securityConfig, createdAt: created.createdAt });
+    expect(got).toEqual({
+      alias: "ci",
+      enabled: true,
+      securityConfig: created.securityConfig,
+      createdAt: created.createdAt,
+    });
     expect(JSON.stringify(got)).not.toContain(created.key);
   });
 
@@ -75,7 +88,9 @@ describe("API keys", () => {
   test("a 400 from the server is a BadRequestError with the API's code and the field in its message", async () => {
     // The client validates before sending, so a permissive copy of the operation gets the bad body through.
     const http = new HttpTransport({ baseUrl: emu.baseUrl, adminKey: emu.adminKey });
-    const err = await http.send({ op: { ...OPERATIONS.createApiKey, request: z.any() }, body: { alias: "" } }).catch((e: unknown) => e);
+    const err = await http
+      .send({ op: { ...OPERATIONS.createApiKey, request: z.any() }, body: { alias: "" } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BadRequestError);
     expect((err as BadRequestError).code).toBeTruthy();
     expect((err as BadRequestError).message).toContain("alias");
@@ -122,12 +137,16 @@ describe("API keys", () => {
   test("a create that gets a 500 is not retried and says the key may exist", async () => {
     emu.clearRequests();
     emu.setFaults([{ kind: "500", ops: ["api-key/create"], count: 1 }]);
-    const err = await clientOf(emu).apiKeys.create({ alias: "maybe" }).catch((e: unknown) => e);
+    const err = await clientOf(emu)
+      .apiKeys.create({ alias: "maybe" })
+      .catch((e: unknown) => e);
     emu.setFaults([]);
     expect(err).toBeInstanceOf(ServerError);
     expect((err as ServerError).mayHaveSucceeded).toBe(true);
     // The client says what it knows; what to do about it (adoptKey) is the runtime's advice, which knows resources.
-    expect((err as Error).message).toMatch(/the key may have been created although no answer came back \(POST api-key\/create\)$/);
+    expect((err as Error).message).toMatch(
+      /the key may have been created although no answer came back \(POST api-key\/create\)$/,
+    );
     expect(calls(emu)["api-key/create"]).toBe(1);
   });
 

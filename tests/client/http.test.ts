@@ -17,7 +17,9 @@ import { calls, clientOf, emulator } from "../support/emulator.js";
 const ADMIN = "sk-admin-" + "h".repeat(32);
 
 /** A bare server that records what reaches it and answers with `respond`. */
-async function recorder(respond: (path: string) => { status: number; headers?: Record<string, string>; body?: string }) {
+async function recorder(
+  respond: (path: string) => { status: number; headers?: Record<string, string>; body?: string },
+) {
   const seen: { path: string; headers: IncomingHttpHeaders }[] = [];
   const server: Server = createServer((req, res) => {
     seen.push({ path: req.url ?? "", headers: req.headers });
@@ -78,7 +80,11 @@ describe("transport", () => {
     const server = await recorder(() => ({ status: 200 }));
     const url = server.url;
     await server.close();
-    const client = new LlmAccountsClient({ baseUrl: url, adminKey: ADMIN, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
+    const client = new LlmAccountsClient({
+      baseUrl: url,
+      adminKey: ADMIN,
+      retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 },
+    });
     const err = await client.apiKeys.create({ alias: "x" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectionError);
     expect((err as ConnectionError).code).toBe("ECONNREFUSED");
@@ -106,7 +112,9 @@ describe("transport", () => {
       emu.setFaults([{ kind: "malformed", ops: ["account/balance"] }]);
       const malformed = await client.account.balance().catch((e: unknown) => e);
       expect(malformed).toBeInstanceOf(UnknownAnswerError);
-      expect((malformed as Error).message).toContain(`is not the platform's (HTTP 200, application/json "{\\"error\\": <html>Bad Gateway</html>") from ${emu.baseUrl}/api/v1/management/account/balance`);
+      expect((malformed as Error).message).toContain(
+        `is not the platform's (HTTP 200, application/json "{\\"error\\": <html>Bad Gateway</html>") from ${emu.baseUrl}/api/v1/management/account/balance`,
+      );
       emu.setFaults([{ kind: "wrong-type", ops: ["account/balance"] }]);
       const err = await client.account.balance().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ResponseValidationError);
@@ -135,7 +143,10 @@ describe("rate limits", () => {
     const emu = await emulator({ rateLimits: false });
     try {
       emu.setFaults([{ kind: "429", ops: ["account/balance"], retryAfter: false }]);
-      const client = clientOf(emu, { rateLimits: false, retry: { maxRateLimitAttempts: 3, baseDelayMs: 1, maxDelayMs: 4 } });
+      const client = clientOf(emu, {
+        rateLimits: false,
+        retry: { maxRateLimitAttempts: 3, baseDelayMs: 1, maxDelayMs: 4 },
+      });
       await expect(client.account.balance()).rejects.toBeInstanceOf(RateLimitError);
       expect(calls(emu)["account/balance"]).toBe(3);
     } finally {
@@ -168,7 +179,6 @@ describe("rate limits", () => {
       await emu.close();
     }
   });
-
 });
 
 describe("may have succeeded: one rule where an error leaves send", () => {
@@ -179,13 +189,25 @@ describe("may have succeeded: one rule where an error leaves send", () => {
       "/api-key/get": { status: 200, body: "not json" },
       "/api-key/status": { status: 400, body: '{"error":{"code":"invalid_key","message":"no"}}' },
     };
-    const server = await recorder((path) => answers[path.replace(/\?.*$/, "").replace(/^.*(?=\/api-key\/)/, "")] ?? { status: 200, body: "not json" });
+    const server = await recorder(
+      (path) =>
+        answers[path.replace(/\?.*$/, "").replace(/^.*(?=\/api-key\/)/, "")] ?? { status: 200, body: "not json" },
+    );
     try {
-      const client = new LlmAccountsClient({ baseUrl: server.url, adminKey: ADMIN, accountKey: "sk-" + "a".repeat(32), retry: { maxAttempts: 1 } });
+      const client = new LlmAccountsClient({
+        baseUrl: server.url,
+        adminKey: ADMIN,
+        accountKey: "sk-" + "a".repeat(32),
+        retry: { maxAttempts: 1 },
+      });
       const create = (await client.apiKeys.create({ alias: "a" }).catch((e: unknown) => e)) as ConnectionError;
-      expect(create.message).toBe("500 internal_error: boom; the key may have been created although no answer came back (POST api-key/create)");
+      expect(create.message).toBe(
+        "500 internal_error: boom; the key may have been created although no answer came back (POST api-key/create)",
+      );
       expect(create.mayHaveSucceeded).toBe(true);
-      const unread = (await client.subAccounts.create({ alias: "a", balance: 1, count: 1 }).catch((e: unknown) => e)) as ResponseValidationError;
+      const unread = (await client.subAccounts
+        .create({ alias: "a", balance: 1, count: 1 })
+        .catch((e: unknown) => e)) as ResponseValidationError;
       expect(unread.message).toBe(
         `the response is not the platform's (HTTP 200, no content type "not json") from ${server.url}/api/v1/account/sub-account/token: nothing is concluded from it; ` +
           "the sub-accounts may have been created although no answer came back (POST sub-account/create)",

@@ -10,7 +10,8 @@ import { REPO } from "../support/programDir.js";
  */
 function withoutGot(body: string): Promise<{ code: number; stdout: string; stderr: string }> {
   // registerHooks (in-thread, Node.js 22.15+): module.register() is deprecated from Node.js 26 and warns on stderr.
-  const refuse = 'registerHooks({ resolve(s, c, next) { if (s === "got") throw new Error("got was loaded"); return next(s, c); } });';
+  const refuse =
+    'registerHooks({ resolve(s, c, next) { if (s === "got") throw new Error("got was loaded"); return next(s, c); } });';
   const script = `import { registerHooks } from "node:module";\n${refuse}\n${body}`;
   return new Promise((resolve) => {
     execFile(process.execPath, ["--input-type=module", "-e", script], { cwd: REPO }, (err, stdout, stderr) => {

@@ -45,7 +45,10 @@ describe("rate limits", () => {
     }
     try {
       const keys = Array.from({ length: 6 }, (_, i) => emu.state.createKey(`s-${i}`).key);
-      const client = new LlmAccountsClient({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, { limiters: new Counting() });
+      const client = new LlmAccountsClient(
+        { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+        { limiters: new Counting() },
+      );
       for (const key of keys) await client.apiKeys.get(key);
       await client.subAccounts.list();
       await client.subAccounts.list();

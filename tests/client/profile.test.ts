@@ -2,7 +2,13 @@ import { afterEach, describe, expect, test } from "@jest/globals";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Profile } from "../../provider/api/profile.js";
-import { BadRequestError, ConfigurationError, LlmAccountsClient, NotFoundError, resolveClientOptions } from "../../provider/client/index.js";
+import {
+  BadRequestError,
+  ConfigurationError,
+  LlmAccountsClient,
+  NotFoundError,
+  resolveClientOptions,
+} from "../../provider/client/index.js";
 import { UnclassifiedAnswerError } from "../../provider/client/refusals.js";
 
 /**
@@ -52,23 +58,51 @@ const PLAIN: Profile = {
 };
 
 const client = (url: string, profile?: Profile) =>
-  new LlmAccountsClient({ baseUrl: url, adminKey: ADMIN, rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2 }, platform: profile && { profile } });
+  new LlmAccountsClient({
+    baseUrl: url,
+    adminKey: ADMIN,
+    rateLimits: false,
+    retry: { baseDelayMs: 1, maxDelayMs: 2 },
+    platform: profile && { profile },
+  });
 
 describe("a platform profile", () => {
   test("the setting: JSON text validated naming the field; its measured limits reach the readings the client uses", () => {
     const env = { LLM_ACCOUNTS_BASE_URL: "https://api.example.com" };
-    expect(() => resolveClientOptions(undefined, {}, { ...env, LLM_ACCOUNTS_PROFILE: "{" })).toThrow(/LLM_ACCOUNTS_PROFILE is invalid: is not JSON/);
-    expect(() => resolveClientOptions(undefined, { profile: JSON.stringify({ ...PLAIN, done: { shape: "wrapped" } }) }, env)).toThrow(
-      /the stack config llm-accounts:profile is invalid: "done"\."shape" /,
+    expect(() => resolveClientOptions(undefined, {}, { ...env, LLM_ACCOUNTS_PROFILE: "{" })).toThrow(
+      /LLM_ACCOUNTS_PROFILE is invalid: is not JSON/,
     );
-    expect(() => resolveClientOptions(undefined, {}, { ...env, LLM_ACCOUNTS_PROFILE: JSON.stringify({ ...ENVELOPE, done: { shape: "envelope" } }) })).toThrow(
-      /"done"\."code" an envelope's done code is needed/,
+    expect(() =>
+      resolveClientOptions(undefined, { profile: JSON.stringify({ ...PLAIN, done: { shape: "wrapped" } }) }, env),
+    ).toThrow(/the stack config llm-accounts:profile is invalid: "done"\."shape" /);
+    expect(() =>
+      resolveClientOptions(
+        undefined,
+        {},
+        { ...env, LLM_ACCOUNTS_PROFILE: JSON.stringify({ ...ENVELOPE, done: { shape: "envelope" } }) },
+      ),
+    ).toThrow(/"done"\."code" an envelope's done code is needed/);
+    expect(() =>
+      resolveClientOptions(undefined, {}, { ...env, LLM_ACCOUNTS_PROFILE: JSON.stringify({ ...PLAIN, version: 2 }) }),
+    ).toThrow(/"version"/);
+    const options = resolveClientOptions(
+      undefined,
+      { profile: JSON.stringify({ ...PLAIN, limits: { createMark: "fit", usagePageField: "cursor" } }) },
+      env,
     );
-    expect(() => resolveClientOptions(undefined, {}, { ...env, LLM_ACCOUNTS_PROFILE: JSON.stringify({ ...PLAIN, version: 2 }) })).toThrow(/"version"/);
-    const options = resolveClientOptions(undefined, { profile: JSON.stringify({ ...PLAIN, limits: { createMark: "fit", usagePageField: "cursor" } }) }, env);
-    expect(options.platform).toMatchObject({ createMark: "fit", usagePageField: "cursor", profile: { done: { shape: "plain" } } });
+    expect(options.platform).toMatchObject({
+      createMark: "fit",
+      usagePageField: "cursor",
+      profile: { done: { shape: "plain" } },
+    });
     // A setting of its own wins over the profile's measure.
-    expect(resolveClientOptions(undefined, { createMark: "tilde", profile: JSON.stringify({ ...PLAIN, limits: { createMark: "fit" } }) }, env).platform?.createMark).toBe("tilde");
+    expect(
+      resolveClientOptions(
+        undefined,
+        { createMark: "tilde", profile: JSON.stringify({ ...PLAIN, limits: { createMark: "fit" } }) },
+        env,
+      ).platform?.createMark,
+    ).toBe("tilde");
   });
 
   test("words are never read: 'busy, try again' in a refusal the profile calls refused is a bad request, sent once; without a profile it is tried again", async () => {
@@ -87,7 +121,9 @@ describe("a platform profile", () => {
     await expect(client(s.url, PLAIN).apiKeys.get("sk-abc")).rejects.toBeInstanceOf(NotFoundError);
     await expect(client(s.url).apiKeys.get("sk-abc")).rejects.toBeInstanceOf(BadRequestError);
     // Another 400 is refused, by status, whatever its words say.
-    const other = await scripted([{ status: 400, body: { error: { code: "invalid_alias", message: "key not found" } } }]);
+    const other = await scripted([
+      { status: 400, body: { error: { code: "invalid_alias", message: "key not found" } } },
+    ]);
     await expect(client(other.url, PLAIN).apiKeys.get("sk-abc")).rejects.toBeInstanceOf(BadRequestError);
   });
 
@@ -101,21 +137,37 @@ describe("a platform profile", () => {
     const g = await scripted([{ status: 200, body: { code: 1004, message: "whatever" } }]);
     await expect(client(g.url, ENVELOPE).apiKeys.get("sk-abc")).rejects.toBeInstanceOf(NotFoundError);
     const u = await scripted([{ status: 200, body: { code: 7, message: `limit reached for ${LIVE}\u001b[2J` } }]);
-    const err = (await client(u.url, ENVELOPE).apiKeys.delete(["sk-abc"]).catch((x: unknown) => x)) as Error;
+    const err = (await client(u.url, ENVELOPE)
+      .apiKeys.delete(["sk-abc"])
+      .catch((x: unknown) => x)) as Error;
     expect(err).toBeInstanceOf(UnclassifiedAnswerError);
-    expect(err.message).toMatch(/^the answer HTTP 200 \{"code":7,"message":"limit reached for sk-\.\.\.\w{4}\\u001b\[2J"\} matches no signature of the platform profile \(llm-accounts:profile\); run `llm-accounts doctor --write --save`/);
+    expect(err.message).toMatch(
+      /^the answer HTTP 200 \{"code":7,"message":"limit reached for sk-\.\.\.\w{4}\\u001b\[2J"\} matches no signature of the platform profile \(llm-accounts:profile\); run `llm-accounts doctor --write --save`/,
+    );
     expect(err.message).not.toContain(LIVE);
     // Without a profile the same answer is a refusal (never done) by the package's defaults.
     await expect(client(u.url).apiKeys.delete(["sk-abc"])).rejects.toBeInstanceOf(BadRequestError);
   });
 
   test("an answer that matches two meanings is not classified (never resolved towards loss)", async () => {
-    const both: Profile = { ...PLAIN, refused: [{ status: 200, code: "success:false" }], goneKey: [{ status: 200, code: "success:false" }] };
+    const both: Profile = {
+      ...PLAIN,
+      refused: [{ status: 200, code: "success:false" }],
+      goneKey: [{ status: 200, code: "success:false" }],
+    };
     const s = await scripted([{ status: 200, body: { success: false, message: "令牌不存在" } }]);
-    await expect(client(s.url, both).apiKeys.delete(["sk-abc"])).rejects.toThrow(/matches more than one meaning \(gone, refused\)/);
+    await expect(client(s.url, both).apiKeys.delete(["sk-abc"])).rejects.toThrow(
+      /matches more than one meaning \(gone, refused\)/,
+    );
   });
 
   test("a profile that is not valid is refused where it is read, before anything is sent", () => {
-    expect(() => resolveClientOptions(undefined, { profile: JSON.stringify({ version: 1 }) }, { LLM_ACCOUNTS_BASE_URL: "https://x.example" })).toThrow(ConfigurationError);
+    expect(() =>
+      resolveClientOptions(
+        undefined,
+        { profile: JSON.stringify({ version: 1 }) },
+        { LLM_ACCOUNTS_BASE_URL: "https://x.example" },
+      ),
+    ).toThrow(ConfigurationError);
   });
 });

@@ -20,14 +20,24 @@ describe("redaction", () => {
   test("maskKey shows the prefix and the last four characters only", () => {
     expect(maskKey("sk-abcdefghijklmnop1a2b")).toBe("sk-...1a2b");
     expect(maskKey("sk-admin-abcdefghijkl9z9z")).toBe("sk-admin-...9z9z");
-    expect(redact("key sk-abcdefghijklmnop1a2b and sk-admin-abcdefghijkl9z9z")).toBe("key sk-...1a2b and sk-admin-...9z9z");
+    expect(redact("key sk-abcdefghijklmnop1a2b and sk-admin-abcdefghijkl9z9z")).toBe(
+      "key sk-...1a2b and sk-admin-...9z9z",
+    );
   });
 
   test("a key issued without sk- (48 letters and digits, one-api's) is masked as ...wxyz wherever it stands; words, numbers and fingerprints are not", () => {
     const bare = "dSv8XHRKxIFUVVWLhaGCe1UNjnVZzKntYTaEuFGnGGo9uGIi";
     expect(maskKey(bare)).toBe("...uGIi");
-    expect(redact(`key ${bare}, ?sk=${bare}&x=1 /${bare}/ "${bare}"`)).toBe('key ...uGIi, ?sk=...uGIi&x=1 /...uGIi/ "...uGIi"');
-    const kept = ["x".repeat(40), "1".repeat(40), "sab-0123456789abcdef01234567", "team-a~0123456789ab", "1234567890123456789"];
+    expect(redact(`key ${bare}, ?sk=${bare}&x=1 /${bare}/ "${bare}"`)).toBe(
+      'key ...uGIi, ?sk=...uGIi&x=1 /...uGIi/ "...uGIi"',
+    );
+    const kept = [
+      "x".repeat(40),
+      "1".repeat(40),
+      "sab-0123456789abcdef01234567",
+      "team-a~0123456789ab",
+      "1234567890123456789",
+    ];
     for (const text of kept) expect(redact(text)).toBe(text);
     expect(looksLikeKey(`alias ${bare}`)).toBe(true);
     // A long CamelCase alias is masked in a message, never refused as an input.
@@ -37,12 +47,20 @@ describe("redaction", () => {
 
   test("no key appears in any error's message, stack, String(), JSON.stringify() or inspect(), nor in the client's log", async () => {
     const log: string[] = [];
-    const client = clientOf(emu, { logger: (l) => log.push(l), retry: { maxAttempts: 1, maxRateLimitAttempts: 1 }, timeouts: { requestMs: 200 } });
+    const client = clientOf(emu, {
+      logger: (l) => log.push(l),
+      retry: { maxAttempts: 1, maxRateLimitAttempts: 1 },
+      timeouts: { requestMs: 200 },
+    });
     const created = await client.apiKeys.create({ alias: "secret-test" });
     const [sub] = await client.subAccounts.create({ alias: "secret-sub", balance: 1, count: 1, modelPricing: [] });
     const gone = "sk-" + "g".repeat(44) + "0000";
     const errors: unknown[] = [];
-    const collect = (p: Promise<unknown>) => p.then(() => errors.push(new Error("expected a failure")), (e: unknown) => errors.push(e));
+    const collect = (p: Promise<unknown>) =>
+      p.then(
+        () => errors.push(new Error("expected a failure")),
+        (e: unknown) => errors.push(e),
+      );
 
     await collect(client.apiKeys.get(gone)); // 404
     await collect(client.apiKeys.delete([created.key, gone])); // 404 of a batch
@@ -62,7 +80,9 @@ describe("redaction", () => {
     emu.setFaults([{ kind: "latency", ms: 400, ops: ["sub-account/list"] }]);
     await collect(client.subAccounts.list({ sk: sub.token }));
     emu.setFaults([]);
-    await collect(new LlmAccountsClient({ baseUrl: `http://127.0.0.1:1/${created.key}`, adminKey: emu.adminKey }).account.balance());
+    await collect(
+      new LlmAccountsClient({ baseUrl: `http://127.0.0.1:1/${created.key}`, adminKey: emu.adminKey }).account.balance(),
+    );
 
     expect(errors.length).toBe(13);
     const secrets = secretsOf(emu, [created.key, sub.token]);

@@ -19,19 +19,28 @@ afterEach(async () => {
 describe("envelope refusals without data (issue 43)", () => {
   test("a 2xx {code: <not done>, message} with no data is a refusal, whatever the code's form; a done code or an answer's own fields is an answer", () => {
     for (const code of [1001, "1001", "rate_limited", "FORBIDDEN", -1]) {
-      expect(readBody({ code, message: "refused" })).toMatchObject({ refusal: { code: String(code), apiMessage: "refused" } });
-      expect(readBody({ code, msg: "refused", request_id: "r-1" })).toMatchObject({ refusal: { apiMessage: "refused" } });
+      expect(readBody({ code, message: "refused" })).toMatchObject({
+        refusal: { code: String(code), apiMessage: "refused" },
+      });
+      expect(readBody({ code, msg: "refused", request_id: "r-1" })).toMatchObject({
+        refusal: { apiMessage: "refused" },
+      });
     }
     expect(readBody({ code: 0, message: "success" })).toEqual({ answer: {} });
     expect(readBody({ code: "succeeded", msg: "ok" })).toMatchObject({ answer: {} });
     expect(readBody({ code: 0, message: "success", data: { deleted: 1 } })).toEqual({ answer: { deleted: 1 } });
     // An answer that carries a field of its own beside a code is read as the answer (a refusal has nothing else to say).
-    expect(readBody({ code: "x1", message: "m", deleted: 1 })).toEqual({ answer: { code: "x1", message: "m", deleted: 1 } });
+    expect(readBody({ code: "x1", message: "m", deleted: 1 })).toEqual({
+      answer: { code: "x1", message: "m", deleted: 1 },
+    });
   });
 
   test("envelope-no-data: a rate-limited key delete answered 200 {code, message} is waited out, never counted as done; a refusal that lasts fails the delete and the key stays", async () => {
     emu = await emulator({ rateLimits: false, readings: ["envelope-no-data"] });
-    const client = clientOf(emu, { rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2, maxRateLimitAttempts: 3 } });
+    const client = clientOf(emu, {
+      rateLimits: false,
+      retry: { baseDelayMs: 1, maxDelayMs: 2, maxRateLimitAttempts: 3 },
+    });
     const { key } = await client.apiKeys.create({ alias: "kept" });
     emu.setFaults([{ kind: "429", ops: ["api-key/delete"] }]);
     const raw = await fetch(`${emu.baseUrl}/api/v1/management/api-key/delete`, {
@@ -39,7 +48,10 @@ describe("envelope refusals without data (issue 43)", () => {
       headers: { authorization: `Bearer ${emu.adminKey}`, "content-type": "application/json" },
       body: JSON.stringify({ keys: [key] }),
     });
-    expect({ status: raw.status, body: await raw.json() }).toEqual({ status: 200, body: { code: "rate_limited", message: expect.any(String) } });
+    expect({ status: raw.status, body: await raw.json() }).toEqual({
+      status: 200,
+      body: { code: "rate_limited", message: expect.any(String) },
+    });
     await expect(client.apiKeys.delete([key])).rejects.toBeInstanceOf(RateLimitError);
     expect(emu.state.getKey(key)).toBeDefined();
     emu.setFaults([{ kind: "429", ops: ["api-key/delete"], count: 2 }]);
@@ -55,7 +67,10 @@ describe("transient refusals in a 200, in any language (issue 44)", () => {
     expect(meaningOf(undefined, "系统繁忙，请稍后再试")).toEqual({ meaning: "transient", status: 503 });
     expect(meaningOf(undefined, "请求过于频繁")).toEqual({ meaning: "transient", status: 429 });
     expect(meaningOf(undefined, "令牌不存在")).toEqual({ meaning: "gone", status: 404 });
-    expect(meaningOf("invalid_alias", "alias must be at most 32 characters")).toEqual({ meaning: "refused", status: 400 });
+    expect(meaningOf("invalid_alias", "alias must be at most 32 characters")).toEqual({
+      meaning: "refused",
+      status: 400,
+    });
     expect(meaningOf(undefined, "余额不足")).toEqual({ meaning: "refused", status: 400 });
   });
 
@@ -68,8 +83,13 @@ describe("transient refusals in a 200, in any language (issue 44)", () => {
   test("transient-200: a read and a create answered 200 {success: false, message: busy} are tried again and succeed; the create makes one key", async () => {
     emu = await emulator({ rateLimits: false, readings: ["transient-200"] });
     const client = clientOf(emu, { rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
-    const raw = await fetch(`${emu.baseUrl}/api/v1/management/models`, { headers: { authorization: `Bearer ${emu.adminKey}` } });
-    expect({ status: raw.status, body: await raw.json() }).toEqual({ status: 200, body: { success: false, message: "system busy, try again" } });
+    const raw = await fetch(`${emu.baseUrl}/api/v1/management/models`, {
+      headers: { authorization: `Bearer ${emu.adminKey}` },
+    });
+    expect({ status: raw.status, body: await raw.json() }).toEqual({
+      status: 200,
+      body: { success: false, message: "system busy, try again" },
+    });
     expect(await client.account.balance()).toMatch(/^\d+\.\d{6}$/);
     expect(emu.calls()["account/balance"]).toBe(3);
     const { key } = await client.apiKeys.create({ alias: "once" });
@@ -81,7 +101,10 @@ describe("transient refusals in a 200, in any language (issue 44)", () => {
 
   test("a busy answer that lasts fails the call as a 503 naming how the platform answered, never as a bad request", async () => {
     emu = await emulator({ rateLimits: false, readings: ["transient-200"] });
-    const client = clientOf(emu, { rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2, maxRateLimitAttempts: 2 } });
+    const client = clientOf(emu, {
+      rateLimits: false,
+      retry: { baseDelayMs: 1, maxDelayMs: 2, maxRateLimitAttempts: 2 },
+    });
     const err = (await client.account.balance().catch((x: unknown) => x)) as Error & { status?: number };
     expect(err.status).toBe(503);
     expect(err.message).toMatch(/系统繁忙，请稍后再试 \(answered HTTP 200 with success: false\)/);
@@ -112,6 +135,7 @@ describe("one judge tells an ambiguous answer from an unclassified one (issue 53
   test("an error body is the platform's only as a JSON object with a code or a message: never a page, text, an empty body or null", () => {
     expect(platformError('{"error":{"code":"key_not_found","message":"no"}}')).toBe(true);
     expect(platformError('{"success":false,"message":"令牌不存在"}')).toBe(true);
-    for (const body of ["<html><title>404 Not Found</title></html>", "Not Found", "", "null", "[]", "{}"]) expect(platformError(body)).toBe(false);
+    for (const body of ["<html><title>404 Not Found</title></html>", "Not Found", "", "null", "[]", "{}"])
+      expect(platformError(body)).toBe(false);
   });
 });

@@ -51,7 +51,10 @@ async function rateLimiter(retryAfter: string) {
 }
 
 describe("retry policy", () => {
-  const policy = new RetryPolicy({ baseDelayMs: 100, maxDelayMs: 1_000, maxAttempts: 3, maxRateLimitAttempts: 4 }, () => 0.5);
+  const policy = new RetryPolicy(
+    { baseDelayMs: 100, maxDelayMs: 1_000, maxAttempts: 3, maxRateLimitAttempts: 4 },
+    () => 0.5,
+  );
 
   test("backoff doubles from baseDelayMs and stops at maxDelayMs (jitter: half fixed, half random)", () => {
     expect([1, 2, 3, 4, 5, 9].map((n) => policy.backoff(n))).toEqual([75, 150, 300, 600, 750, 750]);
@@ -79,26 +82,37 @@ describe("Retry-After from a hostile server", () => {
   test.each([
     ["86400", 86_400],
     ["1000000000", 1_000_000_000],
-  ])("Retry-After: %s fails at once with when to retry: one request, no sleep", async (header, seconds) => {
-    const server = await rateLimiter(header);
-    const clock = fakeClock();
-    try {
-      const client = new LlmAccountsClient({ baseUrl: server.url, adminKey: ADMIN, rateLimits: false, clock });
-      const err = await client.account.balance().catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(RateLimitError);
-      expect((err as Error).message).toContain(`the server asks to wait ${seconds} s, more than the ${MAX_RETRY_AFTER_MS / 1000} s this client waits: retry after that time`);
-      expect((err as RateLimitError).retryAfterMs).toBe(seconds * 1000);
-      expect(server.requests()).toBe(1);
-      expect(clock.slept).toEqual([]);
-    } finally {
-      await server.close();
-    }
-  }, 10_000);
+  ])(
+    "Retry-After: %s fails at once with when to retry: one request, no sleep",
+    async (header, seconds) => {
+      const server = await rateLimiter(header);
+      const clock = fakeClock();
+      try {
+        const client = new LlmAccountsClient({ baseUrl: server.url, adminKey: ADMIN, rateLimits: false, clock });
+        const err = await client.account.balance().catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(RateLimitError);
+        expect((err as Error).message).toContain(
+          `the server asks to wait ${seconds} s, more than the ${MAX_RETRY_AFTER_MS / 1000} s this client waits: retry after that time`,
+        );
+        expect((err as RateLimitError).retryAfterMs).toBe(seconds * 1000);
+        expect(server.requests()).toBe(1);
+        expect(clock.slept).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    },
+    10_000,
+  );
 
   test("a day's wait names the time to come back", async () => {
     const server = await rateLimiter("86400");
     try {
-      const client = new LlmAccountsClient({ baseUrl: server.url, adminKey: ADMIN, rateLimits: false, clock: fakeClock(Date.UTC(2026, 0, 1)) });
+      const client = new LlmAccountsClient({
+        baseUrl: server.url,
+        adminKey: ADMIN,
+        rateLimits: false,
+        clock: fakeClock(Date.UTC(2026, 0, 1)),
+      });
       await expect(client.account.balance()).rejects.toThrow(/\(at 2026-01-02T00:00:00\.000Z\)/);
     } finally {
       await server.close();
@@ -134,11 +148,32 @@ describe("TLS handshake failures", () => {
   beforeAll(async () => {
     // A throwaway self-signed certificate, made for this run: nothing secret is kept.
     dir = mkdtempSync(join(tmpdir(), "llm-tls-"));
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=127.0.0.1"], { stdio: "ignore" });
-    server = createHttpsServer({ key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) }, (_req, res) => {
-      requests += 1;
-      res.writeHead(500).end();
-    });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
+    server = createHttpsServer(
+      { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) },
+      (_req, res) => {
+        requests += 1;
+        res.writeHead(500).end();
+      },
+    );
     server.on("connection", () => (connections += 1));
     url = `https://${await listen(server)}`;
   });
@@ -153,7 +188,9 @@ describe("TLS handshake failures", () => {
     expect(err).toBeInstanceOf(ConnectionError);
     expect((err as ConnectionError).code).toBe("DEPTH_ZERO_SELF_SIGNED_CERT");
     expect((err as ConnectionError).mayHaveSucceeded).toBeFalsy();
-    expect((err as Error).message).toMatch(/^connection to https:\/\/127\.0\.0\.1:\d+ failed: DEPTH_ZERO_SELF_SIGNED_CERT; the TLS handshake failed, so nothing was sent \(POST api-key\/create\)$/);
+    expect((err as Error).message).toMatch(
+      /^connection to https:\/\/127\.0\.0\.1:\d+ failed: DEPTH_ZERO_SELF_SIGNED_CERT; the TLS handshake failed, so nothing was sent \(POST api-key\/create\)$/,
+    );
     expect((err as Error).message).not.toMatch(/may have been created/);
     expect(requests).toBe(0);
     expect(connections).toBe(1);

@@ -11,12 +11,18 @@ const resolveWith = (env: Record<string, string>, config: Record<string, string>
 
 describe("settings are validated where they are read", () => {
   test.each([
-    ['{"api-key/create":"abc"}', /LLM_ACCOUNTS_RATE_LIMITS is invalid: "api-key\/create" must be a positive whole number/],
+    [
+      '{"api-key/create":"abc"}',
+      /LLM_ACCOUNTS_RATE_LIMITS is invalid: "api-key\/create" must be a positive whole number/,
+    ],
     ['[{"limit":"x"}]', /LLM_ACCOUNTS_RATE_LIMITS is invalid: .*"off", or a JSON object/],
     ['{"models":0}', /LLM_ACCOUNTS_RATE_LIMITS is invalid: "models" must be above 0/],
     ['{"models":-5}', /LLM_ACCOUNTS_RATE_LIMITS is invalid: "models" must be above 0/],
     ['{"models":1.5}', /LLM_ACCOUNTS_RATE_LIMITS is invalid: "models" must be a whole number/],
-    ['{"models":[{"limit":0,"windowMs":1000}]}', /LLM_ACCOUNTS_RATE_LIMITS is invalid: "models".0."limit" must be above 0/],
+    [
+      '{"models":[{"limit":0,"windowMs":1000}]}',
+      /LLM_ACCOUNTS_RATE_LIMITS is invalid: "models".0."limit" must be above 0/,
+    ],
     ['{"model":10}', /LLM_ACCOUNTS_RATE_LIMITS is invalid: "model" is not an operation name \(api-key\/create, /],
     ["{not json", /LLM_ACCOUNTS_RATE_LIMITS is invalid: is not JSON; it must be "off", or a JSON object/],
   ])("LLM_ACCOUNTS_RATE_LIMITS=%s is a ConfigurationError naming the setting", (raw, message) => {
@@ -32,23 +38,32 @@ describe("settings are validated where they are read", () => {
   });
 
   test("the window must be a positive number of milliseconds; the stack config is named when it gave the value", () => {
-    expect(() => resolveWith({ LLM_ACCOUNTS_RATE_WINDOW_MS: "soon" })).toThrow(/LLM_ACCOUNTS_RATE_WINDOW_MS is invalid: must be a number/);
+    expect(() => resolveWith({ LLM_ACCOUNTS_RATE_WINDOW_MS: "soon" })).toThrow(
+      /LLM_ACCOUNTS_RATE_WINDOW_MS is invalid: must be a number/,
+    );
     expect(() => resolveWith({ LLM_ACCOUNTS_RATE_WINDOW_MS: "0" })).toThrow(/must be above 0/);
-    expect(() => resolveWith({}, { rateLimits: '{"models":0}' })).toThrow(/the stack config llm-accounts:rateLimits is invalid/);
+    expect(() => resolveWith({}, { rateLimits: '{"models":0}' })).toThrow(
+      /the stack config llm-accounts:rateLimits is invalid/,
+    );
   });
 
   test("valid settings: off, limits by operation (a number or a list), a scaled window", () => {
     expect(resolveWith({ LLM_ACCOUNTS_RATE_LIMITS: "off" }).rateLimits).toBe(false);
-    expect(resolveWith({ LLM_ACCOUNTS_RATE_LIMITS: '{"models":120,"usage/summary":[{"limit":5,"windowMs":1000}]}', LLM_ACCOUNTS_RATE_WINDOW_MS: "600" }).rateLimits).toEqual({
+    expect(
+      resolveWith({
+        LLM_ACCOUNTS_RATE_LIMITS: '{"models":120,"usage/summary":[{"limit":5,"windowMs":1000}]}',
+        LLM_ACCOUNTS_RATE_WINDOW_MS: "600",
+      }).rateLimits,
+    ).toEqual({
       windowMs: 600,
       perOperation: { models: 120, "usage/summary": [{ limit: 5, windowMs: 1000 }] },
     });
   });
 
   test("limits given in code are checked as well: a limit of 0 would wait forever", () => {
-    expect(() => new LlmAccountsClient({ baseUrl: BASE.LLM_ACCOUNTS_BASE_URL, rateLimits: { perOperation: { models: 0 } } })).toThrow(
-      /rateLimits option is invalid: "perOperation"."models" must be above 0/,
-    );
+    expect(
+      () => new LlmAccountsClient({ baseUrl: BASE.LLM_ACCOUNTS_BASE_URL, rateLimits: { perOperation: { models: 0 } } }),
+    ).toThrow(/rateLimits option is invalid: "perOperation"."models" must be above 0/);
   });
 });
 
@@ -62,14 +77,25 @@ describe("a bad setting fails before anything is sent", () => {
     await emu.close();
   });
 
-  test.each(['{"api-key/create":"abc"}', '{"api-key/create":0}'])("create with rateLimits %s: a ConfigurationError and no request", async (raw) => {
-    setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: raw });
-    const created = apiKey.create({ alias: "a", enabled: true, securityConfig: {} });
-    const outcome = await Promise.race([created.then(() => "created", (e: unknown) => e), new Promise((r) => setTimeout(() => r("hung"), 2_000).unref())]);
-    expect(outcome).toBeInstanceOf(ConfigurationError);
-    expect((outcome as Error).message).toMatch(/the stack config llm-accounts:rateLimits is invalid: "api-key\/create" must be/);
-    expect(calls(emu)).toEqual({});
-  });
+  test.each(['{"api-key/create":"abc"}', '{"api-key/create":0}'])(
+    "create with rateLimits %s: a ConfigurationError and no request",
+    async (raw) => {
+      setStackConfig({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: raw });
+      const created = apiKey.create({ alias: "a", enabled: true, securityConfig: {} });
+      const outcome = await Promise.race([
+        created.then(
+          () => "created",
+          (e: unknown) => e,
+        ),
+        new Promise((r) => setTimeout(() => r("hung"), 2_000).unref()),
+      ]);
+      expect(outcome).toBeInstanceOf(ConfigurationError);
+      expect((outcome as Error).message).toMatch(
+        /the stack config llm-accounts:rateLimits is invalid: "api-key\/create" must be/,
+      );
+      expect(calls(emu)).toEqual({});
+    },
+  );
 });
 
 describe("readStackConfig", () => {
@@ -77,10 +103,16 @@ describe("readStackConfig", () => {
     const asked: string[] = [];
     const config = readStackConfig((key) => {
       asked.push(key);
-      return { "llm-accounts:baseUrl": "https://api.example.com", "llm-accounts:rateLimits": "off", "aws:region": "x" }[key];
+      return { "llm-accounts:baseUrl": "https://api.example.com", "llm-accounts:rateLimits": "off", "aws:region": "x" }[
+        key
+      ];
     });
     expect(config).toEqual({ baseUrl: "https://api.example.com", rateLimits: "off" });
     expect(asked.every((k) => k.startsWith("llm-accounts:"))).toBe(true);
-    expect(asked.map((k) => k.slice("llm-accounts:".length)).sort()).toEqual(Object.values(SETTINGS).map((s) => s.key).sort());
+    expect(asked.map((k) => k.slice("llm-accounts:".length)).sort()).toEqual(
+      Object.values(SETTINGS)
+        .map((s) => s.key)
+        .sort(),
+    );
   });
 });

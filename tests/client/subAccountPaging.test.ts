@@ -19,7 +19,8 @@ beforeEach(() => {
   emu.clearRequests();
 });
 
-const make = (count: number) => emu.state.createSubAccounts({ alias: "paged", balance: 1, modelPricing: [], count }).map((s) => s.token);
+const make = (count: number) =>
+  emu.state.createSubAccounts({ alias: "paged", balance: 1, modelPricing: [], count }).map((s) => s.token);
 
 describe("the paged sub-account list under concurrent changes", () => {
   test("a console delete of an item of page 1 after page 1 was sent: read again, every live sub-account listed", async () => {
@@ -41,10 +42,12 @@ describe("the paged sub-account list under concurrent changes", () => {
     emu.afterSubAccountList((page) => {
       if (page === 1) make(1);
     });
-    const err = await clientOf(emu).subAccounts.list().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await clientOf(emu)
+      .subAccounts.list()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(LlmAccountsError);
     expect((err as Error).message).toContain(`changed while its 2 pages were read, ${LIST_READS} times in a row`);
     expect(calls(emu)).toEqual({ "sub-account/list": 2 * LIST_READS });

@@ -44,7 +44,11 @@ describe("llm-accounts reads as one tool", () => {
     const { version } = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string };
     for (const flag of ["--version", "-V"]) {
       const r = await cli([flag]);
-      expect(r).toEqual({ code: 0, stdout: `pulumi-llm-accounts ${version} (Node.js ${process.version})\n`, stderr: "" });
+      expect(r).toEqual({
+        code: 0,
+        stdout: `pulumi-llm-accounts ${version} (Node.js ${process.version})\n`,
+        stderr: "",
+      });
     }
   });
 
@@ -67,10 +71,12 @@ describe("llm-accounts reads as one tool", () => {
       expect(asked).toEqual(own);
       expect(own.stdout).toMatch(new RegExp(`^Usage: llm-accounts ${name} \\[options\\]\n`));
       expect(own.stdout).toContain(`Options of "${name}"`);
-      expect(own.stdout).toMatch(/Exit codes \(docs\/commands\.md#exit-codes\):\n  0  .*\n  1  could not run: .*\n  2  misuse: /);
+      expect(own.stdout).toMatch(
+        /Exit codes \(docs\/commands\.md#exit-codes\):\n {2}0 {2}.*\n {2}1 {2}could not run: .*\n {2}2 {2}misuse: /,
+      );
     }
-    expect((await cli(["audit", "--help"])).stdout).toMatch(/\n  3  a mandatory rule found something\n/);
-    expect((await cli(["sweep", "--help"])).stdout).toMatch(/\n  3  a dry run found objects/);
+    expect((await cli(["audit", "--help"])).stdout).toMatch(/\n {2}3 {2}a mandatory rule found something\n/);
+    expect((await cli(["sweep", "--help"])).stdout).toMatch(/\n {2}3 {2}a dry run found objects/);
   });
 
   test("a wrong option, a missing value or an unknown command: the error and the usage on stderr, nothing on stdout, exit 2", async () => {
@@ -110,7 +116,12 @@ describe("progress on long work", () => {
     writeFileSync(keyFile, keys.join("\n"));
     policy = join(work, "policy.json");
     writeFileSync(policy, "{}");
-    env = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+    env = {
+      PATH: process.env.PATH ?? "",
+      LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+      LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    };
   });
   afterAll(async () => {
     await emu.close();
@@ -121,7 +132,10 @@ describe("progress on long work", () => {
    * KEY_READS_AT_ONCE by then, where a command firing every request at once had sent them all.
    */
   const getsAtOnce = (): number => {
-    const gets = emu.requests().filter((q) => q.op === "api-key/get").map((q) => q.at);
+    const gets = emu
+      .requests()
+      .filter((q) => q.op === "api-key/get")
+      .map((q) => q.at);
     return gets.filter((at) => at < Math.min(...gets) + 300).length;
   };
 
@@ -137,7 +151,9 @@ describe("progress on long work", () => {
     expect(r.stdout).not.toContain("llm-accounts audit: read");
     const lines = r.stderr.trimEnd().split("\n");
     expect(lines.length).toBeGreaterThanOrEqual(2);
-    expect(lines.slice(0, -1).every((l) => /^llm-accounts audit: read \d+ of 300 API key\(s\), about \d+s left$/.test(l))).toBe(true);
+    expect(
+      lines.slice(0, -1).every((l) => /^llm-accounts audit: read \d+ of 300 API key\(s\), about \d+s left$/.test(l)),
+    ).toBe(true);
     expect(lines.at(-1)).toBe("llm-accounts audit: read 300 of 300 API key(s)");
     ledger.expectAbsent(r.stdout + r.stderr, "the audit's output");
   }, 60_000);

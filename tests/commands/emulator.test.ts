@@ -19,7 +19,12 @@ interface Running {
 
 const children: ChildProcess[] = [];
 
-function run(args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Running["exited"] } {
+function run(args: string[]): {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Running["exited"];
+} {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let out = "";
@@ -33,7 +38,10 @@ function run(args: string[]): { child: ChildProcess; stdout: () => string; stder
 }
 
 async function startCli(args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<Running> {
-  const child = spawn(process.execPath, [CLI, "emulator", "--port", "0", ...args], { stdio: ["ignore", "pipe", "pipe"], env });
+  const child = spawn(process.execPath, [CLI, "emulator", "--port", "0", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env,
+  });
   children.push(child);
   let err = "";
   child.stderr!.on("data", (d) => (err += d));
@@ -52,11 +60,16 @@ beforeAll(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
 });
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
 async function balance(info: Running["info"]): Promise<Response> {
-  return fetch(info.baseUrl + OPERATIONS.balance.path, { method: "POST", headers: { authorization: `Bearer ${info.adminKey}`, "content-type": "application/json" }, body: "{}" });
+  return fetch(info.baseUrl + OPERATIONS.balance.path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${info.adminKey}`, "content-type": "application/json" },
+    body: "{}",
+  });
 }
 
 describe("llm-accounts emulator", () => {
@@ -110,7 +123,11 @@ describe("llm-accounts emulator", () => {
   it("reads the keys from LLM_ACCOUNTS_ADMIN_KEY / LLM_ACCOUNTS_ACCOUNT_KEY, keeping them out of its command line", async () => {
     const adminKey = "sk-admin-EnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEn";
     const accountKey = "sk-EnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnvEnv";
-    const cli = await startCli(["--no-rate-limits"], { ...process.env, LLM_ACCOUNTS_ADMIN_KEY: adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: accountKey });
+    const cli = await startCli(["--no-rate-limits"], {
+      ...process.env,
+      LLM_ACCOUNTS_ADMIN_KEY: adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: accountKey,
+    });
     expect(cli.info).toMatchObject({ adminKey, accountKey });
     expect(cli.child.spawnargs.join(" ")).not.toContain("Env");
     expect((await balance(cli.info)).status).toBe(200);
@@ -135,10 +152,14 @@ describe("llm-accounts emulator", () => {
     const dir = await mkdtemp(join(tmpdir(), "llm-cli-"));
     try {
       const file = join(dir, "admin");
-      await writeFile(file, "sk-admin-LineOneLineOneLineOneLineOneLi\nsk-admin-LineTwoLineTwoLineTwoLineTwoLi\n", { mode: 0o600 });
+      await writeFile(file, "sk-admin-LineOneLineOneLineOneLineOneLi\nsk-admin-LineTwoLineTwoLineTwoLineTwoLi\n", {
+        mode: 0o600,
+      });
       const twoLines = run(["emulator", "--port", "0", "--admin-key-file", file]);
       expect((await twoLines.exited).code).toBe(2);
-      expect(twoLines.stderr()).toContain(`--admin-key-file ${file}: the admin key must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)`);
+      expect(twoLines.stderr()).toContain(
+        `--admin-key-file ${file}: the admin key must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)`,
+      );
       expect(twoLines.stderr()).not.toContain("LineOneLineOne");
       const spaced = spawn(process.execPath, [CLI, "emulator", "--port", "0"], {
         stdio: ["ignore", "pipe", "pipe"],
@@ -148,7 +169,9 @@ describe("llm-accounts emulator", () => {
       let err = "";
       spaced.stderr!.on("data", (d) => (err += d));
       expect(await new Promise((done) => spaced.on("exit", done))).toBe(2);
-      expect(err).toContain("LLM_ACCOUNTS_ACCOUNT_KEY: the account key must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)");
+      expect(err).toContain(
+        "LLM_ACCOUNTS_ACCOUNT_KEY: the account key must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)",
+      );
       expect(err).not.toContain("SpacedSpaced");
     } finally {
       await rm(dir, { recursive: true, force: true });

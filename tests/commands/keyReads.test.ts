@@ -54,7 +54,9 @@ describe("the reader of many keys", () => {
       },
       (done, total) => counts.push(done * 1000 + total),
     );
-    expect(views.slice(0, keys.length).map((v) => (v === "gone" ? v : v.alias))).toEqual(keys.map((_k, i) => `reader-${i}`));
+    expect(views.slice(0, keys.length).map((v) => (v === "gone" ? v : v.alias))).toEqual(
+      keys.map((_k, i) => `reader-${i}`),
+    );
     expect(views[keys.length]).toBe("gone");
     expect(failed).toEqual([gone]);
     expect(counts).toEqual(Array.from({ length: keys.length + 1 }, (_, i) => (i + 1) * 1000 + keys.length + 1));

@@ -28,7 +28,13 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const io = (env: NodeJS.ProcessEnv) => ({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), env, stderrIsTty: false });
+const io = (env: NodeJS.ProcessEnv) => ({
+  stdin: new PassThrough(),
+  stdout: new PassThrough(),
+  stderr: new PassThrough(),
+  env,
+  stderrIsTty: false,
+});
 const account = (overrides: NodeJS.ProcessEnv = {}) => ({
   LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
   LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
@@ -57,7 +63,8 @@ describe("the commands' kit", () => {
     await expect(runAudit(["--policy-config", config, "--keys", keys], io(wrongAdmin))).rejects.toThrow(admin);
     await expect(runSweep(["--any-alias", "--keys", keys], io(wrongAdmin))).rejects.toThrow(admin);
     const wrongAccount = account({ LLM_ACCOUNTS_ACCOUNT_KEY: "sk-wrongwrongwrongwrongwrong" });
-    const main = /^the platform refused the main account key \(LLM_ACCOUNTS_ACCOUNT_KEY\) \(401\): check it, and the base URL/;
+    const main =
+      /^the platform refused the main account key \(LLM_ACCOUNTS_ACCOUNT_KEY\) \(401\): check it, and the base URL/;
     await expect(runAudit(["--policy-config", config], io(wrongAccount))).rejects.toThrow(main);
     await expect(runSweep(["--any-alias"], io(wrongAccount))).rejects.toThrow(main);
   });

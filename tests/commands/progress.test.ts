@@ -29,7 +29,9 @@ describe("progress on stderr", () => {
   test("in a log: one line every LOG_EVERY_MS with done of total and the time left at the pace so far, then the last count", () => {
     const { io, text } = stderrOf(false);
     const c = clock();
-    const progress = progressOn(io, "llm-accounts audit: read", "API key(s)", { timing: { now: c.now, repeat: c.repeat } });
+    const progress = progressOn(io, "llm-accounts audit: read", "API key(s)", {
+      timing: { now: c.now, repeat: c.repeat },
+    });
     c.advance(1000);
     progress(10, 100);
     expect(text()).toBe(""); // a line only once LOG_EVERY_MS have passed
@@ -53,7 +55,9 @@ describe("progress on stderr", () => {
   test("while no answer comes (the client waiting for the rate limit's minute), the line comes again every LOG_EVERY_MS; the timer stops with the work", () => {
     const { io, text } = stderrOf(false);
     const c = clock();
-    const progress = progressOn(io, "llm-accounts sweep: read", "API key(s)", { timing: { now: c.now, repeat: c.repeat } });
+    const progress = progressOn(io, "llm-accounts sweep: read", "API key(s)", {
+      timing: { now: c.now, repeat: c.repeat },
+    });
     c.advance(1000);
     progress(600, 1200);
     for (let i = 0; i < 4; i++) {
@@ -73,7 +77,9 @@ describe("progress on stderr", () => {
   test("work done before the first line leaves stderr empty: no last count of a read nobody waited for", () => {
     const { io, text } = stderrOf(false);
     const c = clock();
-    const progress = progressOn(io, "llm-accounts sweep: read", "API key(s)", { timing: { now: c.now, repeat: c.repeat } });
+    const progress = progressOn(io, "llm-accounts sweep: read", "API key(s)", {
+      timing: { now: c.now, repeat: c.repeat },
+    });
     for (let done = 1; done <= 50; done++) {
       c.advance(10);
       progress(done, 50);
@@ -84,7 +90,9 @@ describe("progress on stderr", () => {
   test("on a terminal: the line is redrawn in place (carriage return, cleared to its end), and ended with the work", () => {
     const { io, text } = stderrOf(true);
     const c = clock();
-    const progress = progressOn(io, "llm-accounts import: read", "API key(s)", { timing: { now: c.now, repeat: c.repeat } });
+    const progress = progressOn(io, "llm-accounts import: read", "API key(s)", {
+      timing: { now: c.now, repeat: c.repeat },
+    });
     c.advance(200);
     progress(1, 4);
     c.advance(50);
@@ -103,7 +111,10 @@ describe("progress on stderr", () => {
   test("--quiet (and --json) show nothing, however long the work", () => {
     const { io, text } = stderrOf(true);
     const c = clock();
-    const progress = progressOn(io, "llm-accounts audit: read", "API key(s)", { quiet: true, timing: { now: c.now, repeat: c.repeat } });
+    const progress = progressOn(io, "llm-accounts audit: read", "API key(s)", {
+      quiet: true,
+      timing: { now: c.now, repeat: c.repeat },
+    });
     for (let done = 1; done <= 10; done++) {
       c.advance(60_000);
       progress(done, 10);

@@ -25,7 +25,11 @@ async function sweep(args: string[], stdin = ""): Promise<{ out: string; code?: 
   const stdout = new PassThrough();
   let out = "";
   stdout.on("data", (d: Buffer) => (out += d.toString()));
-  const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+  const env = {
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+  };
   return runSweep(args, { stdin: input, stdout, stderr: new PassThrough(), env, stderrIsTty: false }).then(
     (code) => {
       ledger.expectAbsent(out, "the sweep's output");
@@ -50,7 +54,10 @@ beforeAll(async () => {
 beforeEach(() => {
   for (const k of emu.state.listKeys()) emu.state.deleteKey(k.key);
   emu.state.deleteSubAccounts(emu.state.listSubAccounts().map((s) => s.token));
-  testKeys = [emu.state.createKey("e2e-run1-a").key, emu.state.createKey("e2e-run1-b", { spend_limit: { monthly: 5 } }).key];
+  testKeys = [
+    emu.state.createKey("e2e-run1-a").key,
+    emu.state.createKey("e2e-run1-b", { spend_limit: { monthly: 5 } }).key,
+  ];
   keptKey = emu.state.createKey("production").key;
   goneKey = emu.state.createKey("e2e-run0").key;
   emu.state.deleteKey(goneKey);
@@ -73,7 +80,9 @@ describe("llm-accounts sweep", () => {
     const r = await sweep(["--prefix", "e2e-", "--keys", keyFile]);
     expect(r.code).toBe(SWEEP_EXIT.found);
     expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 4 });
-    expect(r.out).toContain("Found 3 sub-account(s) and 2 API key(s) of 4 listed (1 already gone) with alias prefix \"e2e-\". Dry run: nothing deleted");
+    expect(r.out).toContain(
+      'Found 3 sub-account(s) and 2 API key(s) of 4 listed (1 already gone) with alias prefix "e2e-". Dry run: nothing deleted',
+    );
     expect(r.out).toContain(`sk-...${testKeys[0].slice(-4)}  alias "e2e-run1-a"`);
     expect(r.out).not.toContain("production");
     expect(emu.state.listKeys()).toHaveLength(3);
@@ -83,14 +92,21 @@ describe("llm-accounts sweep", () => {
   test("--yes deletes exactly what it found, in one delete per type; a second run finds nothing and exits 0", async () => {
     const r = await sweep(["--prefix", "e2e-", "--keys", "-", "--yes"], [...testKeys, keptKey].join("\n"));
     expect(r.code).toBe(SWEEP_EXIT.clean);
-    expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 3, "sub-account/delete": 1, "api-key/delete": 1 });
+    expect(emu.calls()).toEqual({
+      "sub-account/list": 1,
+      "api-key/get": 3,
+      "sub-account/delete": 1,
+      "api-key/delete": 1,
+    });
     expect(r.out).toContain("Deleted 3 sub-account(s) and 2 API key(s) of 3 listed");
     expect(emu.state.listKeys().map((k) => k.alias)).toEqual(["production"]);
     expect(emu.state.listSubAccounts().map((s) => s.alias)).toEqual(["prod-team", "prod-team"]);
     emu.clearRequests();
     const again = await sweep(["--prefix", "e2e-", "--keys", "-", "--yes"], [...testKeys, keptKey].join("\n"));
     expect(again.code).toBe(SWEEP_EXIT.clean);
-    expect(again.out).toContain('Nothing to sweep with alias prefix "e2e-": 0 sub-accounts, 0 API keys of 3 listed (2 already gone).');
+    expect(again.out).toContain(
+      'Nothing to sweep with alias prefix "e2e-": 0 sub-accounts, 0 API keys of 3 listed (2 already gone).',
+    );
     expect(Object.keys(emu.calls()).filter((op) => op.endsWith("/delete"))).toEqual([]);
   });
 
@@ -125,16 +141,30 @@ describe("llm-accounts sweep", () => {
   });
 
   test("console aliases with C1 controls, bidi overrides and line separators are printed escaped, as audit prints them", async () => {
-    emu.state.createSubAccounts({ alias: "tst-\u0085nel\u202eltr\u2028ls\u2029ps\u0007", balance: 1, modelPricing: pricing, count: 1 });
+    emu.state.createSubAccounts({
+      alias: "tst-\u0085nel\u202eltr\u2028ls\u2029ps\u0007",
+      balance: 1,
+      modelPricing: pricing,
+      count: 1,
+    });
     const { out } = await sweep(["--prefix", "tst-"]);
     expect(out).toContain('alias "tst-\\u0085nel\\u202eltr\\u2028ls\\u2029ps\\u0007"');
     expect(out).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2028\u2029]/);
   });
 
   test("--any-alias on a throwaway account finds everything; prefixes may repeat", async () => {
-    const any = JSON.parse((await sweep(["--any-alias", "--keys", "-", "--json"], [...testKeys, keptKey].join("\n"))).out) as SweepReport;
+    const any = JSON.parse(
+      (await sweep(["--any-alias", "--keys", "-", "--json"], [...testKeys, keptKey].join("\n"))).out,
+    ) as SweepReport;
     expect(any.found).toHaveLength(3 + 2 + 3);
-    const two = JSON.parse((await sweep(["--prefix", "prod", "--prefix", "e2e-run1-a", "--keys", "-", "--json"], [...testKeys, keptKey].join("\n"))).out) as SweepReport;
+    const two = JSON.parse(
+      (
+        await sweep(
+          ["--prefix", "prod", "--prefix", "e2e-run1-a", "--keys", "-", "--json"],
+          [...testKeys, keptKey].join("\n"),
+        )
+      ).out,
+    ) as SweepReport;
     expect(two.found.map((o) => o.alias).sort()).toEqual(["e2e-run1-a", "prod-team", "prod-team", "production"]);
   });
 
@@ -149,15 +179,25 @@ describe("llm-accounts sweep", () => {
       expect(r.err!.message).toMatch(message);
     }
     const bad = await sweep(["--prefix", "e2e-", "--keys", "-"], `${testKeys[0]}\n${emu.adminKey}\n`);
-    expect(bad.err!.message).toMatch(/stdin, line 2: not an API key \(sk-\.\.\.\): this is an admin key \(sk-admin-\.\.\.\w{4}\)/);
+    expect(bad.err!.message).toMatch(
+      /stdin, line 2: not an API key \(sk-\.\.\.\): this is an admin key \(sk-admin-\.\.\.\w{4}\)/,
+    );
     expect(emu.requests()).toEqual([]);
   });
 
   test("the built CLI runs it (npm run sweep): exit code 3 on a dry run that finds, its output masked", async () => {
     const r = await new Promise<{ code: number; out: string }>((done) => {
-      const env = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
-      execFile(process.execPath, [join(REPO, "dist/provider/cli.js"), "sweep", "--prefix", "e2e-"], { env }, (err, stdout, stderr) =>
-        done({ code: err ? Number(err.code) : 0, out: stdout + stderr }),
+      const env = {
+        PATH: process.env.PATH ?? "",
+        LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+        LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+        LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      };
+      execFile(
+        process.execPath,
+        [join(REPO, "dist/provider/cli.js"), "sweep", "--prefix", "e2e-"],
+        { env },
+        (err, stdout, stderr) => done({ code: err ? Number(err.code) : 0, out: stdout + stderr }),
       );
     });
     expect(r.code).toBe(3);

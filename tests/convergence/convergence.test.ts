@@ -40,7 +40,8 @@ describe("randomized convergence", () => {
       fc.asyncProperty(historyArb({ maxKeys: 20, maxBatches: 5, maxSteps: 4, readings: true }), async (steps) => {
         const report = await runHistory(steps);
         expect(report.violations).toEqual([]);
-        for (const s of steps) if (s.kind === "platform") kept.set(s.reading, (kept.get(s.reading) ?? 0) + (report.keptInOtherForm ?? 0));
+        for (const s of steps)
+          if (s.kind === "platform") kept.set(s.reading, (kept.get(s.reading) ?? 0) + (report.keptInOtherForm ?? 0));
       }),
       { seed: SEED, numRuns: HISTORY_READINGS.length, endOnFailure: false },
     );
@@ -63,12 +64,15 @@ describe("randomized convergence", () => {
 
   test("the combinations are every set of readings of a size that can coexist, and no other", () => {
     const pairs = [...readingCombinations(2)].map((c) => c.join("+"));
-    const expected = HISTORY_READINGS.flatMap((a, i) => HISTORY_READINGS.slice(i + 1).flatMap((b) => (cannotCoexist(a, b) ? [] : [`${a}+${b}`])));
+    const expected = HISTORY_READINGS.flatMap((a, i) =>
+      HISTORY_READINGS.slice(i + 1).flatMap((b) => (cannotCoexist(a, b) ? [] : [`${a}+${b}`])),
+    );
     expect(pairs).toEqual(expected);
     // Every reading is combined with others, and the pairs the emulator refuses to play are not drawn.
     expect(HISTORY_READINGS.filter((r) => !pairs.some((p) => p.split("+").includes(r)))).toEqual([]);
     expect(cannotCoexist("envelope", "envelope-no-data")).toMatch(/emulator refuses/);
     expect(pairs).not.toContain("envelope+envelope-no-data");
-    for (const triple of readingCombinations(3)) expect(triple.flatMap((a) => triple.filter((b) => b !== a && cannotCoexist(a, b)))).toEqual([]);
+    for (const triple of readingCombinations(3))
+      expect(triple.flatMap((a) => triple.filter((b) => b !== a && cannotCoexist(a, b)))).toEqual([]);
   });
 });

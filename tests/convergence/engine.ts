@@ -27,7 +27,8 @@ function plugin(type: ResourceType): Provider {
     if (typeof props[PROVIDER_KEY] !== "string") throw new Error("code must be a string, not undefined");
     return RUNTIME[type];
   };
-  const including = <T extends Props>(result: T | undefined, props: Props): T => Object.assign(result ?? ({} as T), { [PROVIDER_KEY]: props[PROVIDER_KEY] });
+  const including = <T extends Props>(result: T | undefined, props: Props): T =>
+    Object.assign(result ?? ({} as T), { [PROVIDER_KEY]: props[PROVIDER_KEY] });
   return {
     check: async (olds, news) => {
       const checked = await load(news).check(olds, news);
@@ -47,7 +48,10 @@ function plugin(type: ResourceType): Provider {
   };
 }
 
-const PROVIDERS: Record<ResourceType, Provider> = { ApiKey: plugin("ApiKey"), SubAccountBatch: plugin("SubAccountBatch") };
+const PROVIDERS: Record<ResourceType, Provider> = {
+  ApiKey: plugin("ApiKey"),
+  SubAccountBatch: plugin("SubAccountBatch"),
+};
 
 /** The inputs the program registers: its own, and the provider's text (the shim's, in the package). */
 function registered(d: Declared): Props {
@@ -157,9 +161,13 @@ export class Engine {
     for (const [urn, e] of this.state) copy.state.set(urn, structuredClone(e));
     const result: DeployResult = { errors: [], ids: [], outputs: [], goneOnRefresh: [] };
     await copy.refresh(limiter(parallel), result);
-    const reasons = [...result.errors.map((e) => `refresh failed: ${e.message}`), ...result.goneOnRefresh.map((urn) => `${urn} is gone`)];
+    const reasons = [
+      ...result.errors.map((e) => `refresh failed: ${e.message}`),
+      ...result.goneOnRefresh.map((urn) => `${urn} is gone`),
+    ];
     const declared = new Set(program.map((d) => urnOf(d.type, d.name)));
-    for (const [urn, e] of copy.state) if (e.pendingDelete || !declared.has(urn)) reasons.push(`${urn} would be deleted`);
+    for (const [urn, e] of copy.state)
+      if (e.pendingDelete || !declared.has(urn)) reasons.push(`${urn} would be deleted`);
     for (const d of program) {
       const urn = urnOf(d.type, d.name);
       const old = copy.state.get(urn);
@@ -169,9 +177,13 @@ export class Engine {
       }
       const provider = PROVIDERS[d.type];
       const checked = await provider.check(old.inputs, registered(d));
-      if ((checked.failures ?? []).length > 0) reasons.push(`${urn}: check failed: ${JSON.stringify(checked.failures)}`);
+      if ((checked.failures ?? []).length > 0)
+        reasons.push(`${urn}: check failed: ${JSON.stringify(checked.failures)}`);
       const diff = await provider.diff(old.id, old.outputs, checked.inputs);
-      if (diff.changes) reasons.push(`${urn} would be ${(diff.replaces ?? []).length > 0 ? `replaced (${diff.replaces!.join(", ")})` : "updated"}`);
+      if (diff.changes)
+        reasons.push(
+          `${urn} would be ${(diff.replaces ?? []).length > 0 ? `replaced (${diff.replaces!.join(", ")})` : "updated"}`,
+        );
     }
     return reasons;
   }

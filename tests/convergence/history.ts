@@ -45,7 +45,11 @@ DEFAULT_RETRY.maxDelayMs = 40;
  * 35 s after the write): the emulator shows every write at once, so which reads look again, and how often, is what a
  * history tests. The number of looks stays.
  */
-(LATE_VISIBILITY_WAITS_MS as number[]).splice(0, LATE_VISIBILITY_WAITS_MS.length, ...LATE_VISIBILITY_WAITS_MS.map((ms) => ms / 100));
+(LATE_VISIBILITY_WAITS_MS as number[]).splice(
+  0,
+  LATE_VISIBILITY_WAITS_MS.length,
+  ...LATE_VISIBILITY_WAITS_MS.map((ms) => ms / 100),
+);
 LATE_WRITES.boundMs /= 100;
 
 type Props = Record<string, unknown>;
@@ -55,8 +59,23 @@ export type Rotation = { everyDays?: number; triggers?: string[]; overlapHours?:
 
 /** A program: declared keys and batches by logical name, with real keys and tokens to adopt. */
 export interface Program {
-  keys: { name: string; alias: string; enabled: boolean; securityConfig: Props; adoptKey?: string; rotation?: Rotation }[];
-  batches: { name: string; alias: string; balance: number; count: number; modelPricing: Props[]; adoptTokens?: string[]; mark?: string }[];
+  keys: {
+    name: string;
+    alias: string;
+    enabled: boolean;
+    securityConfig: Props;
+    adoptKey?: string;
+    rotation?: Rotation;
+  }[];
+  batches: {
+    name: string;
+    alias: string;
+    balance: number;
+    count: number;
+    modelPricing: Props[];
+    adoptTokens?: string[];
+    mark?: string;
+  }[];
 }
 
 /**
@@ -90,7 +109,15 @@ export interface StackRun {
  * `llm-accounts import --force` (`--drop-unlisted` or not) on stack 0, and stack 0's next `up` applies its program.
  */
 export type Step =
-  | { kind: "up"; program: Plan; refresh: boolean; parallel: number; faults: FaultSpec[]; others?: (StackRun | null)[]; kill?: boolean }
+  | {
+      kind: "up";
+      program: Plan;
+      refresh: boolean;
+      parallel: number;
+      faults: FaultSpec[];
+      others?: (StackRun | null)[];
+      kill?: boolean;
+    }
   | { kind: "reimport"; dropUnlisted: boolean; refresh: boolean; parallel: number }
   | { kind: "edit"; target: number; action: "alias" | "disable" | "delete" | "security"; outOfBand?: boolean }
   | { kind: "editSubAccount"; target: number; action: "alias" | "pricing" | "delete"; outOfBand?: boolean }
@@ -104,8 +131,20 @@ export type Step =
    */
   | { kind: "platform"; reading: Reading; profile?: boolean };
 
-const SECURITY = [{}, { ip: { allow: ["10.0.0.0/8"] } }, { spendLimit: { monthly: 5 } }, { geo: { countries: ["DE", "FR"] } }];
-const PRICING = [[], [{ model: "model-a", pricingFactor: 1.5 }], [{ model: "model-b", pricingFactor: 1 }, { model: "embed-1", pricingFactor: 2 }]];
+const SECURITY = [
+  {},
+  { ip: { allow: ["10.0.0.0/8"] } },
+  { spendLimit: { monthly: 5 } },
+  { geo: { countries: ["DE", "FR"] } },
+];
+const PRICING = [
+  [],
+  [{ model: "model-a", pricingFactor: 1.5 }],
+  [
+    { model: "model-b", pricingFactor: 1 },
+    { model: "embed-1", pricingFactor: 2 },
+  ],
+];
 
 /**
  * What a program's values are drawn from. `normalising` (histories under a reading): also values that the readings
@@ -126,12 +165,22 @@ function aliasesOf(name: string, values: Values): string[] {
   if (!values.normalising) return plain;
   const team = `Team-${name.toUpperCase()}`;
   // Both past the cut at the same 32 characters: declaring one after the other changes nothing the platform keeps.
-  const long = values.long ? [`${team}-Production-Europe-Westside`, `${team}-Production-Europe-Westside-Renamed`, `${name}-production-europe-westside-blue`] : [];
+  const long = values.long
+    ? [
+        `${team}-Production-Europe-Westside`,
+        `${team}-Production-Europe-Westside-Renamed`,
+        `${name}-production-europe-westside-blue`,
+      ]
+    : [];
   return [...plain, team, ...long];
 }
 
 /** Security configs with bare addresses, IPv4 and IPv6, that `normalised-values` keeps as ranges. */
-const SECURITY_NORMALISING = [...SECURITY, { ip: { allow: ["203.0.113.7", "10.0.0.0/8"] } }, { ip: { allow: ["2001:db8::1"] }, spendLimit: { monthly: 5 } }];
+const SECURITY_NORMALISING = [
+  ...SECURITY,
+  { ip: { allow: ["203.0.113.7", "10.0.0.0/8"] } },
+  { ip: { allow: ["2001:db8::1"] }, spendLimit: { monthly: 5 } },
+];
 /** Pricing with factors that `rounded-factors` keeps at 2 decimals (1.2345 as 1.23, 0.875 as 0.88, 2.0004 as 2). */
 const PRICING_NORMALISING = [
   ...PRICING,
@@ -141,7 +190,17 @@ const PRICING_NORMALISING = [
     { model: "embed-1", pricingFactor: 2.0004 },
   ],
 ];
-const OPS = ["api-key/create", "api-key/get", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/list", "sub-account/edit", "sub-account/delete"];
+const OPS = [
+  "api-key/create",
+  "api-key/get",
+  "api-key/edit",
+  "api-key/status",
+  "api-key/delete",
+  "sub-account/create",
+  "sub-account/list",
+  "sub-account/edit",
+  "sub-account/delete",
+];
 
 /** `undefined` `weight` times in `weight + 1`... or less often: a feature drawn for some resources only. */
 const sometimes = <T>(arb: fc.Arbitrary<T>, weightNone: number, weightSome: number): fc.Arbitrary<T | undefined> =>
@@ -149,7 +208,11 @@ const sometimes = <T>(arb: fc.Arbitrary<T>, weightNone: number, weightSome: numb
 
 /** Rotation settings: by age (made due by the clock steps), by triggers (two values, so they change), overlaps 0 and more. */
 const rotationArb: fc.Arbitrary<Rotation> = fc.record(
-  { everyDays: fc.constantFrom(30, 90), triggers: fc.constantFrom(["t1"], ["t2"], ["t2"]), overlapHours: fc.constantFrom(0, 1, 24) },
+  {
+    everyDays: fc.constantFrom(30, 90),
+    triggers: fc.constantFrom(["t1"], ["t2"], ["t2"]),
+    overlapHours: fc.constantFrom(0, 1, 24),
+  },
   { requiredKeys: [] },
 );
 
@@ -175,7 +238,14 @@ const batchArb = (values: Values) => (i: number) =>
       count: fc.integer({ min: 1, max: 4 }),
       modelPricing: fc.constantFrom(...(values.normalising ? PRICING_NORMALISING : PRICING)),
       // Few indexes, so that lists overlap from run to run: tokens kept, added, released, taken by another batch.
-      adopt: sometimes(fc.oneof({ weight: 1, arbitrary: fc.constant<number[]>([]) }, { weight: 4, arbitrary: fc.uniqueArray(fc.nat(4), { minLength: 1, maxLength: 3 }) }), 1, 1),
+      adopt: sometimes(
+        fc.oneof(
+          { weight: 1, arbitrary: fc.constant<number[]>([]) },
+          { weight: 4, arbitrary: fc.uniqueArray(fc.nat(4), { minLength: 1, maxLength: 3 }) },
+        ),
+        1,
+        1,
+      ),
       // Three programs in four give the mark (this version's class); the others are of an earlier version.
       marked: fc.constantFrom(true, true, true, false),
     },
@@ -198,7 +268,12 @@ export function programArb(maxKeys: number, maxBatches: number, values: Values =
 /** A fault mix for one run: 429 storms, 5xx, latency, lost requests and answers, malformed and wrongly typed bodies. */
 export const faultsArb: fc.Arbitrary<FaultSpec[]> = fc.array(
   fc.oneof(
-    fc.record({ kind: fc.constant("429" as const), rate: fc.constantFrom(0.3, 1), count: fc.integer({ min: 1, max: 20 }), ms: fc.constantFrom(1, 10) }),
+    fc.record({
+      kind: fc.constant("429" as const),
+      rate: fc.constantFrom(0.3, 1),
+      count: fc.integer({ min: 1, max: 20 }),
+      ms: fc.constantFrom(1, 10),
+    }),
     fc.record(
       {
         kind: fc.constantFrom(...FAULT_KINDS.filter((k) => k !== "429" && k !== "latency")),
@@ -208,7 +283,11 @@ export const faultsArb: fc.Arbitrary<FaultSpec[]> = fc.array(
       },
       { requiredKeys: ["kind", "rate"] },
     ),
-    fc.record({ kind: fc.constant("latency" as const), rate: fc.constantFrom(0.2, 1), ms: fc.integer({ min: 1, max: 30 }) }),
+    fc.record({
+      kind: fc.constant("latency" as const),
+      rate: fc.constantFrom(0.2, 1),
+      ms: fc.integer({ min: 1, max: 30 }),
+    }),
   ),
   { minLength: 1, maxLength: 3 },
 );
@@ -227,7 +306,11 @@ const consoleArb: fc.Arbitrary<Extract<Step, { kind: "console" }>> = fc.record({
  * program (the same aliases and balances, at the same moment), the others a program of their own from the same
  * pool of names (so that aliases and balances still meet), with fewer keys.
  */
-function othersArb(stacks: number, sizes: { maxKeys: number; maxBatches: number }, values: Values): fc.Arbitrary<(StackRun | null)[]> {
+function othersArb(
+  stacks: number,
+  sizes: { maxKeys: number; maxBatches: number },
+  values: Values,
+): fc.Arbitrary<(StackRun | null)[]> {
   const run: fc.Arbitrary<StackRun> = fc.record(
     {
       program: fc.oneof(fc.constant(undefined), programArb(Math.ceil(sizes.maxKeys / 3), sizes.maxBatches, values)),
@@ -271,7 +354,12 @@ export function historyArb(sizes: {
     ? combinationArb(sizes.combinations, named)
     : named
       ? fc.constantFrom(...named).map((r) => [r])
-      : fc.oneof(fc.constantFrom(...HISTORY_READINGS), fc.constantFrom(...NORMALISING_READINGS.filter((r) => HISTORY_READINGS.includes(r)))).map((r) => [r]);
+      : fc
+          .oneof(
+            fc.constantFrom(...HISTORY_READINGS),
+            fc.constantFrom(...NORMALISING_READINGS.filter((r) => HISTORY_READINGS.includes(r))),
+          )
+          .map((r) => [r]);
   return drawn.chain((readings) =>
     steps(
       readings.map((reading): Step => ({ kind: "platform", reading, ...(sizes.profiles && { profile: true }) })),
@@ -290,7 +378,8 @@ function stepArb(sizes: { maxKeys: number; maxBatches: number; stacks?: number }
     faults: fc.oneof({ weight: 1, arbitrary: fc.constant<FaultSpec[]>([]) }, { weight: 3, arbitrary: faultsArb }),
   };
   const stacks = sizes.stacks ?? 1;
-  const up: fc.Arbitrary<Extract<Step, { kind: "up" }>> = stacks > 1 ? fc.record({ ...single, others: othersArb(stacks, sizes, values) }) : fc.record(single);
+  const up: fc.Arbitrary<Extract<Step, { kind: "up" }>> =
+    stacks > 1 ? fc.record({ ...single, others: othersArb(stacks, sizes, values) }) : fc.record(single);
   return fc.oneof(
     { weight: 6, arbitrary: up },
     {
@@ -304,7 +393,12 @@ function stepArb(sizes: { maxKeys: number; maxBatches: number; stacks?: number }
     },
     {
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant("editSubAccount" as const), target: fc.nat(40), action: fc.constantFrom("alias" as const, "pricing" as const, "delete" as const), outOfBand: fc.boolean() }),
+      arbitrary: fc.record({
+        kind: fc.constant("editSubAccount" as const),
+        target: fc.nat(40),
+        action: fc.constantFrom("alias" as const, "pricing" as const, "delete" as const),
+        outOfBand: fc.boolean(),
+      }),
     },
     { weight: 1, arbitrary: consoleArb },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("clock" as const), hours: fc.constantFrom(-2200, 0) }) },
@@ -313,7 +407,12 @@ function stepArb(sizes: { maxKeys: number; maxBatches: number; stacks?: number }
     { weight: 1, arbitrary: up.map((u) => ({ ...u, faults: [], kill: true })) },
     {
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant("reimport" as const), dropUnlisted: fc.boolean(), refresh: fc.boolean(), parallel: fc.integer({ min: 1, max: 16 }) }),
+      arbitrary: fc.record({
+        kind: fc.constant("reimport" as const),
+        dropUnlisted: fc.boolean(),
+        refresh: fc.boolean(),
+        parallel: fc.integer({ min: 1, max: 16 }),
+      }),
     },
   );
 }
@@ -379,28 +478,59 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   const stateFile = join(dir, "emulator.json");
   const logLines: string[] = [];
   let clockOffsetMs = 0;
-  const start = () => emulator({ rateLimits: false, rateWindowMs: 600, stateFile, clockOffsetMs, readings: [...readings], log: (line) => logLines.push(line) });
+  const start = () =>
+    emulator({
+      rateLimits: false,
+      rateWindowMs: 600,
+      stateFile,
+      clockOffsetMs,
+      readings: [...readings],
+      log: (line) => logLines.push(line),
+    });
   let emu = await start();
   // Where the readings need it (platforms.ts PROFILED_READINGS) the user has run `llm-accounts doctor --write --save`,
   // as docs/decisions.md asks of such a platform; with `profile`, whatever the readings.
-  const profile = needsProfile(readings) || steps.some((s) => s.kind === "platform" && s.profile) ? await measuredProfile(emu) : undefined;
+  const profile =
+    needsProfile(readings) || steps.some((s) => s.kind === "platform" && s.profile)
+      ? await measuredProfile(emu)
+      : undefined;
   const count = stacksOf(steps);
   const stacks: Stack[] = [];
   // A stack's process is killed at its proxy: one stack gets one too where a run of it is killed.
   const proxied = count > 1 || steps.some((s) => s.kind === "up" && s.kill);
   for (let i = 0; i < count; i++) {
     const proxy = proxied ? await StackProxy.start(Number(new URL(emu.baseUrl).port)) : undefined;
-    const settings = { baseUrl: proxy?.baseUrl ?? emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...(profile && { profile }) };
-    stacks.push({ engine: new Engine(), program: { keys: [], batches: [] }, consoleDeleted: new Set(), proxy, settings });
+    const settings = {
+      baseUrl: proxy?.baseUrl ?? emu.baseUrl,
+      adminKey: emu.adminKey,
+      accountKey: emu.accountKey,
+      rateLimits: "off",
+      ...(profile && { profile }),
+    };
+    stacks.push({
+      engine: new Engine(),
+      program: { keys: [], batches: [] },
+      consoleDeleted: new Set(),
+      proxy,
+      settings,
+    });
   }
   const connect = (e: Emulator) => {
     for (const s of stacks) if (s.proxy) s.proxy.target = Number(new URL(e.baseUrl).port);
-    if (count === 1) return void startFresh({ stackConfig: { ...stacks[0].settings, baseUrl: stacks[0].proxy?.baseUrl ?? e.baseUrl } });
+    if (count === 1)
+      return void startFresh({
+        stackConfig: { ...stacks[0].settings, baseUrl: stacks[0].proxy?.baseUrl ?? e.baseUrl },
+      });
     configPerStack(() => stacks[0].settings);
   };
   connect(emu);
   const ledger = new SecretLedger(emu);
-  const report: HistoryReport = { steps: steps.filter((s) => s.kind !== "platform").length, faultsInjected: 0, explainedOrphans: 0, violations: [] };
+  const report: HistoryReport = {
+    steps: steps.filter((s) => s.kind !== "platform").length,
+    faultsInjected: 0,
+    explainedOrphans: 0,
+    violations: [],
+  };
   const watch = new Watch(report);
   const errors: Error[] = [];
   /** Keys and sub-accounts renamed in the console, with the alias they were created with (what a "may exist" error named). */
@@ -409,7 +539,17 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   let clockMoves = 0;
   const multi = { rounds: 0, sharedBatches: 0, lostSubAccountCreates: 0 };
   /** Killed runs and re-imports, for the figures; what a kill leaves that nothing can find (see `afterKill`). */
-  const kills = { kills: 0, killsTriggered: 0, killedKeysLeft: 0, killedUnmarkedLeft: 0, takenAfterKill: 0, reimports: 0, reimportsRefused: 0, reimportAdopted: 0, reimportDropped: 0 };
+  const kills = {
+    kills: 0,
+    killsTriggered: 0,
+    killedKeysLeft: 0,
+    killedUnmarkedLeft: 0,
+    takenAfterKill: 0,
+    reimports: 0,
+    reimportsRefused: 0,
+    reimportAdopted: 0,
+    reimportDropped: 0,
+  };
   const killLeft = { keys: new Set<string>(), subAccounts: new Set<string>() };
   /** Stack 0's program as the last re-import wrote it, until the next `up` step declares another. */
   let imported: Program | undefined;
@@ -418,10 +558,16 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   const countFaults = () => {
     const faulted = emu.requests().filter((r) => r.fault);
     report.faultsInjected += faulted.length;
-    multi.lostSubAccountCreates += faulted.filter((r) => r.op === "sub-account/create" && r.fault !== "429" && r.fault !== "latency").length;
+    multi.lostSubAccountCreates += faulted.filter(
+      (r) => r.op === "sub-account/create" && r.fault !== "429" && r.fault !== "latency",
+    ).length;
   };
   /** One round: the `up` of each stack in `runs`, all at once, under one fault mix. */
-  const round = async (runs: { stack: number; refresh: boolean; parallel: number }[], faults: FaultSpec[], kill?: Kill): Promise<DeployResult[]> => {
+  const round = async (
+    runs: { stack: number; refresh: boolean; parallel: number }[],
+    faults: FaultSpec[],
+    kill?: Kill,
+  ): Promise<DeployResult[]> => {
     // Every fault, the emulator's clock moved or not: a lost sub-account create is found by its marked alias,
     // with no assumption about the platform's clock.
     emu.setFaults(faults);
@@ -434,7 +580,9 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
     if (runs.length > 1) {
       multi.rounds++;
       const declaredBy = new Map<string, number>();
-      for (const r of runs) for (const b of stacks[r.stack].program.batches) declaredBy.set(`${b.alias}/${b.balance}`, (declaredBy.get(`${b.alias}/${b.balance}`) ?? 0) + 1);
+      for (const r of runs)
+        for (const b of stacks[r.stack].program.batches)
+          declaredBy.set(`${b.alias}/${b.balance}`, (declaredBy.get(`${b.alias}/${b.balance}`) ?? 0) + 1);
       multi.sharedBatches += [...declaredBy.values()].filter((n) => n > 1).length;
     }
     if (kill) stacks[0].proxy!.kill = kill;
@@ -459,10 +607,18 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
       const clean = result.errors.length === 0 && !(stack === 0 && kill?.killed);
       if (stack === 0) watch.after(emu, s.engine.state, clean, kill?.killed === true);
       if (refresh && clean) s.consoleDeleted.clear();
-      if (clean) stateObjectsExist(emu, s.engine.state, s.consoleDeleted, report, `${label(stack)}after a run without errors`);
+      if (clean)
+        stateObjectsExist(emu, s.engine.state, s.consoleDeleted, report, `${label(stack)}after a run without errors`);
     });
     if (count > 1) acrossStacks(stacks, heldBefore, report);
-    stacks.forEach((s, i) => oneHolder(s.engine.state, label(i), report, i === 0 && kill?.killed ? { program: s.program, heldBefore: heldBefore[0].tokens } : undefined));
+    stacks.forEach((s, i) =>
+      oneHolder(
+        s.engine.state,
+        label(i),
+        report,
+        i === 0 && kill?.killed ? { program: s.program, heldBefore: heldBefore[0].tokens } : undefined,
+      ),
+    );
     return results;
   };
   const consoleDeleted = () => {
@@ -471,10 +627,16 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   };
 
   /** Keys and sub-accounts on the platform, for what a killed run left. */
-  const live = () => ({ keys: new Set(emu.state.listKeys().map((k) => k.key)), subAccounts: new Set(emu.state.listSubAccounts().map((s) => s.token)) });
+  const live = () => ({
+    keys: new Set(emu.state.listKeys().map((k) => k.key)),
+    subAccounts: new Set(emu.state.listSubAccounts().map((s) => s.token)),
+  });
   const heldByAny = () => {
     const held = stacks.map((s) => holders(s.engine.state));
-    return { keys: new Set(held.flatMap((h) => [...h.keys.keys()])), tokens: new Set(held.flatMap((h) => [...h.tokens.keys()])) };
+    return {
+      keys: new Set(held.flatMap((h) => [...h.keys.keys()])),
+      tokens: new Set(held.flatMap((h) => [...h.tokens.keys()])),
+    };
   };
   /**
    * What stack 0's killed run left that no state holds. A key whose create was in flight: the API cannot list keys,
@@ -506,14 +668,18 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
   /** Whether an edit's body names a sub-account still under a create's marked alias: the kill falls there. */
   const killsAt = (body: unknown) => {
     const sks = (body as { sks?: unknown } | undefined)?.sks;
-    return Array.isArray(sks) && sks.some((t) => typeof t === "string" && MARKED.test(emu.state.getSubAccount(t)?.alias ?? ""));
+    return (
+      Array.isArray(sks) &&
+      sks.some((t) => typeof t === "string" && MARKED.test(emu.state.getSubAccount(t)?.alias ?? ""))
+    );
   };
   const takenAfterKill = (before: ReturnType<typeof live>) => {
     const held = heldByAny();
     const marks = new Set(stacks[0].program.batches.flatMap((b) => (b.mark ? [b.mark] : [])));
     for (const sub of emu.state.listSubAccounts()) {
       const mark = MARKED.exec(sub.alias)?.[1];
-      if (before.subAccounts.has(sub.token) || held.tokens.has(sub.token) || mark === undefined || !marks.has(mark)) continue;
+      if (before.subAccounts.has(sub.token) || held.tokens.has(sub.token) || mark === undefined || !marks.has(mark))
+        continue;
       report.violations.push(`the up after a killed up left sub-account "${sub.alias}" (stack 0's mark) in no state`);
     }
   };
@@ -547,7 +713,8 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
           return undefined;
         });
         if (!account) continue;
-        kills.reimportAdopted += account.batches.filter((b) => !b.kept).length + account.keys.filter((k) => !k.kept).length;
+        kills.reimportAdopted +=
+          account.batches.filter((b) => !b.kept).length + account.keys.filter((k) => !k.kept).length;
         kills.reimportDropped += account.dropped.length;
         imported = programOfImport(account);
         stacks[0].program = imported;
@@ -559,17 +726,39 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
         // `rotation.everyDays` (created_at 2200 hours back): due at the next run, as that step means; not the import's.
         const bornDue = (urn: string) => {
           const e = stacks[0].engine.state.get(urn);
-          return clockOffsetMs !== 0 && e?.type === "ApiKey" && e.outputs.key !== keyBefore.get(urn) && dueByAge(e.outputs, e.outputs, Date.now()) !== undefined;
+          return (
+            clockOffsetMs !== 0 &&
+            e?.type === "ApiKey" &&
+            e.outputs.key !== keyBefore.get(urn) &&
+            dueByAge(e.outputs, e.outputs, Date.now()) !== undefined
+          );
         };
-        if (result.errors.length > 0) report.violations.push(`the up after a re-import failed: ${result.errors.map((e) => e.message).join(" | ")}`);
+        if (result.errors.length > 0)
+          report.violations.push(`the up after a re-import failed: ${result.errors.map((e) => e.message).join(" | ")}`);
         else {
           // The invariant after that up: the stack holds exactly what the imported program declares, as declared.
-          const gate = (await (count > 1 ? inStack(stacks[0].settings, () => stacks[0].engine.gate(declared(imported!))) : stacks[0].engine.gate(declared(imported)))).filter(
-            (reason) => !(reason.endsWith(" would be updated") && bornDue(reason.slice(0, -" would be updated".length))),
+          const gate = (
+            await (count > 1
+              ? inStack(stacks[0].settings, () => stacks[0].engine.gate(declared(imported!)))
+              : stacks[0].engine.gate(declared(imported)))
+          ).filter(
+            (reason) =>
+              !(reason.endsWith(" would be updated") && bornDue(reason.slice(0, -" would be updated".length))),
           );
-          if (gate.length > 0) report.violations.push(`after the up of a re-import, the gate fails: ${gate.join("; ")}`);
+          if (gate.length > 0)
+            report.violations.push(`after the up of a re-import, the gate fails: ${gate.join("; ")}`);
           const probe: HistoryReport = { steps: 0, faultsInjected: 0, explainedOrphans: 0, violations: [] };
-          declaredAsLive(emu, stacks[0].engine.state, imported, emu.state.listKeys(), emu.state.listSubAccounts(), new Set(), new Set(), probe, "after the up of a re-import: ");
+          declaredAsLive(
+            emu,
+            stacks[0].engine.state,
+            imported,
+            emu.state.listKeys(),
+            emu.state.listSubAccounts(),
+            new Set(),
+            new Set(),
+            probe,
+            "after the up of a re-import: ",
+          );
           report.violations.push(...probe.violations);
           // What the program's header asks once that up adopted everything: its adoption config goes (a key adopted
           // then deleted in the console would otherwise stop every later up, as documented: remove adoptKey).
@@ -603,7 +792,6 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
       } else if (step.kind === "console") {
         watch.makeOutOfBand(emu, step, clockOffsetMs);
       } else if (step.kind === "platform") {
-        continue; // played from the emulator's start (readings above)
       } else if (step.kind === "clock") {
         if (step.hours * 3_600_000 !== clockOffsetMs) clockMoves++;
         clockOffsetMs = step.hours * 3_600_000;
@@ -621,7 +809,10 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
     // The users' programs as they can be written now: a key to adopt may have been deleted in the console since.
     const finalRound = (which: number[]) => {
       stacks[0].program = imported ?? watch.resolve(plan, stacks[0].engine.state, emu);
-      return round(which.map((stack) => ({ stack, refresh: true, parallel: 10 })), []);
+      return round(
+        which.map((stack) => ({ stack, refresh: true, parallel: 10 })),
+        [],
+      );
     };
     const all = stacks.map((_, i) => i);
     const first = await finalRound(all);
@@ -630,14 +821,28 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
     const second = again.length > 0 ? await finalRound(again.includes(0) ? again : [0, ...again]) : [];
     for (const i of again) {
       const result = second[(again.includes(0) ? again : [0, ...again]).indexOf(i)];
-      if (result.errors.length > 0) report.violations.push(`${label(i)}the second fault-free up --refresh failed: ${result.errors.map((e) => e.message).join(" | ")}`);
+      if (result.errors.length > 0)
+        report.violations.push(
+          `${label(i)}the second fault-free up --refresh failed: ${result.errors.map((e) => e.message).join(" | ")}`,
+        );
     }
     startFresh();
     for (const [i, s] of stacks.entries()) {
-      const gate = await (count > 1 ? inStack(s.settings, () => s.engine.gate(declared(s.program))) : s.engine.gate(declared(s.program)));
-      if (gate.length > 0) report.violations.push(`${label(i)}the gate (preview --refresh --expect-no-changes) fails: ${gate.join("; ")}`);
+      const gate = await (count > 1
+        ? inStack(s.settings, () => s.engine.gate(declared(s.program)))
+        : s.engine.gate(declared(s.program)));
+      if (gate.length > 0)
+        report.violations.push(`${label(i)}the gate (preview --refresh --expect-no-changes) fails: ${gate.join("; ")}`);
     }
-    checkInvariant(emu, stacks.map((s) => ({ state: s.engine.state, program: s.program })), doubtedAliases(errors), createdAs, report, watch.freeObjects(), killLeft);
+    checkInvariant(
+      emu,
+      stacks.map((s) => ({ state: s.engine.state, program: s.program })),
+      doubtedAliases(errors),
+      createdAs,
+      report,
+      watch.freeObjects(),
+      killLeft,
+    );
     ledger.expectAbsent(logLines.join("\n"), "the emulator's log");
   } catch (err) {
     report.violations.push(`unexpected: ${(err as Error).stack ?? (err as Error).message}`);
@@ -646,7 +851,13 @@ export async function runHistory(steps: Step[]): Promise<HistoryReport> {
     for (const s of stacks) await s.proxy?.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  report.features = { ...watch.counts, clockMoves, keptInOtherForm: report.keptInOtherForm ?? 0, ...(count > 1 ? multi : {}), ...kills };
+  report.features = {
+    ...watch.counts,
+    clockMoves,
+    keptInOtherForm: report.keptInOtherForm ?? 0,
+    ...(count > 1 ? multi : {}),
+    ...kills,
+  };
   return report;
 }
 
@@ -655,7 +866,14 @@ async function measuredProfile(emu: Emulator): Promise<string> {
   const stdout = new PassThrough();
   let out = "";
   stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  await runDoctor(["--write", "--json"], doctorIo(stdout, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey }));
+  await runDoctor(
+    ["--write", "--json"],
+    doctorIo(stdout, {
+      LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+      LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    }),
+  );
   const profile = (JSON.parse(out) as { profile?: unknown }).profile;
   if (profile === undefined) throw new Error(`the doctor measured no profile: ${out.slice(0, 300)}`);
   return JSON.stringify(profile);
@@ -669,23 +887,43 @@ async function measuredProfile(emu: Emulator): Promise<string> {
  * its delete leaves what another batch keeps, and the up after the kill, checked strictly, must end it. A batch that
  * takes what another only gives waits for the giver's update (runtime/command/transfers.ts): that stays a violation.
  */
-function oneHolder(state: StateView, label: string, report: HistoryReport, cut?: { program: Program; heldBefore: Map<string, string> }): void {
+function oneHolder(
+  state: StateView,
+  label: string,
+  report: HistoryReport,
+  cut?: { program: Program; heldBefore: Map<string, string> },
+): void {
   const seen = new Map<string, string>();
-  const declared = new Map((cut?.program.batches ?? []).map((b) => [`SubAccountBatch::${b.name}`, b.adoptTokens ?? []]));
+  const declared = new Map(
+    (cut?.program.batches ?? []).map((b) => [`SubAccountBatch::${b.name}`, b.adoptTokens ?? []]),
+  );
   /** Whether batch `from`'s program gives `o` (held before) and batch `to`'s adopts it. */
   const gives = (o: string, from: string, to: string) => {
     const [kept, taken] = [declared.get(from), declared.get(to)];
-    return kept !== undefined && taken !== undefined && kept.length > 0 && !kept.includes(o) && taken.includes(o) && cut?.heldBefore.get(o) === from;
+    return (
+      kept !== undefined &&
+      taken !== undefined &&
+      kept.length > 0 &&
+      !kept.includes(o) &&
+      taken.includes(o) &&
+      cut?.heldBefore.get(o) === from
+    );
   };
   const swapped = (o: string, a: string, b: string) => {
     const back = (from: string, to: string) => (declared.get(to) ?? []).some((t) => gives(t, from, to));
     return (gives(o, a, b) && back(b, a)) || (gives(o, b, a) && back(a, b));
   };
   for (const [urn, e] of state) {
-    const objects = e.type === "ApiKey" ? [e.outputs.key, e.outputs.previousKey].filter((k): k is string => typeof k === "string") : ((e.outputs.tokens as string[] | undefined) ?? []);
+    const objects =
+      e.type === "ApiKey"
+        ? [e.outputs.key, e.outputs.previousKey].filter((k): k is string => typeof k === "string")
+        : ((e.outputs.tokens as string[] | undefined) ?? []);
     for (const o of new Set(objects)) {
       const other = seen.get(o);
-      if (other !== undefined && !swapped(o, other, urn)) report.violations.push(`${label}${other} and ${urn} both hold one ${e.type === "ApiKey" ? "key" : "sub-account"}`);
+      if (other !== undefined && !swapped(o, other, urn))
+        report.violations.push(
+          `${label}${other} and ${urn} both hold one ${e.type === "ApiKey" ? "key" : "sub-account"}`,
+        );
       seen.set(o, urn);
     }
   }
@@ -719,12 +957,27 @@ function stateOfStack(engine: Engine, stack: number): StackState {
  * project holds"), which command.ts does not do yet (it reads the target stack only), so it is played here.
  */
 async function reimport(emu: Emulator, stacks: Stack[], watch: Watch, dropUnlisted: boolean): Promise<ImportedAccount> {
-  const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+  const env = {
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    LLM_ACCOUNTS_RATE_LIMITS: "off",
+  };
   const client = new LlmAccountsClient(resolveClientOptions(undefined, {}, env));
   const others = stacks.slice(1);
-  const twins = REIMPORT.twinsKeptOut ? [...stacks[0].engine.state.values()].filter((e) => e.pendingDelete).flatMap((e) => (e.outputs.tokens as string[] | undefined) ?? []) : [];
+  const twins = REIMPORT.twinsKeptOut
+    ? [...stacks[0].engine.state.values()]
+        .filter((e) => e.pendingDelete)
+        .flatMap((e) => (e.outputs.tokens as string[] | undefined) ?? [])
+    : [];
   const theirs = new Set([...others.flatMap((s) => [...holders(s.engine.state).tokens.keys()]), ...twins]);
-  const theirAliases = new Set(others.flatMap((s) => [...s.engine.state.values()].flatMap((e) => (typeof e.outputs.unconfirmedAlias === "string" ? [e.outputs.unconfirmedAlias] : []))));
+  const theirAliases = new Set(
+    others.flatMap((s) =>
+      [...s.engine.state.values()].flatMap((e) =>
+        typeof e.outputs.unconfirmedAlias === "string" ? [e.outputs.unconfirmedAlias] : [],
+      ),
+    ),
+  );
   const theirMarks = new Set(others.flatMap((s, i) => s.program.batches.map((b) => markOf(i + 1, b.name))));
   const reading =
     theirs.size === 0 && others.length === 0
@@ -732,7 +985,12 @@ async function reimport(emu: Emulator, stacks: Stack[], watch: Watch, dropUnlist
       : (Object.assign(Object.create(client) as LlmAccountsClient, {
           subAccounts: Object.assign(Object.create(client.subAccounts) as LlmAccountsClient["subAccounts"], {
             list: async (...args: Parameters<LlmAccountsClient["subAccounts"]["list"]>) =>
-              (await client.subAccounts.list(...args)).filter((s) => !theirs.has(s.token) && !theirAliases.has(s.alias) && !theirMarks.has(MARKED.exec(s.alias)?.[1] ?? "")),
+              (await client.subAccounts.list(...args)).filter(
+                (s) =>
+                  !theirs.has(s.token) &&
+                  !theirAliases.has(s.alias) &&
+                  !theirMarks.has(MARKED.exec(s.alias)?.[1] ?? ""),
+              ),
           }),
         }) as LlmAccountsClient);
   const keys = watch.oobKeys.filter((k) => emu.state.hasKey(k));
@@ -784,7 +1042,10 @@ function acrossStacks(stacks: Stack[], heldBefore: ReturnType<typeof holders>[],
   now.forEach((held, i) => {
     for (const o of [...held.keys.keys(), ...held.tokens.keys()]) {
       const other = owner.get(o);
-      if (other !== undefined && other !== i) report.violations.push(`stack ${other} and stack ${i} both hold one ${held.keys.has(o) ? "key" : "sub-account"}`);
+      if (other !== undefined && other !== i)
+        report.violations.push(
+          `stack ${other} and stack ${i} both hold one ${held.keys.has(o) ? "key" : "sub-account"}`,
+        );
       owner.set(o, i);
     }
   });
@@ -792,7 +1053,9 @@ function acrossStacks(stacks: Stack[], heldBefore: ReturnType<typeof holders>[],
     for (const t of s.proxy?.takeDeleted() ?? []) {
       now.forEach((held, i) => {
         if (i !== r && (held.tokens.has(t) || heldBefore[i].tokens.has(t))) {
-          report.violations.push(`stack ${r} deleted a sub-account that stack ${i} holds (${held.tokens.get(t) ?? heldBefore[i].tokens.get(t)})`);
+          report.violations.push(
+            `stack ${r} deleted a sub-account that stack ${i} holds (${held.tokens.get(t) ?? heldBefore[i].tokens.get(t)})`,
+          );
         }
       });
     }
@@ -800,7 +1063,8 @@ function acrossStacks(stacks: Stack[], heldBefore: ReturnType<typeof holders>[],
 }
 
 function recordSecrets(ledger: SecretLedger, engine: Engine): void {
-  for (const e of engine.state.values()) ledger.record(e.outputs.key as string | undefined, ...((e.outputs.tokens as string[] | undefined) ?? []));
+  for (const e of engine.state.values())
+    ledger.record(e.outputs.key as string | undefined, ...((e.outputs.tokens as string[] | undefined) ?? []));
 }
 
 function expectClean(ledger: SecretLedger, result: DeployResult, report: HistoryReport): void {
@@ -814,7 +1078,13 @@ function expectClean(ledger: SecretLedger, result: DeployResult, report: History
 }
 
 /** Console edits of keys: the `target`-th live key (modulo; among `among` if given) is renamed, disabled, restricted or deleted. */
-export function consoleEdit(emu: Emulator, step: Extract<Step, { kind: "edit" }>, deleted: Set<string>, createdAs: Map<string, string>, among?: readonly string[]): void {
+export function consoleEdit(
+  emu: Emulator,
+  step: Extract<Step, { kind: "edit" }>,
+  deleted: Set<string>,
+  createdAs: Map<string, string>,
+  among?: readonly string[],
+): void {
   const keys = emu.state.listKeys().filter((k) => !among || among.includes(k.key));
   if (keys.length === 0) return;
   const k = keys[step.target % keys.length];
@@ -843,7 +1113,8 @@ export function consoleEditSubAccount(
   if (step.action === "alias") {
     if (!createdAs.has(s.token)) createdAs.set(s.token, s.alias);
     emu.state.editSubAccounts([s.token], `${s.alias}-console`, s.model_pricing);
-  } else if (step.action === "pricing") emu.state.editSubAccounts([s.token], s.alias, [{ model: "vision-1", pricing_factor: 3 }]);
+  } else if (step.action === "pricing")
+    emu.state.editSubAccounts([s.token], s.alias, [{ model: "vision-1", pricing_factor: 3 }]);
   else {
     emu.state.deleteSubAccount(s.token);
     deleted.add(s.token);
@@ -854,13 +1125,20 @@ export function consoleEditSubAccount(
 export type StateView = ReadonlyMap<string, Pick<StateEntry, "type" | "outputs">>;
 
 /** Every object the state holds exists, unless it was deleted in the console since the last refresh. */
-export function stateObjectsExist(emu: Emulator, state: StateView, consoleDeleted: Set<string>, report: HistoryReport, when: string): void {
+export function stateObjectsExist(
+  emu: Emulator,
+  state: StateView,
+  consoleDeleted: Set<string>,
+  report: HistoryReport,
+  when: string,
+): void {
   for (const [urn, e] of state) {
     const keys = [e.outputs.key, e.outputs.previousKey].filter((k): k is string => typeof k === "string");
     const objects = e.type === "ApiKey" ? keys : ((e.outputs.tokens as string[] | undefined) ?? []);
     for (const o of objects) {
       const exists = e.type === "ApiKey" ? emu.state.hasKey(o) : emu.state.hasSubAccount(o);
-      if (!exists && !consoleDeleted.has(o)) report.violations.push(`${when}: the state holds ${urn} whose object is gone`);
+      if (!exists && !consoleDeleted.has(o))
+        report.violations.push(`${when}: the state holds ${urn} whose object is gone`);
     }
   }
 }
@@ -889,7 +1167,10 @@ export function checkInvariant(
   createdAs: Map<string, string>,
   report: HistoryReport,
   free: ReadonlySet<string> = new Set(),
-  killLeft: { keys: ReadonlySet<string>; subAccounts: ReadonlySet<string> } = { keys: new Set(), subAccounts: new Set() },
+  killLeft: { keys: ReadonlySet<string>; subAccounts: ReadonlySet<string> } = {
+    keys: new Set(),
+    subAccounts: new Set(),
+  },
 ): void {
   const v = report.violations;
   const liveKeys = emu.state.listKeys();
@@ -899,8 +1180,11 @@ export function checkInvariant(
   for (const [i, { state, program }] of stacks.entries()) {
     const label = stacks.length > 1 ? `stack ${i}: ` : "";
     const urns = [...state.keys()].sort();
-    const expected = declared(program).map((d) => `${d.type}::${d.name}`).sort();
-    if (JSON.stringify(urns) !== JSON.stringify(expected)) v.push(`${label}the state holds ${urns.join(",")} but the program declares ${expected.join(",")}`);
+    const expected = declared(program)
+      .map((d) => `${d.type}::${d.name}`)
+      .sort();
+    if (JSON.stringify(urns) !== JSON.stringify(expected))
+      v.push(`${label}the state holds ${urns.join(",")} but the program declares ${expected.join(",")}`);
     stateObjectsExist(emu, state, new Set(), report, `${label}after the final refresh`);
     declaredAsLive(emu, state, program, liveKeys, liveSubs, stateKeys, stateTokens, report, label);
   }
@@ -918,10 +1202,13 @@ export function checkInvariant(
       v.push(`orphan key with alias "${orphan.alias}" that no "may exist" error named`);
     }
   }
-  for (const orphan of liveSubs.filter((s) => !stateTokens.has(s.token) && !free.has(s.token) && !killLeft.subAccounts.has(s.token))) {
+  for (const orphan of liveSubs.filter(
+    (s) => !stateTokens.has(s.token) && !free.has(s.token) && !killLeft.subAccounts.has(s.token),
+  )) {
     // Renamed in the console before a run could adopt it: out of the package's reach, as the error said.
     const original = createdAs.get(orphan.token);
-    if (original !== undefined && [...doubts.keys()].some((d) => sameAlias(d, original, EVERY_KEPT_FORM))) report.explainedOrphans++;
+    if (original !== undefined && [...doubts.keys()].some((d) => sameAlias(d, original, EVERY_KEPT_FORM)))
+      report.explainedOrphans++;
     else v.push(`orphan sub-account with alias "${orphan.alias}"`);
   }
 }
@@ -945,12 +1232,19 @@ function declaredAsLive(
     if (typeof e?.outputs.previousKey === "string") stateKeys.add(e.outputs.previousKey);
     if (!live) continue;
     stateKeys.add(live.key);
-    const want = { alias: k.alias, enabled: k.enabled, security_config: toWire(normalizeSecurityConfig(k.securityConfig)) };
+    const want = {
+      alias: k.alias,
+      enabled: k.enabled,
+      security_config: toWire(normalizeSecurityConfig(k.securityConfig)),
+    };
     // Only the parts a program declares: a restriction set in the console that the package does not know (hours) stays (model.ts).
     const { hours: _console, ...declarable } = live.security_config ?? {};
     const got = { alias: live.alias, enabled: live.enabled, security_config: declarable };
     // As the platform keeps them (lower-cased, cut, an address as its range), judged by the package's own rules.
-    const same = sameAlias(want.alias, got.alias, EVERY_KEPT_FORM) && got.enabled === want.enabled && sameRestrictions(got.security_config, want.security_config, EVERY_KEPT_FORM);
+    const same =
+      sameAlias(want.alias, got.alias, EVERY_KEPT_FORM) &&
+      got.enabled === want.enabled &&
+      sameRestrictions(got.security_config, want.security_config, EVERY_KEPT_FORM);
     if (!same) v.push(`${label}key ${k.name} is ${JSON.stringify(got)}, declared ${JSON.stringify(want)}`);
     else if (JSON.stringify(got) !== JSON.stringify(want)) report.keptInOtherForm = (report.keptInOtherForm ?? 0) + 1;
   }
@@ -965,8 +1259,11 @@ function declaredAsLive(
     for (const s of live) {
       const held = s.model_pricing.map((m) => ({ model: m.model, pricingFactor: m.pricing_factor }));
       if (!sameAlias(b.alias, s.alias, EVERY_KEPT_FORM) || !samePricing(declaredPricing, held, EVERY_KEPT_FORM)) {
-        v.push(`${label}batch ${b.name}: a sub-account is ${JSON.stringify({ alias: s.alias, pricing: s.model_pricing })}, declared ${JSON.stringify({ alias: b.alias, pricing })}`);
-      } else if (s.alias !== b.alias || JSON.stringify(s.model_pricing) !== JSON.stringify(pricing)) report.keptInOtherForm = (report.keptInOtherForm ?? 0) + 1;
+        v.push(
+          `${label}batch ${b.name}: a sub-account is ${JSON.stringify({ alias: s.alias, pricing: s.model_pricing })}, declared ${JSON.stringify({ alias: b.alias, pricing })}`,
+        );
+      } else if (s.alias !== b.alias || JSON.stringify(s.model_pricing) !== JSON.stringify(pricing))
+        report.keptInOtherForm = (report.keptInOtherForm ?? 0) + 1;
     }
   }
 }

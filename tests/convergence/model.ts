@@ -94,18 +94,30 @@ export class Watch {
   constructor(private readonly report: HistoryReport) {}
 
   /** Makes objects in the console: `keys` keys and one group of `subAccounts` sub-accounts, made `ageDays` ago. */
-  makeOutOfBand(emu: Emulator, made: { keys: number; subAccounts: number; balance: number; ageDays: number }, clockOffsetMs: number): void {
+  makeOutOfBand(
+    emu: Emulator,
+    made: { keys: number; subAccounts: number; balance: number; ageDays: number },
+    clockOffsetMs: number,
+  ): void {
     // Made by a person well before any run: their created_at must not fall in a lost create's 5-second window.
     emu.setClockOffset(clockOffsetMs - Math.max(1, made.ageDays * 24) * HOUR_MS);
     try {
       for (let i = 0; i < made.keys; i++) {
         // Every other console key holds a restriction the package does not know: no run may remove it (platformParts).
-        const k = emu.state.createKey(`console-k${this.oobKeys.length}`, this.oobKeys.length % 2 === 0 ? { hours: CONSOLE_HOURS } : {});
+        const k = emu.state.createKey(
+          `console-k${this.oobKeys.length}`,
+          this.oobKeys.length % 2 === 0 ? { hours: CONSOLE_HOURS } : {},
+        );
         this.oobKeys.push(k.key);
         this.free.set(k.key, lookOfKey(emu, k.key));
       }
       if (made.subAccounts > 0) {
-        const subs = emu.state.createSubAccounts({ alias: `console-s${this.oobTokens.length}`, balance: made.balance, modelPricing: [], count: made.subAccounts });
+        const subs = emu.state.createSubAccounts({
+          alias: `console-s${this.oobTokens.length}`,
+          balance: made.balance,
+          modelPricing: [],
+          count: made.subAccounts,
+        });
         for (const s of subs) {
           this.oobTokens.push(s.token);
           this.free.set(s.token, lookOfSub(emu, s.token));
@@ -121,7 +133,8 @@ export class Watch {
   consoleDone(emu: Emulator, state: StateView): void {
     for (const o of this.free.keys()) this.free.set(o, this.look(emu, o));
     const { tokens } = holders(state);
-    for (const t of this.oobTokens) if (tokens.has(t) && !emu.state.hasSubAccount(t)) this.counts.adoptedGoneInConsole++;
+    for (const t of this.oobTokens)
+      if (tokens.has(t) && !emu.state.hasSubAccount(t)) this.counts.adoptedGoneInConsole++;
   }
 
   /** How key or token `o` looks now, whoever made it (undefined: gone). */
@@ -169,12 +182,16 @@ export class Watch {
     // First what each batch may name without anyone's release: its own adopted tokens, and free live ones.
     const lists = plan.batches.map((b, i) => {
       const own = adoptedSet(b.name);
-      const list = raw[i]?.filter((t) => own.has(t) || (emu.state.hasSubAccount(t) && !heldTokens.has(t) && !claimed.has(t)));
+      const list = raw[i]?.filter(
+        (t) => own.has(t) || (emu.state.hasSubAccount(t) && !heldTokens.has(t) && !claimed.has(t)),
+      );
       for (const t of list ?? []) claimed.add(t);
       return list;
     });
     // Then tokens that their holder releases in this run (its list is not empty and leaves them out).
-    const releasing = new Map<string, string[] | undefined>(plan.batches.map((b, i) => [`SubAccountBatch::${b.name}`, lists[i]]));
+    const releasing = new Map<string, string[] | undefined>(
+      plan.batches.map((b, i) => [`SubAccountBatch::${b.name}`, lists[i]]),
+    );
     plan.batches.forEach((_, i) => {
       for (const t of raw[i] ?? []) {
         if (lists[i]!.includes(t) || claimed.has(t) || !emu.state.hasSubAccount(t)) continue;
@@ -209,11 +226,14 @@ export class Watch {
   before(emu: Emulator, state: StateView, program: Program): void {
     const look = new Map<string, Json | undefined>();
     const held = holders(state);
-    for (const o of [...this.oobKeys, ...this.oobTokens, ...held.keys.keys(), ...held.tokens.keys()]) look.set(o, this.look(emu, o));
+    for (const o of [...this.oobKeys, ...this.oobTokens, ...held.keys.keys(), ...held.tokens.keys()])
+      look.set(o, this.look(emu, o));
     const copy = new Map([...state].map(([urn, e]) => [urn, { type: e.type, outputs: { ...e.outputs } }]));
     const dueOnAdoption = new Set(
       program.keys.flatMap((k) =>
-        k.adoptKey !== undefined && (k.rotation?.overlapHours ?? 0) === 0 && dueByAge({ createdAt: emu.state.getKey(k.adoptKey)?.created_at }, k, Date.now()) !== undefined
+        k.adoptKey !== undefined &&
+        (k.rotation?.overlapHours ?? 0) === 0 &&
+        dueByAge({ createdAt: emu.state.getKey(k.adoptKey)?.created_at }, k, Date.now()) !== undefined
           ? [k.adoptKey]
           : [],
       ),
@@ -228,7 +248,10 @@ export class Watch {
     this.snapshot = undefined;
     const v = this.report.violations;
     const now = holders(state);
-    const declared = new Set([...s.program.keys.map((k) => `ApiKey::${k.name}`), ...s.program.batches.map((b) => `SubAccountBatch::${b.name}`)]);
+    const declared = new Set([
+      ...s.program.keys.map((k) => `ApiKey::${k.name}`),
+      ...s.program.batches.map((b) => `SubAccountBatch::${b.name}`),
+    ]);
     const named = new Set<string>([
       ...s.program.keys.flatMap((k) => (k.adoptKey ? [k.adoptKey] : [])),
       ...s.program.batches.flatMap((b) => b.adoptTokens ?? []),
@@ -258,10 +281,14 @@ export class Watch {
         // (one previous key at most), and died before the state could record that.
         const inDoubt =
           (isKey && killed && after?.outputs.previousKey === o && this.rotating(s, holderNow)) ||
-          (isKey && !errorFree && after?.outputs.previousKey === o && after.outputs.rotatedAt !== s.state.get(holderNow)?.outputs.rotatedAt &&
+          (isKey &&
+            !errorFree &&
+            after?.outputs.previousKey === o &&
+            after.outputs.rotatedAt !== s.state.get(holderNow)?.outputs.rotatedAt &&
             (s.program.keys.find((k) => `ApiKey::${k.name}` === holderNow)?.rotation?.overlapHours ?? 0) === 0) ||
           (!errorFree && !declared.has(holderNow.replace(/#\d+$/, "")));
-        if (existedBefore(o) && !exists(o) && !inDoubt) v.push(`${what} adopted by ${holderNow} was deleted by a run that kept it in the state`);
+        if (existedBefore(o) && !exists(o) && !inDoubt)
+          v.push(`${what} adopted by ${holderNow} was deleted by a run that kept it in the state`);
         continue;
       }
       if (holderBefore !== undefined) {
@@ -273,22 +300,31 @@ export class Watch {
           // Keys leave the state only by their resource's removal or a rotation: both delete them.
           const was = s.state.get(holderBefore);
           const is = state.get(holderBefore);
-          const rotatedAway = was?.outputs.previousKey === o || (is !== undefined && is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt !== was?.outputs.rotatedAt);
+          const rotatedAway =
+            was?.outputs.previousKey === o ||
+            (is !== undefined && is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt !== was?.outputs.rotatedAt);
           if (exists(o)) v.push(`${what} adopted by ${holderBefore} left the state but still exists`);
-          else if (declared.has(holderBefore) && !rotatedAway) v.push(`${what} adopted by ${holderBefore} was deleted without a rotation or the resource's removal`);
+          else if (declared.has(holderBefore) && !rotatedAway)
+            v.push(`${what} adopted by ${holderBefore} was deleted without a rotation or the resource's removal`);
           this.free.set(o, undefined);
           continue;
         }
         const holderDecl = s.program.batches.find((b) => `SubAccountBatch::${b.name}` === holderBefore);
-        const releasedByList = holderDecl?.adoptTokens !== undefined && holderDecl.adoptTokens.length > 0 && !holderDecl.adoptTokens.includes(o);
+        const releasedByList =
+          holderDecl?.adoptTokens !== undefined &&
+          holderDecl.adoptTokens.length > 0 &&
+          !holderDecl.adoptTokens.includes(o);
         if (!declared.has(holderBefore)) {
           if (exists(o)) v.push(`${what} adopted by ${holderBefore}, which the program removed, still exists`);
         } else if (releasedByList) {
           this.counts.releases++;
           if (!exists(o)) v.push(`${what} released by ${holderBefore} was deleted`);
-          else if (!named.has(o) && this.look(emu, o) !== s.look.get(o)) v.push(`${what} released by ${holderBefore} was changed: ${this.look(emu, o)}, was ${s.look.get(o)}`);
+          else if (!named.has(o) && this.look(emu, o) !== s.look.get(o))
+            v.push(`${what} released by ${holderBefore} was changed: ${this.look(emu, o)}, was ${s.look.get(o)}`);
         } else {
-          v.push(`${what} adopted by ${holderBefore} left the batch (${exists(o) ? "still exists" : "deleted"}) although the program kept it`);
+          v.push(
+            `${what} adopted by ${holderBefore} left the batch (${exists(o) ? "still exists" : "deleted"}) although the program kept it`,
+          );
         }
         this.free.set(o, this.look(emu, o));
         continue;
@@ -299,21 +335,30 @@ export class Watch {
         // rotates in the same run: the program asked for its deletion (overlap 0) once the new key exists.
         const adopter = s.program.keys.find((k) => k.adoptKey === o);
         const after = adopter && state.get(`ApiKey::${adopter.name}`);
-        const rotatedAway = isKey && after !== undefined && after.outputs.adoptKey === o && after.outputs.rotatedAt !== undefined && after.outputs.key !== o;
+        const rotatedAway =
+          isKey &&
+          after !== undefined &&
+          after.outputs.adoptKey === o &&
+          after.outputs.rotatedAt !== undefined &&
+          after.outputs.key !== o;
         if (rotatedAway && existedBefore(o)) {
           this.counts.adoptions++;
           this.keysHeld.add(o);
           this.free.delete(o);
-          if ((adopter?.rotation?.overlapHours ?? 0) > 0) v.push(`${what} adopted and rotated with an overlap was deleted at once`);
+          if ((adopter?.rotation?.overlapHours ?? 0) > 0)
+            v.push(`${what} adopted and rotated with an overlap was deleted at once`);
           continue;
         }
         // Killed after that rotation's delete left for the platform: the key is gone, and the create's answer (the new
         // key, the kill's leftover) never reached the state.
         const killedRotating = killed && s.dueOnAdoption.has(o);
-        if (existedBefore(o) && !exists(o) && !killedRotating) v.push(`${what} named for adoption by a run that failed to adopt it was deleted`);
+        if (existedBefore(o) && !exists(o) && !killedRotating)
+          v.push(`${what} named for adoption by a run that failed to adopt it was deleted`);
         this.free.set(o, this.look(emu, o));
       } else if (this.look(emu, o) !== this.free.get(o)) {
-        v.push(`${what} that no program adopted was changed: ${this.look(emu, o) ?? "deleted"}, was ${this.free.get(o) ?? "deleted"}`);
+        v.push(
+          `${what} that no program adopted was changed: ${this.look(emu, o) ?? "deleted"}, was ${this.free.get(o) ?? "deleted"}`,
+        );
         this.free.set(o, this.look(emu, o));
       }
     }
@@ -321,7 +366,12 @@ export class Watch {
     for (const k of s.program.keys) {
       const urn = `ApiKey::${k.name}`;
       const e = state.get(urn);
-      if (e && k.adoptKey !== undefined && !this.adoptedKeyOf.has(k.name) && (e.outputs.key === k.adoptKey || e.outputs.adoptKey === k.adoptKey)) {
+      if (
+        e &&
+        k.adoptKey !== undefined &&
+        !this.adoptedKeyOf.has(k.name) &&
+        (e.outputs.key === k.adoptKey || e.outputs.adoptKey === k.adoptKey)
+      ) {
         this.adoptedKeyOf.set(k.name, k.adoptKey);
       }
       if (!e) this.adoptedKeyOf.delete(k.name);
@@ -339,12 +389,15 @@ export class Watch {
   private checkConsoleRestrictions(emu: Emulator, state: StateView, s: NonNullable<Watch["snapshot"]>): void {
     const v = this.report.violations;
     const hadHours = (o: string) => (s.look.get(o) ?? "").includes('"hours"');
-    for (const [o] of s.look) if (hadHours(o) && emu.state.hasKey(o) && !hasHours(emu, o)) v.push(`a key's console restriction (hours) was removed by a run`);
+    for (const [o] of s.look)
+      if (hadHours(o) && emu.state.hasKey(o) && !hasHours(emu, o))
+        v.push(`a key's console restriction (hours) was removed by a run`);
     for (const [urn, is] of state) {
       const was = s.state.get(urn);
       const from = was?.outputs.key;
       if (is.type !== "ApiKey" || typeof from !== "string" || is.outputs.key === from || !hadHours(from)) continue;
-      if (typeof is.outputs.key === "string" && emu.state.hasKey(is.outputs.key) && !hasHours(emu, is.outputs.key)) v.push(`${urn}: the key it rotated to lacks the console restriction (hours) of the key it replaced`);
+      if (typeof is.outputs.key === "string" && emu.state.hasKey(is.outputs.key) && !hasHours(emu, is.outputs.key))
+        v.push(`${urn}: the key it rotated to lacks the console restriction (hours) of the key it replaced`);
     }
   }
 
@@ -361,7 +414,13 @@ export class Watch {
    * leaves the state naming the gone key: the program asked for that delete, and the kill came before the state
    * could record it (the successor is the kill's leftover; docs/guides/rotation.md).
    */
-  private checkKeysInUse(emu: Emulator, state: StateView, s: NonNullable<Watch["snapshot"]>, errorFree: boolean, killed: boolean): void {
+  private checkKeysInUse(
+    emu: Emulator,
+    state: StateView,
+    s: NonNullable<Watch["snapshot"]>,
+    errorFree: boolean,
+    killed: boolean,
+  ): void {
     const v = this.report.violations;
     const live = (k: unknown) => typeof k === "string" && emu.state.hasKey(k);
     for (const k of s.program.keys) {
@@ -380,17 +439,25 @@ export class Watch {
         } else if (is.outputs.key !== current && is.outputs.previousKey !== current) {
           // rotatedAt is the issued key's created_at: two rotations in one second of a platform whose timestamps have
           // no fractions (other-forms) give the same one, so a due rotation that issued the key in use counts too.
-          const issuedByRotation = is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt === is.outputs.createdAt && this.rotating(s, urn);
-          const rotated = (is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt !== was.outputs.rotatedAt) || issuedByRotation;
+          const issuedByRotation =
+            is.outputs.rotatedAt !== undefined &&
+            is.outputs.rotatedAt === is.outputs.createdAt &&
+            this.rotating(s, urn);
+          const rotated =
+            (is.outputs.rotatedAt !== undefined && is.outputs.rotatedAt !== was.outputs.rotatedAt) || issuedByRotation;
           if (!rotated) v.push(`${urn}: its key in use was deleted by a replacement the program did not ask for`);
-          else if ((k.rotation?.overlapHours ?? 0) > 0) v.push(`${urn}: its key in use was deleted at a rotation with an overlap of ${k.rotation?.overlapHours} hours`);
+          else if ((k.rotation?.overlapHours ?? 0) > 0)
+            v.push(
+              `${urn}: its key in use was deleted at a rotation with an overlap of ${k.rotation?.overlapHours} hours`,
+            );
         }
       }
       const previous = was.outputs.previousKey;
       const expiresAt = Date.parse(String(was.outputs.previousKeyExpiresAt ?? ""));
       if (typeof previous === "string" && s.look.get(previous) !== undefined && !live(previous)) {
         const displaced = is.outputs.key !== current;
-        if (!displaced && expiresAt > Date.now() && !(killed && this.rotating(s, urn))) v.push(`${urn}: its previous key was deleted before its overlap ended`);
+        if (!displaced && expiresAt > Date.now() && !(killed && this.rotating(s, urn)))
+          v.push(`${urn}: its previous key was deleted before its overlap ended`);
       }
       // A previous key this run made expires, by the platform's created_at, at the earliest at the next run.
       const kept = typeof is.outputs.previousKey === "string" && is.outputs.previousKey === was.outputs.previousKey;

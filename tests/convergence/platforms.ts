@@ -12,10 +12,17 @@ import { CONSOLE_MODEL_STAYS, STOPS } from "../support/emulator.js";
  * repair a console's pricing by design (CONSOLE_MODEL_STAYS): the invariant holds under each, faults, kills,
  * restarts and re-imports included.
  */
-export const HISTORY_READINGS: readonly Reading[] = READING_NAMES.filter((r) => !STOPS.includes(r) && !CONSOLE_MODEL_STAYS.includes(r));
+export const HISTORY_READINGS: readonly Reading[] = READING_NAMES.filter(
+  (r) => !STOPS.includes(r) && !CONSOLE_MODEL_STAYS.includes(r),
+);
 
 /** The readings that keep a value written in another form (the values `normalising` draws are for them). */
-export const NORMALISING_READINGS: readonly Reading[] = ["normalised-values", "lowercase-aliases", "cut-aliases", "rounded-factors"];
+export const NORMALISING_READINGS: readonly Reading[] = [
+  "normalised-values",
+  "lowercase-aliases",
+  "cut-aliases",
+  "rounded-factors",
+];
 
 /** The readings that refuse an alias past CUT_ALIAS_LENGTH: a program under them declares none (docs/decisions.md, aliasMax). */
 export const ALIASES_CAPPED: readonly Reading[] = ["short-aliases"];
@@ -98,14 +105,18 @@ export function* readingCombinations(size: number, pool: readonly Reading[] = HI
 export function combinationArb(sizes: readonly number[], including?: readonly Reading[]): fc.Arbitrary<Reading[]> {
   const bySize = sizes.map((size) => {
     const all = [...readingCombinations(size)].filter((c) => !including || c.some((r) => including.includes(r)));
-    if (all.length === 0) throw new RangeError(`no combination of ${size} readings can be played${including ? ` with one of ${including.join(", ")}` : ""}`);
+    if (all.length === 0)
+      throw new RangeError(
+        `no combination of ${size} readings can be played${including ? ` with one of ${including.join(", ")}` : ""}`,
+      );
     return fc.noShrink(fc.constantFrom(...all));
   });
   return fc.oneof(...bySize);
 }
 
 /** Whether a platform of these readings needs the doctor's profile (PROFILED_READINGS). */
-export const needsProfile = (readings: readonly Reading[]): boolean => readings.some((r) => PROFILED_READINGS.includes(r));
+export const needsProfile = (readings: readonly Reading[]): boolean =>
+  readings.some((r) => PROFILED_READINGS.includes(r));
 
 /** Every proper combination of `readings` but the empty one, smallest first: what a failing combination is replayed under. */
 export function subsets(readings: readonly Reading[]): Reading[][] {

@@ -4,7 +4,13 @@ import { REIMPORT, runHistory, type Plan, type Step } from "./history.js";
 
 // Minimal histories that once broke the invariant of issue 12, kept so that they never do again.
 
-const batch = (name: string, balance: number): Plan["batches"][number] => ({ name, alias: name, balance, count: 1, modelPricing: [] });
+const batch = (name: string, balance: number): Plan["batches"][number] => ({
+  name,
+  alias: name,
+  balance,
+  count: 1,
+  modelPricing: [],
+});
 const key = (name: string): Plan["keys"][number] => ({ name, alias: name, enabled: true, securityConfig: {} });
 const up = (program: Partial<Plan>, faults: FaultSpec[] = []): Extract<Step, { kind: "up" }> => ({
   kind: "up",
@@ -66,7 +72,9 @@ describe("histories that once broke convergence", () => {
 
   test("an unrecorded sub-account repriced in the console after its create's answer was lost is still adopted", async () => {
     const report = await runHistory([
-      up({ batches: [{ ...batch("b0", 0), count: 2 }] }, [{ kind: "wrong-type", ops: ["sub-account/create", "sub-account/list"] }]),
+      up({ batches: [{ ...batch("b0", 0), count: 2 }] }, [
+        { kind: "wrong-type", ops: ["sub-account/create", "sub-account/list"] },
+      ]),
       { kind: "editSubAccount", target: 1, action: "pricing" },
     ]);
     expect(report.violations).toEqual([]);
@@ -160,7 +168,9 @@ describe("histories that once broke convergence", () => {
     const report = await runHistory([
       { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
       // The adopting run fails (its get meets 500s): the final fault-free up adopts, and must also rotate.
-      up({ keys: [{ ...key("k0"), adopt: 0, rotation: { everyDays: 90, overlapHours: 24 } }] }, [{ kind: "500", ops: ["api-key/get"], rate: 1, count: 20 }]),
+      up({ keys: [{ ...key("k0"), adopt: 0, rotation: { everyDays: 90, overlapHours: 24 } }] }, [
+        { kind: "500", ops: ["api-key/get"], rate: 1, count: 20 },
+      ]),
     ]);
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ adoptions: 1 });
@@ -172,7 +182,10 @@ describe("histories that once broke convergence", () => {
     // "made since", stack 1's, and adopted it: both stacks held it, and either one's delete would remove it.
     const report = await runHistory([
       { ...up({}), others: [{ program: { keys: [], batches: [batch("b0", 0)] }, refresh: false, parallel: 2 }] },
-      { ...up({ batches: [batch("b0", 0)] }, [{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]), others: [null] },
+      {
+        ...up({ batches: [batch("b0", 0)] }, [{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]),
+        others: [null],
+      },
     ]);
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ lostSubAccountCreates: 1 });
@@ -185,7 +198,10 @@ describe("histories that once broke convergence", () => {
     // sub-account with the declared alias differ from that and reported it as the batch's alias, so the diff saw
     // nothing to change and the new sub-account stayed under its marked alias, gate passing.
     const grow = { ...batch("b7", 0), count: 2 };
-    const report = await runHistory([up({ batches: [batch("b7", 0)] }), up({ batches: [grow] }, [{ kind: "500", ops: ["sub-account/edit"], rate: 1 }])]);
+    const report = await runHistory([
+      up({ batches: [batch("b7", 0)] }),
+      up({ batches: [grow] }, [{ kind: "500", ops: ["sub-account/edit"], rate: 1 }]),
+    ]);
     expect(report.violations).toEqual([]);
   });
 
@@ -196,7 +212,9 @@ describe("histories that once broke convergence", () => {
     // for an adopted key deleted by a run that kept it (a harness false positive; 3 in 20 under drop-after 0.5).
     const report = await runHistory([
       { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
-      up({ keys: [{ ...key("k0"), adopt: 0, rotation: { everyDays: 30 } }] }, [{ kind: "drop-after", rate: 1, ops: ["api-key/delete"] }]),
+      up({ keys: [{ ...key("k0"), adopt: 0, rotation: { everyDays: 30 } }] }, [
+        { kind: "drop-after", rate: 1, ops: ["api-key/delete"] },
+      ]),
     ]);
     expect(report.violations).toEqual([]);
     expect(report.features).toMatchObject({ adoptions: 1 });
@@ -238,7 +256,9 @@ describe("a killed up and a re-import (issue 36)", () => {
     const report = await runHistory([
       // A batch of an earlier program (no mark): its scale-up lists nothing before it creates, so the create is lost.
       up({ batches: [{ ...batch("b0", 0), count: 1 }] }),
-      up({ batches: [{ ...batch("b0", 0), count: 3 }] }, [{ kind: "drop-after", rate: 1, ops: ["sub-account/create", "sub-account/list"] }]),
+      up({ batches: [{ ...batch("b0", 0), count: 3 }] }, [
+        { kind: "drop-after", rate: 1, ops: ["sub-account/create", "sub-account/list"] },
+      ]),
       { kind: "reimport", dropUnlisted: false, refresh: false, parallel: 4 },
     ]);
     expect(report.violations).toEqual([]);
@@ -252,7 +272,9 @@ describe("a killed up and a re-import (issue 36)", () => {
     // into a new batch; the up that applies the program deletes the twin, and with it what the new batch adopted.
     const report = await runHistory([
       up({ batches: [marked("b0", 1)] }),
-      up({ keys: [key("k0")], batches: [{ ...marked("b0", 1), balance: 2 }] }, [{ kind: "500", ops: ["api-key/create"], count: 1 }]),
+      up({ keys: [key("k0")], batches: [{ ...marked("b0", 1), balance: 2 }] }, [
+        { kind: "500", ops: ["api-key/create"], count: 1 },
+      ]),
       { kind: "reimport", dropUnlisted: false, refresh: false, parallel: 4 },
     ]).finally(() => (REIMPORT.twinsKeptOut = true));
     expect(report.violations).toEqual([]);
@@ -316,7 +338,15 @@ describe("a killed up and a re-import (issue 36)", () => {
       { kind: "console", keys: 0, subAccounts: 3, balance: 2, ageDays: 0 },
       up({ batches: [b0, { ...batch("b3", 0), count: 3, adopt: [0, 1, 2] }] }),
       {
-        ...up({ batches: [{ ...b0, count: 2, adopt: [2] }, { ...batch("b3", 0), count: 2, adopt: [0] }] }, [{ kind: "latency", ops: ["sub-account/create"], ms: 300 }]),
+        ...up(
+          {
+            batches: [
+              { ...b0, count: 2, adopt: [2] },
+              { ...batch("b3", 0), count: 2, adopt: [0] },
+            ],
+          },
+          [{ kind: "latency", ops: ["sub-account/create"], ms: 300 }],
+        ),
         kill: true,
       },
     ]);
@@ -349,10 +379,13 @@ describe("a killed up and a re-import (issue 36)", () => {
       { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
       up({ keys: [adopting] }),
       {
-        ...up({ keys: [{ ...adopting, rotation: { ...adopting.rotation, triggers: ["t2"] } }], batches: [marked("b0", 1)] }, [
-          { kind: "latency", ops: ["sub-account/create"], ms: 1200 },
-          { kind: "latency", ops: ["api-key/create"], ms: 3000 },
-        ]),
+        ...up(
+          { keys: [{ ...adopting, rotation: { ...adopting.rotation, triggers: ["t2"] } }], batches: [marked("b0", 1)] },
+          [
+            { kind: "latency", ops: ["sub-account/create"], ms: 1200 },
+            { kind: "latency", ops: ["api-key/create"], ms: 3000 },
+          ],
+        ),
         kill: true,
       },
     ]);
@@ -369,10 +402,13 @@ describe("a killed up and a re-import (issue 36)", () => {
     const report = await runHistory([
       up({ keys: [rotating] }),
       {
-        ...up({ keys: [{ ...rotating, rotation: { triggers: ["t2"], overlapHours: 0 } }], batches: [marked("b0", 1)] }, [
-          { kind: "latency", ops: ["sub-account/create"], ms: 1200 },
-          { kind: "latency", ops: ["api-key/delete"], ms: 3000 },
-        ]),
+        ...up(
+          { keys: [{ ...rotating, rotation: { triggers: ["t2"], overlapHours: 0 } }], batches: [marked("b0", 1)] },
+          [
+            { kind: "latency", ops: ["sub-account/create"], ms: 1200 },
+            { kind: "latency", ops: ["api-key/delete"], ms: 3000 },
+          ],
+        ),
         kill: true,
       },
     ]);
@@ -386,7 +422,10 @@ describe("a killed up and a re-import (issue 36)", () => {
       { kind: "console", keys: 1, subAccounts: 0, balance: 0, ageDays: 100 },
       { kind: "clock", hours: -2200 },
       {
-        ...up({ keys: [{ ...key("k7"), enabled: false, adopt: 0, rotation: { everyDays: 30 } }], batches: [batch("b4", 0)] }),
+        ...up({
+          keys: [{ ...key("k7"), enabled: false, adopt: 0, rotation: { everyDays: 30 } }],
+          batches: [batch("b4", 0)],
+        }),
         parallel: 1,
         kill: true,
       },

@@ -18,7 +18,9 @@ const withSubsets = process.env.REPLAY_SUBSETS === "1";
 /** The history with its platform steps replaced by one step per reading of `readings`. */
 function under(steps: Step[], readings: readonly Reading[]): Step[] {
   const first = steps.find((s): s is Extract<Step, { kind: "platform" }> => s.kind === "platform");
-  const platform = readings.map((reading): Step => ({ kind: "platform", reading, ...(first?.profile && { profile: true }) }));
+  const platform = readings.map(
+    (reading): Step => ({ kind: "platform", reading, ...(first?.profile && { profile: true }) }),
+  );
   return [...platform, ...steps.filter((s) => s.kind !== "platform")];
 }
 
@@ -26,21 +28,29 @@ function under(steps: Step[], readings: readonly Reading[]): Step[] {
 async function replay(name: string, steps: Step[]): Promise<number> {
   const seen = new Map<string, number>();
   // Once a run each: one run may report one violation several times (an orphan a line each), and "6/2" says nothing.
-  for (let i = 0; i < times; i++) for (const v of new Set((await runHistory(steps)).violations)) seen.set(v, (seen.get(v) ?? 0) + 1);
+  for (let i = 0; i < times; i++)
+    for (const v of new Set((await runHistory(steps)).violations)) seen.set(v, (seen.get(v) ?? 0) + 1);
   const lines = [...seen].map(([v, n]) => `  ${n}/${times}: ${v}`);
-  process.stdout.write(`${name}: ${seen.size === 0 ? `no violation in ${times} run(s)` : `violations\n${lines.join("\n")}`}\n`);
+  process.stdout.write(
+    `${name}: ${seen.size === 0 ? `no violation in ${times} run(s)` : `violations\n${lines.join("\n")}`}\n`,
+  );
   return seen.size;
 }
 
-test(`replay ${file}, ${times} time(s) each`, async () => {
-  const parsed = JSON.parse(readFileSync(file, "utf8")) as Step[] | Record<string, Step[]>;
-  const histories = Array.isArray(parsed) ? { history: parsed } : parsed;
-  let broken = 0;
-  for (const [name, steps] of Object.entries(histories)) {
-    const readings = readingsOf(steps);
-    broken += await replay(`${name}${readings.length > 0 ? ` (${readings.join(" + ")})` : ""}`, steps);
-    if (!withSubsets || readings.length < 2) continue;
-    for (const fewer of [[], ...subsets(readings)]) await replay(`${name} under ${fewer.join(" + ") || "no reading"}`, under(steps, fewer));
-  }
-  expect(broken).toBe(0);
-}, 24 * 3_600_000);
+test(
+  `replay ${file}, ${times} time(s) each`,
+  async () => {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as Step[] | Record<string, Step[]>;
+    const histories = Array.isArray(parsed) ? { history: parsed } : parsed;
+    let broken = 0;
+    for (const [name, steps] of Object.entries(histories)) {
+      const readings = readingsOf(steps);
+      broken += await replay(`${name}${readings.length > 0 ? ` (${readings.join(" + ")})` : ""}`, steps);
+      if (!withSubsets || readings.length < 2) continue;
+      for (const fewer of [[], ...subsets(readings)])
+        await replay(`${name} under ${fewer.join(" + ") || "no reading"}`, under(steps, fewer));
+    }
+    expect(broken).toBe(0);
+  },
+  24 * 3_600_000,
+);

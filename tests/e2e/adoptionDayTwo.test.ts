@@ -3,7 +3,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import type { RunResult } from "../../scripts/lib/stack.mjs";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger } from "./support.js";
+import {
+  endFile,
+  expectNoSecretsAround,
+  expectSettled,
+  llmImport as runImport,
+  PulumiStack,
+  setUpFile,
+  type SecretLedger,
+} from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // The day after an adoption (issue 21), as a user lives it with the real CLI: drift made in the web console is
@@ -23,7 +31,14 @@ const file = setUpFile({
   seed: (emu) => {
     ciRunner = emu.state.createKey("ci-runner").key;
     deployBot = emu.state.createKey("deploy-bot", { spend_limit: { monthly: 20 } }).key;
-    team = emu.state.createSubAccounts({ alias: "team-a", balance: 50, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 3 }).map((s) => s.token);
+    team = emu.state
+      .createSubAccounts({
+        alias: "team-a",
+        balance: 50,
+        modelPricing: [{ model: "model-a", pricing_factor: 1.2 }],
+        count: 3,
+      })
+      .map((s) => s.token);
   },
   folder: "llm-day-two-",
 });
@@ -33,7 +48,11 @@ let stack: PulumiStack;
 let dir: string;
 
 const writesIn = writeCalls;
-const teamTokens = () => emu.state.listSubAccounts().filter((s) => s.alias === "team-a").map((s) => s.token);
+const teamTokens = () =>
+  emu.state
+    .listSubAccounts()
+    .filter((s) => s.alias === "team-a")
+    .map((s) => s.token);
 
 /** `llm-accounts import` into the program folder; what it prints is kept for the secret check. */
 function llmImport(args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
@@ -114,14 +133,21 @@ function changedResources(stdout: string): string[] {
 beforeAll(() => {
   ({ emu, ledger, dir } = file);
   // No `stack init`: as the adoption guide's steps go (docs/guides/adoption.md), the import creates the stack in the empty folder.
-  stack = new PulumiStack({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV }, file.cli);
+  stack = new PulumiStack(
+    { dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: WINDOW_ENV },
+    file.cli,
+  );
 });
 
 afterAll(() => endFile({ emu, ledger, stacks: [stack] }));
 
 describe("adoption, day two: drift in the console repaired, a rotated adopted key, the adoption config removed", () => {
   test("import, then the first up makes zero writes", async () => {
-    const imported = await llmImport(["--keys", "-", "--stack", stack.stack], [ciRunner, deployBot].join("\n"), stack.env);
+    const imported = await llmImport(
+      ["--keys", "-", "--stack", stack.stack],
+      [ciRunner, deployBot].join("\n"),
+      stack.env,
+    );
     expect(imported.code).toBe(0);
     // The key that rotates later declares triggers from the start: adding them rotates nothing.
     editDeclaration("deploy-bot", (d) => d.replace("\n});", '\n  rotation: { triggers: ["v1"] },\n});'));
@@ -139,7 +165,12 @@ describe("adoption, day two: drift in the console repaired, a rotated adopted ke
     expect(drift.code).toBe(GATE_FAILED);
     expect(writesIn(drift.calls)).toEqual({});
     // Each named twice: what the refresh found, and the update that would put it back.
-    expect(changedResources(drift.stdout).sort()).toEqual(["refresh ci-runner", "refresh team-a", "update ci-runner", "update team-a"]);
+    expect(changedResources(drift.stdout).sort()).toEqual([
+      "refresh ci-runner",
+      "refresh team-a",
+      "update ci-runner",
+      "update team-a",
+    ]);
   }, 240_000);
 
   test("one up --refresh repairs both: one status call, one create and its edit; the adopted sub-accounts that remain are kept", async () => {

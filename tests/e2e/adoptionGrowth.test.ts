@@ -23,9 +23,24 @@ beforeAll(async () => {
 }, 5 * 60_000);
 
 // The one-owner test makes a key in the console that neither resource may adopt: that is its point.
-afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [], left: { ci: "made in the console by the one-owner test, adopted by neither resource by design" } }), 5 * 60_000);
+afterAll(
+  () =>
+    endFile({
+      emu,
+      ledger,
+      stacks: [stack],
+      destroy: [],
+      left: { ci: "made in the console by the one-owner test, adopted by neither resource by design" },
+    }),
+  5 * 60_000,
+);
 
-const team = () => emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token).sort();
+const team = () =>
+  emu.state
+    .listSubAccounts()
+    .filter((s) => s.alias === "team")
+    .map((s) => s.token)
+    .sort();
 const writes = () => writeCalls(emu.calls());
 const setTokens = (key: string, tokens: string[]) => stack.setConfig(key, JSON.stringify(tokens), { secret: true });
 
@@ -43,7 +58,9 @@ describe("adoptTokens growth and one owner per object, on the real CLI", () => {
   let x: string;
 
   test("a batch adopts one console sub-account and creates one (count 2)", async () => {
-    [a, x] = emu.state.createSubAccounts({ alias: "team", balance: 40, modelPricing: PRICING, count: 2 }).map((s) => s.token);
+    [a, x] = emu.state
+      .createSubAccounts({ alias: "team", balance: 40, modelPricing: PRICING, count: 2 })
+      .map((s) => s.token);
     await setTokens("tokens", [a]);
     await stack.setConfig("count", 2);
     emu.clearRequests();
@@ -80,7 +97,9 @@ describe("adoptTokens growth and one owner per object, on the real CLI", () => {
   test("a second batch adopting a token the first adopts: the preview fails naming both batches, the token masked", async () => {
     await setTokens("twinTokens", [x]);
     const out = await failingPreview();
-    expect(out).toMatch(/adoptTokens\[0\] of SubAccountBatch "team(-twin)?" \(sk-\.\.\.\w{4}\) is also adoptTokens\[\d\] of SubAccountBatch "team(-twin)?"/);
+    expect(out).toMatch(
+      /adoptTokens\[0\] of SubAccountBatch "team(-twin)?" \(sk-\.\.\.\w{4}\) is also adoptTokens\[\d\] of SubAccountBatch "team(-twin)?"/,
+    );
     expect(out).toContain('SubAccountBatch "team"');
     expect(out).toContain('SubAccountBatch "team-twin"');
     expect(out).toContain(`sk-...${x.slice(-4)}`);
@@ -92,7 +111,9 @@ describe("adoptTokens growth and one owner per object, on the real CLI", () => {
     const key = emu.state.createKey("ci").key;
     await stack.setConfig("adoptKey", key, { secret: true });
     const out = await failingPreview();
-    expect(out).toMatch(/the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?"/);
+    expect(out).toMatch(
+      /the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?"/,
+    );
     expect(out).toContain('"ci"');
     expect(out).toContain('"ci-copy"');
     expect(out).toContain("one key has one owner");

@@ -22,7 +22,15 @@ import {
 import { Watch } from "../convergence/model.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, LOOK_ENV, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  disposeStack,
+  expectSettled,
+  LOOK_ENV,
+  requirePulumiCli,
+  stackFor,
+  type PulumiStack,
+} from "./support.js";
 
 // Issue 12 through the real engine: a few generated histories played with `pulumi up --parallel N` (N drawn),
 // faults injected into the emulator during a run, console edits and restarts between runs; then fault-free
@@ -44,7 +52,8 @@ const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 /** A value of `stack export --show-secrets`: secrets come as `{<sig>: ..., plaintext: "<json>"}`. */
 function revealed(value: unknown): unknown {
-  if (value !== null && typeof value === "object" && SECRET_SIG in value) return JSON.parse(String((value as Record<string, unknown>).plaintext));
+  if (value !== null && typeof value === "object" && SECRET_SIG in value)
+    return JSON.parse(String((value as Record<string, unknown>).plaintext));
   return value;
 }
 
@@ -72,7 +81,13 @@ async function play(steps: Step[]): Promise<HistoryReport & { requests: { op: st
   const port = Number(new URL(emu.baseUrl).port);
   const ledger = new SecretLedger(emu);
   const stack = await stackFor(PROGRAM, emu, { env: { LLM_ACCOUNTS_RATE_LIMITS: "off" } });
-  const report: HistoryReport & { requests: { op: string; status: number }[][] } = { steps: steps.length, faultsInjected: 0, explainedOrphans: 0, violations: [], requests: [] };
+  const report: HistoryReport & { requests: { op: string; status: number }[][] } = {
+    steps: steps.length,
+    faultsInjected: 0,
+    explainedOrphans: 0,
+    violations: [],
+    requests: [],
+  };
   const watch = new Watch(report);
   let state: StateView = new Map();
   const doubted: string[] = [];
@@ -86,7 +101,9 @@ async function play(steps: Step[]): Promise<HistoryReport & { requests: { op: st
     emu.setFaults(faults);
     emu.clearRequests();
     watch.before(emu, state, program);
-    const r = await stack.up(["--parallel", String(parallel), ...(refresh ? ["--refresh"] : [])], { allowFailure: true });
+    const r = await stack.up(["--parallel", String(parallel), ...(refresh ? ["--refresh"] : [])], {
+      allowFailure: true,
+    });
     emu.setFaults([]);
     report.requests.push(emu.requests().map((q) => ({ op: q.op, status: q.status })));
     report.faultsInjected += emu.requests().filter((q) => q.fault).length;
@@ -95,7 +112,8 @@ async function play(steps: Step[]): Promise<HistoryReport & { requests: { op: st
     doubted.push(...new Set([...text.matchAll(new RegExp(DOUBT.source, "g"))].map((m) => m[1])));
     state = await stateOf(stack);
     watch.after(emu, state, r.code === 0);
-    for (const e of state.values()) ledger.record(e.outputs.key as string | undefined, ...((e.outputs.tokens as string[] | undefined) ?? []));
+    for (const e of state.values())
+      ledger.record(e.outputs.key as string | undefined, ...((e.outputs.tokens as string[] | undefined) ?? []));
     ledger.expectAbsent(text, "pulumi's output");
     if (refresh && r.code === 0) consoleDeleted.clear();
     if (r.code === 0) stateObjectsExist(emu, state, consoleDeleted, report, "after a run without errors");
@@ -133,7 +151,8 @@ async function play(steps: Step[]): Promise<HistoryReport & { requests: { op: st
     };
     let final = await finalRun();
     if (final.code !== 0) final = await finalRun();
-    if (final.code !== 0) report.violations.push(`the second fault-free up --refresh failed:\n${final.text.slice(-2000)}`);
+    if (final.code !== 0)
+      report.violations.push(`the second fault-free up --refresh failed:\n${final.text.slice(-2000)}`);
     // The settled check (expectSettled) after the final up only. Opt-out for the ups of the history itself: they
     // run with faults that end them in errors, and console edits and clock moves made between them are drift a
     // refresh must find, by design; the history's end is where "settled" is defined and asserted.
@@ -155,9 +174,27 @@ async function play(steps: Step[]): Promise<HistoryReport & { requests: { op: st
   return report;
 }
 
-const batch = (name: string, alias: string, balance: number, count = 1): Plan["batches"][number] => ({ name, alias, balance, count, modelPricing: [] });
-const key = (name: string, extra: Partial<Plan["keys"][number]> = {}): Plan["keys"][number] => ({ name, alias: name, enabled: true, securityConfig: {}, ...extra });
-const up = (program: Partial<Plan>, faults: FaultSpec[] = [], refresh = false): Step => ({ kind: "up", program: { keys: [], batches: [], ...program }, refresh, parallel: 4, faults });
+const batch = (name: string, alias: string, balance: number, count = 1): Plan["batches"][number] => ({
+  name,
+  alias,
+  balance,
+  count,
+  modelPricing: [],
+});
+const key = (name: string, extra: Partial<Plan["keys"][number]> = {}): Plan["keys"][number] => ({
+  name,
+  alias: name,
+  enabled: true,
+  securityConfig: {},
+  ...extra,
+});
+const up = (program: Partial<Plan>, faults: FaultSpec[] = [], refresh = false): Step => ({
+  kind: "up",
+  program: { keys: [], batches: [], ...program },
+  refresh,
+  parallel: 4,
+  faults,
+});
 
 /**
  * Adoption and rotation through the real engine: keys and sub-accounts made in the console are adopted; an
@@ -167,14 +204,34 @@ const up = (program: Partial<Plan>, faults: FaultSpec[] = [], refresh = false): 
  */
 const ADOPTION_AND_ROTATION: Step[] = [
   { kind: "console", keys: 1, subAccounts: 3, balance: 0, ageDays: 0 },
-  up({ keys: [key("k0", { adopt: 0, rotation: { triggers: ["t1"] } })], batches: [{ ...batch("b0", "b0", 0, 2), adopt: [0, 1] }, batch("b1", "b1", 2)] }),
+  up({
+    keys: [key("k0", { adopt: 0, rotation: { triggers: ["t1"] } })],
+    batches: [{ ...batch("b0", "b0", 0, 2), adopt: [0, 1] }, batch("b1", "b1", 2)],
+  }),
   { kind: "editSubAccount", target: 0, action: "delete", outOfBand: true },
-  up({ keys: [key("k0", { adopt: 0, rotation: { triggers: ["t1"] } })], batches: [{ ...batch("b0", "b0", 0, 2), adopt: [0] }, { ...batch("b1", "b1", 2, 2), adopt: [1] }] }),
-  up({ keys: [key("k0", { adopt: 0, rotation: { triggers: ["t2"] } })], batches: [batch("b0", "b0", 0, 2), batch("b1", "b1", 2, 2)] }, [
-    { kind: "500", ops: ["api-key/delete"], rate: 1, count: 20 },
-  ]),
+  up({
+    keys: [key("k0", { adopt: 0, rotation: { triggers: ["t1"] } })],
+    batches: [
+      { ...batch("b0", "b0", 0, 2), adopt: [0] },
+      { ...batch("b1", "b1", 2, 2), adopt: [1] },
+    ],
+  }),
+  up(
+    {
+      keys: [key("k0", { adopt: 0, rotation: { triggers: ["t2"] } })],
+      batches: [batch("b0", "b0", 0, 2), batch("b1", "b1", 2, 2)],
+    },
+    [{ kind: "500", ops: ["api-key/delete"], rate: 1, count: 20 }],
+  ),
   { kind: "clock", hours: -2200 },
-  up({ keys: [key("k0", { rotation: { everyDays: 30, triggers: ["t1"], overlapHours: 24 } })], batches: [batch("b0", "b0", 0, 2), { ...batch("b1", "b1", 2, 2), adopt: [] }] }, [], true),
+  up(
+    {
+      keys: [key("k0", { rotation: { everyDays: 30, triggers: ["t1"], overlapHours: 24 } })],
+      batches: [batch("b0", "b0", 0, 2), { ...batch("b1", "b1", 2, 2), adopt: [] }],
+    },
+    [],
+    true,
+  ),
 ];
 
 /**
@@ -209,8 +266,16 @@ describe("written histories through the real Pulumi CLI", () => {
     // 5 s in these stacks), and it was sent again.
     const ops = report.requests.map((run) => run.filter((r) => r.op.startsWith("sub-account/")).map((r) => r.op));
     expect(ops[0]).toEqual(["sub-account/list", "sub-account/create", "sub-account/edit"]);
-    const looks = Array<string>(1 + lookWaits(Number(LOOK_ENV.LLM_ACCOUNTS_LATE_WRITES_MS)).length).fill("sub-account/list");
-    expect(ops[2].slice(0, 4 + looks.length)).toEqual(["sub-account/list", "sub-account/create", ...looks, "sub-account/create", "sub-account/edit"]);
+    const looks = Array<string>(1 + lookWaits(Number(LOOK_ENV.LLM_ACCOUNTS_LATE_WRITES_MS)).length).fill(
+      "sub-account/list",
+    );
+    expect(ops[2].slice(0, 4 + looks.length)).toEqual([
+      "sub-account/list",
+      "sub-account/create",
+      ...looks,
+      "sub-account/create",
+      "sub-account/edit",
+    ]);
   }, 600_000);
 });
 

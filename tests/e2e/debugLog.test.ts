@@ -4,7 +4,15 @@ import { maskKey } from "../../provider/api/redact.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator, expectNoSecret, secretsOf } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, type PulumiStack, requirePulumiCli, SecretLedger, stackFor, upSettled } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  type PulumiStack,
+  requirePulumiCli,
+  SecretLedger,
+  stackFor,
+  upSettled,
+} from "./support.js";
 
 // Pulumi's debug logs (docs/credentials.md, "Pulumi's debug logs"): the Node.js SDK logs each RegisterResource
 // answer, outputs included, as a debug message, which the engine writes to its log from -v=3 and prints with
@@ -33,8 +41,12 @@ describe("pulumi up at -v=3 with --debug", () => {
       expectNoSecret(printed, secretsOf(emu));
       // The lines are there (the check is real): in the engine's log on stderr, and on the output as debug: lines,
       // each key and token in its masked form.
-      expect(created.stderr).toMatch(/RegisterResource RPC finished: resource:key\[pulumi-nodejs:dynamic\/llm-accounts:ApiKey\]/);
-      expect(created.stdout).toMatch(/debug: RegisterResource RPC finished: resource:team\[pulumi-nodejs:dynamic\/llm-accounts:SubAccountBatch\]/);
+      expect(created.stderr).toMatch(
+        /RegisterResource RPC finished: resource:key\[pulumi-nodejs:dynamic\/llm-accounts:ApiKey\]/,
+      );
+      expect(created.stdout).toMatch(
+        /debug: RegisterResource RPC finished: resource:team\[pulumi-nodejs:dynamic\/llm-accounts:SubAccountBatch\]/,
+      );
       const { apiKey, tokens } = await stack.outputs({ showSecrets: true });
       for (const k of [apiKey as string, ...(tokens as string[])]) expect(printed).toContain(maskKey(k));
     },

@@ -4,7 +4,15 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, endFile, expectSettled, requirePulumiCli, SecretLedger, stackFor } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  disposeStack,
+  endFile,
+  expectSettled,
+  requirePulumiCli,
+  SecretLedger,
+  stackFor,
+} from "./support.js";
 
 /** Every example program: each folder of examples/ with a Pulumi.yaml. */
 const EXAMPLES = readdirSync(join(REPO, "examples"), { withFileTypes: true })
@@ -28,7 +36,10 @@ test("there are examples to run", () => {
 describe.each(EXAMPLES)("examples/%s on the real Pulumi CLI", (name) => {
   test("up, no perpetual diff, secrets masked and out of the state, destroy without the program leaves nothing", async () => {
     const stack = await stackFor(join(REPO, "examples", name), emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" } });
-    const before = { keys: new Set(emu.state.listKeys().map((k) => k.key)), subs: new Set(emu.state.listSubAccounts().map((s) => s.token)) };
+    const before = {
+      keys: new Set(emu.state.listKeys().map((k) => k.key)),
+      subs: new Set(emu.state.listSubAccounts().map((s) => s.token)),
+    };
     const ours = () => ({
       keys: emu.state.listKeys().filter((k) => !before.keys.has(k.key)),
       subs: emu.state.listSubAccounts().filter((s) => !before.subs.has(s.token)),
@@ -43,7 +54,9 @@ describe.each(EXAMPLES)("examples/%s on the real Pulumi CLI", (name) => {
       const shown = (await stack.run(["stack", "output", "--json"])).stdout;
       ledger.expectAbsent(shown, `examples/${name}: pulumi stack output`);
       const revealed = (await stack.run(["stack", "output", "--json", "--show-secrets"])).stdout;
-      const secretsShown = [...created.keys.map((k) => k.key), ...created.subs.map((s) => s.token)].filter((s) => revealed.includes(s));
+      const secretsShown = [...created.keys.map((k) => k.key), ...created.subs.map((s) => s.token)].filter((s) =>
+        revealed.includes(s),
+      );
       if (secretsShown.length > 0) expect(shown).toContain("[secret]");
 
       await expectSettled(stack);
@@ -56,7 +69,9 @@ describe.each(EXAMPLES)("examples/%s on the real Pulumi CLI", (name) => {
       await stack.destroy();
       expect(ours()).toEqual({ keys: [], subs: [] });
       // Deletes only, and at most the one list the batches' deletes share (what a killed run left under their marks).
-      expect(Object.keys(emu.calls()).filter((op) => !op.endsWith("/delete"))).toEqual(emu.calls()["sub-account/list"] ? ["sub-account/list"] : []);
+      expect(Object.keys(emu.calls()).filter((op) => !op.endsWith("/delete"))).toEqual(
+        emu.calls()["sub-account/list"] ? ["sub-account/list"] : [],
+      );
       expect(emu.calls()["sub-account/list"] ?? 0).toBeLessThanOrEqual(1);
     } finally {
       disposeStack(stack);

@@ -15,7 +15,13 @@ import { endFile, expectSettled, setUpFile, stackFor, type PulumiStack } from ".
 const PROGRAM = join(REPO, "tests/e2e/programs/importFile");
 const OURS = /^pulumi-nodejs:dynamic\/llm-accounts:/;
 
-type Resource = { urn: string; type: string; id?: string; inputs: Record<string, unknown>; outputs: Record<string, unknown> };
+type Resource = {
+  urn: string;
+  type: string;
+  id?: string;
+  inputs: Record<string, unknown>;
+  outputs: Record<string, unknown>;
+};
 const nameOf = (urn: string) => urn.split("::").pop()!;
 
 const file = setUpFile();
@@ -26,14 +32,22 @@ let adopted = false;
 /** This package's resources in a stack's state, secrets as `pulumi stack export --show-secrets` shows them. */
 async function ours(stack: PulumiStack): Promise<Resource[]> {
   // Not kept with what the commands printed (file.pulumi): this output shows the secrets, on purpose.
-  const exported = JSON.parse((await stack.run(["stack", "export", "--show-secrets"])).stdout) as { deployment: { resources?: Resource[] } };
+  const exported = JSON.parse((await stack.run(["stack", "export", "--show-secrets"])).stdout) as {
+    deployment: { resources?: Resource[] };
+  };
   return (exported.deployment.resources ?? []).filter((r) => OURS.test(r.type));
 }
 
 /** The import file of `resources`: each with its id, inputs (`__provider` among them) and, unless left out, outputs. */
 function importFile(resources: Resource[], withOutputs: boolean): string {
   return JSON.stringify({
-    resources: resources.map((r) => ({ type: r.type, name: nameOf(r.urn), id: r.id, inputs: r.inputs, ...(withOutputs ? { outputs: r.outputs } : {}) })),
+    resources: resources.map((r) => ({
+      type: r.type,
+      name: nameOf(r.urn),
+      id: r.id,
+      inputs: r.inputs,
+      ...(withOutputs ? { outputs: r.outputs } : {}),
+    })),
   });
 }
 
@@ -42,7 +56,17 @@ function importFile(resources: Resource[], withOutputs: boolean): string {
  * it: the CLI opens /dev/stdin, which Node.js's own stdio (a socket) cannot be opened as ("no such device").
  */
 function pulumiImport(stack: PulumiStack, text: string): Promise<{ code: number; out: string }> {
-  const args = ["import", "--file", "/dev/stdin", "--yes", "--protect=false", "--generate-code=false", "--non-interactive", "--stack", stack.stack];
+  const args = [
+    "import",
+    "--file",
+    "/dev/stdin",
+    "--yes",
+    "--protect=false",
+    "--generate-code=false",
+    "--non-interactive",
+    "--stack",
+    stack.stack,
+  ];
   return new Promise((done) => {
     const child = spawn("sh", ["-c", 'cat | "$0" "$@"', stack.cli.pulumi, ...args], { cwd: stack.dir, env: stack.env });
     let out = "";
@@ -98,7 +122,10 @@ describe("pulumi import of an ApiKey and a SubAccountBatch from an import file w
     // The import stored what the file holds; the provider's Read was skipped, its Check ran (no call).
     expect(file.emu.requests()).toEqual([]);
     const held = await ours(adopter);
-    const strip = (rs: Resource[]) => rs.map((x) => ({ name: nameOf(x.urn), type: x.type, id: x.id, inputs: x.inputs, outputs: x.outputs })).sort((a, b) => a.name.localeCompare(b.name));
+    const strip = (rs: Resource[]) =>
+      rs
+        .map((x) => ({ name: nameOf(x.urn), type: x.type, id: x.id, inputs: x.inputs, outputs: x.outputs }))
+        .sort((a, b) => a.name.localeCompare(b.name));
     expect(strip(held)).toEqual(strip(made));
     // The program that declares them: no write, and settled (an empty plan, a refresh that changes nothing).
     file.emu.clearRequests();
@@ -116,4 +143,5 @@ describe("pulumi import of an ApiKey and a SubAccountBatch from an import file w
  * dynamic provider plugin has no stored provider (`__provider`) to load. CLI 3.248.0 sends no state at all (the
  * plugin fails reading it), 3.276.0 an empty one (the plugin fails loading the provider text it lacks).
  */
-const FAILED_READ = /Preview failed: (code must be a string, not undefined|Cannot read properties of undefined \(reading 'toJavaScript'\))/;
+const FAILED_READ =
+  /Preview failed: (code must be a string, not undefined|Cannot read properties of undefined \(reading 'toJavaScript'\))/;

@@ -5,7 +5,16 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { killTree } from "../support/processes.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, requirePulumiCli, revealed, SecretLedger, stackFor, type PulumiStack } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  expectSettled,
+  requirePulumiCli,
+  revealed,
+  SecretLedger,
+  stackFor,
+  type PulumiStack,
+} from "./support.js";
 
 // Issue 36, "a killed up": `pulumi up` killed (SIGKILL, the whole process group: CLI, language host, plugin) between
 // a batch's create and its edit. The next `up` of the same stack finds what the killed one created by the
@@ -25,7 +34,10 @@ beforeAll(async () => {
   stack = await stackFor(PROGRAM, emu);
 }, CLI_BUILD_TIMEOUT_MS);
 
-afterAll(async () => endFile({ emu, ledger, stacks: [stack, transfer].filter((s): s is PulumiStack => s !== undefined) }), 5 * 60_000);
+afterAll(
+  async () => endFile({ emu, ledger, stacks: [stack, transfer].filter((s): s is PulumiStack => s !== undefined) }),
+  5 * 60_000,
+);
 
 /**
  * Runs `pulumi up` and kills it, with every process it started, while the edit that follows its batch create waits
@@ -34,7 +46,12 @@ afterAll(async () => endFile({ emu, ledger, stacks: [stack, transfer].filter((s)
  * local backend's state file cut in the middle is another failure, Pulumi's: its backup restores it).
  */
 async function killedUp(s: PulumiStack, e: Emulator, at = "sub-account/edit"): Promise<void> {
-  const child = spawn(s.cli.pulumi, ["up", "--yes", "--skip-preview", "--non-interactive", "--stack", s.stack], { cwd: s.dir, env: s.env, detached: true, stdio: "ignore" });
+  const child = spawn(s.cli.pulumi, ["up", "--yes", "--skip-preview", "--non-interactive", "--stack", s.stack], {
+    cwd: s.dir,
+    env: s.env,
+    detached: true,
+    stdio: "ignore",
+  });
   const exited = new Promise<void>((done) => child.on("exit", () => done()));
   const deadline = Date.now() + 120_000;
   while ((e.calls()[at] ?? 0) < 1) {
@@ -68,7 +85,12 @@ describe("pulumi up killed between a batch's create and its edit", () => {
       const up = await s.run(["up", "--yes", "--skip-preview"], { allowFailure: true });
       expect(up).toMatchObject({ code: 0 });
       expect(e.calls()["sub-account/create"] ?? 0).toBe(0);
-      expect(e.state.listSubAccounts().map((sub) => sub.token).sort()).toEqual(left.map((sub) => sub.token).sort());
+      expect(
+        e.state
+          .listSubAccounts()
+          .map((sub) => sub.token)
+          .sort(),
+      ).toEqual(left.map((sub) => sub.token).sort());
       expect(e.state.listSubAccounts().map((sub) => sub.alias)).toEqual(["team", "team"]);
       await expectSettled(s);
 
@@ -110,7 +132,14 @@ describe("pulumi up killed while a sub-account moves from one batch to another",
     async () => {
       const e = emu!;
       transfer = await stackFor(TRANSFER, e);
-      const [x, y] = e.state.createSubAccounts({ alias: "console", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: 2 }).map((sub) => sub.token);
+      const [x, y] = e.state
+        .createSubAccounts({
+          alias: "console",
+          balance: 1,
+          modelPricing: [{ model: "model-a", pricing_factor: 1 }],
+          count: 2,
+        })
+        .map((sub) => sub.token);
       ledger!.record(x, y);
       await transfer.setConfig("giverTokens", JSON.stringify([x, y]), { secret: true });
       await transfer.setConfig("giverCount", 2);
@@ -149,7 +178,9 @@ async function exported(s: PulumiStack): Promise<string> {
 
 /** The names of the batches whose state holds `token`, in an export with its secrets shown. */
 function holdersOf(text: string, token: string): string[] {
-  const state = JSON.parse(text) as { deployment: { resources?: { urn: string; type: string; outputs?: Record<string, unknown> }[] } };
+  const state = JSON.parse(text) as {
+    deployment: { resources?: { urn: string; type: string; outputs?: Record<string, unknown> }[] };
+  };
   return (state.deployment.resources ?? [])
     .filter((r) => r.type.endsWith("SubAccountBatch") && JSON.stringify(revealed(r.outputs ?? {})).includes(token))
     .map((r) => r.urn.split("::").pop()!);

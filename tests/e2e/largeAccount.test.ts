@@ -4,7 +4,17 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { keysConfigEnvBytes } from "../../provider/import/program.js";
 import { writeCalls } from "../support/emulatorCalls.js";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport, PulumiStack, seedLargeAccount, setUpFile, type SecretLedger, LOOK_ENV } from "./support.js";
+import {
+  endFile,
+  expectNoSecretsAround,
+  expectSettled,
+  llmImport,
+  PulumiStack,
+  seedLargeAccount,
+  setUpFile,
+  type SecretLedger,
+  LOOK_ENV,
+} from "./support.js";
 
 // Issue 41, "large accounts": an account whose keys do not fit in a stack config (Pulumi's Node.js language host
 // hands the whole config to the program in one environment variable, which Linux caps at 128 KiB) is adopted by
@@ -18,7 +28,8 @@ const WINDOW_ENV = { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" };
 let apiKeys: string[];
 const file = setUpFile({
   emulator: { rateWindowMs: 1000 },
-  seed: (emu) => (apiKeys = seedLargeAccount(emu, { keys: KEYS, batches: BATCHES, perBatch: PER_BATCH, aliasFill: 35 })),
+  seed: (emu) =>
+    (apiKeys = seedLargeAccount(emu, { keys: KEYS, batches: BATCHES, perBatch: PER_BATCH, aliasFill: 35 })),
   folder: "llm-large-",
 });
 let emu: Emulator;
@@ -29,7 +40,12 @@ let dir: string;
 beforeAll(async () => {
   ({ emu, ledger, dir } = file);
   writeFileSync(join(dir, "Pulumi.yaml"), "name: large\nruntime: nodejs\n");
-  stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
+  stack = await PulumiStack.create({
+    dir,
+    account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+    env: { ...WINDOW_ENV, ...LOOK_ENV },
+    typeCheck: false,
+  });
   // A stack config of the user's own, one value secret: the engine hands the whole config to the default provider,
   // whose inputs the import writes as the engine would (else the first up would update the provider).
   await stack.setConfig("large:team", "platform");
@@ -47,7 +63,11 @@ afterAll(async () => {
 }, 120_000);
 
 /** The data file the import writes beside index.ts. */
-const accountData = () => JSON.parse(readFileSync(join(dir, "account.json"), "utf8")) as { keys: { name: string; hint: string }[]; batches: { name: string; count: number }[] };
+const accountData = () =>
+  JSON.parse(readFileSync(join(dir, "account.json"), "utf8")) as {
+    keys: { name: string; hint: string }[];
+    batches: { name: string; count: number }[];
+  };
 
 describe("an account past the stack config's 128 KiB, imported with one command through the stack's state", () => {
   test("one import: one list and one get per key, every object written into the state, no key in the config or a file", async () => {
@@ -56,7 +76,9 @@ describe("an account past the stack config's 128 KiB, imported with one command 
     expect(r.stderr).not.toMatch(/error|failed/i);
     expect(r.code).toBe(0);
     expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": KEYS });
-    expect(r.stdout).toContain(`Adopted ${KEYS} API key(s) and ${BATCHES} batch(es) into the state of stack dev (pulumi stack import`);
+    expect(r.stdout).toContain(
+      `Adopted ${KEYS} API key(s) and ${BATCHES} batch(es) into the state of stack dev (pulumi stack import`,
+    );
     // Past the cap: the keys as the config would carry them take more than one environment variable may.
     const data = accountData();
     const asConfig = JSON.stringify(Object.fromEntries(data.keys.map((k, i) => [k.name, apiKeys[i]])));

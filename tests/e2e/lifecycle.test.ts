@@ -4,7 +4,17 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, endFile, expectSettled, type PulumiStack, requirePulumiCli, SecretLedger, stackFor, upSettled } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  disposeStack,
+  endFile,
+  expectSettled,
+  type PulumiStack,
+  requirePulumiCli,
+  SecretLedger,
+  stackFor,
+  upSettled,
+} from "./support.js";
 
 // The platform's own limits, with a one-second "minute" on both sides so that the suite runs fast.
 const WINDOW = { rateWindowMs: 1000 };
@@ -52,9 +62,20 @@ describe("a stack through its life with the real Pulumi CLI", () => {
     const calls = emu.calls();
     // One list for what a killed run of the batch may have left under its mark, a batch create, then the edit that
     // gives its sub-accounts the declared alias (provider/api/assumptions.ts, CREATE_MARKER).
-    expect(calls).toEqual({ "api-key/create": 1, "sub-account/list": 1, "sub-account/create": 1, "sub-account/edit": 1 });
+    expect(calls).toEqual({
+      "api-key/create": 1,
+      "sub-account/list": 1,
+      "sub-account/create": 1,
+      "sub-account/edit": 1,
+    });
     const shown = await stack.outputs();
-    expect(shown).toMatchObject({ apiKey: "[secret]", tokens: "[secret]", enabled: true, alias: "lifecycle", teamCount: 2 });
+    expect(shown).toMatchObject({
+      apiKey: "[secret]",
+      tokens: "[secret]",
+      enabled: true,
+      alias: "lifecycle",
+      teamCount: 2,
+    });
     expect(shown.keyHint).toMatch(/^sk-\.\.\.[A-Za-z0-9]{4}$/);
     const revealed = await stack.outputs({ showSecrets: true });
     expect(liveKeys().map((k) => k.key)).toEqual([revealed.apiKey]);
@@ -202,13 +223,21 @@ describe("failures the user must see clearly", () => {
     try {
       await upSettled(s);
       ledger.record();
-      const r = await s.destroy([], { allowFailure: true, env: { LLM_ACCOUNTS_ADMIN_KEY: "", LLM_ACCOUNTS_ACCOUNT_KEY: "" } });
+      const r = await s.destroy([], {
+        allowFailure: true,
+        env: { LLM_ACCOUNTS_ADMIN_KEY: "", LLM_ACCOUNTS_ACCOUNT_KEY: "" },
+      });
       expect(r.code).not.toBe(0);
       expect(r.stdout + r.stderr).toMatch(/LLM_ACCOUNTS_ADMIN_KEY.*llm-accounts:adminKey/);
       expect(r.stdout + r.stderr).toMatch(/LLM_ACCOUNTS_ACCOUNT_KEY.*llm-accounts:accountKey/);
       const state = JSON.parse(await s.exportState()) as { deployment: { resources: { type: string }[] } };
       const types = state.deployment.resources.map((x) => x.type);
-      expect(types).toEqual(expect.arrayContaining(["pulumi-nodejs:dynamic/llm-accounts:ApiKey", "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch"]));
+      expect(types).toEqual(
+        expect.arrayContaining([
+          "pulumi-nodejs:dynamic/llm-accounts:ApiKey",
+          "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch",
+        ]),
+      );
       expect(ours()).toHaveLength(1);
       await s.destroy();
       expect(ours()).toHaveLength(0);

@@ -3,7 +3,16 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, requirePulumiCli, revealed, SecretLedger, stackFor } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  expectSettled,
+  type PulumiStack,
+  requirePulumiCli,
+  revealed,
+  SecretLedger,
+  stackFor,
+} from "./support.js";
 
 // Two stacks on one account, as platform teams run them (issue 28): one program, one stack per environment,
 // deployed at once in CI, declaring the same aliases and balances (the worst case for telling their objects
@@ -44,7 +53,10 @@ interface Held {
 
 /** What a stack holds: its key and its tokens, from its outputs. */
 async function held(stack: PulumiStack): Promise<Held> {
-  const out = revealed(JSON.parse((await stack.run(["stack", "output", "--json", "--show-secrets"])).stdout)) as { apiKey: string; tokens: string[] };
+  const out = revealed(JSON.parse((await stack.run(["stack", "output", "--json", "--show-secrets"])).stdout)) as {
+    apiKey: string;
+    tokens: string[];
+  };
   return { apiKey: out.apiKey, tokens: [...out.tokens].sort() };
 }
 
@@ -82,7 +94,12 @@ describe("two stacks of one program on one account, at once", () => {
     expect(d.tokens).toHaveLength(2);
     expect(p.tokens).toHaveLength(2);
     expect(d.apiKey).not.toBe(p.apiKey);
-    expect(emu.state.listKeys().map((k) => k.key).sort()).toEqual([d.apiKey, p.apiKey].sort());
+    expect(
+      emu.state
+        .listKeys()
+        .map((k) => k.key)
+        .sort(),
+    ).toEqual([d.apiKey, p.apiKey].sort());
   }, 300_000);
 
   test("count 2 -> 3 in both at once, one of dev's sub-accounts deleted in the console and one create's answer lost: up --refresh of both repairs and grows each stack with its own", async () => {
@@ -118,7 +135,10 @@ describe("two stacks of one program on one account, at once", () => {
 });
 
 /** A resource of a stack's state (`pulumi stack export --show-secrets`, secrets revealed), by its type's name. */
-async function stateOf(stack: PulumiStack, type: "ApiKey" | "SubAccountBatch"): Promise<{ id: string; outputs: Record<string, unknown>; external?: boolean }> {
+async function stateOf(
+  stack: PulumiStack,
+  type: "ApiKey" | "SubAccountBatch",
+): Promise<{ id: string; outputs: Record<string, unknown>; external?: boolean }> {
   const exported = revealed(JSON.parse((await stack.run(["stack", "export", "--show-secrets"])).stdout)) as {
     deployment: { resources: { type: string; id: string; outputs: Record<string, unknown>; external?: boolean }[] };
   };
@@ -129,7 +149,15 @@ describe("the static get: another stack's objects read by id, as every Pulumi re
   test("a third stack gets prod's key and batch by id and state: read from the platform at each up, a console rename seen, nothing written; its destroy deletes nothing", async () => {
     const [key, team] = [await stateOf(prod, "ApiKey"), await stateOf(prod, "SubAccountBatch")];
     const o = { key: key.outputs, team: team.outputs };
-    for (const [k, v] of Object.entries({ keyId: key.id, alias: o.key.alias, createdAt: o.key.createdAt, teamId: team.id, teamAlias: o.team.alias, balance: o.team.balance, count: o.team.count })) {
+    for (const [k, v] of Object.entries({
+      keyId: key.id,
+      alias: o.key.alias,
+      createdAt: o.key.createdAt,
+      teamId: team.id,
+      teamAlias: o.team.alias,
+      balance: o.team.balance,
+      count: o.team.count,
+    })) {
       await viewer.setConfig(k, String(v));
     }
     await viewer.setConfig("key", String(o.key.key), { secret: true });
@@ -137,14 +165,30 @@ describe("the static get: another stack's objects read by id, as every Pulumi re
     emu.clearRequests();
     await viewer.up();
     const out = revealed(await viewer.outputs({ showSecrets: true })) as Record<string, unknown>;
-    expect(out).toMatchObject({ keyId: key.id, alias: "shared", enabled: true, countries: ["SG"], teamId: team.id, teamAlias: "team", teamCount: 3 });
+    expect(out).toMatchObject({
+      keyId: key.id,
+      alias: "shared",
+      enabled: true,
+      countries: ["SG"],
+      teamId: team.id,
+      teamAlias: "team",
+      teamCount: 3,
+    });
     expect(out.keyHint).toBe(`sk-...${String(o.key.key).slice(-4)}`);
     expect([...(out.tokens as string[])].sort()).toEqual(last[1].tokens);
     expect(out.instances).toEqual([true, true, false, false, false]);
     // Read, never written: one get of the key, one list for the batch.
-    expect(emu.requests().map((q) => q.op).sort()).toEqual(["api-key/get", "sub-account/list"]);
+    expect(
+      emu
+        .requests()
+        .map((q) => q.op)
+        .sort(),
+    ).toEqual(["api-key/get", "sub-account/list"]);
     // The state holds both as read resources (`external`): the stack does not manage them.
-    expect([(await stateOf(viewer, "ApiKey")).external, (await stateOf(viewer, "SubAccountBatch")).external]).toEqual([true, true]);
+    expect([(await stateOf(viewer, "ApiKey")).external, (await stateOf(viewer, "SubAccountBatch")).external]).toEqual([
+      true,
+      true,
+    ]);
 
     emu.state.editKey(String(o.key.key), "renamed-in-console", emu.state.getKey(String(o.key.key))!.security_config);
     await viewer.up();

@@ -4,7 +4,16 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { measuredProfile } from "../support/profile.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  expectSettled,
+  requirePulumiCli,
+  SecretLedger,
+  stackFor,
+  upSettled,
+  type PulumiStack,
+} from "./support.js";
 
 // Issue 43: a platform that keeps aliases lower-cased and cut at 32 characters and pricing factors rounded to 2
 // decimals (tests/readings/normalised.test.ts plays each in process). Before, the gate was red forever and every
@@ -19,7 +28,10 @@ test(
   "aliases lower-cased and cut, factors rounded: up settled, a change settled, console drift caught and repaired, destroy: nothing left",
   async () => {
     await requirePulumiCli();
-    const emu = (end.emu = await emulator({ rateLimits: false, readings: ["lowercase-aliases", "cut-aliases", "rounded-factors"] }));
+    const emu = (end.emu = await emulator({
+      rateLimits: false,
+      readings: ["lowercase-aliases", "cut-aliases", "rounded-factors"],
+    }));
     end.ledger = new SecretLedger(emu);
     const stack = (end.stack = await stackFor(PROGRAM, emu));
     // The forms are taken for the values declared only under the profile the doctor measured (issue 53), which the
@@ -29,7 +41,9 @@ test(
     await upSettled(stack);
     end.ledger.record(...emu.state.listKeys().map((k) => k.key), ...emu.state.listSubAccounts().map((s) => s.token));
     expect(emu.state.listKeys().map((k) => k.alias)).toEqual(["deploy-key-of-the-production-clu"]);
-    expect(emu.state.listSubAccounts().map((s) => [s.alias, s.model_pricing])).toEqual(Array(2).fill(["team-alpha-production-europe-wes", [{ model: "model-a", pricing_factor: 1.23 }]]));
+    expect(emu.state.listSubAccounts().map((s) => [s.alias, s.model_pricing])).toEqual(
+      Array(2).fill(["team-alpha-production-europe-wes", [{ model: "model-a", pricing_factor: 1.23 }]]),
+    );
 
     // A second up writes nothing.
     emu.clearRequests();
@@ -41,7 +55,9 @@ test(
     await stack.setConfig("count", 3);
     await upSettled(stack);
     end.ledger.record(...emu.state.listSubAccounts().map((s) => s.token));
-    expect(emu.state.listSubAccounts().map((s) => [s.alias, s.model_pricing])).toEqual(Array(3).fill(["team-beta-production-europe-west", [{ model: "model-a", pricing_factor: 1.57 }]]));
+    expect(emu.state.listSubAccounts().map((s) => [s.alias, s.model_pricing])).toEqual(
+      Array(3).fill(["team-beta-production-europe-west", [{ model: "model-a", pricing_factor: 1.57 }]]),
+    );
 
     const [first] = emu.state.listSubAccounts();
     emu.state.editSubAccounts([first.token], "renamed-in-console", [{ model: "model-a", pricing_factor: 3 }]);
@@ -51,7 +67,9 @@ test(
     await stack.up(["--refresh"]);
     await expectSettled(stack);
     expect(emu.state.listKeys().map((k) => k.alias)).toEqual(["deploy-key-of-the-production-clu"]);
-    expect(emu.state.listSubAccounts().map((s) => [s.alias, s.model_pricing])).toEqual(Array(3).fill(["team-beta-production-europe-west", [{ model: "model-a", pricing_factor: 1.57 }]]));
+    expect(emu.state.listSubAccounts().map((s) => [s.alias, s.model_pricing])).toEqual(
+      Array(3).fill(["team-beta-production-europe-west", [{ model: "model-a", pricing_factor: 1.57 }]]),
+    );
 
     await stack.destroy();
     expect(emu.state.listKeys()).toEqual([]);

@@ -10,7 +10,16 @@ import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 import { RESOURCE_TYPES } from "../../provider/resources/typeTokens.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, requirePulumiCli, revealed, SecretLedger, stackFor } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  expectSettled,
+  type PulumiStack,
+  requirePulumiCli,
+  revealed,
+  SecretLedger,
+  stackFor,
+} from "./support.js";
 
 // Issue 36, the claims registry of one program run (provider/resources/ownership.ts), on the real CLI:
 // - an Automation API program (a portal) runs an inline program adopting a console key in two `up`s of one
@@ -65,9 +74,16 @@ interface PortalRun {
 }
 
 /** Runs the portal (one Node.js process, `runs` ups of its inline program); fails if it does not end in `limitMs`. */
-function portal(runs: number, env: Record<string, string>, limitMs: number): Promise<{ runs: PortalRun[]; stderr: string; code: number | null }> {
+function portal(
+  runs: number,
+  env: Record<string, string>,
+  limitMs: number,
+): Promise<{ runs: PortalRun[]; stderr: string; code: number | null }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [join(portalDir!, "portal.mjs"), portalDir!, String(runs)], { cwd: portalDir, env });
+    const child = spawn(process.execPath, [join(portalDir!, "portal.mjs"), portalDir!, String(runs)], {
+      cwd: portalDir,
+      env,
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -86,7 +102,11 @@ function portal(runs: number, env: Record<string, string>, limitMs: number): Pro
 }
 
 function portalEnv(key: string, extra: Record<string, string> = {}): Record<string, string> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !k.startsWith("LLM_ACCOUNTS_") && !k.startsWith("PULUMI_"))) as Record<string, string>;
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k, v]) => v !== undefined && !k.startsWith("LLM_ACCOUNTS_") && !k.startsWith("PULUMI_"),
+    ),
+  ) as Record<string, string>;
   return {
     ...clean,
     ...pulumiEnv(portalBackend!),
@@ -128,7 +148,9 @@ describe("the claims registry belongs to one program run", () => {
     expect(runs).toHaveLength(2);
     for (const r of runs) {
       expect(r.ok).toBe(false);
-      expect(r.error).toMatch(/the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?": one key has one owner/);
+      expect(r.error).toMatch(
+        /the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?": one key has one owner/,
+      );
       expect(r.ms).toBeLessThan(60_000);
     }
     expect(emu.state.hasKey(key)).toBe(true);
@@ -138,7 +160,12 @@ describe("the claims registry belongs to one program run", () => {
 describe("the one-owner error under the CLI", () => {
   test("two ApiKeys adopting one key: the preview fails in seconds naming both, with the program's heap capped at 128 MiB", async () => {
     stack = await stackFor(OWNERSHIP, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" } });
-    const teamToken = emu.state.createSubAccounts({ alias: "team", balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 1 })[0].token;
+    const teamToken = emu.state.createSubAccounts({
+      alias: "team",
+      balance: 10,
+      modelPricing: [{ model: "model-a", pricing_factor: 1.2 }],
+      count: 1,
+    })[0].token;
     await stack.setConfig("tokens", JSON.stringify([teamToken]), { secret: true });
     await stack.setConfig("count", 1);
     const key = emu.state.createKey("ci").key;
@@ -148,7 +175,9 @@ describe("the one-owner error under the CLI", () => {
     printed += r.stdout + r.stderr;
     const out = r.stdout + r.stderr;
     expect(r.code).not.toBe(0);
-    expect(out).toMatch(/the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?": one key has one owner/);
+    expect(out).toMatch(
+      /the adoptKey of ApiKey "ci(-copy)?" \(sk-\.\.\.\w{4}\) is also the adoptKey of ApiKey "ci(-copy)?": one key has one owner/,
+    );
     expect(out).not.toMatch(/heap out of memory|Invalid string length/);
     expect(r.ms).toBeLessThan(60_000);
     expect(writeCalls(emu.calls())).toEqual({});
@@ -157,7 +186,6 @@ describe("the one-owner error under the CLI", () => {
     emu.state.deleteKey(key);
     emu.state.deleteSubAccount(teamToken);
   }, 300_000);
-
 });
 
 describe("one owner over time, at preview", () => {
@@ -182,7 +210,11 @@ describe("one owner over time, at preview", () => {
     printed += r.stdout + r.stderr;
     expect(r.code).not.toBe(0);
     const out = r.stdout + r.stderr;
-    expect(out).toMatch(new RegExp(`the (adoptKey of|key held by) ApiKey "[ab]" \\(sk-\\.\\.\\.${key.slice(-4)}\\) is also the (adoptKey of|key held by) ApiKey "[ab]": one key has one owner`));
+    expect(out).toMatch(
+      new RegExp(
+        `the (adoptKey of|key held by) ApiKey "[ab]" \\(sk-\\.\\.\\.${key.slice(-4)}\\) is also the (adoptKey of|key held by) ApiKey "[ab]": one key has one owner`,
+      ),
+    );
     expect(out).toContain('ApiKey "a"');
     expect(out).toContain('ApiKey "b"');
     expect(writeCalls(emu.calls())).toEqual({});
@@ -190,7 +222,10 @@ describe("one owner over time, at preview", () => {
   }, 300_000);
 
   test("a new batch adopting the sub-account another batch created: the preview fails naming both; nothing written", async () => {
-    const [token] = emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token);
+    const [token] = emu.state
+      .listSubAccounts()
+      .filter((s) => s.alias === "team")
+      .map((s) => s.token);
     await overTime!.setConfig("twinTokens", JSON.stringify([token]), { secret: true });
     emu.clearRequests();
     const r = await overTime!.preview([], { allowFailure: true });
@@ -209,7 +244,10 @@ describe("one owner over time, at preview", () => {
     // What a user does to rename a resource that adopted: the new name with the adoption config. The engine creates
     // "a2" and "team2" (each adopting) and then deletes "a" and "team": those deletes deleted what the new ones had
     // just adopted (the key, the sub-account), and the up printed success.
-    const [token] = emu.state.listSubAccounts().filter((s) => s.alias === "team").map((s) => s.token);
+    const [token] = emu.state
+      .listSubAccounts()
+      .filter((s) => s.alias === "team")
+      .map((s) => s.token);
     await overTime!.setConfig("aName", "a2");
     await overTime!.setConfig("aKey", key, { secret: true });
     await overTime!.setConfig("teamName", "team2");
@@ -247,7 +285,10 @@ describe("a failed create's claim under --continue-on-error (issue 43)", () => {
     const before = new Set(emu.state.listSubAccounts().map((s) => s.token));
     failing = await stackFor(OVER_TIME, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" } });
     printed += (await failing.up()).stdout;
-    const [token] = emu.state.listSubAccounts().filter((s) => !before.has(s.token)).map((s) => s.token);
+    const [token] = emu.state
+      .listSubAccounts()
+      .filter((s) => !before.has(s.token))
+      .map((s) => s.token);
     expect(await holds(failing, token)).toBe(true);
 
     // "team2" adopts what "team" holds; its create fails at its one list, and the engine goes on to delete "team".
@@ -280,12 +321,19 @@ describe("a sub-account moved between batches by an up --target that leaves the 
     const exported = revealed(JSON.parse((await s.run(["stack", "export", "--show-secrets"])).stdout)) as {
       deployment: { resources?: { urn: string; outputs?: { tokens?: string[] } }[] };
     };
-    return (exported.deployment.resources ?? []).filter((r) => r.outputs?.tokens?.includes(token)).map((r) => r.urn.split("::").pop()!);
+    return (exported.deployment.resources ?? [])
+      .filter((r) => r.outputs?.tokens?.includes(token))
+      .map((r) => r.urn.split("::").pop()!);
   }
 
   test("up --target <taker> fails at its preview naming both and the remedy, writing nothing; with both targeted the move is done, the gate is empty, destroy deletes it", async () => {
     moving = await stackFor(OVER_TIME, emu, { env: { LLM_ACCOUNTS_RATE_WINDOW_MS: "1000" } });
-    const [t, u] = emu.state.createSubAccounts({ alias: "team", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1 }], count: 2 });
+    const [t, u] = emu.state.createSubAccounts({
+      alias: "team",
+      balance: 1,
+      modelPricing: [{ model: "model-a", pricing_factor: 1 }],
+      count: 2,
+    });
     await moving.setConfig("teamTokens", JSON.stringify([t.token, u.token]), { secret: true });
     await moving.setConfig("teamCount", 2);
     printed += (await moving.up()).stdout;
@@ -330,7 +378,9 @@ describe("a batch and an adopting key removed from the program while new ones ad
     const exported = revealed(JSON.parse((await s.run(["stack", "export", "--show-secrets"])).stdout)) as {
       deployment: { resources?: { urn: string; outputs?: { tokens?: string[]; key?: string } }[] };
     };
-    return (exported.deployment.resources ?? []).filter((r) => r.outputs?.tokens?.includes(value) || r.outputs?.key === value).map((r) => r.urn.split("::").pop()!);
+    return (exported.deployment.resources ?? [])
+      .filter((r) => r.outputs?.tokens?.includes(value) || r.outputs?.key === value)
+      .map((r) => r.urn.split("::").pop()!);
   }
 
   test("up --target of the takers leaves both states holding them; the next plain up deletes the givers and never what the takers hold; destroy deletes it", async () => {
@@ -339,7 +389,10 @@ describe("a batch and an adopting key removed from the program while new ones ad
     const before = new Set(emu.state.listSubAccounts().map((s) => s.token));
     await renamed.setConfig("aKey", key, { secret: true });
     printed += (await renamed.up()).stdout;
-    const [teamToken] = emu.state.listSubAccounts().filter((s) => !before.has(s.token)).map((s) => s.token);
+    const [teamToken] = emu.state
+      .listSubAccounts()
+      .filter((s) => !before.has(s.token))
+      .map((s) => s.token);
     expect(await holders(renamed, teamToken)).toEqual(["team"]);
 
     // "a" and "team" leave the program; "a2" adopts a's key and "team2" team's sub-account, and only they are targeted.
@@ -348,7 +401,14 @@ describe("a batch and an adopting key removed from the program while new ones ad
     await renamed.setConfig("teamTokens", JSON.stringify([teamToken]), { secret: true });
     const project = "llm-accounts-e2e-owner-over-time";
     const urn = (type: string, name: string) => `urn:pulumi:${renamed!.stack}::${project}::${type}::${name}`;
-    const targeted = await renamed.run(["up", "--yes", "--target", urn(RESOURCE_TYPES.ApiKey, "a2"), "--target", urn(RESOURCE_TYPES.SubAccountBatch, "team2")]);
+    const targeted = await renamed.run([
+      "up",
+      "--yes",
+      "--target",
+      urn(RESOURCE_TYPES.ApiKey, "a2"),
+      "--target",
+      urn(RESOURCE_TYPES.SubAccountBatch, "team2"),
+    ]);
     printed += targeted.stdout;
     expect((await holders(renamed, teamToken)).sort()).toEqual(["team", "team2"]);
     expect((await holders(renamed, key)).sort()).toEqual(["a", "a2"]);
@@ -358,7 +418,10 @@ describe("a batch and an adopting key removed from the program while new ones ad
     const plain = await renamed.up();
     printed += plain.stdout;
     expect(plain.stdout).toMatch(/2 deleted/);
-    expect({ key: emu.state.hasKey(key), subAccount: emu.state.hasSubAccount(teamToken) }).toEqual({ key: true, subAccount: true });
+    expect({ key: emu.state.hasKey(key), subAccount: emu.state.hasSubAccount(teamToken) }).toEqual({
+      key: true,
+      subAccount: true,
+    });
     expect(await holders(renamed, teamToken)).toEqual(["team2"]);
     expect(await holders(renamed, key)).toEqual(["a2"]);
     await expectSettled(renamed);

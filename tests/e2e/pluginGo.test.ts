@@ -28,8 +28,14 @@ let binary: string;
 const GO_ENV = { GONOSUMDB: "github.com/pulumi/pulumi", GOFLAGS: "-mod=mod", CGO_ENABLED: "0" };
 
 function go(args: string[], cwd: string, env: Record<string, string> = {}): void {
-  const r = spawnSync("go", args, { cwd, encoding: "utf8", env: { ...process.env, ...GO_ENV, ...env }, timeout: 20 * 60_000 });
-  if (r.status !== 0) throw new Error(`go ${args.join(" ")} failed (${r.error?.message ?? r.status}):\n${(r.stderr ?? "").slice(-4000)}`);
+  const r = spawnSync("go", args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, ...GO_ENV, ...env },
+    timeout: 20 * 60_000,
+  });
+  if (r.status !== 0)
+    throw new Error(`go ${args.join(" ")} failed (${r.error?.message ?? r.status}):\n${(r.stderr ?? "").slice(-4000)}`);
 }
 
 /** Pulumi's SDK generators (scripts/go-tools.mjs). */
@@ -52,7 +58,11 @@ function buildProgram(cli: { pulumi: string; version: string }, env: Record<stri
   try {
     cpSync(PROGRAM, dir, { recursive: true });
     writeFileSync(join(dir, "schema.json"), schema);
-    const gen = spawnSync(generator(), ["go", join(dir, "schema.json"), join(dir, "gen")], { cwd: dir, env, encoding: "utf8" });
+    const gen = spawnSync(generator(), ["go", join(dir, "schema.json"), join(dir, "gen")], {
+      cwd: dir,
+      env,
+      encoding: "utf8",
+    });
     if (gen.status !== 0) throw new Error(`pulumi-gen-sdk go failed:\n${gen.stdout}\n${gen.stderr}`);
     mkdirSync(join(dir, "sdk", "go"), { recursive: true });
     cpSync(join(dir, "gen", "llmaccounts"), join(dir, "sdk", "go", "llmaccounts"), { recursive: true });
@@ -104,31 +114,39 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "llm-go-"));
   for (const d of ["backend", "home", "program"]) mkdirSync(join(work, d));
   pluginDir = providerPluginDir();
-  binary = buildProgram(run.cli, { ...process.env, ...pulumiEnv(join(work, "backend"), run.cli), PULUMI_HOME: join(work, "home") } as Record<string, string>);
+  binary = buildProgram(run.cli, {
+    ...process.env,
+    ...pulumiEnv(join(work, "backend"), run.cli),
+    PULUMI_HOME: join(work, "home"),
+  } as Record<string, string>);
 }, CLI_BUILD_TIMEOUT_MS);
 
 afterAll(() => endFile({ emu: run.emu, ledger: run.ledger, folders: [work, pluginDir] }), 5 * 60_000);
 
 describe("a Go program on the provider plugin (generated SDK, Automation API)", () => {
-  test("up, the gate, a change, the gate, destroy; the key secret and never printed", async () => {
-    const first = await step("up", { alias: "go-key", count: 2 });
-    expect(first).toMatchObject({ changes: { create: 3 }, tokens: 2, keySecret: true });
-    const key = run.emu.state.listKeys().find((k) => k.alias === "go-key");
-    expect(first.keyHint).toBe(`sk-...${key!.key.slice(-4)}`);
-    expect((await step("gate", { alias: "go-key", count: 2 })).changes).not.toHaveProperty("update");
+  test(
+    "up, the gate, a change, the gate, destroy; the key secret and never printed",
+    async () => {
+      const first = await step("up", { alias: "go-key", count: 2 });
+      expect(first).toMatchObject({ changes: { create: 3 }, tokens: 2, keySecret: true });
+      const key = run.emu.state.listKeys().find((k) => k.alias === "go-key");
+      expect(first.keyHint).toBe(`sk-...${key!.key.slice(-4)}`);
+      expect((await step("gate", { alias: "go-key", count: 2 })).changes).not.toHaveProperty("update");
 
-    run.emu.clearRequests();
-    const changed = await step("up", { alias: "go-key-2", count: 3 });
-    expect(changed).toMatchObject({ changes: { update: 2 }, tokens: 3 });
-    expect(writesOf(run.emu)).toEqual({ "api-key/edit": 1, "sub-account/create": 1, "sub-account/edit": 1 });
-    expect(run.emu.state.getKey(key!.key)?.alias).toBe("go-key-2");
-    await step("gate", { alias: "go-key-2", count: 3 });
+      run.emu.clearRequests();
+      const changed = await step("up", { alias: "go-key-2", count: 3 });
+      expect(changed).toMatchObject({ changes: { update: 2 }, tokens: 3 });
+      expect(writesOf(run.emu)).toEqual({ "api-key/edit": 1, "sub-account/create": 1, "sub-account/edit": 1 });
+      expect(run.emu.state.getKey(key!.key)?.alias).toBe("go-key-2");
+      await step("gate", { alias: "go-key-2", count: 3 });
 
-    await step("destroy", { alias: "go-key-2", count: 3 });
-    expect(run.emu.state.listKeys()).toEqual([]);
-    expect(run.emu.state.listSubAccounts()).toEqual([]);
-    run.ledger.expectAbsent(run.printed, "the Go program's output");
-  }, STEP_TIMEOUT_MS);
+      await step("destroy", { alias: "go-key-2", count: 3 });
+      expect(run.emu.state.listKeys()).toEqual([]);
+      expect(run.emu.state.listSubAccounts()).toEqual([]);
+      run.ledger.expectAbsent(run.printed, "the Go program's output");
+    },
+    STEP_TIMEOUT_MS,
+  );
 });
 
 describe("the Python SDK generated from the same schema", () => {

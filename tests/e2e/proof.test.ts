@@ -5,7 +5,16 @@ import { redact } from "../../provider/api/redact.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, requirePulumiCli, revealed, SecretLedger, stackFor } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  expectSettled,
+  type PulumiStack,
+  requirePulumiCli,
+  revealed,
+  SecretLedger,
+  stackFor,
+} from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // The proof steps of issue 30 for every resource shape, in one stack of one program (programs/proof): ApiKey
@@ -43,13 +52,23 @@ let emu: Emulator;
 let ledger: SecretLedger;
 let stack: PulumiStack;
 
-type Resource = { urn: string; type: string; id?: string; inputs: Record<string, unknown>; outputs: Record<string, unknown> };
+type Resource = {
+  urn: string;
+  type: string;
+  id?: string;
+  inputs: Record<string, unknown>;
+  outputs: Record<string, unknown>;
+};
 const nameOf = (urn: string) => urn.split("::").pop()!;
 
 /** Our resources in the state, by name, secrets shown (compared, never printed: differences are redacted). */
 async function ours(): Promise<Map<string, Resource>> {
-  const exported = revealed(JSON.parse((await stack.run(["stack", "export", "--show-secrets"])).stdout)) as { deployment: { resources: Resource[] } };
-  return new Map(exported.deployment.resources.filter((r) => r.type === KEY || r.type === BATCH).map((r) => [nameOf(r.urn), r]));
+  const exported = revealed(JSON.parse((await stack.run(["stack", "export", "--show-secrets"])).stdout)) as {
+    deployment: { resources: Resource[] };
+  };
+  return new Map(
+    exported.deployment.resources.filter((r) => r.type === KEY || r.type === BATCH).map((r) => [nameOf(r.urn), r]),
+  );
 }
 
 /** Runs `pulumi up`, returns the write calls it made; then expectSettled. */
@@ -69,7 +88,9 @@ async function plannedAfterRefresh(): Promise<string[]> {
   expect(Object.keys(writeCalls(emu.calls()))).toEqual([]);
   const steps = (JSON.parse(r.stdout) as { steps: { op: string; urn: string }[] }).steps;
   return steps
-    .filter((s) => !["same", "refresh"].includes(s.op) && (s.urn.includes(`::${KEY}::`) || s.urn.includes(`::${BATCH}::`)))
+    .filter(
+      (s) => !["same", "refresh"].includes(s.op) && (s.urn.includes(`::${KEY}::`) || s.urn.includes(`::${BATCH}::`)),
+    )
     .map((s) => `${s.op} ${nameOf(s.urn)}`)
     .sort();
 }
@@ -79,7 +100,9 @@ function differences(a: unknown, b: unknown, path: string): string[] {
   if (JSON.stringify(a) === JSON.stringify(b)) return [];
   if (a && b && typeof a === "object" && typeof b === "object" && !Array.isArray(a) === !Array.isArray(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    return [...keys].flatMap((k) => differences((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`));
+    return [...keys].flatMap((k) =>
+      differences((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`),
+    );
   }
   return [path];
 }
@@ -104,7 +127,12 @@ describe("every resource shape proven: settled after each up, disappears, import
     // 8 keys (the disabled one disabled after its create), 3 batches: each batch create is followed by the edit that
     // gives its sub-accounts the declared alias in place of the create's marked one (provider/api/assumptions.ts,
     // CREATE_MARKER: what lets a lost create be found without taking another stack's sub-accounts).
-    expect(await upWrites()).toEqual({ "api-key/create": 8, "api-key/status": 1, "sub-account/create": 3, "sub-account/edit": 3 });
+    expect(await upWrites()).toEqual({
+      "api-key/create": 8,
+      "api-key/status": 1,
+      "sub-account/create": 3,
+      "sub-account/edit": 3,
+    });
     expect(emu.state.listKeys()).toHaveLength(8);
     expect(emu.state.listSubAccounts()).toHaveLength(6);
   }, 600_000);
@@ -113,9 +141,16 @@ describe("every resource shape proven: settled after each up, disappears, import
     deleteAllInConsole();
     expect(await plannedAfterRefresh()).toEqual([...KEYS, ...BATCHES].map((n) => `create ${n}`).sort());
     // The settled check is not vacuous: here its refresh finds every object gone (and drops them from the state).
-    await expect(expectSettled(stack)).rejects.toThrow(/not settled: `pulumi refresh --yes --skip-preview --diff --expect-no-changes` exited/);
+    await expect(expectSettled(stack)).rejects.toThrow(
+      /not settled: `pulumi refresh --yes --skip-preview --diff --expect-no-changes` exited/,
+    );
     // Each batch create and its edit (CREATE_MARKER), as in the first up.
-    expect(await upWrites(["--refresh"])).toEqual({ "api-key/create": 8, "api-key/status": 1, "sub-account/create": 3, "sub-account/edit": 3 });
+    expect(await upWrites(["--refresh"])).toEqual({
+      "api-key/create": 8,
+      "api-key/status": 1,
+      "sub-account/create": 3,
+      "sub-account/edit": 3,
+    });
     expect(emu.state.listKeys()).toHaveLength(8);
     expect(emu.state.listSubAccounts()).toHaveLength(6);
   }, 600_000);
@@ -124,7 +159,12 @@ describe("every resource shape proven: settled after each up, disappears, import
     await stack.setConfig("trigger", "t2");
     await stack.setConfig("scaledCount", 3);
     // The raise's create, then the edit that sets the declared alias on what it made (CREATE_MARKER).
-    expect(await upWrites()).toEqual({ "api-key/create": 1, "api-key/delete": 1, "sub-account/create": 1, "sub-account/edit": 1 });
+    expect(await upWrites()).toEqual({
+      "api-key/create": 1,
+      "api-key/delete": 1,
+      "sub-account/create": 1,
+      "sub-account/edit": 1,
+    });
     expect(emu.state.listSubAccounts().filter((s) => s.alias === "proof-scaled")).toHaveLength(3);
   }, 600_000);
 
@@ -132,7 +172,10 @@ describe("every resource shape proven: settled after each up, disappears, import
     const created = await ours();
     expect([...created.keys()].sort()).toEqual([...KEYS, ...BATCHES].sort());
     const adopt = Object.fromEntries(
-      [...created].map(([name, r]) => [name, r.type === KEY ? (r.outputs.key as string) : (r.outputs.tokens as string[])]),
+      [...created].map(([name, r]) => [
+        name,
+        r.type === KEY ? (r.outputs.key as string) : (r.outputs.tokens as string[]),
+      ]),
     );
     await stack.setConfig("adopt", JSON.stringify(adopt), { secret: true });
     // The stack forgets its resources (the objects stay): as a new stack adopting them would start.
@@ -143,17 +186,29 @@ describe("every resource shape proven: settled after each up, disappears, import
     await stack.run(["stack", "import", "--file", file]);
 
     const keysBefore = emu.state.listKeys();
-    const tokensBefore = emu.state.listSubAccounts().map((s) => s.token).sort();
+    const tokensBefore = emu.state
+      .listSubAccounts()
+      .map((s) => s.token)
+      .sort();
     expect(await upWrites()).toEqual({});
     expect(emu.state.listKeys()).toEqual(keysBefore);
-    expect(emu.state.listSubAccounts().map((s) => s.token).sort()).toEqual(tokensBefore);
+    expect(
+      emu.state
+        .listSubAccounts()
+        .map((s) => s.token)
+        .sort(),
+    ).toEqual(tokensBefore);
 
     const adopted = await ours();
     const found: string[] = [];
     for (const [name, c] of created) {
       const a = adopted.get(name)!;
       const ignored = [...IMPORT_VERIFY_IGNORED[c.type], ...(name === "key-rotated" ? ROTATED_IGNORED : [])];
-      for (const path of [...differences(c.id, a.id, "id"), ...differences(c.inputs, a.inputs, "inputs"), ...differences(c.outputs, a.outputs, "outputs")]) {
+      for (const path of [
+        ...differences(c.id, a.id, "id"),
+        ...differences(c.inputs, a.inputs, "inputs"),
+        ...differences(c.outputs, a.outputs, "outputs"),
+      ]) {
         if (!ignored.some((i) => path === i || path.startsWith(`${i}.`))) found.push(`${name}: ${path}`);
       }
     }
@@ -162,7 +217,11 @@ describe("every resource shape proven: settled after each up, disappears, import
     // Not vacuous: every adopted resource does record its adoption, in the listed fields.
     for (const [name, a] of adopted) {
       if (a.type === KEY) expect([name, a.outputs.adoptKey]).toEqual([name, adopt[name]]);
-      else expect([name, [...(a.outputs.adoptTokens as string[])].sort()]).toEqual([name, [...(adopt[name] as string[])].sort()]);
+      else
+        expect([name, [...(a.outputs.adoptTokens as string[])].sort()]).toEqual([
+          name,
+          [...(adopt[name] as string[])].sort(),
+        ]);
     }
   }, 600_000);
 
@@ -170,13 +229,20 @@ describe("every resource shape proven: settled after each up, disappears, import
     deleteAllInConsole();
     // A key is dropped by the refresh (create planned: with adoptKey, which names a key that no longer exists);
     // a batch that adopted is kept and updated (its next update creates count anew).
-    expect(await plannedAfterRefresh()).toEqual([...KEYS.map((n) => `create ${n}`), ...BATCHES.map((n) => `update ${n}`)].sort());
+    expect(await plannedAfterRefresh()).toEqual(
+      [...KEYS.map((n) => `create ${n}`), ...BATCHES.map((n) => `update ${n}`)].sort(),
+    );
     emu.clearRequests();
     // --continue-on-error: the batches' updates run whatever the order the engine meets the keys' failures in.
     const failed = await stack.up(["--refresh", "--continue-on-error"], { allowFailure: true });
     ledger.record();
     expect(failed.code).not.toBe(0);
-    for (const name of KEYS) expect(failed.stdout + failed.stderr).toMatch(new RegExp(`${name}[\\s\\S]*adoptKey: the key sk-\\.\\.\\.\\w{4} does not exist on the platform; nothing was changed`));
+    for (const name of KEYS)
+      expect(failed.stdout + failed.stderr).toMatch(
+        new RegExp(
+          `${name}[\\s\\S]*adoptKey: the key sk-\\.\\.\\.\\w{4} does not exist on the platform; nothing was changed`,
+        ),
+      );
     expect(failed.stdout + failed.stderr).toContain("remove adoptKey: the next up creates a new key");
     ledger.expectAbsent(failed.stdout + failed.stderr, "the failed up");
     // No key was made; the batches were re-created to their counts.

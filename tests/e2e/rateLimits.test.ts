@@ -4,7 +4,14 @@ import { DEFAULT_RATE_LIMITS } from "../../provider/api/assumptions.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, requirePulumiCli, stackFor, type PulumiStack } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  disposeStack,
+  expectSettled,
+  requirePulumiCli,
+  stackFor,
+  type PulumiStack,
+} from "./support.js";
 
 // 300 keys against the platform's own limits, with every "minute" scaled to WINDOW_MS on both sides (the
 // emulator's --rate-window-ms and the client's LLM_ACCOUNTS_RATE_WINDOW_MS). This test asserts behaviour: no

@@ -3,7 +3,17 @@ import { join } from "node:path";
 import type { Emulator, EmulatorOptions, Reading } from "../../provider/emulator/index.js";
 import { emulator, STOPS } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, requirePulumiCli, SecretLedger, stackFor, upSettled, type LeftByDesign, type PulumiStack } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  expectSettled,
+  requirePulumiCli,
+  SecretLedger,
+  stackFor,
+  upSettled,
+  type LeftByDesign,
+  type PulumiStack,
+} from "./support.js";
 
 // A user's lifecycle through the real Pulumi CLI against a platform that reads the spec's open points otherwise
 // (issues 35 and 43; tests/readings plays every reading in process): the first up, an empty gate, a change, a
@@ -26,7 +36,9 @@ interface Platform {
 }
 const IPS = ["203.0.113.7", "10.0.0.0/8"];
 const PLATFORMS: Record<string, Platform> = {
-  "answers: an envelope, unknown fields, other value forms, terse write confirmations": { readings: ["envelope", "extra-fields", "other-forms", "terse-writes"] },
+  "answers: an envelope, unknown fields, other value forms, terse write confirmations": {
+    readings: ["envelope", "extra-fields", "other-forms", "terse-writes"],
+  },
   "sub-account group: refusals as HTTP 200, a list without total, a prefix alias filter, restricted aliases": {
     readings: ["refusals-200", "list-no-total", "alias-filter-prefix", "restricted-aliases"],
   },
@@ -49,7 +61,11 @@ PLATFORMS["forms: keys without sk-, one-api's envelope, a cursor list with unsta
   readings: ["unprefixed-keys", "one-api", "list-cursor", "unstable-ties", "filters-ignored"],
   goneBeforeDestroy: true,
 };
-for (const [a, b] of [[0, 1], [1, 2], [0, 2]]) {
+for (const [a, b] of [
+  [0, 1],
+  [1, 2],
+  [0, 2],
+]) {
   const readings = [...PARTS[a].readings, ...PARTS[b].readings];
   const late = PARTS[a].lateVisibilityMs ?? PARTS[b].lateVisibilityMs;
   const name = `readings ${readings.join(", ")}${late ? `, and creates that show ${late / 1000} s late` : ""}`;
@@ -57,7 +73,13 @@ for (const [a, b] of [[0, 1], [1, 2], [0, 2]]) {
   // A platform that keeps an address as its range (normalised-values) is taken for doing so only under the doctor's
   // profile (issue 53); these stacks have none, so the program declares the form the platform keeps.
   const ips = readings.includes("normalised-values") ? ["203.0.113.7/32", "10.0.0.0/8"] : IPS;
-  PLATFORMS[name] = { readings, lateVisibilityMs: late, count: readings.includes("sks-cap") ? 6 : 3, ips, goneBeforeDestroy: true };
+  PLATFORMS[name] = {
+    readings,
+    lateVisibilityMs: late,
+    count: readings.includes("sks-cap") ? 6 : 3,
+    ips,
+    goneBeforeDestroy: true,
+  };
 }
 
 /** Another team's objects on the same account: a key and sub-accounts the program never declares. */
@@ -74,10 +96,18 @@ afterAll(async () => {
 }, 5 * 60_000);
 
 /** An emulator for a test of this file, seeded with another team's key and 3 sub-accounts (their alias begins with ours). */
-async function platform(end: (typeof ends)[number], options: EmulatorOptions): Promise<{ emu: Emulator; others: () => { keys: unknown[]; subs: unknown[] } }> {
+async function platform(
+  end: (typeof ends)[number],
+  options: EmulatorOptions,
+): Promise<{ emu: Emulator; others: () => { keys: unknown[]; subs: unknown[] } }> {
   const emu = (end.emu = await emulator({ rateLimits: false, ...options }));
   const key = emu.state.createKey(OTHER_KEY, { geo: { countries: ["US"] }, ip: { allow: ["198.51.100.0/24"] } });
-  const subs = emu.state.createSubAccounts({ alias: OTHER_SUBS, balance: 7, modelPricing: [{ model: "model-a", pricing_factor: 2 }], count: 3 });
+  const subs = emu.state.createSubAccounts({
+    alias: OTHER_SUBS,
+    balance: 7,
+    modelPricing: [{ model: "model-a", pricing_factor: 2 }],
+    count: 3,
+  });
   end.ledger = new SecretLedger(emu);
   const seeded = { keys: [key], subs };
   // As they are now, and as they were seeded: equal after every step of ours.
@@ -98,7 +128,10 @@ describe.each(Object.entries(PLATFORMS))("through the real CLI, a platform whose
       ends.push(end);
       const { emu, others } = await platform(end, { readings: plan.readings, lateVisibilityMs: plan.lateVisibilityMs });
       const seeded = others();
-      const theirs = new Set([...seeded.keys.map((k) => (k as { key: string }).key), ...seeded.subs.map((s) => (s as { token: string }).token)]);
+      const theirs = new Set([
+        ...seeded.keys.map((k) => (k as { key: string }).key),
+        ...seeded.subs.map((s) => (s as { token: string }).token),
+      ]);
       const keys = () => emu.state.listKeys().filter((k) => !theirs.has(k.key));
       const subs = () => emu.state.listSubAccounts().filter((s) => !theirs.has(s.token));
       const stack = (end.stack = await stackFor(PROGRAM, emu));
@@ -108,7 +141,10 @@ describe.each(Object.entries(PLATFORMS))("through the real CLI, a platform whose
       end.ledger!.record();
       expect(keys().map((k) => k.alias)).toEqual(["lifecycle"]);
       expect(subs().map((s) => s.alias)).toEqual(["team", "team"]);
-      if (plan.ips) expect(keys()[0].security_config.ip?.allow).toEqual(plan.readings.includes("normalised-values") ? ["203.0.113.7/32", "10.0.0.0/8"] : plan.ips);
+      if (plan.ips)
+        expect(keys()[0].security_config.ip?.allow).toEqual(
+          plan.readings.includes("normalised-values") ? ["203.0.113.7/32", "10.0.0.0/8"] : plan.ips,
+        );
 
       const count = plan.count ?? 3;
       await stack.setConfig("teamAlias", "team-b");
@@ -202,7 +238,9 @@ describe("through the real CLI, a destroy whose list cannot be read (masked-form
       await stack.run(["up", "--yes", "--skip-preview"]);
       expect(emu.state.listSubAccounts().map((s) => s.alias)).toEqual(["team", "team"]);
       const down = await stack.run(["destroy", "--yes", "--skip-preview"]);
-      expect(down.stdout).toMatch(/warning: SubAccountBatch sab-\w+: the 2 sub-account\(s\) its state holds were deleted, but what a killed run of it may have left .* could not be looked for: .*masked \(in the form sk-xxxx\*\*\*\*xxxx\)/);
+      expect(down.stdout).toMatch(
+        /warning: SubAccountBatch sab-\w+: the 2 sub-account\(s\) its state holds were deleted, but what a killed run of it may have left .* could not be looked for: .*masked \(in the form sk-xxxx\*\*\*\*xxxx\)/,
+      );
       expect(emu.state.listSubAccounts()).toEqual([]);
       expect(emu.state.listKeys()).toEqual([]);
     },
@@ -225,7 +263,11 @@ describe("through the real CLI, a platform that answers a gone key or token with
       const stack = (end.stack = await stackFor(PROGRAM, emu));
       await stack.setConfig("extraKeys", 2);
       await upSettled(stack);
-      const record = () => end.ledger!.record(...emu.state.listKeys().map((k) => k.key), ...emu.state.listSubAccounts().map((s) => s.token));
+      const record = () =>
+        end.ledger!.record(
+          ...emu.state.listKeys().map((k) => k.key),
+          ...emu.state.listSubAccounts().map((s) => s.token),
+        );
       record();
 
       const lifecycle = () => emu.state.listKeys().find((k) => k.alias === "lifecycle")!;
@@ -237,7 +279,12 @@ describe("through the real CLI, a platform that answers a gone key or token with
       await stack.up(["--refresh"]);
       await expectSettled(stack);
       record();
-      expect(emu.state.listKeys().map((k) => k.alias).sort()).toEqual(["extra-0", "extra-1", "lifecycle"]);
+      expect(
+        emu.state
+          .listKeys()
+          .map((k) => k.alias)
+          .sort(),
+      ).toEqual(["extra-0", "extra-1", "lifecycle"]);
       expect(emu.state.listSubAccounts()).toHaveLength(2);
 
       // No refresh: the destroy meets a gone key in its batch delete, and a gone sub-account.

@@ -3,7 +3,17 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { calls, emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, disposeStack, expectSettled, expectSwept, requirePulumiCli, SecretLedger, stackFor, upSettled, type PulumiStack } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  disposeStack,
+  expectSettled,
+  expectSwept,
+  requirePulumiCli,
+  SecretLedger,
+  stackFor,
+  upSettled,
+  type PulumiStack,
+} from "./support.js";
 
 // A refresh of many SubAccountBatch resources through the real engine, which hands the provider --parallel reads
 // at a time: one list of the account answers them all (command/sharedList.ts), and drift made before a command is seen.

@@ -5,7 +5,16 @@ import { LlmAccountsClient } from "../../provider/client/client.js";
 import { resolveClientOptions } from "../../provider/client/config.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
-import { endFile, expectNoSecretsAround, expectSettled, llmImport as runImport, PulumiStack, setUpFile, type SecretLedger, LOOK_ENV } from "./support.js";
+import {
+  endFile,
+  expectNoSecretsAround,
+  expectSettled,
+  llmImport as runImport,
+  PulumiStack,
+  setUpFile,
+  type SecretLedger,
+  LOOK_ENV,
+} from "./support.js";
 import { writeCalls } from "../support/emulatorCalls.js";
 
 // Issue 28: `llm-accounts import` run again on a stack that already manages the account never writes a program
@@ -34,8 +43,16 @@ let dir: string;
 let stack: PulumiStack;
 
 const writesIn = writeCalls;
-const liveTokens = () => emu.state.listSubAccounts().map((s) => s.token).sort();
-const liveKeys = () => emu.state.listKeys().map((k) => k.key).sort();
+const liveTokens = () =>
+  emu.state
+    .listSubAccounts()
+    .map((s) => s.token)
+    .sort();
+const liveKeys = () =>
+  emu.state
+    .listKeys()
+    .map((k) => k.key)
+    .sort();
 
 async function llmImport(args: string[], stdin = ""): Promise<RunResult> {
   const r = await file.pulumi(runImport(dir, ["--stack", stack.stack, "--force", ...args], stdin, stack.env));
@@ -48,7 +65,11 @@ async function llmImport(args: string[], stdin = ""): Promise<RunResult> {
 async function plannedOps(extra: string[] = []): Promise<Record<string, string>> {
   const r = await file.pulumi(stack.run(["preview", "--json", ...extra]));
   const steps = (JSON.parse(r.stdout) as { steps?: { op: string; urn: string }[] }).steps ?? [];
-  return Object.fromEntries(steps.filter((s) => s.op !== "same" && !s.urn.includes("pulumi:pulumi:Stack")).map((s) => [s.urn.split("::").pop()!, s.op]));
+  return Object.fromEntries(
+    steps
+      .filter((s) => s.op !== "same" && !s.urn.includes("pulumi:pulumi:Stack"))
+      .map((s) => [s.urn.split("::").pop()!, s.op]),
+  );
 }
 
 /** `up` (with `extra`), its calls to the platform, then the settled checks. */
@@ -62,7 +83,17 @@ async function upCalls(extra: string[] = []): Promise<Record<string, number>> {
 
 /** The console, over the platform's HTTP API: what a user does in the web UI between two imports. */
 function consoleClient(): LlmAccountsClient {
-  return new LlmAccountsClient(resolveClientOptions(undefined, {}, { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey }));
+  return new LlmAccountsClient(
+    resolveClientOptions(
+      undefined,
+      {},
+      {
+        LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+        LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+        LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      },
+    ),
+  );
 }
 
 beforeAll(() => {
@@ -73,11 +104,21 @@ afterAll(() => endFile({ emu, ledger, stacks: [stack], destroy: [] }), 5 * 60_00
 
 describe("llm-accounts import run again on a stack that manages the account (issue 28)", () => {
   test("first import and up: everything adopted, nothing written", async () => {
-    const credentials = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+    const credentials = {
+      PATH: process.env.PATH ?? "",
+      LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+      LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    };
     const first = await file.pulumi(runImport(dir, ["--keys", "-"], `${ciRunner}\n${deployBot}\n`, credentials));
     expect(first.code).toBe(0);
     await typeCheckProgram(dir);
-    stack = await PulumiStack.create({ dir, account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
+    stack = await PulumiStack.create({
+      dir,
+      account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+      env: { ...WINDOW_ENV, ...LOOK_ENV },
+      typeCheck: false,
+    });
     // An empty stack: nothing to keep, the keys stored.
     const stored = await llmImport(["--keys", "-"], `${ciRunner}\n${deployBot}\n`);
     expect(stored.stdout).not.toContain("Kept");
@@ -90,19 +131,32 @@ describe("llm-accounts import run again on a stack that manages the account (iss
     const console = consoleClient();
     await console.apiKeys.edit({ key: ciRunner, alias: "ci-runner-renamed", securityConfig: {} });
     const team = emu.state.listSubAccounts().filter((s) => s.alias === "team-a");
-    await console.subAccounts.edit({ sks: team.map((s) => s.token), alias: "team-a-renamed", modelPricing: [{ model: "model-a", pricingFactor: 1.2 }] });
-    const [late] = emu.state.createSubAccounts({ alias: "late", balance: 1, modelPricing: pricing("model-a", 1), count: 1 });
+    await console.subAccounts.edit({
+      sks: team.map((s) => s.token),
+      alias: "team-a-renamed",
+      modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+    });
+    const [late] = emu.state.createSubAccounts({
+      alias: "late",
+      balance: 1,
+      modelPricing: pricing("model-a", 1),
+      count: 1,
+    });
     const before = [liveKeys(), liveTokens()];
 
     const again = await llmImport([]);
-    expect(again.stdout).toContain('Kept 4 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "ops", "team-a".');
+    expect(again.stdout).toContain(
+      'Kept 4 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "ops", "team-a".',
+    );
     expect(again.stdout).toContain('Added 1 object(s) it does not manage yet: "late".');
-    expect(again.stdout).toContain('Changed in the console since the state last read them (declared as they are now): "ci-runner", "team-a".');
+    expect(again.stdout).toContain(
+      'Changed in the console since the state last read them (declared as they are now): "ci-runner", "team-a".',
+    );
     expect(again.stdout).toContain("pulumi up --refresh --stack dev");
     // Held keys need no adoptKey (the state holds them; one would go stale at their next rotation): none stored.
     expect(again.stdout).toContain("Stored the 0 API key(s)");
     const program = readFileSync(join(dir, "index.ts"), "utf8");
-    expect(program).not.toMatch(/^  adoptKey:/m);
+    expect(program).not.toMatch(/^ {2}adoptKey:/m);
     expect(program).toContain('new llm.ApiKey("ci-runner", {\n  alias: "ci-runner-renamed",');
     expect(program).toContain('new llm.SubAccountBatch("team-a", {\n  alias: "team-a-renamed",');
     expect(program).toContain(`adoptTokens: tokensOf("late", [${late.id}]),`);
@@ -121,7 +175,9 @@ describe("llm-accounts import run again on a stack that manages the account (iss
     const fresh = emu.state.createKey("fresh").key;
     const before = [liveKeys(), liveTokens()];
     const partial = await llmImport(["--keys", "-"], `${deployBot}\n${fresh}\n`);
-    expect(partial.stdout).toContain('Kept 5 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "late", "ops", "team-a".');
+    expect(partial.stdout).toContain(
+      'Kept 5 object(s) stack dev manages, under their resource names: "ci-runner", "deploy-bot", "late", "ops", "team-a".',
+    );
     expect(partial.stdout).toContain('Added 1 object(s) it does not manage yet: "fresh".');
     expect(partial.stdout).toContain("Stored the 1 API key(s)");
     expect(await plannedOps()).toEqual({ fresh: "create" });
@@ -140,7 +196,9 @@ describe("llm-accounts import run again on a stack that manages the account (iss
 
   test("--drop-unlisted is the one way to leave a held key out: stdout says the next up deletes it, and the plan deletes only it", async () => {
     const dropping = await llmImport(["--keys", "-", "--drop-unlisted"], `${deployBot}\n`);
-    expect(dropping.stdout).toMatch(/Dropped 2 object\(s\) the stack manages, as --drop-unlisted asks:\n {2}ApiKey ci-runner \(sk-\.\.\.\w{4}\): not in --keys; the next up DELETES it from the platform\n {2}ApiKey fresh/);
+    expect(dropping.stdout).toMatch(
+      /Dropped 2 object\(s\) the stack manages, as --drop-unlisted asks:\n {2}ApiKey ci-runner \(sk-\.\.\.\w{4}\): not in --keys; the next up DELETES it from the platform\n {2}ApiKey fresh/,
+    );
     expect(await plannedOps()).toEqual({ "ci-runner": "delete", fresh: "delete" });
     // Back to keeping everything: the plan is empty again.
     await llmImport([]);

@@ -6,7 +6,14 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { linkNodeModules, PulumiStack, typeCheckProgram, type RunResult } from "../../scripts/lib/stack.mjs";
 import { emulator } from "../support/emulator.js";
 import { writeCalls } from "../support/emulatorCalls.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, llmImport as runImportCli, requirePulumiCli, SecretLedger, LOOK_ENV } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  llmImport as runImportCli,
+  requirePulumiCli,
+  SecretLedger,
+  LOOK_ENV,
+} from "./support.js";
 
 // Issue 36 on the real CLI: `llm-accounts import` never treats an existing stack as new (no stack selected, a
 // fresh PULUMI_HOME: it refuses and names the stacks), respects a lost create's mark (no second batch adopts what
@@ -47,7 +54,11 @@ afterAll(async () => {
 }, 5 * 60_000);
 
 /** The other account, as a held batch's `connection` names it: environment variable names, set for every command. */
-const farEnv = (): Record<string, string> => ({ FAR_BASE_URL: far.baseUrl, FAR_ADMIN_KEY: far.adminKey, FAR_ACCOUNT_KEY: far.accountKey });
+const farEnv = (): Record<string, string> => ({
+  FAR_BASE_URL: far.baseUrl,
+  FAR_ADMIN_KEY: far.adminKey,
+  FAR_ACCOUNT_KEY: far.accountKey,
+});
 
 /** `llm-accounts import --out dir` from the built package, as a user runs it; what it printed kept for the secret check. */
 async function llmImport(args: string[], env: Record<string, string>, stdin = `${ciKey}\n`): Promise<RunResult> {
@@ -64,14 +75,31 @@ async function reimport(args: string[]): Promise<string> {
   return r.stdout;
 }
 
-const live = () => ({ keys: emu.state.listKeys().map((k) => k.key).sort(), subAccounts: emu.state.listSubAccounts().map((s) => s.token).sort() });
-const aliases = () => emu.state.listSubAccounts().map((s) => s.alias).sort();
+const live = () => ({
+  keys: emu.state
+    .listKeys()
+    .map((k) => k.key)
+    .sort(),
+  subAccounts: emu.state
+    .listSubAccounts()
+    .map((s) => s.token)
+    .sort(),
+});
+const aliases = () =>
+  emu.state
+    .listSubAccounts()
+    .map((s) => s.alias)
+    .sort();
 
 /** The operations `pulumi preview --json` plans, by resource name (same-steps left out). */
 async function plannedOps(): Promise<Record<string, string>> {
   const r = await stack!.run(["preview", "--json"], { env: farEnv() });
   const steps = (JSON.parse(r.stdout) as { steps?: { op: string; urn: string }[] }).steps ?? [];
-  return Object.fromEntries(steps.filter((s) => s.op !== "same" && !s.urn.includes("pulumi:pulumi:Stack")).map((s) => [s.urn.split("::").pop()!, s.op]));
+  return Object.fromEntries(
+    steps
+      .filter((s) => s.op !== "same" && !s.urn.includes("pulumi:pulumi:Stack"))
+      .map((s) => [s.urn.split("::").pop()!, s.op]),
+  );
 }
 
 /** `up`, with what it wrote on the account. */
@@ -115,16 +143,30 @@ function setCount(name: string, count: number): void {
   const at = text.indexOf(`new llm.SubAccountBatch(${JSON.stringify(name)}, {`);
   expect(at).toBeGreaterThanOrEqual(0);
   const end = text.indexOf("\n});", at);
-  writeFileSync(path, text.slice(0, at) + text.slice(at, end).replace(/\n  count: \d+,/, `\n  count: ${count},`) + text.slice(end));
+  writeFileSync(
+    path,
+    text.slice(0, at) + text.slice(at, end).replace(/\n {2}count: \d+,/, `\n  count: ${count},`) + text.slice(end),
+  );
 }
 
 describe("import never treats an existing stack as new", () => {
   test("import into stack prod and up: everything adopted, nothing written", async () => {
-    const credentials = { PATH: process.env.PATH ?? "", LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+    const credentials = {
+      PATH: process.env.PATH ?? "",
+      LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+      LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    };
     const first = await llmImport(["--keys", "-"], credentials);
     expect(first.code).toBe(0);
     await typeCheckProgram(dir);
-    stack = await PulumiStack.create({ dir, stack: "prod", account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey }, env: { ...WINDOW_ENV, ...LOOK_ENV }, typeCheck: false });
+    stack = await PulumiStack.create({
+      dir,
+      stack: "prod",
+      account: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey },
+      env: { ...WINDOW_ENV, ...LOOK_ENV },
+      typeCheck: false,
+    });
     await reimport([]);
     const before = live();
     expect(await upWrites()).toEqual({});
@@ -158,9 +200,15 @@ describe("import respects a lost create's mark", () => {
 
     const out = await reimport([]);
     expect(out).toContain("Added 0 object(s) it does not manage yet.");
-    expect(out).toContain(`SubAccountBatch team: 1 sub-account(s) made by its create whose answer was lost carry its mark (alias ${JSON.stringify(marked[0].alias)}): declared with count 3`);
-    expect(out).toContain('which deletes nothing and writes one edit per batch whose lost create left sub-accounts under its mark ("team")');
-    expect(readFileSync(join(dir, "index.ts"), "utf8")).toMatch(/new llm\.SubAccountBatch\("team", \{\n {2}alias: "team",\n {2}balance: 10,[^\n]*\n {2}count: 3,/);
+    expect(out).toContain(
+      `SubAccountBatch team: 1 sub-account(s) made by its create whose answer was lost carry its mark (alias ${JSON.stringify(marked[0].alias)}): declared with count 3`,
+    );
+    expect(out).toContain(
+      'which deletes nothing and writes one edit per batch whose lost create left sub-accounts under its mark ("team")',
+    );
+    expect(readFileSync(join(dir, "index.ts"), "utf8")).toMatch(
+      /new llm\.SubAccountBatch\("team", \{\n {2}alias: "team",\n {2}balance: 10,[^\n]*\n {2}count: 3,/,
+    );
     expect(await plannedOps()).toEqual({ team: "update" });
 
     expect(await upWrites()).toEqual({ "sub-account/edit": 1 });
@@ -169,7 +217,10 @@ describe("import respects a lost create's mark", () => {
   }, 300_000);
 
   test("a new batch whose first create was lost, then import --force --drop-unlisted: kept, not dropped; the next up deletes nothing", async () => {
-    appendFileSync(join(dir, "index.ts"), '\nnew llm.SubAccountBatch("extra", { alias: "extra", balance: 1, count: 1, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });\n');
+    appendFileSync(
+      join(dir, "index.ts"),
+      '\nnew llm.SubAccountBatch("extra", { alias: "extra", balance: 1, count: 1, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });\n',
+    );
     await upLosingCreate();
     expect(emu.state.listSubAccounts().filter((s) => s.alias.startsWith("extra~"))).toHaveLength(1);
     const before = live();
@@ -177,7 +228,9 @@ describe("import respects a lost create's mark", () => {
     const out = await reimport(["--drop-unlisted"]);
     expect(out).not.toContain("Dropped");
     expect(out).not.toContain("nothing live is deleted");
-    expect(out).toContain("SubAccountBatch extra: 1 sub-account(s) made by its create whose answer was lost carry its mark");
+    expect(out).toContain(
+      "SubAccountBatch extra: 1 sub-account(s) made by its create whose answer was lost carry its mark",
+    );
     expect(await plannedOps()).toEqual({ extra: "update" });
 
     expect(await upWrites()).toEqual({ "sub-account/edit": 1 });
@@ -229,7 +282,9 @@ describe("--drop-unlisted drops only objects of the account it read", () => {
 
     const out = await reimport(["--drop-unlisted"]);
     expect(out).not.toContain("Dropped");
-    expect(out).toContain("SubAccountBatch far: held on another account (its connection): kept as the state holds it, not read here and never dropped");
+    expect(out).toContain(
+      "SubAccountBatch far: held on another account (its connection): kept as the state holds it, not read here and never dropped",
+    );
     expect(readFileSync(join(dir, "index.ts"), "utf8")).toContain('new llm.SubAccountBatch("far", {');
     expect(await plannedOps()).toEqual({});
 
@@ -246,8 +301,16 @@ describe("--drop-unlisted drops only objects of the account it read", () => {
     await stack!.setConfig("llm-accounts:accountKey", emu.accountKey, { secret: true });
     const program = readFileSync(join(dir, "index.ts"), "utf8");
     const before = live();
-    const shell = { LLM_ACCOUNTS_BASE_URL: far.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: far.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: far.accountKey };
-    const r = await llmImport(["--stack", "prod", "--force", "--drop-unlisted", "--keys", "-"], { ...stack!.env, ...farEnv(), ...shell });
+    const shell = {
+      LLM_ACCOUNTS_BASE_URL: far.baseUrl,
+      LLM_ACCOUNTS_ADMIN_KEY: far.adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: far.accountKey,
+    };
+    const r = await llmImport(["--stack", "prod", "--force", "--drop-unlisted", "--keys", "-"], {
+      ...stack!.env,
+      ...farEnv(),
+      ...shell,
+    });
     expect(r.code).not.toBe(0);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("stack prod's config names another account than the environment");
@@ -261,7 +324,9 @@ describe("--drop-unlisted drops only objects of the account it read", () => {
 
   test("the stack's config alone names the account (no LLM_ACCOUNTS_* in the shell): import reads that account, keeps everything, and the next up writes nothing", async () => {
     const before = live();
-    const shell = Object.fromEntries(Object.entries({ ...stack!.env, ...farEnv() }).filter(([k]) => !k.startsWith("LLM_ACCOUNTS_")));
+    const shell = Object.fromEntries(
+      Object.entries({ ...stack!.env, ...farEnv() }).filter(([k]) => !k.startsWith("LLM_ACCOUNTS_")),
+    );
     const r = await llmImport(["--stack", "prod", "--force", "--drop-unlisted", "--keys", "-"], shell);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);

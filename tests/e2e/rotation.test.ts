@@ -6,7 +6,16 @@ import { join } from "node:path";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
-import { CLI_BUILD_TIMEOUT_MS, endFile, expectSettled, type PulumiStack, requirePulumiCli, SecretLedger, type SettledOptions, stackFor } from "./support.js";
+import {
+  CLI_BUILD_TIMEOUT_MS,
+  endFile,
+  expectSettled,
+  type PulumiStack,
+  requirePulumiCli,
+  SecretLedger,
+  type SettledOptions,
+  stackFor,
+} from "./support.js";
 
 const PROGRAM = join(REPO, "tests/e2e/programs/rotation");
 const HOUR = 3_600_000;
@@ -97,8 +106,11 @@ describe("key rotation on the real Pulumi CLI", () => {
     expect(failed.code).not.toBe(0);
     expect(failed.stdout + failed.stderr).toMatch(/rotated, but the previous key sk-\.\.\.\w{4} could not be deleted/);
     // A failed up leaves the stack outputs as they were; the resource's state holds both keys, as secrets.
-    const state = JSON.parse(await stack.exportState()) as { deployment: { resources: { type: string; outputs?: Record<string, unknown> }[] } };
-    const kept = state.deployment.resources.find((r) => r.type === "pulumi-nodejs:dynamic/llm-accounts:ApiKey")!.outputs!;
+    const state = JSON.parse(await stack.exportState()) as {
+      deployment: { resources: { type: string; outputs?: Record<string, unknown> }[] };
+    };
+    const kept = state.deployment.resources.find((r) => r.type === "pulumi-nodejs:dynamic/llm-accounts:ApiKey")!
+      .outputs!;
     expect(kept.previousKeyExpiresAt).toEqual(expect.any(String));
     expect(kept.previousKey).toHaveProperty("ciphertext");
     expect(kept.key).toHaveProperty("ciphertext");
@@ -134,7 +146,8 @@ describe("key rotation on the real Pulumi CLI", () => {
     ledger.expectAbsent(await stack.exportState(), "pulumi stack export during the overlap");
 
     // Before the promised time: nothing is deleted, the old key is as it was; up calls nothing.
-    const overlap = "the up above settled this same program and state, this up called nothing (asserted), and two more commands would eat into the 30 s left of the overlap";
+    const overlap =
+      "the up above settled this same program and state, this up called nothing (asserted), and two more commands would eat into the 30 s left of the overlap";
     expect(await upCalls({ skip: { preview: overlap, refresh: overlap } })).toEqual({});
     expect(Date.now()).toBeLessThan(promised);
     expect(emu.state.getKey(old)).toEqual(oldRecord);
@@ -159,7 +172,11 @@ describe("key rotation on the real Pulumi CLI", () => {
     await stack.setConfig("ticket", "INC-4");
     emu.setClockOffset(-3 * DAY);
     const due = "the key is issued 3 days ago with everyDays 2: due at once by design, which the gate below asserts";
-    expect(await upCalls({ skip: { preview: due, refresh: due } })).toEqual({ "api-key/get": 1, "api-key/create": 1, "api-key/delete": 1 });
+    expect(await upCalls({ skip: { preview: due, refresh: due } })).toEqual({
+      "api-key/get": 1,
+      "api-key/create": 1,
+      "api-key/delete": 1,
+    });
     emu.setClockOffset(0);
     const aged = await current();
     const issued = emu.state.getKey(aged.apiKey)!.created_at.slice(0, 10);
@@ -172,7 +189,9 @@ describe("key rotation on the real Pulumi CLI", () => {
     expect(emu.calls()).toEqual({ "api-key/get": 1 });
     expect(ours().map((k) => k.key)).toEqual([aged.apiKey]);
     // After a refresh, a plain preview names the reason too (the refreshed inputs carry it).
-    expect((await stack.preview()).stdout).toMatch(new RegExp(`- rotationDue\\s*: "rotation due: key issued ${issued}, every 2 days"`));
+    expect((await stack.preview()).stdout).toMatch(
+      new RegExp(`- rotationDue\\s*: "rotation due: key issued ${issued}, every 2 days"`),
+    );
 
     expect(await upCalls()).toEqual({ "api-key/get": 1, "api-key/create": 1, "api-key/delete": 1 });
     const out = await current();

@@ -4,7 +4,14 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePulumiCli, type PulumiCli } from "../../scripts/pulumi-cli.mjs";
-import { linkNodeModules, PulumiStack, prepareProgram, typeCheckProgram, type RunResult, type StackOptions } from "../../scripts/lib/stack.mjs";
+import {
+  linkNodeModules,
+  PulumiStack,
+  prepareProgram,
+  typeCheckProgram,
+  type RunResult,
+  type StackOptions,
+} from "../../scripts/lib/stack.mjs";
 import type { Emulator, EmulatorOptions } from "../../provider/emulator/index.js";
 import { emulator } from "../support/emulator.js";
 import { REPO } from "../support/programDir.js";
@@ -58,7 +65,9 @@ export class FileRun {
  * with `folder`, a program folder of that prefix with node_modules linked. The file's own beforeAll, declared
  * after it, runs after it.
  */
-export function setUpFile(options: { emulator?: EmulatorOptions; seed?: (emu: Emulator) => void; folder?: string } = {}): FileRun {
+export function setUpFile(
+  options: { emulator?: EmulatorOptions; seed?: (emu: Emulator) => void; folder?: string } = {},
+): FileRun {
   const run = new FileRun();
   beforeAll(async () => {
     run.cli = await requirePulumiCli();
@@ -103,7 +112,11 @@ export const LOOK_ENV = { LLM_ACCOUNTS_LATE_WRITES_MS: "5000" };
  * program is type-checked once (typeCheckedOnce) and then run transpile-only: checking it again at every
  * command cost most of each command's time and found nothing the first check did not.
  */
-export async function stackFor(source: string, emu: Emulator, options: Partial<StackOptions> = {}): Promise<PulumiStack> {
+export async function stackFor(
+  source: string,
+  emu: Emulator,
+  options: Partial<StackOptions> = {},
+): Promise<PulumiStack> {
   const dir = prepareProgram(source);
   await typeCheckedOnce(source, dir);
   return PulumiStack.create({
@@ -154,9 +167,17 @@ export interface LargeAccountSize {
  */
 export function seedLargeAccount(emu: Emulator, size: LargeAccountSize): string[] {
   const fill = "x".repeat(size.aliasFill ?? 0);
-  const keys = Array.from({ length: size.keys }, (_, i) => emu.state.createKey(`service-${String(i).padStart(4, "0")}${fill ? `-${fill}` : ""}`).key);
+  const keys = Array.from(
+    { length: size.keys },
+    (_, i) => emu.state.createKey(`service-${String(i).padStart(4, "0")}${fill ? `-${fill}` : ""}`).key,
+  );
   for (let b = 0; b < size.batches; b++) {
-    emu.state.createSubAccounts({ alias: `customer-${String(b).padStart(3, "0")}`, balance: 10, modelPricing: [{ model: "model-a", pricing_factor: 1.5 }], count: size.perBatch });
+    emu.state.createSubAccounts({
+      alias: `customer-${String(b).padStart(3, "0")}`,
+      balance: 10,
+      modelPricing: [{ model: "model-a", pricing_factor: 1.5 }],
+      count: size.perBatch,
+    });
   }
   return keys;
 }
@@ -165,7 +186,10 @@ export function seedLargeAccount(emu: Emulator, size: LargeAccountSize): string[
 export function llmImport(dir: string, args: string[], stdin: string, env: Record<string, string>): Promise<RunResult> {
   const started = Date.now();
   return new Promise((done) => {
-    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], { env, cwd: tmpdir() });
+    const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "import", "--out", dir, ...args], {
+      env,
+      cwd: tmpdir(),
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -180,7 +204,12 @@ export function llmImport(dir: string, args: string[], stdin: string, env: Recor
  * state, its backend folder, the program folder (node_modules aside) and everything `printed`. Returns the
  * program folder's text for further checks.
  */
-export async function expectNoSecretsAround(ledger: SecretLedger, stack: PulumiStack, dir: string, printed: string): Promise<string> {
+export async function expectNoSecretsAround(
+  ledger: SecretLedger,
+  stack: PulumiStack,
+  dir: string,
+  printed: string,
+): Promise<string> {
   const folder = readdirSync(dir)
     .filter((f) => f !== "node_modules")
     .map((f) => readFileSync(join(dir, f), "utf8"))
@@ -218,18 +247,25 @@ export async function expectSettled(stack: PulumiStack, options: SettledOptions 
   ] as const) {
     const reason = options.skip?.[step];
     if (reason !== undefined) {
-      if (reason.trim().length < 10) throw new Error(`expectSettled: skipping the ${step} check needs a written reason, not "${reason}"`);
+      if (reason.trim().length < 10)
+        throw new Error(`expectSettled: skipping the ${step} check needs a written reason, not "${reason}"`);
       continue;
     }
     const r = await stack.run([...args], { allowFailure: true });
     if (r.code !== 0) {
-      throw new Error(`not settled: \`pulumi ${args.join(" ")}\` exited ${r.code} (a perpetual diff, a replacement or drift after apply)\n${r.stdout}\n${r.stderr}`);
+      throw new Error(
+        `not settled: \`pulumi ${args.join(" ")}\` exited ${r.code} (a perpetual diff, a replacement or drift after apply)\n${r.stdout}\n${r.stderr}`,
+      );
     }
   }
 }
 
 /** `pulumi up` followed by expectSettled: the step every e2e test takes to apply a program. Returns the up's result. */
-export async function upSettled(stack: PulumiStack, upArgs: string[] = [], options: SettledOptions = {}): Promise<RunResult> {
+export async function upSettled(
+  stack: PulumiStack,
+  upArgs: string[] = [],
+  options: SettledOptions = {},
+): Promise<RunResult> {
   const result = await stack.up(upArgs);
   await expectSettled(stack, options);
   return result;
@@ -289,9 +325,15 @@ export async function endFile(end: FileEnd): Promise<void> {
  * anything but the objects `left` names by alias with a reason. Objects made in the console by the test and
  * never adopted count too: name them in `left` or delete them.
  */
-export async function expectSwept(emu: Emulator, ledger: SecretLedger, left: LeftByDesign = {}, sweepEnv: Record<string, string> = {}): Promise<void> {
+export async function expectSwept(
+  emu: Emulator,
+  ledger: SecretLedger,
+  left: LeftByDesign = {},
+  sweepEnv: Record<string, string> = {},
+): Promise<void> {
   for (const [alias, reason] of Object.entries(left)) {
-    if (reason.trim().length < 10) throw new Error(`expectSwept: leaving "${alias}" needs a written reason, not "${reason}"`);
+    if (reason.trim().length < 10)
+      throw new Error(`expectSwept: leaving "${alias}" needs a written reason, not "${reason}"`);
   }
   const dir = mkdtempSync(join(tmpdir(), "llm-sweep-"));
   const keyFile = join(dir, "keys.txt");
@@ -307,7 +349,11 @@ export async function expectSwept(emu: Emulator, ledger: SecretLedger, left: Lef
   try {
     r = await new Promise<RunResult>((done) => {
       const started = Date.now();
-      const child = spawn(process.execPath, [join(REPO, "dist/provider/cli.js"), "sweep", "--any-alias", "--keys", keyFile, "--json"], { env, cwd: tmpdir() });
+      const child = spawn(
+        process.execPath,
+        [join(REPO, "dist/provider/cli.js"), "sweep", "--any-alias", "--keys", keyFile, "--json"],
+        { env, cwd: tmpdir() },
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -322,7 +368,9 @@ export async function expectSwept(emu: Emulator, ledger: SecretLedger, left: Lef
   const report = JSON.parse(r.stdout) as SweepReport;
   const leaked = report.found.filter((o) => !(o.alias in left));
   if (leaked.length > 0) {
-    throw new Error(`the sweep found ${leaked.length} object(s) the tests left behind:\n${leaked.map((o) => `  ${o.kind} ${o.hint} alias ${JSON.stringify(o.alias)}`).join("\n")}`);
+    throw new Error(
+      `the sweep found ${leaked.length} object(s) the tests left behind:\n${leaked.map((o) => `  ${o.kind} ${o.hint} alias ${JSON.stringify(o.alias)}`).join("\n")}`,
+    );
   }
 }
 

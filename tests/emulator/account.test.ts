@@ -1,8 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { USAGE_HISTORY_DAYS, USAGE_MODEL_FIELD, USAGE_NEXT_PAGE_FIELD, USAGE_PAGE_SIZE } from "../../provider/api/assumptions.js";
+import {
+  USAGE_HISTORY_DAYS,
+  USAGE_MODEL_FIELD,
+  USAGE_NEXT_PAGE_FIELD,
+  USAGE_PAGE_SIZE,
+} from "../../provider/api/assumptions.js";
 import { fingerprint } from "../../provider/api/redact.js";
 import { ModelsResponseSchema } from "../../provider/api/schemas/index.js";
-import { MODEL_CATALOGUE, startEmulator, USAGE_STATS_DAYS, usageRows, type Emulator } from "../../provider/emulator/index.js";
+import {
+  MODEL_CATALOGUE,
+  startEmulator,
+  USAGE_STATS_DAYS,
+  usageRows,
+  type Emulator,
+} from "../../provider/emulator/index.js";
 import { call, micros, ok } from "../support/emulatorCalls.js";
 
 const TODAY = "2026-06-15";
@@ -20,7 +31,11 @@ async function allPages(body: Record<string, unknown>): Promise<{ rows: any[]; p
   const pages: any[] = [];
   let token: string | undefined;
   for (;;) {
-    const page = await ok(emu, "usageSummary", token === undefined ? body : { ...body, [USAGE_NEXT_PAGE_FIELD]: token });
+    const page = await ok(
+      emu,
+      "usageSummary",
+      token === undefined ? body : { ...body, [USAGE_NEXT_PAGE_FIELD]: token },
+    );
     pages.push(page);
     if (!page.has_more) return { rows: pages.flatMap((p) => p.items), pages };
     token = page.next_page;
@@ -52,7 +67,9 @@ describe("models", () => {
     expect(answer).toEqual({ models: MODEL_CATALOGUE });
     expect(ModelsResponseSchema.safeParse(answer).success).toBe(true);
     expect(MODEL_CATALOGUE.length).toBeGreaterThanOrEqual(6);
-    expect(new Set(MODEL_CATALOGUE.map((m) => m.category))).toEqual(new Set(["chat", "reasoning", "embedding", "multimodal"]));
+    expect(new Set(MODEL_CATALOGUE.map((m) => m.category))).toEqual(
+      new Set(["chat", "reasoning", "embedding", "multimodal"]),
+    );
   });
 
   it("prices with six-decimal strings", () => {
@@ -87,7 +104,14 @@ describe("usage/summary", () => {
     const body = { start: day(-20), end: day(0), key: keyA, with_model: true, with_usage: true };
     const first = await ok(emu, "usageSummary", body);
     expect(await ok(emu, "usageSummary", body)).toEqual(first);
-    const expected = usageRows({ seeds: [fingerprint(keyA)], start: day(-20), end: day(0), today: TODAY, withModel: true, withUsage: true });
+    const expected = usageRows({
+      seeds: [fingerprint(keyA)],
+      start: day(-20),
+      end: day(0),
+      today: TODAY,
+      withModel: true,
+      withUsage: true,
+    });
     expect(first.items).toEqual(expected);
   });
 
@@ -208,7 +232,11 @@ describe("usage/summary", () => {
     const empty = await startEmulator({ rateLimits: false });
     try {
       const today = new Date().toISOString().slice(0, 10);
-      expect(await ok(empty, "usageSummary", { start: today, end: today })).toEqual({ items: [], has_more: false, next_page: null });
+      expect(await ok(empty, "usageSummary", { start: today, end: today })).toEqual({
+        items: [],
+        has_more: false,
+        next_page: null,
+      });
     } finally {
       await empty.close();
     }

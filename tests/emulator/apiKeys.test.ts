@@ -21,7 +21,13 @@ describe("api-key/create", () => {
     const before = Date.now();
     const created = await ok(emu, "createApiKey", { alias: "first" });
     expect(created.key).toMatch(/^sk-[A-Za-z0-9]{48}$/);
-    expect(created).toEqual({ key: created.key, alias: "first", enabled: true, security_config: {}, created_at: expect.any(String) });
+    expect(created).toEqual({
+      key: created.key,
+      alias: "first",
+      enabled: true,
+      security_config: {},
+      created_at: expect.any(String),
+    });
     expect(created.created_at).toMatch(/Z$/);
     expect(Date.parse(created.created_at)).toBeGreaterThanOrEqual(before - 1);
   });
@@ -42,7 +48,12 @@ describe("api-key/get", () => {
   it("returns alias, enabled, security_config and created_at, never the key", async () => {
     const created = await ok(emu, "createApiKey", { alias: "get-me", security_config: fullConfig });
     const view = await ok(emu, "getApiKey", { key: created.key });
-    expect(view).toEqual({ alias: "get-me", enabled: true, security_config: fullConfig, created_at: created.created_at });
+    expect(view).toEqual({
+      alias: "get-me",
+      enabled: true,
+      security_config: fullConfig,
+      created_at: created.created_at,
+    });
     expect(JSON.stringify(view)).not.toContain(created.key);
   });
 
@@ -64,8 +75,17 @@ describe("api-key/get", () => {
 describe("api-key/edit", () => {
   it("replaces alias and security_config as a whole and returns the new view", async () => {
     const created = await ok(emu, "createApiKey", { alias: "before", security_config: fullConfig });
-    const edited = await ok(emu, "editApiKey", { key: created.key, alias: "after", security_config: { geo: { countries: ["FR"] } } });
-    expect(edited).toEqual({ alias: "after", enabled: true, security_config: { geo: { countries: ["FR"] } }, created_at: created.created_at });
+    const edited = await ok(emu, "editApiKey", {
+      key: created.key,
+      alias: "after",
+      security_config: { geo: { countries: ["FR"] } },
+    });
+    expect(edited).toEqual({
+      alias: "after",
+      enabled: true,
+      security_config: { geo: { countries: ["FR"] } },
+      created_at: created.created_at,
+    });
     expect(await ok(emu, "getApiKey", { key: created.key })).toEqual(edited);
   });
 

@@ -15,7 +15,8 @@ beforeAll(async () => {
 afterAll(() => emu.close());
 
 const ids = Object.keys(OPERATIONS) as OperationId[];
-const named = (group: string) => ids.filter((id) => OPERATIONS[id].group === group).map((id) => [OPERATIONS[id].name, id] as const);
+const named = (group: string) =>
+  ids.filter((id) => OPERATIONS[id].group === group).map((id) => [OPERATIONS[id].name, id] as const);
 const management = named("management");
 const subAccount = named("sub-account");
 
@@ -83,7 +84,12 @@ describe("order of checks", () => {
     emu.clearRequests();
     await call(emu, "deleteSubAccounts", { sks: [subAccountToken] }, { credential: emu.adminKey });
     expect(emu.requests()).toEqual([
-      expect.objectContaining({ op: "sub-account/delete", method: "DELETE", status: 401, path: OPERATIONS.deleteSubAccounts.path }),
+      expect.objectContaining({
+        op: "sub-account/delete",
+        method: "DELETE",
+        status: 401,
+        path: OPERATIONS.deleteSubAccounts.path,
+      }),
     ]);
     expect(emu.state.hasSubAccount(subAccountToken)).toBe(true);
   });

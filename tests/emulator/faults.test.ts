@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from "@jest/globals";
 import { OPERATIONS } from "../../provider/api/operations.js";
-import { parseFaultSpec, startEmulator, type Emulator, type EmulatorOptions, type FaultSpec } from "../../provider/emulator/index.js";
+import {
+  parseFaultSpec,
+  startEmulator,
+  type Emulator,
+  type EmulatorOptions,
+  type FaultSpec,
+} from "../../provider/emulator/index.js";
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -178,22 +184,35 @@ describe("fault selection", () => {
     for (let i = 0; i < 3; i++) statuses.push((await call(e, "models")).status);
     for (let i = 0; i < 5; i++) statuses.push((await call(e, "balance")).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 500, 500, 200]);
-    await expect(startEmulator({ faults: [{ kind: "500", after: -1 }] })).rejects.toThrow(/after must be a whole number/);
+    await expect(startEmulator({ faults: [{ kind: "500", after: -1 }] })).rejects.toThrow(
+      /after must be a whole number/,
+    );
   });
 
   it("refuses a fault spec with an unknown operation or a rate above 1", async () => {
-    await expect(startEmulator({ faults: [{ kind: "500", ops: ["api-key/nothing"] }] })).rejects.toThrow(/unknown operation/);
+    await expect(startEmulator({ faults: [{ kind: "500", ops: ["api-key/nothing"] }] })).rejects.toThrow(
+      /unknown operation/,
+    );
     await expect(startEmulator({ faults: [{ kind: "500", rate: 2 }] })).rejects.toThrow(/rate/);
   });
 });
 
 describe("parseFaultSpec (the --fault form)", () => {
   it("parses kind and options", () => {
-    expect(parseFaultSpec("429:rate=0.2,ops=api-key/create")).toEqual({ kind: "429", rate: 0.2, ops: ["api-key/create"] });
+    expect(parseFaultSpec("429:rate=0.2,ops=api-key/create")).toEqual({
+      kind: "429",
+      rate: 0.2,
+      ops: ["api-key/create"],
+    });
     expect(parseFaultSpec("latency:ms=50")).toEqual({ kind: "latency", ms: 50 });
     expect(parseFaultSpec("drop-after")).toEqual({ kind: "drop-after" });
     expect(parseFaultSpec("429:retryAfter=off,count=3")).toEqual({ kind: "429", retryAfter: false, count: 3 });
-    expect(parseFaultSpec("latency:ms=600000,after=500,ops=api-key/get")).toEqual({ kind: "latency", ms: 600000, after: 500, ops: ["api-key/get"] });
+    expect(parseFaultSpec("latency:ms=600000,after=500,ops=api-key/get")).toEqual({
+      kind: "latency",
+      ms: 600000,
+      after: 500,
+      ops: ["api-key/get"],
+    });
   });
 
   it("takes several operations with + or a repeated ops", () => {

@@ -64,7 +64,8 @@ describe("rate limits", () => {
 
   it("counts only authenticated requests: 401s use up no slot", async () => {
     const e = await start({ rateWindowMs: 5_000, rateLimits: { "account/balance": [{ limit: 2, windowMs: 60_000 }] } });
-    for (let i = 0; i < 5; i++) expect((await call(e, "balance", {}, { credential: "sk-admin-wrongwrongwrong" })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await call(e, "balance", {}, { credential: "sk-admin-wrongwrongwrong" })).status).toBe(401);
     expect(await statuses(e, 3)).toEqual([200, 200, 429]);
   });
 

@@ -31,7 +31,10 @@ afterEach(async () => {
 describe("state file", () => {
   it("keeps keys, sub-accounts, id counters, balance and generated credentials across a restart", async () => {
     const first = await start();
-    const { key } = await ok(first, "createApiKey", { alias: "durable", security_config: { geo: { countries: ["DE"] } } });
+    const { key } = await ok(first, "createApiKey", {
+      alias: "durable",
+      security_config: { geo: { countries: ["DE"] } },
+    });
     await ok(first, "setApiKeyStatus", { key, enabled: false });
     const subs = (await ok(first, "createSubAccounts", { alias: "team", balance: 5, count: 2 })).items;
     first.state.setBalance(42.25);
@@ -40,7 +43,11 @@ describe("state file", () => {
     const second = await start();
     expect(second.adminKey).toBe(first.adminKey);
     expect(second.accountKey).toBe(first.accountKey);
-    expect(await ok(second, "getApiKey", { key })).toMatchObject({ alias: "durable", enabled: false, security_config: { geo: { countries: ["DE"] } } });
+    expect(await ok(second, "getApiKey", { key })).toMatchObject({
+      alias: "durable",
+      enabled: false,
+      security_config: { geo: { countries: ["DE"] } },
+    });
     expect((await ok(second, "listSubAccounts", { page_size: -1 })).items).toEqual(subs);
     expect((await ok(second, "createSubAccounts", { alias: "more", balance: 0, count: 1 })).items[0].id).toBe(3);
     expect(await ok(second, "balance")).toEqual({ balance: "42.250000" });
@@ -48,7 +55,10 @@ describe("state file", () => {
 
   it("keeps a key's restrictions the spec does not show across a restart, and reads null as none", async () => {
     const first = await start();
-    const { key } = await ok(first, "createApiKey", { alias: "hours", security_config: { hours: { from: "08:00", to: "18:00" } } });
+    const { key } = await ok(first, "createApiKey", {
+      alias: "hours",
+      security_config: { hours: { from: "08:00", to: "18:00" } },
+    });
     const { key: bare } = await ok(first, "createApiKey", { alias: "bare" });
     await first.close();
     const written = await saved();
@@ -69,7 +79,9 @@ describe("state file", () => {
 
   it("holds every change of many concurrent requests", async () => {
     const emu = await start();
-    const created = await Promise.all(Array.from({ length: 25 }, (_, i) => ok(emu, "createApiKey", { alias: `k${i}` })));
+    const created = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => ok(emu, "createApiKey", { alias: `k${i}` })),
+    );
     expect(new Set((await saved()).api_keys.map((k: any) => k.key))).toEqual(new Set(created.map((c) => c.key)));
   });
 
@@ -120,7 +132,11 @@ describe("state file", () => {
       return { ...(await saved()), key };
     }
 
-    async function refused(state: any, field: string, options: Parameters<typeof startEmulator>[0] = {}): Promise<void> {
+    async function refused(
+      state: any,
+      field: string,
+      options: Parameters<typeof startEmulator>[0] = {},
+    ): Promise<void> {
       const { key: _key, ...snapshot } = state;
       await writeFile(file, JSON.stringify(snapshot));
       const before = await readFile(file, "utf8");
@@ -132,7 +148,8 @@ describe("state file", () => {
         (e: Error) => e,
       );
       expect(err?.message).toContain(field);
-      for (const secret of [state.admin_key, state.account_key, state.key]) expect(err?.message).not.toContain(secret.slice(3));
+      for (const secret of [state.admin_key, state.account_key, state.key])
+        expect(err?.message).not.toContain(secret.slice(3));
       expect(await readFile(file, "utf8")).toBe(before);
     }
 
@@ -143,18 +160,36 @@ describe("state file", () => {
 
     it("a secret used twice: an API key that is the account key, a token that is an API key", async () => {
       const state = await savedState();
-      await refused({ ...state, api_keys: [{ ...state.api_keys[0], key: state.account_key }] }, "api_keys.0.key: is the same key as account_key");
+      await refused(
+        { ...state, api_keys: [{ ...state.api_keys[0], key: state.account_key }] },
+        "api_keys.0.key: is the same key as account_key",
+      );
       const [first, second] = state.sub_accounts;
-      await refused({ ...state, sub_accounts: [first, { ...second, token: state.key }] }, "sub_accounts.1.token: is the same key as api_keys.0.key");
+      await refused(
+        { ...state, sub_accounts: [first, { ...second, token: state.key }] },
+        "sub_accounts.1.token: is the same key as api_keys.0.key",
+      );
     });
 
     it("ids reused: two sub-accounts with one id or user id, and counters not past the ids in use", async () => {
       const state = await savedState();
       const [first, second] = state.sub_accounts;
-      await refused({ ...state, sub_accounts: [first, { ...second, id: first.id }] }, "sub_accounts.1.id: is the same id as sub_accounts.0.id");
-      await refused({ ...state, sub_accounts: [first, { ...second, user_id: first.user_id }] }, "sub_accounts.1.user_id: is the same user id as sub_accounts.0.user_id");
-      await refused({ ...state, next_sub_account_id: 2 }, "next_sub_account_id: must be above the highest id in use (2)");
-      await refused({ ...state, next_user_id: first.user_id }, "next_user_id: must be above the highest user id in use");
+      await refused(
+        { ...state, sub_accounts: [first, { ...second, id: first.id }] },
+        "sub_accounts.1.id: is the same id as sub_accounts.0.id",
+      );
+      await refused(
+        { ...state, sub_accounts: [first, { ...second, user_id: first.user_id }] },
+        "sub_accounts.1.user_id: is the same user id as sub_accounts.0.user_id",
+      );
+      await refused(
+        { ...state, next_sub_account_id: 2 },
+        "next_sub_account_id: must be above the highest id in use (2)",
+      );
+      await refused(
+        { ...state, next_user_id: first.user_id },
+        "next_user_id: must be above the highest user id in use",
+      );
     });
 
     it("a key given as an option that is already a key of the file", async () => {

@@ -13,14 +13,22 @@ afterAll(() => emu.close());
 describe("routing", () => {
   it("answers 404 not_found for a path no operation has, logged as op unknown", async () => {
     emu.clearRequests();
-    const res = await fetch(`${emu.baseUrl}/api/v1/management/nothing`, { method: "POST", headers: { authorization: `Bearer ${emu.adminKey}` } });
+    const res = await fetch(`${emu.baseUrl}/api/v1/management/nothing`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${emu.adminKey}` },
+    });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: { code: "not_found", message: expect.any(String) } });
-    expect(emu.requests()).toEqual([expect.objectContaining({ op: "unknown", status: 404, path: "/api/v1/management/nothing" })]);
+    expect(emu.requests()).toEqual([
+      expect.objectContaining({ op: "unknown", status: 404, path: "/api/v1/management/nothing" }),
+    ]);
   });
 
   it("answers 405 with Allow for a known path with the wrong method", async () => {
-    const res = await fetch(emu.baseUrl + OPERATIONS.createSubAccounts.path, { method: "GET", headers: { authorization: `Bearer ${emu.accountKey}` } });
+    const res = await fetch(emu.baseUrl + OPERATIONS.createSubAccounts.path, {
+      method: "GET",
+      headers: { authorization: `Bearer ${emu.accountKey}` },
+    });
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("POST, DELETE");
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
@@ -48,13 +56,20 @@ describe("validation", () => {
   it("names a missing field in a 400 invalid_request", async () => {
     const answer = await call(emu, "createApiKey", {});
     expect(answer.status).toBe(400);
-    expect(answer.json).toEqual({ error: { code: "invalid_request", message: "alias: Invalid input: expected string, received undefined" } });
+    expect(answer.json).toEqual({
+      error: { code: "invalid_request", message: "alias: Invalid input: expected string, received undefined" },
+    });
   });
 
   it("names a nested field by its wire path with an index", async () => {
-    const answer = await call(emu, "createApiKey", { alias: "a", security_config: { geo: { countries: ["DE", "fr"] } } });
+    const answer = await call(emu, "createApiKey", {
+      alias: "a",
+      security_config: { geo: { countries: ["DE", "fr"] } },
+    });
     expect(answer.status).toBe(400);
-    expect(answer.json.error.message).toBe("security_config.geo.countries[1]: must be a two-letter upper-case country code");
+    expect(answer.json.error.message).toBe(
+      "security_config.geo.countries[1]: must be a two-letter upper-case country code",
+    );
   });
 
   it("refuses an unknown security_config part (the schema is strict)", async () => {
@@ -83,7 +98,10 @@ describe("validation", () => {
   });
 
   it("takes an empty body as {}", async () => {
-    const res = await fetch(emu.baseUrl + OPERATIONS.balance.path, { method: "POST", headers: { authorization: `Bearer ${emu.adminKey}` } });
+    const res = await fetch(emu.baseUrl + OPERATIONS.balance.path, {
+      method: "POST",
+      headers: { authorization: `Bearer ${emu.adminKey}` },
+    });
     expect(res.status).toBe(200);
   });
 

@@ -21,7 +21,12 @@ async function create(alias: string, count: number, extra: Record<string, unknow
 
 describe("sub-account/create", () => {
   it("creates count sub-accounts with incrementing ids, new tokens and the fields of spec 2.5", async () => {
-    const answer = await ok(emu, "createSubAccounts", { alias: "team", balance: 12.5, count: 3, model_pricing: pricing });
+    const answer = await ok(emu, "createSubAccounts", {
+      alias: "team",
+      balance: 12.5,
+      count: 3,
+      model_pricing: pricing,
+    });
     expect(answer.success).toBe(true);
     expect(answer.items.map((s: any) => s.id)).toEqual([1, 2, 3]);
     for (const sub of answer.items) {
@@ -49,7 +54,9 @@ describe("sub-account/create", () => {
   });
 
   it("converts deprecated auto_following: true to pricing_factor 1", async () => {
-    const [sub] = await create("legacy", 1, { model_pricing: [{ model: "model-a", auto_following: true, prompt_price: 2 }] });
+    const [sub] = await create("legacy", 1, {
+      model_pricing: [{ model: "model-a", auto_following: true, prompt_price: 2 }],
+    });
     expect(sub.model_pricing).toEqual([{ model: "model-a", pricing_factor: 1 }]);
   });
 
@@ -58,7 +65,10 @@ describe("sub-account/create", () => {
       alias: "legacy",
       balance: 1,
       count: 1,
-      model_pricing: [{ model: "model-a", pricing_factor: 1 }, { model: "model-b", prompt_price: 2, completion_price: 3 }],
+      model_pricing: [
+        { model: "model-a", pricing_factor: 1 },
+        { model: "model-b", prompt_price: 2, completion_price: 3 },
+      ],
     });
     expect(answer.status).toBe(400);
     expect(answer.json.error.message).toMatch(/^model_pricing\[1\]\.pricing_factor: /);
@@ -112,7 +122,13 @@ describe("sub-account/edit", () => {
     const subs = await create("old", 3);
     now += 5_000;
     const newPricing = [{ model: "deepseek-chat", auto_following: true }];
-    expect(await ok(emu, "editSubAccounts", { sks: [subs[0].token, subs[1].token], alias: "new", model_pricing: newPricing })).toEqual({
+    expect(
+      await ok(emu, "editSubAccounts", {
+        sks: [subs[0].token, subs[1].token],
+        alias: "new",
+        model_pricing: newPricing,
+      }),
+    ).toEqual({
       success: true,
     });
     const [a, b, c] = emu.state.listSubAccounts();
@@ -128,7 +144,11 @@ describe("sub-account/edit", () => {
   it("changes nothing and answers 404 when one token is unknown", async () => {
     const subs = await create("keep", 2);
     const unknown = "sk-unknownunknownunknownunknownunknownunknown77aa";
-    const answer = await call(emu, "editSubAccounts", { sks: [subs[0].token, unknown], alias: "changed", model_pricing: [] });
+    const answer = await call(emu, "editSubAccounts", {
+      sks: [subs[0].token, unknown],
+      alias: "changed",
+      model_pricing: [],
+    });
     expect(answer.status).toBe(404);
     expect(answer.json.error.message).toContain("sk-...77aa");
     expect(answer.text).not.toContain(unknown);

@@ -13,7 +13,10 @@ let emu: Emulator;
 let ledger: SecretLedger;
 
 // Every test removes what it made: no key is left behind by any fault.
-useFaultEmulator((c) => ({ emu, ledger } = c), (e) => e.state.listKeys().map((r) => r.alias));
+useFaultEmulator(
+  (c) => ({ emu, ledger } = c),
+  (e) => e.state.listKeys().map((r) => r.alias),
+);
 
 type Props = Record<string, unknown>;
 type Created = { id: string; outs: ApiKeyOutputs };
@@ -48,7 +51,11 @@ function live(alias: string) {
 /** The platform holds exactly the keys of these resources under the alias: none missing, none extra. */
 function expectExactly(alias: string, keys: Created[]): void {
   // Compared by fingerprint: a failure message must not print a key.
-  expect(live(alias).map((k) => fingerprint(k.key)).sort()).toEqual(keys.map((k) => fingerprint(k.outs.key)).sort());
+  expect(
+    live(alias)
+      .map((k) => fingerprint(k.key))
+      .sort(),
+  ).toEqual(keys.map((k) => fingerprint(k.outs.key)).sort());
 }
 
 const ALL_OPS = ["api-key/create", "api-key/status", "api-key/edit", "api-key/get", "api-key/delete"];
@@ -132,7 +139,9 @@ describe("ApiKey under server errors", () => {
   test("5xx on edit, status and delete (writes that set a state): retried, and applied once", async () => {
     const k = await create({ alias: "writes" });
     emu.clearRequests();
-    emu.setFaults(["api-key/edit", "api-key/status", "api-key/delete"].map((op) => only([op], { kind: "500", count: 2 })));
+    emu.setFaults(
+      ["api-key/edit", "api-key/status", "api-key/delete"].map((op) => only([op], { kind: "500", count: 2 })),
+    );
     const changed = await update(k, { alias: "writes-2", enabled: false });
     expect(emu.state.getKey(k.outs.key)).toMatchObject({ alias: "writes-2", enabled: false });
     await remove(changed);
@@ -152,7 +161,9 @@ describe("ApiKey under server errors", () => {
     emu.setFaults([only(["api-key/create"], { kind: "500", count: 1 })]);
     const err = await failed(() => create({ alias: "create-500" }));
     expect(err.mayHaveSucceeded).toBe(true);
-    expect(err.message).toMatch(/^500 internal_error: .*the key may have been created although no answer came back \(POST api-key\/create\)\. The API cannot list keys: look in the web console .*alias .*adoptKey`$/);
+    expect(err.message).toMatch(
+      /^500 internal_error: .*the key may have been created although no answer came back \(POST api-key\/create\)\. The API cannot list keys: look in the web console .*alias .*adoptKey`$/,
+    );
     expect(statuses(emu)).toEqual({ "api-key/create 500": 1 });
     expectExactly("create-500", []);
 
@@ -178,21 +189,36 @@ describe("ApiKey under server errors", () => {
   test.each([
     ["answered with a body it cannot read", { kind: "wrong-type" as const, count: 1 }, { "api-key/delete 200": 1 }],
     // The retry after the lost answer finds the key gone (404).
-    ["unanswered after it took effect", { kind: "drop-after" as const, count: 1 }, { "api-key/delete 0": 1, "api-key/delete 404": 1 }],
+    [
+      "unanswered after it took effect",
+      { kind: "drop-after" as const, count: 1 },
+      { "api-key/delete 0": 1, "api-key/delete 404": 1 },
+    ],
     // Every answer lost (the first try took effect): one get finds it gone.
-    ["unanswered at every try", { kind: "drop-after" as const, rate: 1 }, { "api-key/delete 0": 4, "api-key/get 404": 1 }],
+    [
+      "unanswered at every try",
+      { kind: "drop-after" as const, rate: 1 },
+      { "api-key/delete 0": 4, "api-key/get 404": 1 },
+    ],
   ])(
     "declared disabled, the status answer unreadable, and the delete that undoes the key %s: the key is gone, so nothing is kept in the state",
     async (_, deleteFault, deleteCalls) => {
       // Before, any failure of that delete kept the key in the state: a later run without refresh then held a key
       // that did not exist (the soak's seed 424242, history 477: a rotation kept it as the previous key).
-      emu.setFaults([only(["api-key/status"], { kind: "wrong-type", count: 1 }), only(["api-key/delete"], deleteFault)]);
+      emu.setFaults([
+        only(["api-key/status"], { kind: "wrong-type", count: 1 }),
+        only(["api-key/delete"], deleteFault),
+      ]);
       const err = await failed(() => create({ alias: "undone", enabled: false }));
       expect(err.message).toMatch(/created but could not be disabled, so it was deleted again; nothing is left behind/);
       expect(err.properties).toBeUndefined();
       expectExactly("undone", []);
       const calls = statuses(emu);
-      expect(Object.fromEntries(Object.entries(calls).filter(([op]) => op.startsWith("api-key/delete") || op.startsWith("api-key/get")))).toEqual(deleteCalls);
+      expect(
+        Object.fromEntries(
+          Object.entries(calls).filter(([op]) => op.startsWith("api-key/delete") || op.startsWith("api-key/get")),
+        ),
+      ).toEqual(deleteCalls);
     },
   );
 
@@ -200,7 +226,9 @@ describe("ApiKey under server errors", () => {
     emu.setFaults([only(["api-key/status", "api-key/delete"], { kind: "503" })]);
     const news = await inputs({ alias: "half-made", enabled: false });
     const err = await failed(() => apiKey.create(news));
-    expect(err.message).toMatch(/created but could not be disabled .*kept in the state and the next update disables it/);
+    expect(err.message).toMatch(
+      /created but could not be disabled .*kept in the state and the next update disables it/,
+    );
     // What the engine records (not enumerable: never in JSON or logs of the error).
     const id = err.id as string;
     const recorded = err.properties as ApiKeyOutputs;
@@ -223,7 +251,11 @@ describe("ApiKey under added latency", () => {
   test("every operation completes, once, and concurrent deletes still go out in one call", async () => {
     emu.setFaults([{ kind: "latency", ms: 200 }]);
     const keys = await Promise.all([0, 1, 2].map((i) => create({ alias: `slow-${i}` })));
-    const changed = await update(keys[0], { alias: "slow-0", enabled: false, securityConfig: { geo: { countries: ["SG"] } } });
+    const changed = await update(keys[0], {
+      alias: "slow-0",
+      enabled: false,
+      securityConfig: { geo: { countries: ["SG"] } },
+    });
     expect((await apiKey.read(changed.id, changed.outs)).props).toEqual(changed.outs);
     await remove(changed, keys[1], keys[2]);
     expect(statuses(emu)).toEqual({
@@ -243,7 +275,9 @@ describe("ApiKey under dropped connections", () => {
     const err = await failed(() => create({ alias: "drop-before" }));
     expect(err.name).toBe("ConnectionError");
     expect(err.mayHaveSucceeded).toBe(true);
-    expect(err.message).toMatch(/^connection to http:\/\/127\.0\.0\.1:\d+ failed: \w+; the key may have been created .*\(POST api-key\/create\)\. .*web console.*adoptKey`$/);
+    expect(err.message).toMatch(
+      /^connection to http:\/\/127\.0\.0\.1:\d+ failed: \w+; the key may have been created .*\(POST api-key\/create\)\. .*web console.*adoptKey`$/,
+    );
     expect(statuses(emu)).toEqual({ "api-key/create 0": 1 });
     expectExactly("drop-before", []);
 
@@ -257,7 +291,9 @@ describe("ApiKey under dropped connections", () => {
     emu.setFaults([only(["api-key/create"], { kind: "drop-after", count: 1 })]);
     const err = await failed(() => create(declared));
     expect(err.mayHaveSucceeded).toBe(true);
-    expect(err.message).toMatch(/the key may have been created although no answer came back \(POST api-key\/create\)\. The API cannot list keys: look in the web console for a key with alias "lost-answer" created just now, and delete it or adopt it with `adoptKey`/);
+    expect(err.message).toMatch(
+      /the key may have been created although no answer came back \(POST api-key\/create\)\. The API cannot list keys: look in the web console for a key with alias "lost-answer" created just now, and delete it or adopt it with `adoptKey`/,
+    );
     expect(statuses(emu)).toEqual({ "api-key/create 0": 1 });
 
     // The web console shows the key; the user adopts it, as the error says. No key is created again.
@@ -302,7 +338,9 @@ describe("ApiKey under malformed and wrongly typed answers", () => {
     emu.setFaults([only(["api-key/create"], { kind: "malformed", count: 1 })]);
     const err = await failed(() => create({ alias: "malformed-create" }));
     expect(err.name).toBe("UnknownAnswerError");
-    expect(err.message).toMatch(/^the response is not the platform's \(HTTP 200, .*\) from http:.*\/api-key\/create: nothing is concluded from it; the key may have been created .*\(POST api-key\/create\)\. .*adoptKey`$/);
+    expect(err.message).toMatch(
+      /^the response is not the platform's \(HTTP 200, .*\) from http:.*\/api-key\/create: nothing is concluded from it; the key may have been created .*\(POST api-key\/create\)\. .*adoptKey`$/,
+    );
     const found = live("malformed-create");
     expect(found.map((k) => k.alias)).toHaveLength(1);
     const adopted = await create({ alias: "malformed-create", adoptKey: found[0].key });
@@ -316,7 +354,9 @@ describe("ApiKey under malformed and wrongly typed answers", () => {
     emu.setFaults([only(["api-key/create"], { kind: "wrong-type", count: 1 })]);
     const err = await failed(() => create({ alias: "typed-create" }));
     // Only the key is needed of a create's answer (the other fields are taken from the request): its field is named.
-    expect(err.message).toMatch(/^the response field key is invalid: Invalid input: expected string, received object; the key may have been created .*\(POST api-key\/create\)\. .*adoptKey`$/);
+    expect(err.message).toMatch(
+      /^the response field key is invalid: Invalid input: expected string, received object; the key may have been created .*\(POST api-key\/create\)\. .*adoptKey`$/,
+    );
     const found = live("typed-create");
     expect(found.map((k) => k.alias)).toHaveLength(1);
     const adopted = await create({ alias: "typed-create", adoptKey: found[0].key });
@@ -332,7 +372,8 @@ describe("ApiKey under malformed and wrongly typed answers", () => {
       const alias = `bad-${kind}`;
       const k = await create({ alias });
       const foreign = kind === "malformed";
-      const field = (name: string) => (foreign ? "the response is not the platform's" : `the response field ${name} is invalid`);
+      const field = (name: string) =>
+        foreign ? "the response is not the platform's" : `the response field ${name} is invalid`;
 
       // Refresh: fails; the state keeps the old outputs; the re-run reads them back unchanged.
       emu.setFaults([only(["api-key/get"], { kind, count: 1 })]);
@@ -374,8 +415,15 @@ describe("ApiKey under malformed and wrongly typed answers", () => {
       emu.setFaults([only(["api-key/delete"], { kind, count: 1 })]);
       emu.clearRequests();
       await remove(disabled);
-      expect(emu.requests().filter((r) => r.op === "api-key/delete").map((r) => r.fault)).toEqual([kind]);
-      expect(statuses(emu)).toEqual(foreign ? { "api-key/delete 200": 1, "api-key/get 404": 1 } : { "api-key/delete 200": 1 });
+      expect(
+        emu
+          .requests()
+          .filter((r) => r.op === "api-key/delete")
+          .map((r) => r.fault),
+      ).toEqual([kind]);
+      expect(statuses(emu)).toEqual(
+        foreign ? { "api-key/delete 200": 1, "api-key/get 404": 1 } : { "api-key/delete 200": 1 },
+      );
       expectExactly(`${alias}-2`, []);
     },
   );

@@ -14,7 +14,10 @@ let emu: Emulator;
 let ledger: SecretLedger;
 
 // Every test removes what it made: no sub-account is left behind by any fault.
-useFaultEmulator((c) => ({ emu, ledger } = c), (e) => e.state.listSubAccounts().map((r) => r.alias));
+useFaultEmulator(
+  (c) => ({ emu, ledger } = c),
+  (e) => e.state.listSubAccounts().map((r) => r.alias),
+);
 
 type Props = Record<string, unknown>;
 type Batch = { id: string; outs: SubAccountBatchOutputs };
@@ -139,7 +142,11 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
       const alias = `lost-${kind}`;
       emu.setFaults([only(["sub-account/create"], { kind, count: 1 })]);
       const b = await create({ alias, count: 3 });
-      expect(statuses(emu)).toEqual({ [`sub-account/create ${kind === "drop-after" ? 0 : 200}`]: 1, "sub-account/list 200": 1, "sub-account/edit 200": 1 });
+      expect(statuses(emu)).toEqual({
+        [`sub-account/create ${kind === "drop-after" ? 0 : 200}`]: 1,
+        "sub-account/list 200": 1,
+        "sub-account/edit 200": 1,
+      });
       expect(b.outs.count).toBe(3);
       expectExactly(b, alias);
       await subAccountBatch.delete(b.id, b.outs);
@@ -178,11 +185,16 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
   });
 
   test("a lost answer, and the list that would find what was made fails too: the error says the sub-accounts may exist and how to find them", async () => {
-    emu.setFaults([only(["sub-account/create"], { kind: "drop-after", count: 1 }), only(["sub-account/list"], { kind: "503" })]);
+    emu.setFaults([
+      only(["sub-account/create"], { kind: "drop-after", count: 1 }),
+      only(["sub-account/list"], { kind: "503" }),
+    ]);
     const err = await failed(() => create({ alias: "unlisted", count: 2 }));
     expect(err.mayHaveSucceeded).toBe(true);
     // The alias the create gave them, its own: the declared one with a marker.
-    expect(err.message).toMatch(/the sub-accounts may have been created although no answer came back \(POST sub-account\/create\); looking for sub-accounts with alias "unlisted~[0-9a-f]{12}" failed too: .*\. List sub-accounts with alias "unlisted~[0-9a-f]{12}" \(getSubAccounts/);
+    expect(err.message).toMatch(
+      /the sub-accounts may have been created although no answer came back \(POST sub-account\/create\); looking for sub-accounts with alias "unlisted~[0-9a-f]{12}" failed too: .*\. List sub-accounts with alias "unlisted~[0-9a-f]{12}" \(getSubAccounts/,
+    );
     expect(err.message).toMatch(/503 service_unavailable: .*\(GET sub-account\/list\)/);
     expect(statuses(emu)).toEqual({ "sub-account/create 0": 1, "sub-account/list 503": 4 });
     // What the error points to: the two sub-accounts exist, untracked. Removing them (as a user would, once
@@ -197,9 +209,14 @@ describe("SubAccountBatch when a create's answer is lost or unusable", () => {
   });
 
   test("the create fails again after a lost answer found nothing: a clear error, nothing made, and the re-run converges", async () => {
-    emu.setFaults([only(["sub-account/create"], { kind: "drop-before", count: 1 }), only(["sub-account/create"], { kind: "503", count: 1 })]);
+    emu.setFaults([
+      only(["sub-account/create"], { kind: "drop-before", count: 1 }),
+      only(["sub-account/create"], { kind: "503", count: 1 }),
+    ]);
     const err = await failed(() => create({ alias: "twice", count: 2 }));
-    expect(err.message).toMatch(/503 service_unavailable: .*the sub-accounts may have been created although no answer came back \(POST sub-account\/create\)\. List sub-accounts with alias "twice~[0-9a-f]{12}"/);
+    expect(err.message).toMatch(
+      /503 service_unavailable: .*the sub-accounts may have been created although no answer came back \(POST sub-account\/create\)\. List sub-accounts with alias "twice~[0-9a-f]{12}"/,
+    );
     expectExactly(undefined, "twice");
     const b = await create({ alias: "twice", count: 2 });
     expectExactly(b, "twice");
@@ -211,7 +228,10 @@ describe("SubAccountBatch under dropped connections and bad answers on edit, del
   test("dropped after the commit on edit and delete: retried; a delete whose answer was lost counts as done (one list finds nothing left)", async () => {
     const b = await create({ alias: "drops", count: 3 });
     emu.clearRequests();
-    emu.setFaults([only(["sub-account/edit"], { kind: "drop-after", count: 1 }), only(["sub-account/delete"], { kind: "drop-after", count: 1 })]);
+    emu.setFaults([
+      only(["sub-account/edit"], { kind: "drop-after", count: 1 }),
+      only(["sub-account/delete"], { kind: "drop-after", count: 1 }),
+    ]);
     const changed = await update(b, { alias: "drops-2", count: 2 });
     expectExactly(changed, "drops-2");
     expect(statuses(emu)).toEqual({
@@ -231,7 +251,8 @@ describe("SubAccountBatch under dropped connections and bad answers on edit, del
       const alias = `bad-${kind}`;
       const b = await create({ alias, count: 2 });
       const foreign = kind === "malformed";
-      const field = (name: string) => (foreign ? "the response is not the platform's" : `the response field ${name} is invalid`);
+      const field = (name: string) =>
+        foreign ? "the response is not the platform's" : `the response field ${name} is invalid`;
 
       emu.setFaults([only(["sub-account/list"], { kind, count: 1 })]);
       let err = await failed(() => read(b));
@@ -258,8 +279,15 @@ describe("SubAccountBatch under dropped connections and bad answers on edit, del
       emu.setFaults([only(["sub-account/delete"], { kind, count: 1 })]);
       emu.clearRequests();
       await subAccountBatch.delete(edited.id, edited.outs);
-      expect(emu.requests().filter((r) => r.op === "sub-account/delete").map((r) => r.fault)).toEqual([kind]);
-      expect(statuses(emu)).toEqual(foreign ? { "sub-account/delete 200": 1, "sub-account/list 200": 1 } : { "sub-account/delete 200": 1 });
+      expect(
+        emu
+          .requests()
+          .filter((r) => r.op === "sub-account/delete")
+          .map((r) => r.fault),
+      ).toEqual([kind]);
+      expect(statuses(emu)).toEqual(
+        foreign ? { "sub-account/delete 200": 1, "sub-account/list 200": 1 } : { "sub-account/delete 200": 1 },
+      );
       expectExactly(undefined, `${alias}-2`);
     },
   );

@@ -16,42 +16,51 @@ beforeAll(async () => {
 afterAll(async () => emu.close());
 
 describe("the client's log lines under faults", () => {
-  test.each(FAULT_KINDS.map((k) => [k]) as [FaultKind][])("%s on every operation: the log names operations and outcomes, never a secret", async (kind) => {
-    const lines: string[] = [];
-    const client = clientOf(emu, { rateLimits: false, logger: (line) => lines.push(line), retry: { baseDelayMs: 1, maxDelayMs: 5 } });
-    // Made without faults, so that every later call carries a real key or token in its request.
-    const key = emu.state.createKey(`log-${kind}`).key;
-    const team = emu.state.createSubAccounts({ alias: `log-${kind}`, balance: 1, modelPricing: [], count: 2 }).map((s) => s.token);
-    ledger.record();
+  test.each(FAULT_KINDS.map((k) => [k]) as [FaultKind][])(
+    "%s on every operation: the log names operations and outcomes, never a secret",
+    async (kind) => {
+      const lines: string[] = [];
+      const client = clientOf(emu, {
+        rateLimits: false,
+        logger: (line) => lines.push(line),
+        retry: { baseDelayMs: 1, maxDelayMs: 5 },
+      });
+      // Made without faults, so that every later call carries a real key or token in its request.
+      const key = emu.state.createKey(`log-${kind}`).key;
+      const team = emu.state
+        .createSubAccounts({ alias: `log-${kind}`, balance: 1, modelPricing: [], count: 2 })
+        .map((s) => s.token);
+      ledger.record();
 
-    emu.setFaults([{ kind, rate: 0.5, ms: kind === "latency" ? 20 : 1 }]);
-    const calls: Array<() => Promise<unknown>> = [
-      () => client.apiKeys.create({ alias: `log-${kind}-new`, securityConfig: {} }),
-      () => client.apiKeys.get(key),
-      () => client.apiKeys.edit({ key, alias: `log-${kind}`, securityConfig: {} }),
-      () => client.apiKeys.setStatus(key, false),
-      () => client.subAccounts.list({ alias: `log-${kind}` }),
-      () => client.subAccounts.create({ alias: `log-${kind}-new`, balance: 1, modelPricing: [], count: 1 }),
-      () => client.subAccounts.edit({ sks: team, alias: `log-${kind}`, modelPricing: [] }),
-      () => client.subAccounts.delete([team[1]]),
-      () => client.apiKeys.delete([key]),
-    ];
-    for (const call of calls) {
-      try {
-        await call();
-      } catch (err) {
-        ledger.record();
-        ledger.expectCleanError(err);
+      emu.setFaults([{ kind, rate: 0.5, ms: kind === "latency" ? 20 : 1 }]);
+      const calls: Array<() => Promise<unknown>> = [
+        () => client.apiKeys.create({ alias: `log-${kind}-new`, securityConfig: {} }),
+        () => client.apiKeys.get(key),
+        () => client.apiKeys.edit({ key, alias: `log-${kind}`, securityConfig: {} }),
+        () => client.apiKeys.setStatus(key, false),
+        () => client.subAccounts.list({ alias: `log-${kind}` }),
+        () => client.subAccounts.create({ alias: `log-${kind}-new`, balance: 1, modelPricing: [], count: 1 }),
+        () => client.subAccounts.edit({ sks: team, alias: `log-${kind}`, modelPricing: [] }),
+        () => client.subAccounts.delete([team[1]]),
+        () => client.apiKeys.delete([key]),
+      ];
+      for (const call of calls) {
+        try {
+          await call();
+        } catch (err) {
+          ledger.record();
+          ledger.expectCleanError(err);
+        }
       }
-    }
-    emu.setFaults([]);
+      emu.setFaults([]);
 
-    expect(lines.length).toBeGreaterThanOrEqual(calls.length);
-    ledger.expectAbsent(lines.join("\n"), `the client's log under ${kind}`);
-    for (const line of lines) expect(line).toMatch(/^(GET|POST|DELETE) [a-z/-]+ /);
+      expect(lines.length).toBeGreaterThanOrEqual(calls.length);
+      ledger.expectAbsent(lines.join("\n"), `the client's log under ${kind}`);
+      for (const line of lines) expect(line).toMatch(/^(GET|POST|DELETE) [a-z/-]+ /);
 
-    // Leave nothing behind for the next kind.
-    for (const k of emu.state.listKeys()) emu.state.deleteKey(k.key);
-    emu.state.deleteSubAccounts(emu.state.listSubAccounts().map((s) => s.token));
-  });
+      // Leave nothing behind for the next kind.
+      for (const k of emu.state.listKeys()) emu.state.deleteKey(k.key);
+      emu.state.deleteSubAccounts(emu.state.listSubAccounts().map((s) => s.token));
+    },
+  );
 });

@@ -3,7 +3,14 @@ import type { Profile } from "../../provider/api/profile.js";
 import { maskKey } from "../../provider/api/redact.js";
 import { OPERATIONS } from "../../provider/api/operations.js";
 import type { Emulator, FaultSpec, Reading } from "../../provider/emulator/index.js";
-import { apiKey, startFresh, subAccountBatch, type ApiKeyOutputs, type Props, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import {
+  apiKey,
+  startFresh,
+  subAccountBatch,
+  type ApiKeyOutputs,
+  type Props,
+  type SubAccountBatchOutputs,
+} from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
 import { emulator } from "../support/emulator.js";
 import { failure, statuses } from "../support/faults.js";
@@ -27,7 +34,13 @@ let emu: Emulator;
 async function start(readings: Reading[] = [], profile?: Profile): Promise<void> {
   emu = await emulator({ rateLimits: false, readings });
   startFresh({
-    stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...(profile && { profile: JSON.stringify(profile) }) },
+    stackConfig: {
+      baseUrl: emu.baseUrl,
+      adminKey: emu.adminKey,
+      accountKey: emu.accountKey,
+      rateLimits: "off",
+      ...(profile && { profile: JSON.stringify(profile) }),
+    },
     clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
   });
 }
@@ -37,7 +50,14 @@ async function key(alias: string, news: Props = {}): Promise<Key> {
   return apiKey.create(await checkedInputs(apiKey, { alias, ...news }));
 }
 async function batch(alias: string, count: number): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
-  return subAccountBatch.create(await checkedInputs(subAccountBatch, { alias, balance: 1, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }] }));
+  return subAccountBatch.create(
+    await checkedInputs(subAccountBatch, {
+      alias,
+      balance: 1,
+      count,
+      modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+    }),
+  );
 }
 const lives = (k: Key) => emu.state.hasKey(k.outs.key);
 /** A new command, as a new plugin process starts one, with nothing injected. */
@@ -57,7 +77,9 @@ describe("answers that are not the platform's are unknown: looked at, never done
     nextCommand();
     emu.setFaults([on(["api-key/delete"], "maintenance")]);
     const err = await failure(() => apiKey.delete(k.id, k.outs as unknown as Props));
-    expect(err.message).toContain(`is not the platform's (HTTP 200, text/html "Down for maintenance") from ${emu.baseUrl}/api/v1/management/api-key/delete`);
+    expect(err.message).toContain(
+      `is not the platform's (HTTP 200, text/html "Down for maintenance") from ${emu.baseUrl}/api/v1/management/api-key/delete`,
+    );
     expect(err.message).toContain(`for ${maskKey(k.outs.key)}: a get shows it still there: not deleted`);
     expect(lives(k)).toBe(true);
     expect(statuses(emu)).toEqual({ "api-key/delete 200": 1, "api-key/get 200": 1 });
@@ -69,7 +91,9 @@ describe("answers that are not the platform's are unknown: looked at, never done
     emu.setFaults([on(["api-key/edit", "api-key/status"], "maintenance")]);
     const renamed = await checkedInputs(apiKey, { alias: "renamed", enabled: true });
     const edit = await failure(() => apiKey.update(k.id, k.outs as unknown as Props, renamed));
-    expect(edit.message).toContain(`for ${maskKey(k.outs.key)}: a get shows its alias or security_config as before: not edited`);
+    expect(edit.message).toContain(
+      `for ${maskKey(k.outs.key)}: a get shows its alias or security_config as before: not edited`,
+    );
     nextCommand();
     emu.setFaults([on(["api-key/status"], "maintenance")]);
     const disabled = await checkedInputs(apiKey, { alias: "maintenance-edit", enabled: false });
@@ -91,7 +115,9 @@ describe("answers that are not the platform's are unknown: looked at, never done
     emu.state.deleteKey(k.outs.key);
     emu.setFaults([on(["api-key/get"], "null-200")]);
     const read = await failure(() => apiKey.read(k.id, k.outs as unknown as Props));
-    expect(read.message).toContain(`is not the platform's (HTTP 200, JSON that is not its: "null") from ${emu.baseUrl}/api/v1/management/api-key/get`);
+    expect(read.message).toContain(
+      `is not the platform's (HTTP 200, JSON that is not its: "null") from ${emu.baseUrl}/api/v1/management/api-key/get`,
+    );
   });
 
   test("maintenance on every call: the delete's look cannot tell either; it fails naming the base URL, the key stays", async () => {
@@ -99,7 +125,9 @@ describe("answers that are not the platform's are unknown: looked at, never done
     nextCommand();
     emu.setFaults([{ kind: "maintenance" }]);
     const err = await failure(() => apiKey.delete(k.id, k.outs as unknown as Props));
-    expect(err.message).toContain(`looking (a get of ${maskKey(k.outs.key)}) could not tell either: the response is not the platform's (HTTP 200, text/html "Down for maintenance") from ${emu.baseUrl}/api/v1/management/api-key/get`);
+    expect(err.message).toContain(
+      `looking (a get of ${maskKey(k.outs.key)}) could not tell either: the response is not the platform's (HTTP 200, text/html "Down for maintenance") from ${emu.baseUrl}/api/v1/management/api-key/get`,
+    );
     expect(lives(k)).toBe(true);
   });
 
@@ -108,7 +136,9 @@ describe("answers that are not the platform's are unknown: looked at, never done
     nextCommand();
     emu.setFaults([{ kind: "gateway-404" }]);
     const read = await failure(() => apiKey.read(a.id, a.outs as unknown as Props));
-    expect(read.message).toContain(`is not the platform's (HTTP 404, text/html "404 Not Found") from ${emu.baseUrl}/api/v1/management/api-key/get`);
+    expect(read.message).toContain(
+      `is not the platform's (HTTP 404, text/html "404 Not Found") from ${emu.baseUrl}/api/v1/management/api-key/get`,
+    );
     const deleted = await Promise.allSettled([a, b].map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
     expect(deleted.map((d) => d.status)).toEqual(["rejected", "rejected"]);
     expect([lives(a), lives(b)]).toEqual([true, true]);
@@ -119,7 +149,9 @@ describe("answers that are not the platform's are unknown: looked at, never done
     nextCommand();
     emu.setFaults([on(["sub-account/delete"], "maintenance")]);
     const err = await failure(() => subAccountBatch.delete(made.id, made.outs as unknown as Props));
-    expect(err.message).toContain(`the sub-account list still shows ${made.outs.tokens.map(maskKey).join(", ")}: not deleted`);
+    expect(err.message).toContain(
+      `the sub-account list still shows ${made.outs.tokens.map(maskKey).join(", ")}: not deleted`,
+    );
     expect(emu.state.listSubAccounts().filter((s) => s.alias.startsWith("maintenance-batch"))).toHaveLength(2);
     expect(statuses(emu)).toEqual({ "sub-account/delete 200": 1, "sub-account/list 200": 1 });
     nextCommand();
@@ -137,12 +169,16 @@ describe("a refusal of the admin key (an IP allow-list: 400 naming the key) stop
     nextCommand();
     emu.setFaults([on(MANAGEMENT_OPS, "credential-400")]);
     const err = await failure(() => apiKey.read(k.id, k.outs as unknown as Props));
-    expect(err.message).toMatch(/^400 ip_not_allowed: the key sk-admin-\.\.\.\w{4} is not allowed from this address \(IP allow-list\) \(POST api-key\/get\): a refusal that may be about the admin key/);
+    expect(err.message).toMatch(
+      /^400 ip_not_allowed: the key sk-admin-\.\.\.\w{4} is not allowed from this address \(IP allow-list\) \(POST api-key\/get\): a refusal that may be about the admin key/,
+    );
     expect(err.message).toContain("nothing was concluded, dropped or deleted");
     expect(statuses(emu)).toEqual({ "api-key/get 400": 1, "account/balance 400": 1 });
     nextCommand();
     emu.setFaults([on(MANAGEMENT_OPS, "credential-400")]);
-    await expect(apiKey.delete(k.id, k.outs as unknown as Props)).rejects.toThrow(/a refusal that may be about the admin key/);
+    await expect(apiKey.delete(k.id, k.outs as unknown as Props)).rejects.toThrow(
+      /a refusal that may be about the admin key/,
+    );
     expect(lives(k)).toBe(true);
     nextCommand();
     await apiKey.delete(k.id, k.outs as unknown as Props);
@@ -160,7 +196,9 @@ describe("one refusal fails one: a key the platform refuses in a gathered delete
     nextCommand();
     const results = await Promise.allSettled(keys.map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect(((results[1] as PromiseRejectedResult).reason as Error).message).toContain(`key ${maskKey(keys[1].outs.key)} is in use`);
+    expect(((results[1] as PromiseRejectedResult).reason as Error).message).toContain(
+      `key ${maskKey(keys[1].outs.key)} is in use`,
+    );
     expect(keys.map(lives)).toEqual([false, true, false]);
     expect(statuses(emu)).toEqual({ "api-key/delete 400": 1, "api-key/get 200": 3, "api-key/delete 200": 1 });
     emu.state.lockKey(keys[1].outs.key, false);
@@ -226,7 +264,11 @@ describe("a profile that gives one signature two meanings (400 invalid_key: refu
     nextCommand();
     await subAccountBatch.delete(made.id, made.outs as unknown as Props);
     expect(emu.state.listSubAccounts().filter((s) => s.alias.startsWith("ambiguous-batch"))).toEqual([]);
-    expect(statuses(emu)).toEqual({ "sub-account/delete 400": 1, "sub-account/list 200": 1, "sub-account/delete 200": 1 });
+    expect(statuses(emu)).toEqual({
+      "sub-account/delete 400": 1,
+      "sub-account/list 200": 1,
+      "sub-account/delete 200": 1,
+    });
   });
 
   test("destroy of two keys, one deleted in the console: one get each tells, the live one is deleted", async () => {
@@ -235,6 +277,11 @@ describe("a profile that gives one signature two meanings (400 invalid_key: refu
     nextCommand();
     await Promise.all([a, b].map((k) => apiKey.delete(k.id, k.outs as unknown as Props)));
     expect(lives(a)).toBe(false);
-    expect(statuses(emu)).toEqual({ "api-key/delete 400": 1, "api-key/get 200": 1, "api-key/get 400": 1, "api-key/delete 200": 1 });
+    expect(statuses(emu)).toEqual({
+      "api-key/delete 400": 1,
+      "api-key/get 200": 1,
+      "api-key/get 400": 1,
+      "api-key/delete 200": 1,
+    });
   });
 });

@@ -26,18 +26,31 @@ describe("field caps before any request", () => {
   });
 
   test("check() names the list over its cap", async () => {
-    const { failures } = await apiKey.check({}, { alias: "a", securityConfig: { ip: { allow: Array(201).fill("10.0.0.1") } } });
+    const { failures } = await apiKey.check(
+      {},
+      { alias: "a", securityConfig: { ip: { allow: Array(201).fill("10.0.0.1") } } },
+    );
     expect(failures.map((f) => f.property)).toEqual(["securityConfig.ip.allow"]);
-    const sub = await subAccountBatch.check({}, { alias: "a", balance: 1, count: 1, modelPricing: Array.from({ length: 201 }, (_, i) => ({ model: `m${i}`, pricingFactor: 1 })) });
+    const sub = await subAccountBatch.check(
+      {},
+      {
+        alias: "a",
+        balance: 1,
+        count: 1,
+        modelPricing: Array.from({ length: 201 }, (_, i) => ({ model: `m${i}`, pricingFactor: 1 })),
+      },
+    );
     expect(sub.failures.map((f) => f.property)).toEqual(["modelPricing"]);
   });
 
   test("the client refuses an over-cap request without sending it", async () => {
     const client = clientOf(emu);
-    await expect(client.subAccounts.create({ alias: hugeAlias, balance: 1, count: 100 })).rejects.toThrow(/alias: must be at most 128 characters/);
-    await expect(client.apiKeys.create({ alias: "k", securityConfig: { models: { mode: "model", items: ["m".repeat(129)] } } })).rejects.toThrow(
-      /security_config\.models\.items\[0\]: must be at most 128 characters/,
+    await expect(client.subAccounts.create({ alias: hugeAlias, balance: 1, count: 100 })).rejects.toThrow(
+      /alias: must be at most 128 characters/,
     );
+    await expect(
+      client.apiKeys.create({ alias: "k", securityConfig: { models: { mode: "model", items: ["m".repeat(129)] } } }),
+    ).rejects.toThrow(/security_config\.models\.items\[0\]: must be at most 128 characters/);
     expect(emu.requests()).toEqual([]);
   });
 });
@@ -47,9 +60,17 @@ describe("keys in plain fields", () => {
   test.each([
     [apiKey.check, { alias: key }, "alias"],
     [apiKey.check, { alias: `team ${key}` }, "alias"],
-    [apiKey.check, { alias: "a", securityConfig: { models: { mode: "model", items: ["gpt", key] } } }, "securityConfig.models.items[1]"],
+    [
+      apiKey.check,
+      { alias: "a", securityConfig: { models: { mode: "model", items: ["gpt", key] } } },
+      "securityConfig.models.items[1]",
+    ],
     [subAccountBatch.check, { alias: key, balance: 1, count: 1 }, "alias"],
-    [subAccountBatch.check, { alias: "a", balance: 1, count: 1, modelPricing: [{ model: key, pricingFactor: 1 }] }, "modelPricing[0].model"],
+    [
+      subAccountBatch.check,
+      { alias: "a", balance: 1, count: 1, modelPricing: [{ model: key, pricingFactor: 1 }] },
+      "modelPricing[0].model",
+    ],
   ])("case %# fails at its field, masked", async (check, news, property) => {
     const { failures } = await check({}, news);
     expect(failures.map((f) => f.property)).toContain(property);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { ConfigurationError, LlmAccountsClient, LlmAccountsError } from "../../provider/client/index.js";
+import { ConfigurationError, LlmAccountsClient, type LlmAccountsError } from "../../provider/client/index.js";
 import { classify } from "../../provider/client/retry.js";
 import type { Emulator } from "../../provider/emulator/index.js";
 import { apiKey, setStackConfig, subAccountBatch } from "../../provider/runtime/index.js";
@@ -30,7 +30,9 @@ describe("credentials resolved per operation", () => {
   test("an ApiKey with the same connection fails naming the unset variable, and sends nothing", async () => {
     emu.clearRequests();
     const { inputs } = await apiKey.check({}, { alias: "needs-admin", connection });
-    await expect(apiKey.create(inputs)).rejects.toThrow("the environment variable LLM_TEST_UNSET_ADMIN_KEY_14 (named by connection.adminKeyEnv) is not set");
+    await expect(apiKey.create(inputs)).rejects.toThrow(
+      "the environment variable LLM_TEST_UNSET_ADMIN_KEY_14 (named by connection.adminKeyEnv) is not set",
+    );
     expect(emu.requests()).toEqual([]);
   });
 });
@@ -44,18 +46,26 @@ describe("variable names that are prototype properties", () => {
   });
   afterAll(async () => emu.close());
 
-  test.each(["__proto__", "constructor", "toString"])("adminKeyEnv %s, unset: the create fails naming the variable and sends nothing", async (name) => {
-    emu.clearRequests();
-    const { inputs, failures } = await apiKey.check({}, { alias: "proto", connection: { adminKeyEnv: name } });
-    expect(failures ?? []).toEqual([]);
-    await expect(apiKey.create(inputs)).rejects.toThrow(`the environment variable ${name} (named by connection.adminKeyEnv) is not set`);
-    expect(emu.requests()).toEqual([]);
-  });
+  test.each(["__proto__", "constructor", "toString"])(
+    "adminKeyEnv %s, unset: the create fails naming the variable and sends nothing",
+    async (name) => {
+      emu.clearRequests();
+      const { inputs, failures } = await apiKey.check({}, { alias: "proto", connection: { adminKeyEnv: name } });
+      expect(failures ?? []).toEqual([]);
+      await expect(apiKey.create(inputs)).rejects.toThrow(
+        `the environment variable ${name} (named by connection.adminKeyEnv) is not set`,
+      );
+      expect(emu.requests()).toEqual([]);
+    },
+  );
 
   test("accountKeyEnv constructor, set: its value is the key", async () => {
     Reflect.set(process.env, "constructor", emu.accountKey);
     try {
-      const { inputs } = await subAccountBatch.check({}, { alias: "proto", balance: 1, count: 1, connection: { accountKeyEnv: "constructor" } });
+      const { inputs } = await subAccountBatch.check(
+        {},
+        { alias: "proto", balance: 1, count: 1, connection: { accountKeyEnv: "constructor" } },
+      );
       const { outs } = await subAccountBatch.create(inputs);
       expect(outs.tokens).toHaveLength(1);
     } finally {
@@ -104,7 +114,9 @@ describe("credentials HTTP cannot carry; base URLs that are not URLs", () => {
       const batch = await subAccountBatch.check({}, { alias: "bad", balance: 1, count: 1, connection });
       const batchError = await subAccountBatch.create(batch.inputs).catch((e: Error) => e);
       expect(batchError).toBeInstanceOf(ConfigurationError);
-      expect((batchError as Error).message).toContain("LLM_TEST_BAD_ACCOUNT_KEY_23 (named by connection.accountKeyEnv) does not hold a key");
+      expect((batchError as Error).message).toContain(
+        "LLM_TEST_BAD_ACCOUNT_KEY_23 (named by connection.accountKeyEnv) does not hold a key",
+      );
       for (const err of [keyError, batchError] as LlmAccountsError[]) {
         expect(err.message).not.toContain("may have been created");
         expect(err.mayHaveSucceeded).toBeFalsy();
@@ -119,8 +131,15 @@ describe("credentials HTTP cannot carry; base URLs that are not URLs", () => {
 
   test("a key given in code that HTTP cannot carry fails before sending, without 'may have been created'", async () => {
     emu.clearRequests();
-    const client = new LlmAccountsClient({ baseUrl: emu.baseUrl, adminKey: `${emu.adminKey}\n`, accountKey: `${emu.accountKey.slice(0, -1)}ł` });
-    for (const attempt of [() => client.apiKeys.create({ alias: "x" }), () => client.subAccounts.create({ alias: "x", balance: 1, count: 1, modelPricing: [] })]) {
+    const client = new LlmAccountsClient({
+      baseUrl: emu.baseUrl,
+      adminKey: `${emu.adminKey}\n`,
+      accountKey: `${emu.accountKey.slice(0, -1)}ł`,
+    });
+    for (const attempt of [
+      () => client.apiKeys.create({ alias: "x" }),
+      () => client.subAccounts.create({ alias: "x", balance: 1, count: 1, modelPricing: [] }),
+    ]) {
       const err = (await attempt().catch((e: unknown) => e)) as LlmAccountsError;
       expect(err).toBeInstanceOf(ConfigurationError);
       expect(err.message).toMatch(/^the (admin|main account) key given must hold only letters, digits/);
@@ -130,7 +149,11 @@ describe("credentials HTTP cannot carry; base URLs that are not URLs", () => {
   });
 
   test("a network error raised while the request is built is not 'sent'", () => {
-    expect(classify({ code: "ERR_INVALID_CHAR", handshakeIncomplete: false })).toEqual({ sent: false, transient: false, tls: false });
+    expect(classify({ code: "ERR_INVALID_CHAR", handshakeIncomplete: false })).toEqual({
+      sent: false,
+      transient: false,
+      tls: false,
+    });
   });
 
   test("a base URL that is not a URL (a token pasted there) is not echoed", async () => {
@@ -140,6 +163,8 @@ describe("credentials HTTP cannot carry; base URLs that are not URLs", () => {
     const err = (await apiKey.create(inputs).catch((e: unknown) => e)) as Error;
     expect(err.message).toContain("base URL is not a URL");
     expect(err.message).not.toContain("SecretToken");
-    expect(() => new LlmAccountsClient({ baseUrl: "hunter2 password" })).toThrow(/^base URL is not a URL \(its 16 characters are not shown\)/);
+    expect(() => new LlmAccountsClient({ baseUrl: "hunter2 password" })).toThrow(
+      /^base URL is not a URL \(its 16 characters are not shown\)/,
+    );
   });
 });

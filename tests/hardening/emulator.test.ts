@@ -3,7 +3,12 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "@jest/globals";
-import { ALIAS_MAX_LENGTH, MODEL_LIST_MAX, MODEL_NAME_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT } from "../../provider/api/assumptions.js";
+import {
+  ALIAS_MAX_LENGTH,
+  MODEL_LIST_MAX,
+  MODEL_NAME_MAX_LENGTH,
+  SUB_ACCOUNT_MAX_COUNT,
+} from "../../provider/api/assumptions.js";
 import { OPERATIONS, type OperationId } from "../../provider/api/operations.js";
 import { MAX_CLOCK_OFFSET_HOURS, type Emulator } from "../../provider/emulator/index.js";
 import { call, ok } from "../support/emulatorCalls.js";
@@ -16,7 +21,10 @@ beforeAll(async () => {
 afterAll(async () => emu.close());
 
 const longest = (n: number, tag: string) => `${tag}-`.padEnd(n, "x");
-const maximalPricing = Array.from({ length: MODEL_LIST_MAX }, (_, i) => ({ model: longest(MODEL_NAME_MAX_LENGTH, `m${i}`), pricing_factor: 1 }));
+const maximalPricing = Array.from({ length: MODEL_LIST_MAX }, (_, i) => ({
+  model: longest(MODEL_NAME_MAX_LENGTH, `m${i}`),
+  pricing_factor: 1,
+}));
 
 /** Row 1 of issue 14: field caps, 400s naming the field; no single request can break later ones. */
 describe("request field caps", () => {
@@ -24,7 +32,10 @@ describe("request field caps", () => {
     const alias = "a".repeat(1_000_000);
     const create = await call(emu, "createSubAccounts", { alias, balance: 1, count: 100 });
     expect(create.status).toBe(400);
-    expect(create.json.error).toEqual({ code: "invalid_request", message: `alias: must be at most ${ALIAS_MAX_LENGTH} characters` });
+    expect(create.json.error).toEqual({
+      code: "invalid_request",
+      message: `alias: must be at most ${ALIAS_MAX_LENGTH} characters`,
+    });
     const [sub] = (await ok(emu, "createSubAccounts", { alias: "ok", balance: 1, count: 1 })).items;
     const edit = await call(emu, "editSubAccounts", { sks: [sub.token], alias, model_pricing: [] });
     expect(edit.status).toBe(400);
@@ -34,18 +45,49 @@ describe("request field caps", () => {
   });
 
   test.each([
-    ["createApiKey", { alias: "k", security_config: { ip: { allow: Array(201).fill("10.0.0.1") } } }, "security_config.ip.allow"],
-    ["createApiKey", { alias: "k", security_config: { geo: { countries: Array(251).fill("DE") } } }, "security_config.geo.countries"],
-    ["createApiKey", { alias: "k", security_config: { models: { mode: "model", items: Array.from({ length: 201 }, (_, i) => `m${i}`) } } }, "security_config.models.items"],
-    ["createApiKey", { alias: "k", security_config: { models: { mode: "model", items: ["m".repeat(129)] } } }, "security_config.models.items[0]"],
-    ["createSubAccounts", { alias: "s", balance: 1, count: 1, model_pricing: [...maximalPricing, { model: "one-more", pricing_factor: 1 }] }, "model_pricing"],
+    [
+      "createApiKey",
+      { alias: "k", security_config: { ip: { allow: Array(201).fill("10.0.0.1") } } },
+      "security_config.ip.allow",
+    ],
+    [
+      "createApiKey",
+      { alias: "k", security_config: { geo: { countries: Array(251).fill("DE") } } },
+      "security_config.geo.countries",
+    ],
+    [
+      "createApiKey",
+      {
+        alias: "k",
+        security_config: { models: { mode: "model", items: Array.from({ length: 201 }, (_, i) => `m${i}`) } },
+      },
+      "security_config.models.items",
+    ],
+    [
+      "createApiKey",
+      { alias: "k", security_config: { models: { mode: "model", items: ["m".repeat(129)] } } },
+      "security_config.models.items[0]",
+    ],
+    [
+      "createSubAccounts",
+      {
+        alias: "s",
+        balance: 1,
+        count: 1,
+        model_pricing: [...maximalPricing, { model: "one-more", pricing_factor: 1 }],
+      },
+      "model_pricing",
+    ],
     ["createSubAccounts", { alias: "s", balance: 1, count: SUB_ACCOUNT_MAX_COUNT + 1 }, "count"],
     ["deleteSubAccounts", { sks: ["sk-" + "t".repeat(300)] }, "sks[0]"],
-  ] as [OperationId, Record<string, unknown>, string][])("%s over a cap: 400 naming the field (case %#)", async (id, body, field) => {
-    const answer = await call(emu, id, body);
-    expect(answer.status).toBe(400);
-    expect(answer.json.error.message.startsWith(`${field}: `)).toBe(true);
-  });
+  ] as [OperationId, Record<string, unknown>, string][])(
+    "%s over a cap: 400 naming the field (case %#)",
+    async (id, body, field) => {
+      const answer = await call(emu, id, body);
+      expect(answer.status).toBe(400);
+      expect(answer.json.error.message.startsWith(`${field}: `)).toBe(true);
+    },
+  );
 
   test("requests at every cap succeed, and the emulator (state file included) keeps answering after them", async () => {
     const dir = await mkdtemp(join(tmpdir(), "llm-caps-"));
@@ -53,7 +95,12 @@ describe("request field caps", () => {
     const e = await emulator({ rateLimits: false, stateFile: file });
     try {
       for (let i = 0; i < 3; i++) {
-        const created = await ok(e, "createSubAccounts", { alias: longest(ALIAS_MAX_LENGTH, `a${i}`), balance: 1, count: SUB_ACCOUNT_MAX_COUNT, model_pricing: maximalPricing });
+        const created = await ok(e, "createSubAccounts", {
+          alias: longest(ALIAS_MAX_LENGTH, `a${i}`),
+          balance: 1,
+          count: SUB_ACCOUNT_MAX_COUNT,
+          model_pricing: maximalPricing,
+        });
         expect(created.items).toHaveLength(SUB_ACCOUNT_MAX_COUNT);
       }
       // The documented bound (assumptions.ts): one request adds at most about 4 MB to the state.
@@ -103,7 +150,9 @@ describe("request log", () => {
       expect(log).toHaveLength(50);
       expect(log[48].path).toBe("/n118");
       expect(log[49].path.length).toBeLessThan(300);
-      expect(log.filter((r) => r.path.startsWith("/n")).map((r) => r.path)).toEqual(Array.from({ length: 25 }, (_, i) => `/n${70 + 2 * i}`));
+      expect(log.filter((r) => r.path.startsWith("/n")).map((r) => r.path)).toEqual(
+        Array.from({ length: 25 }, (_, i) => `/n${70 + 2 * i}`),
+      );
       e.clearRequests();
       await fetch(`${e.baseUrl}/after`);
       expect(e.requests().map((r) => r.path)).toEqual(["/after"]);
@@ -156,7 +205,9 @@ describe("internal errors", () => {
       const answer = await call(e, "createApiKey", { alias: "late" });
       expect(answer.status).toBe(500);
       expect(answer.json.error.code).toBe("internal_error");
-      expect(lines).toContainEqual(expect.stringMatching(/^internal error in POST api-key\/create: RangeError: Invalid time value/));
+      expect(lines).toContainEqual(
+        expect.stringMatching(/^internal error in POST api-key\/create: RangeError: Invalid time value/),
+      );
       expect(lines).toContainEqual(expect.stringMatching(/^POST api-key\/create 500 /));
       expect(e.state.listKeys()).toEqual([]);
       expect((await call(e, "balance")).status).toBe(200);
@@ -167,7 +218,9 @@ describe("internal errors", () => {
 
   test("a clock offset past ten years is refused at start and by setClockOffset; ten years is accepted", async () => {
     const limit = MAX_CLOCK_OFFSET_HOURS * 3_600_000;
-    await expect(emulator({ clockOffsetMs: 1e12 * 3_600_000 })).rejects.toThrow(`clockOffsetMs must be a number of milliseconds between -${MAX_CLOCK_OFFSET_HOURS} and ${MAX_CLOCK_OFFSET_HOURS} hours`);
+    await expect(emulator({ clockOffsetMs: 1e12 * 3_600_000 })).rejects.toThrow(
+      `clockOffsetMs must be a number of milliseconds between -${MAX_CLOCK_OFFSET_HOURS} and ${MAX_CLOCK_OFFSET_HOURS} hours`,
+    );
     await expect(emulator({ clockOffsetMs: -limit - 1 })).rejects.toThrow(/clockOffsetMs/);
     const e = await emulator({ rateLimits: false, clockOffsetMs: -limit });
     try {

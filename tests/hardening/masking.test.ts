@@ -19,9 +19,15 @@ describe("credential-holding client objects", () => {
 
   test.each(Object.keys(holders))("%s shows no key in inspect, JSON.stringify or String()", (name) => {
     const holder = holders[name];
-    const forms = [inspect(holder, { depth: 10, showHidden: true }), JSON.stringify(holder), String(holder), inspect({ nested: holder }, { depth: 10 })];
+    const forms = [
+      inspect(holder, { depth: 10, showHidden: true }),
+      JSON.stringify(holder),
+      String(holder),
+      inspect({ nested: holder }, { depth: 10 }),
+    ];
     for (const text of forms) {
-      for (const secret of [adminKey, accountKey, adminKey.slice(9, 30), accountKey.slice(3, 30)]) expect(text).not.toContain(secret);
+      for (const secret of [adminKey, accountKey, adminKey.slice(9, 30), accountKey.slice(3, 30)])
+        expect(text).not.toContain(secret);
       expect(text).toContain("127.0.0.1:9");
     }
   });
@@ -42,10 +48,18 @@ describe("keys of every accepted character", () => {
   });
 
   test("a key of any other character is refused by the key schemas, naming the rule and not the key", () => {
-    for (const key of ["sk-abcdef:ghijkl", "sk-abcdef ghijkl", "sk-abcdefghijkl\n", "sk-abcdéfghijkl", "sk-abc\"defghijk"]) {
+    for (const key of [
+      "sk-abcdef:ghijkl",
+      "sk-abcdef ghijkl",
+      "sk-abcdefghijkl\n",
+      "sk-abcdéfghijkl",
+      'sk-abc"defghijk',
+    ]) {
       const parsed = KeySchema.safeParse(key);
       expect(parsed.success).toBe(false);
-      expect(parsed.error!.issues[0].message).toBe("must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)");
+      expect(parsed.error!.issues[0].message).toBe(
+        "must hold only letters, digits and - . _ ~ + / = (no space, line break or other character)",
+      );
     }
     expect(AdminKeySchema.safeParse("sk-admin-abc,def").success).toBe(false);
   });

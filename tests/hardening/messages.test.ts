@@ -15,7 +15,11 @@ describe("messages", () => {
   });
 
   test("a base URL with user info is echoed without it, by the client and by check", async () => {
-    for (const raw of ["https://user:hunter2pass@exa mple.com", "ftp://user:hunter2pass@example.com", "https://user:hunter2pass@example.com"]) {
+    for (const raw of [
+      "https://user:hunter2pass@exa mple.com",
+      "ftp://user:hunter2pass@example.com",
+      "https://user:hunter2pass@example.com",
+    ]) {
       let message = "";
       try {
         new LlmAccountsClient({ baseUrl: raw });

@@ -8,13 +8,16 @@ const today = new Date().toISOString().slice(0, 10);
 const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 
 /** A hostile usage server: every page says more follow, with a new token; `rowsPerPage` rows each. Stops after 500. */
-async function endlessPages(rowsPerPage: number): Promise<{ url: string; pages: () => number; close: () => Promise<void> }> {
+async function endlessPages(
+  rowsPerPage: number,
+): Promise<{ url: string; pages: () => number; close: () => Promise<void> }> {
   let pages = 0;
   const server = createServer((req, res) => {
     pages += 1;
     req.resume();
     const items = Array.from({ length: rowsPerPage }, () => ({ date: today, cost: "0.000000" }));
-    const body = pages > 500 ? { items: [], has_more: false, next_page: null } : { items, has_more: true, next_page: `t${pages}` };
+    const body =
+      pages > 500 ? { items: [], has_more: false, next_page: null } : { items, has_more: true, next_page: `t${pages}` };
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -32,7 +35,9 @@ describe("usage paging cap", () => {
     const server = await endlessPages(rowsPerPage);
     try {
       const client = new LlmAccountsClient({ baseUrl: server.url, adminKey: ADMIN, rateLimits: false });
-      await expect(client.account.usage(query)).rejects.toThrow(/^the usage summary does not end: .* holds at most \d+ \(one row per day.*\(POST usage\/summary\)$/);
+      await expect(client.account.usage(query)).rejects.toThrow(
+        /^the usage summary does not end: .* holds at most \d+ \(one row per day.*\(POST usage\/summary\)$/,
+      );
       expect(server.pages()).toBeLessThanOrEqual(maxPages);
     } finally {
       await server.close();
@@ -47,7 +52,11 @@ describe("usage paging with opaque cursors that change at every answer (the plat
       pages += 1;
       req.resume();
       // Page 1 every time, with a new cursor: what a platform that does not read `page` answers.
-      const body = { items: [{ date: yesterday, cost: "1.000000" }], has_more: true, next_page: `cursor-${pages}-${Math.random()}` };
+      const body = {
+        items: [{ date: yesterday, cost: "1.000000" }],
+        has_more: true,
+        next_page: `cursor-${pages}-${Math.random()}`,
+      };
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -55,8 +64,12 @@ describe("usage paging with opaque cursors that change at every answer (the plat
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const client = new LlmAccountsClient({ baseUrl: url, adminKey: ADMIN, rateLimits: false });
       const failure = client.account.usage({ start: "2025-12-01", end: today });
-      await expect(failure).rejects.toThrow(/page 2 begins with page 1's first row though it was asked for in the request field "page"/);
-      await expect(failure).rejects.toThrow(/Set LLM_ACCOUNTS_USAGE_PAGE_FIELD or the stack config llm-accounts:usagePageField/);
+      await expect(failure).rejects.toThrow(
+        /page 2 begins with page 1's first row though it was asked for in the request field "page"/,
+      );
+      await expect(failure).rejects.toThrow(
+        /Set LLM_ACCOUNTS_USAGE_PAGE_FIELD or the stack config llm-accounts:usagePageField/,
+      );
       expect(pages).toBe(2);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -28,11 +28,43 @@ const secret = (value: unknown) => ({ [SIG]: "1b47061264138c4ac30d75fd1eb44270",
 /** An exported state (secrets revealed) of `project`'s stack holding one ApiKey and one batch. */
 function holding(project: string, stack: string, key: string, subs: { id: number; token: string }[]): string {
   const urn = (type: string, name: string) => `urn:pulumi:${stack}::${project}::${type}::${name}`;
-  const views = subs.map((s) => ({ id: s.id, token: s.token, alias: "team", enabled: true, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }], createdAt: "2026-11-21T00:00:00Z" }));
+  const views = subs.map((s) => ({
+    id: s.id,
+    token: s.token,
+    alias: "team",
+    enabled: true,
+    modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+    createdAt: "2026-11-21T00:00:00Z",
+  }));
   const resources = [
     { urn: urn("pulumi:pulumi:Stack", `${project}-${stack}`), type: "pulumi:pulumi:Stack" },
-    { urn: urn(RESOURCE_TYPES.ApiKey, "ci"), type: RESOURCE_TYPES.ApiKey, id: "k", outputs: { key: secret(key), adoptKey: secret(key), alias: "ci", enabled: true, securityConfig: null, keyHint: "x", createdAt: "2026-11-21T00:00:00Z" } },
-    { urn: urn(RESOURCE_TYPES.SubAccountBatch, "team"), type: RESOURCE_TYPES.SubAccountBatch, id: "b", outputs: { alias: "team", balance: 10, count: subs.length, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }], subAccounts: secret(views), tokens: secret(subs.map((s) => s.token)) } },
+    {
+      urn: urn(RESOURCE_TYPES.ApiKey, "ci"),
+      type: RESOURCE_TYPES.ApiKey,
+      id: "k",
+      outputs: {
+        key: secret(key),
+        adoptKey: secret(key),
+        alias: "ci",
+        enabled: true,
+        securityConfig: null,
+        keyHint: "x",
+        createdAt: "2026-11-21T00:00:00Z",
+      },
+    },
+    {
+      urn: urn(RESOURCE_TYPES.SubAccountBatch, "team"),
+      type: RESOURCE_TYPES.SubAccountBatch,
+      id: "b",
+      outputs: {
+        alias: "team",
+        balance: 10,
+        count: subs.length,
+        modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+        subAccounts: secret(views),
+        tokens: secret(subs.map((s) => s.token)),
+      },
+    },
   ];
   return JSON.stringify({ version: 3, deployment: { manifest: {}, resources } });
 }
@@ -40,7 +72,12 @@ function holding(project: string, stack: string, key: string, subs: { id: number
 const EMPTY = JSON.stringify({ version: 3, deployment: { manifest: {}, resources: [] } });
 
 /** `llm-accounts import` in `dir` with the stand-in CLI, the API keys on stdin. */
-async function run(dir: string, args: string[], keys: string[], pathEnv: Record<string, string>): Promise<{ out: string; err: string }> {
+async function run(
+  dir: string,
+  args: string[],
+  keys: string[],
+  pathEnv: Record<string, string>,
+): Promise<{ out: string; err: string }> {
   const stdin = new PassThrough();
   stdin.end(keys.join("\n"));
   const [stdout, stderr] = [new PassThrough(), new PassThrough()];
@@ -48,8 +85,21 @@ async function run(dir: string, args: string[], keys: string[], pathEnv: Record<
   let err = "";
   stdout.on("data", (d: Buffer) => (out += d.toString()));
   stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const env = { ...pathEnv, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
-  await runImport(["--out", dir, ...args, "--force", "--keys", "-"], { stdin, stdout, stderr, env, stderrIsTty: false, source: { kind: "spec", spec: "^0.1.0" } });
+  const env = {
+    ...pathEnv,
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+    LLM_ACCOUNTS_RATE_LIMITS: "off",
+  };
+  await runImport(["--out", dir, ...args, "--force", "--keys", "-"], {
+    stdin,
+    stdout,
+    stderr,
+    env,
+    stderrIsTty: false,
+    source: { kind: "spec", spec: "^0.1.0" },
+  });
   return { out, err };
 }
 
@@ -62,7 +112,8 @@ function projectFolder(name: string): string {
   return dir;
 }
 
-const exportsOf = (runs: string[]) => runs.filter((r) => r.startsWith("stack export")).map((r) => r.replace(/ --non-interactive$/, ""));
+const exportsOf = (runs: string[]) =>
+  runs.filter((r) => r.startsWith("stack export")).map((r) => r.replace(/ --non-interactive$/, ""));
 
 describe("import into stack dev of project teama, on a backend where project teamb also has a stack dev", () => {
   test.each(["dev", "organization/teama/dev"])(
@@ -75,7 +126,12 @@ describe("import into stack dev of project teama, on a backend where project tea
       const dir = projectFolder(`a-${target.length}`);
       const files = mkdtempSync(join(work, "answers-"));
       // As `pulumi stack ls --all --json` lists a file backend in project mode: this project's stacks by short name.
-      const listed = [{ name: "dev", current: true }, { name: "organization/teamb/dev", current: false }, { name: "organization/teamc/ops", current: false }, { name: "prod", current: false }];
+      const listed = [
+        { name: "dev", current: true },
+        { name: "organization/teamb/dev", current: false },
+        { name: "organization/teamc/ops", current: false },
+        { name: "prod", current: false },
+      ];
       writeFileSync(join(files, "ls.json"), JSON.stringify(listed));
       writeFileSync(join(files, "teamb.json"), holding("teamb", "dev", theirKey, theirs));
       writeFileSync(join(files, "empty.json"), EMPTY);
@@ -92,13 +148,17 @@ describe("import into stack dev of project teama, on a backend where project tea
       });
 
       const { out, err } = await run(dir, ["--stack", target], [theirKey, freeKey], pulumi.env);
-      expect(out).toContain(`API key sk-...${theirKey.slice(-4)}: held by stack organization/teamb/dev of project teamb: not adopted (one object, one owner)`);
+      expect(out).toContain(
+        `API key sk-...${theirKey.slice(-4)}: held by stack organization/teamb/dev of project teamb: not adopted (one object, one owner)`,
+      );
       expect(out).toContain("2 sub-account(s) held by stack organization/teamb/dev of project teamb (");
       const program = readFileSync(join(dir, "index.ts"), "utf8");
       expect(out).toContain(": 1 API key(s), 1 sub-account(s) in 1 batch(es).");
       expect(program).toMatch(/new llm\.SubAccountBatch\("free"/);
       expect(program).not.toMatch(/new llm\.SubAccountBatch\("team"/);
-      expect(err).toMatch(/llm-accounts import: stack organization\/teamc\/ops of project teamc could not be read \(.*incorrect passphrase.*\): what it holds may be adopted here too/);
+      expect(err).toMatch(
+        /llm-accounts import: stack organization\/teamc\/ops of project teamc could not be read \(.*incorrect passphrase.*\): what it holds may be adopted here too/,
+      );
 
       // One export of each stack of the backend, the target's once; a config read of this project's stacks only.
       expect(exportsOf(pulumi.runs())).toEqual([
@@ -120,7 +180,13 @@ describe("import into stack dev of project teama, on a backend where project tea
     const theirs = emu.state.createSubAccounts({ alias: "team", balance: 10, modelPricing: pricing, count: 1 });
     const dir = projectFolder("old-cli");
     const files = mkdtempSync(join(work, "answers-"));
-    writeFileSync(join(files, "ls.json"), JSON.stringify([{ name: "dev", current: true }, { name: "prod", current: false }]));
+    writeFileSync(
+      join(files, "ls.json"),
+      JSON.stringify([
+        { name: "dev", current: true },
+        { name: "prod", current: false },
+      ]),
+    );
     writeFileSync(join(files, "prod.json"), holding("teama", "prod", theirKey, theirs));
     writeFileSync(join(files, "empty.json"), EMPTY);
     const pulumi = standInPulumi(work, {
@@ -132,8 +198,13 @@ describe("import into stack dev of project teama, on a backend where project tea
       '*"config set"*': "cat > /dev/null",
     });
     const { out } = await run(dir, ["--stack", "dev"], [theirKey], pulumi.env);
-    expect(pulumi.runs().filter((r) => r.startsWith("stack ls"))).toEqual(["stack ls --all --json --non-interactive", "stack ls --json --non-interactive"]);
-    expect(out).toContain(`API key sk-...${theirKey.slice(-4)}: held by stack prod of this project: not adopted (one object, one owner)`);
+    expect(pulumi.runs().filter((r) => r.startsWith("stack ls"))).toEqual([
+      "stack ls --all --json --non-interactive",
+      "stack ls --json --non-interactive",
+    ]);
+    expect(out).toContain(
+      `API key sk-...${theirKey.slice(-4)}: held by stack prod of this project: not adopted (one object, one owner)`,
+    );
     expect(out).toContain("1 sub-account(s) held by stack prod of this project (");
   });
 });

@@ -33,21 +33,39 @@ function revealed(value: unknown): unknown {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, revealed(v)]));
 }
 /** Props without the stored provider text (what the provider's methods take and give). */
-const withoutProvider = (props: Record<string, unknown>) => Object.fromEntries(Object.entries(props).filter(([k]) => k !== "__provider"));
+const withoutProvider = (props: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(props).filter(([k]) => k !== "__provider"));
 
 let account: ImportedAccount;
 let keys: string[];
 beforeAll(async () => {
-  keys = [emu.state.createKey("ci").key, emu.state.createKey("locked", { spend_limit: { monthly: 100 }, ip: { allow: ["10.0.0.0/8"] } }).key];
+  keys = [
+    emu.state.createKey("ci").key,
+    emu.state.createKey("locked", { spend_limit: { monthly: 100 }, ip: { allow: ["10.0.0.0/8"] } }).key,
+  ];
   emu.state.disableKey(keys[1]);
-  emu.state.createSubAccounts({ alias: "team-a", balance: 5, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 3 });
-  emu.state.createSubAccounts({ alias: "team-b", balance: 7, modelPricing: [{ model: "model-b", pricing_factor: 2 }], count: 2 });
+  emu.state.createSubAccounts({
+    alias: "team-a",
+    balance: 5,
+    modelPricing: [{ model: "model-a", pricing_factor: 1.2 }],
+    count: 3,
+  });
+  emu.state.createSubAccounts({
+    alias: "team-b",
+    balance: 7,
+    modelPricing: [{ model: "model-b", pricing_factor: 2 }],
+    count: 2,
+  });
   account = await readAccount(clientOf(emu), keys);
 });
 
 describe("the deployment `llm-accounts import` writes into a stack's state", () => {
   test("the stack, its default provider with the stack's config (secret values as secrets), then every object under the stack", async () => {
-    const resources = await deploymentResources(account, { project: "p", stack: "dev" }, { "p:team": { value: "a", secret: false }, "llm-accounts:adminKey": { value: emu.adminKey, secret: true } });
+    const resources = await deploymentResources(
+      account,
+      { project: "p", stack: "dev" },
+      { "p:team": { value: "a", secret: false }, "llm-accounts:adminKey": { value: emu.adminKey, secret: true } },
+    );
     expect(resources.map((r) => r.urn)).toEqual([
       "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev",
       "urn:pulumi:dev::p::pulumi:providers:pulumi-nodejs::default",
@@ -56,11 +74,23 @@ describe("the deployment `llm-accounts import` writes into a stack's state", () 
       "urn:pulumi:dev::p::pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch::team-a",
       "urn:pulumi:dev::p::pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch::team-b",
     ]);
-    expect(resources[1].inputs).toEqual({ "p:team": "a", "llm-accounts:adminKey": { [SIG]: expect.any(String), plaintext: JSON.stringify(emu.adminKey) } });
+    expect(resources[1].inputs).toEqual({
+      "p:team": "a",
+      "llm-accounts:adminKey": { [SIG]: expect.any(String), plaintext: JSON.stringify(emu.adminKey) },
+    });
     for (const r of resources.slice(2)) {
-      expect(r).toMatchObject({ custom: true, parent: resources[0].urn, provider: `${resources[1].urn}::${resources[1].id as string}` });
+      expect(r).toMatchObject({
+        custom: true,
+        parent: resources[0].urn,
+        provider: `${resources[1].urn}::${resources[1].id as string}`,
+      });
       // Every secret is marked for the CLI to encrypt: no key or token outside a marker.
-      const unmarked = JSON.stringify({ ...r, outputs: Object.fromEntries(Object.entries(r.outputs as object).filter(([, v]) => !(v && typeof v === "object" && SIG in v))) });
+      const unmarked = JSON.stringify({
+        ...r,
+        outputs: Object.fromEntries(
+          Object.entries(r.outputs as object).filter(([, v]) => !(v && typeof v === "object" && SIG in v)),
+        ),
+      });
       expectNoSecret(unmarked, secretsOf(emu));
     }
   });
@@ -70,7 +100,15 @@ describe("the deployment `llm-accounts import` writes into a stack's state", () 
     const [ci, locked, teamA, teamB] = resources.slice(2);
     for (const [r, adopt] of [
       [ci, { alias: "ci", enabled: true, securityConfig: {}, adoptKey: keys[0] }],
-      [locked, { alias: "locked", enabled: false, securityConfig: { spendLimit: { monthly: 100 }, ip: { allow: ["10.0.0.0/8"] } }, adoptKey: keys[1] }],
+      [
+        locked,
+        {
+          alias: "locked",
+          enabled: false,
+          securityConfig: { spendLimit: { monthly: 100 }, ip: { allow: ["10.0.0.0/8"] } },
+          adoptKey: keys[1],
+        },
+      ],
     ] as const) {
       const { inputs } = await apiKey.check({}, adopt);
       emu.clearRequests();
@@ -83,10 +121,23 @@ describe("the deployment `llm-accounts import` writes into a stack's state", () 
       expect((await apiKey.diff(r.id as string, outputs, declared.inputs)).changes).toBe(false);
       expect((await apiKey.read(r.id as string, outputs)).props).toEqual(outputs);
     }
-    for (const [r, alias] of [[teamA, "team-a"], [teamB, "team-b"]] as const) {
+    for (const [r, alias] of [
+      [teamA, "team-a"],
+      [teamB, "team-b"],
+    ] as const) {
       const batch = account.batches.find((b) => b.alias === alias)!;
       const mark = identityMark(["p", "dev", "SubAccountBatch", alias]);
-      const { inputs } = await subAccountBatch.check({}, { alias, balance: batch.balance, count: batch.count, modelPricing: batch.modelPricing, mark, adoptTokens: batch.tokens });
+      const { inputs } = await subAccountBatch.check(
+        {},
+        {
+          alias,
+          balance: batch.balance,
+          count: batch.count,
+          modelPricing: batch.modelPricing,
+          mark,
+          adoptTokens: batch.tokens,
+        },
+      );
       emu.clearRequests();
       const created = await subAccountBatch.create(inputs);
       expect(Object.keys(emu.calls()).filter((op) => op !== "sub-account/list")).toEqual([]);
@@ -109,14 +160,15 @@ describe("the deployment `llm-accounts import` writes into a stack's state", () 
       expectNoSecret(renderStateProgram(account, emu.baseUrl, new Date()) + renderAccountData(account), secretsOf(emu));
       const tsc = join(REPO, "node_modules/typescript/bin/tsc");
       const args = [tsc, "-p", "tsconfig.json", "--noEmit", "--ignoreDeprecations", "6.0"];
-      const result = await promisify(execFile)(process.execPath, args, { cwd: dir }).catch((e: { stdout: string }) => e);
+      const result = await promisify(execFile)(process.execPath, args, { cwd: dir }).catch(
+        (e: { stdout: string }) => e,
+      );
       expect(result.stdout).toBe("");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
 });
-
 
 /**
  * A stand-in `pulumi` for a new stack: `stack export` gives an empty deployment with a secrets provider, `config`
@@ -133,7 +185,10 @@ function fakePulumi(): { env: Record<string, string>; runs: () => string[]; impo
 
 describe("llm-accounts import past the stack config's 128 KiB", () => {
   test("1,300 keys: one command writes them into the named stack's state on the CLI's stdin (never the config, never a file), then the data file", async () => {
-    const many = Array.from({ length: 1300 }, (_, i) => emu.state.createKey(`key-${String(i).padStart(4, "0")}-${"x".repeat(31)}`).key);
+    const many = Array.from(
+      { length: 1300 },
+      (_, i) => emu.state.createKey(`key-${String(i).padStart(4, "0")}-${"x".repeat(31)}`).key,
+    );
     const dir = join(mkdtempSync(join(tmpdir(), "llm-large-unit-")), "prog");
     const pulumi = fakePulumi();
     const stdin = new PassThrough();
@@ -141,9 +196,22 @@ describe("llm-accounts import past the stack config's 128 KiB", () => {
     const stdout = new PassThrough();
     let out = "";
     stdout.on("data", (d: Buffer) => (out += d.toString()));
-    const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+    const env = {
+      ...pulumi.env,
+      LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+      LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      LLM_ACCOUNTS_RATE_LIMITS: "off",
+    };
     emu.clearRequests();
-    await runImport(["--out", dir, "--keys", "-", "--stack", "prod"], { stdin, stdout, stderr: new PassThrough(), env, stderrIsTty: false, source: { kind: "spec", spec: "^0.1.0" } });
+    await runImport(["--out", dir, "--keys", "-", "--stack", "prod"], {
+      stdin,
+      stdout,
+      stderr: new PassThrough(),
+      env,
+      stderrIsTty: false,
+      source: { kind: "spec", spec: "^0.1.0" },
+    });
     expect(emu.calls()).toEqual({ "sub-account/list": 1, "api-key/get": 1300 });
     expect(pulumi.runs()).toEqual([
       "stack select --create prod --non-interactive",
@@ -151,7 +219,9 @@ describe("llm-accounts import past the stack config's 128 KiB", () => {
       "config --show-secrets --json --stack prod --non-interactive",
       "stack import --stack prod --non-interactive",
     ]);
-    const deployment = JSON.parse(pulumi.imported()) as { deployment: { secrets_providers: unknown; resources: { type: string; outputs?: Record<string, unknown> }[] } };
+    const deployment = JSON.parse(pulumi.imported()) as {
+      deployment: { secrets_providers: unknown; resources: { type: string; outputs?: Record<string, unknown> }[] };
+    };
     expect(deployment.deployment.secrets_providers).toEqual({ type: "passphrase", state: { salt: "x" } });
     const keys = deployment.deployment.resources.filter((r) => r.type === "pulumi-nodejs:dynamic/llm-accounts:ApiKey");
     expect(keys).toHaveLength(1300);
@@ -159,7 +229,13 @@ describe("llm-accounts import past the stack config's 128 KiB", () => {
     expect(out).toContain("Adopted 1300 API key(s) and 2 batch(es) into the state of stack prod");
     const data = JSON.parse(readFileSync(join(dir, DATA_FILE), "utf8")) as { keys: unknown[] };
     expect(data.keys).toHaveLength(1300);
-    expectNoSecret(out + readFileSync(join(dir, "index.ts"), "utf8") + readFileSync(join(dir, DATA_FILE), "utf8") + pulumi.runs().join("\n"), secretsOf(emu));
+    expectNoSecret(
+      out +
+        readFileSync(join(dir, "index.ts"), "utf8") +
+        readFileSync(join(dir, DATA_FILE), "utf8") +
+        pulumi.runs().join("\n"),
+      secretsOf(emu),
+    );
   }, 120_000);
 });
 
@@ -167,14 +243,20 @@ describe("llm-accounts import past the stack config's 128 KiB", () => {
  * A stand-in `pulumi` that keeps a stack's state: `stack export` gives what the last `stack import` was given (an
  * empty deployment before), as `--show-secrets` would (secrets as plaintext markers); every run is logged.
  */
-function statefulPulumi(): { env: Record<string, string>; runs: () => string[]; state: () => { resources: DeploymentResourceOf[] }; edit: (f: (r: DeploymentResourceOf) => void) => void } {
+function statefulPulumi(): {
+  env: Record<string, string>;
+  runs: () => string[];
+  state: () => { resources: DeploymentResourceOf[] };
+  edit: (f: (r: DeploymentResourceOf) => void) => void;
+} {
   const empty = `{"version":3,"deployment":{"secrets_providers":{"type":"passphrase","state":{"salt":"x"}}}}`;
   const fake = standInPulumi(tmpdir(), {
     '"stack export"*': `if [ -f "$BIN/imported" ]; then cat "$BIN/imported"; else echo '${empty}'; fi`,
     '"config --show-secrets"*': "echo '{}'",
     '"stack import"*': 'cat > "$BIN/imported"',
   });
-  const state = () => (JSON.parse(fake.read("imported")) as { deployment: { resources: DeploymentResourceOf[] } }).deployment;
+  const state = () =>
+    (JSON.parse(fake.read("imported")) as { deployment: { resources: DeploymentResourceOf[] } }).deployment;
   /** Changes each resource of the kept state (as a `pulumi up` of another program would). */
   const edit = (f: (r: DeploymentResourceOf) => void) => {
     const all = JSON.parse(fake.read("imported")) as { deployment: { resources: DeploymentResourceOf[] } };
@@ -183,7 +265,14 @@ function statefulPulumi(): { env: Record<string, string>; runs: () => string[]; 
   };
   return { env: fake.env, runs: fake.runs, state, edit };
 }
-type DeploymentResourceOf = { urn: string; type: string; id?: string; protect?: boolean; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
+type DeploymentResourceOf = {
+  urn: string;
+  type: string;
+  id?: string;
+  protect?: boolean;
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+};
 
 const KEY_TYPE = "pulumi-nodejs:dynamic/llm-accounts:ApiKey";
 const BATCH_TYPE = "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch";
@@ -193,9 +282,21 @@ const nameOf = (urn: string) => urn.split("::").pop()!;
  * What the next `pulumi up` of the program over the data file does to a state, counted by the provider's own
  * methods: the objects it creates (listed, not held), deletes (held, not listed) and updates (a diff).
  */
-async function nextUp(resources: DeploymentResourceOf[], dir: string, project: string, stack: string): Promise<{ create: string[]; update: string[]; delete: string[] }> {
-  const data = JSON.parse(readFileSync(join(dir, DATA_FILE), "utf8")) as { keys: { name: string; alias: string; enabled: boolean; securityConfig: unknown }[]; batches: { name: string; alias: string; balance: number; count: number; modelPricing: unknown }[] };
-  const held = new Map(resources.filter((r) => r.type === KEY_TYPE || r.type === BATCH_TYPE).map((r) => [`${r.type}::${nameOf(r.urn)}`, r]));
+async function nextUp(
+  resources: DeploymentResourceOf[],
+  dir: string,
+  project: string,
+  stack: string,
+): Promise<{ create: string[]; update: string[]; delete: string[] }> {
+  const data = JSON.parse(readFileSync(join(dir, DATA_FILE), "utf8")) as {
+    keys: { name: string; alias: string; enabled: boolean; securityConfig: unknown }[];
+    batches: { name: string; alias: string; balance: number; count: number; modelPricing: unknown }[];
+  };
+  const held = new Map(
+    resources
+      .filter((r) => r.type === KEY_TYPE || r.type === BATCH_TYPE)
+      .map((r) => [`${r.type}::${nameOf(r.urn)}`, r]),
+  );
   const plan = { create: [] as string[], update: [] as string[], delete: [] as string[] };
   const listed = new Set<string>();
   for (const k of data.keys) {
@@ -203,8 +304,12 @@ async function nextUp(resources: DeploymentResourceOf[], dir: string, project: s
     listed.add(`${KEY_TYPE}::${k.name}`);
     if (!r) plan.create.push(k.name);
     else {
-      const { inputs } = await apiKey.check({}, { alias: k.alias, enabled: k.enabled, securityConfig: k.securityConfig });
-      if ((await apiKey.diff(r.id!, withoutProvider(revealed(r.outputs) as Record<string, unknown>), inputs)).changes) plan.update.push(k.name);
+      const { inputs } = await apiKey.check(
+        {},
+        { alias: k.alias, enabled: k.enabled, securityConfig: k.securityConfig },
+      );
+      if ((await apiKey.diff(r.id!, withoutProvider(revealed(r.outputs) as Record<string, unknown>), inputs)).changes)
+        plan.update.push(k.name);
     }
   }
   for (const b of data.batches) {
@@ -213,8 +318,15 @@ async function nextUp(resources: DeploymentResourceOf[], dir: string, project: s
     if (!r) plan.create.push(b.name);
     else {
       const mark = identityMark([project, stack, "SubAccountBatch", b.name]);
-      const { inputs } = await subAccountBatch.check({}, { alias: b.alias, balance: b.balance, count: b.count, modelPricing: b.modelPricing, mark });
-      if ((await subAccountBatch.diff(r.id!, withoutProvider(revealed(r.outputs) as Record<string, unknown>), inputs)).changes) plan.update.push(b.name);
+      const { inputs } = await subAccountBatch.check(
+        {},
+        { alias: b.alias, balance: b.balance, count: b.count, modelPricing: b.modelPricing, mark },
+      );
+      if (
+        (await subAccountBatch.diff(r.id!, withoutProvider(revealed(r.outputs) as Record<string, unknown>), inputs))
+          .changes
+      )
+        plan.update.push(b.name);
     }
   }
   for (const [id, r] of held) if (!listed.has(id)) plan.delete.push(nameOf(r.urn));
@@ -225,17 +337,34 @@ describe("llm-accounts import run again on a stack whose state it wrote", () => 
   test("it adds only what is new, through the state again; keeps what the state holds; --drop-unlisted leaves a key for the next up to delete: each promise counted", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "llm-rerun-unit-")), "prog");
     const pulumi = statefulPulumi();
-    const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+    const env = {
+      ...pulumi.env,
+      LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+      LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      LLM_ACCOUNTS_RATE_LIMITS: "off",
+    };
     const run = async (keys: string[], args: string[]): Promise<string> => {
       const stdin = new PassThrough();
       stdin.end(keys.join("\n"));
       const stdout = new PassThrough();
       let out = "";
       stdout.on("data", (d: Buffer) => (out += d.toString()));
-      await runImport(["--out", dir, "--keys", "-", "--stack", "prod", ...args], { stdin, stdout, stderr: new PassThrough(), env, stderrIsTty: false, source: { kind: "spec", spec: "^0.1.0" } });
+      await runImport(["--out", dir, "--keys", "-", "--stack", "prod", ...args], {
+        stdin,
+        stdout,
+        stderr: new PassThrough(),
+        env,
+        stderrIsTty: false,
+        source: { kind: "spec", spec: "^0.1.0" },
+      });
       return out;
     };
-    const writes = (from: number) => pulumi.runs().slice(from).filter((r) => /^(stack import|config set)/.test(r));
+    const writes = (from: number) =>
+      pulumi
+        .runs()
+        .slice(from)
+        .filter((r) => /^(stack import|config set)/.test(r));
     const objects = () => pulumi.state().resources.filter((r) => r.type === KEY_TYPE || r.type === BATCH_TYPE);
     const [a, b] = [emu.state.createKey("rerun-a").key, emu.state.createKey("rerun-b").key];
     await run([a, b], ["--into-state"]);
@@ -245,7 +374,12 @@ describe("llm-accounts import run again on a stack whose state it wrote", () => 
 
     // New on the platform since: one key and one group of sub-accounts. The data file tells the route: no --into-state.
     const c = emu.state.createKey("rerun-c").key;
-    emu.state.createSubAccounts({ alias: "rerun-team", balance: 3, modelPricing: [{ model: "model-c", pricing_factor: 1.1 }], count: 2 });
+    emu.state.createSubAccounts({
+      alias: "rerun-team",
+      balance: 3,
+      modelPricing: [{ model: "model-c", pricing_factor: 1.1 }],
+      count: 2,
+    });
     let from = pulumi.runs().length;
     emu.clearRequests();
     const again = await run([a, b, c], ["--force"]);
@@ -270,20 +404,42 @@ describe("llm-accounts import run again on a stack whose state it wrote", () => 
     expect(dropped).toContain("Added 0 object(s)");
     expect(dropped).toContain("Dropped 1 object(s) the stack manages, as --drop-unlisted asks:\n  ApiKey rerun-b");
     expect(dropped).toContain("Nothing new to adopt: the state of stack prod holds every object the program declares");
-    expect(dropped).toContain("pulumi preview --stack prod (1 to delete: the object(s) dropped above; nothing else changes)");
+    expect(dropped).toContain(
+      "pulumi preview --stack prod (1 to delete: the object(s) dropped above; nothing else changes)",
+    );
     expect(pulumi.state().resources).toEqual(second);
     expect(await nextUp(second, dir, "prog", "prod")).toEqual({ create: [], update: [], delete: ["rerun-b"] });
-    expectNoSecret(again + dropped + readFileSync(join(dir, "index.ts"), "utf8") + readFileSync(join(dir, DATA_FILE), "utf8") + pulumi.runs().join("\n"), secretsOf(emu));
+    expectNoSecret(
+      again +
+        dropped +
+        readFileSync(join(dir, "index.ts"), "utf8") +
+        readFileSync(join(dir, DATA_FILE), "utf8") +
+        pulumi.runs().join("\n"),
+      secretsOf(emu),
+    );
   }, 120_000);
 
   test("a stack holding what the program over the data file cannot declare (protect): refused, naming it, before anything is written", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "llm-rerun-protect-")), "prog");
     const pulumi = statefulPulumi();
-    const env = { ...pulumi.env, LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey, LLM_ACCOUNTS_RATE_LIMITS: "off" };
+    const env = {
+      ...pulumi.env,
+      LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+      LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+      LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      LLM_ACCOUNTS_RATE_LIMITS: "off",
+    };
     const io = (keys: string[]) => {
       const stdin = new PassThrough();
       stdin.end(keys.join("\n"));
-      return { stdin, stdout: new PassThrough(), stderr: new PassThrough(), env, stderrIsTty: false, source: { kind: "spec" as const, spec: "^0.1.0" } };
+      return {
+        stdin,
+        stdout: new PassThrough(),
+        stderr: new PassThrough(),
+        env,
+        stderrIsTty: false,
+        source: { kind: "spec" as const, spec: "^0.1.0" },
+      };
     };
     const key = emu.state.createKey("protected-one").key;
     await runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--into-state"], io([key]));
@@ -293,10 +449,17 @@ describe("llm-accounts import run again on a stack whose state it wrote", () => 
     await expect(runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--force"], io([key]))).rejects.toThrow(
       "stack prod holds objects the program over account.json cannot declare as they are: ApiKey protected-one (protect).",
     );
-    expect(pulumi.runs().slice(from).filter((r) => /^(stack import|stack select|config set)/.test(r))).toEqual([]);
+    expect(
+      pulumi
+        .runs()
+        .slice(from)
+        .filter((r) => /^(stack import|stack select|config set)/.test(r)),
+    ).toEqual([]);
     expect(readFileSync(join(dir, DATA_FILE), "utf8")).toBe(data);
     // The remedy it names moves index.ts out too: the program over the data file alone keeps the state route.
     rmSync(join(dir, DATA_FILE));
-    await expect(runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--force"], io([key]))).rejects.toThrow(/cannot declare as they are: ApiKey protected-one \(protect\)\. .*with account\.json and index\.ts moved out of the folder/);
+    await expect(runImport(["--out", dir, "--keys", "-", "--stack", "prod", "--force"], io([key]))).rejects.toThrow(
+      /cannot declare as they are: ApiKey protected-one \(protect\)\. .*with account\.json and index\.ts moved out of the folder/,
+    );
   }, 60_000);
 });

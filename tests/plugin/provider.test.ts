@@ -25,7 +25,9 @@ type Props = Record<string, unknown>;
 /** The plain values of a set of properties (every secret marker opened), and which top-level ones were marked. */
 function opened(props: Props): { plain: Props; secret: string[] } {
   const secret = Object.keys(props).filter((k) => (props[k] as Props | null)?.[SIG] !== undefined);
-  const plain = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, secret.includes(k) ? (v as Props).value : v]));
+  const plain = Object.fromEntries(
+    Object.entries(props).map(([k, v]) => [k, secret.includes(k) ? (v as Props).value : v]),
+  );
   return { plain, secret };
 }
 
@@ -38,8 +40,14 @@ async function checked(type: string, name: string, news: Props, olds: Props = {}
 
 describe("resources through the provider", () => {
   test("a wrong input fails check naming the field, as the dynamic resource's check does", async () => {
-    const result = await provider.check!(KEY, {}, { alias: "ci", securityConfig: { geo: { countries: ["CN", "cn"] } } });
-    expect(result.failures).toEqual([{ property: "securityConfig.geo.countries[1]", reason: '"cn" must be a two-letter upper-case country code' }]);
+    const result = await provider.check!(
+      KEY,
+      {},
+      { alias: "ci", securityConfig: { geo: { countries: ["CN", "cn"] } } },
+    );
+    expect(result.failures).toEqual([
+      { property: "securityConfig.geo.countries[1]", reason: '"cn" must be a two-letter upper-case country code' },
+    ]);
     expect(emu.requests()).toHaveLength(0);
   });
 
@@ -96,19 +104,38 @@ describe("import", () => {
 
   test("a key given as the import id is refused without being shown", async () => {
     const live = emu.state.createKey("pasted");
-    const message = await provider.read!(live.key, KEY, {}).then(() => "", (err: Error) => err.message);
+    const message = await provider.read!(live.key, KEY, {}).then(
+      () => "",
+      (err: Error) => err.message,
+    );
     expect(message).toContain("env:<VARIABLE>");
     expect(message).not.toContain(live.key.slice(3));
     expect(emu.requests()).toHaveLength(0);
   });
 
   test("a SubAccountBatch by the ids of its sub-accounts: one list, no write; its declared inputs plan no change", async () => {
-    const made = emu.state.createSubAccounts({ alias: "imp", balance: 40, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 2 });
+    const made = emu.state.createSubAccounts({
+      alias: "imp",
+      balance: 40,
+      modelPricing: [{ model: "model-a", pricing_factor: 1.2 }],
+      count: 2,
+    });
     emu.clearRequests();
     const found = await provider.read!(made.map((s) => s.id).join(","), BATCH, {});
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
-    expect(found.inputs).toEqual({ alias: "imp", balance: 40, count: 2, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }], mark: expect.any(String) });
-    const news = await checked("SubAccountBatch", "team", { alias: "imp", balance: 40, count: 2, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }] });
+    expect(found.inputs).toEqual({
+      alias: "imp",
+      balance: 40,
+      count: 2,
+      modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+      mark: expect.any(String),
+    });
+    const news = await checked("SubAccountBatch", "team", {
+      alias: "imp",
+      balance: 40,
+      count: 2,
+      modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+    });
     startFresh();
     emu.clearRequests();
     expect((await provider.diff!(found.id!, BATCH, found.props, news)).changes).toBe(false);
@@ -121,13 +148,21 @@ describe("functions and configuration", () => {
     emu.state.createSubAccounts({ alias: "fn", balance: 1, modelPricing: [], count: 1 });
     const subs = await provider.invoke!("llm-accounts:index:getSubAccounts", { alias: "fn" });
     expect(opened(subs.outputs as Props).secret).toEqual(["subAccounts"]);
-    expect((await provider.invoke!("llm-accounts:index:getBalance", {})).outputs).toEqual({ balance: expect.any(String) });
+    expect((await provider.invoke!("llm-accounts:index:getBalance", {})).outputs).toEqual({
+      balance: expect.any(String),
+    });
   });
 
   test("a Configure request's provider inputs (secrets marked) and variables become the runtime's settings", () => {
     const request = new provproto.ConfigureRequest();
     request.getVariablesMap().set("llm-accounts:config:baseUrl", "http://127.0.0.1:1");
-    request.setArgs(structproto.Struct.fromJavaScript({ baseUrl: emu.baseUrl, adminKey: secretValue(emu.adminKey), version: "0.1.0" } as never));
+    request.setArgs(
+      structproto.Struct.fromJavaScript({
+        baseUrl: emu.baseUrl,
+        adminKey: secretValue(emu.adminKey),
+        version: "0.1.0",
+      } as never),
+    );
     const settings = settingsOf(request);
     expect(settings).toEqual({ baseUrl: emu.baseUrl, adminKey: emu.adminKey });
     startFresh({ stackConfig: settings });

@@ -38,10 +38,17 @@ describe("the provider's schema", () => {
   });
 
   test("the secrets of the dynamic resources are secret in the schema, and so are the provider's keys", () => {
-    const secret = (props: Record<string, Spec>) => Object.keys(props).filter((k) => props[k].secret === true).sort();
+    const secret = (props: Record<string, Spec>) =>
+      Object.keys(props)
+        .filter((k) => props[k].secret === true)
+        .sort();
     expect(secret(schema.resources[token("ApiKey")].properties)).toEqual(["adoptKey", "key", "previousKey"]);
     expect(secret(schema.resources[token("ApiKey")].inputProperties)).toEqual(["adoptKey"]);
-    expect(secret(schema.resources[token("SubAccountBatch")].properties)).toEqual(["adoptTokens", "subAccounts", "tokens"]);
+    expect(secret(schema.resources[token("SubAccountBatch")].properties)).toEqual([
+      "adoptTokens",
+      "subAccounts",
+      "tokens",
+    ]);
     expect(secret(schema.config.variables)).toEqual(["accountKey", "adminKey"]);
   });
 });

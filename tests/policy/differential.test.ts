@@ -1,5 +1,12 @@
 import { describe, expect, test } from "@jest/globals";
-import type { PolicyResource, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
+import type {
+  PolicyResource,
+  ReportViolation,
+  ResourceValidationArgs,
+  ResourceValidationPolicy,
+  StackValidationArgs,
+  StackValidationPolicy,
+} from "@pulumi/policy";
 import fc from "fast-check";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -10,7 +17,12 @@ import type { Emulator } from "../../provider/emulator/index.js";
 import { runAudit } from "../../provider/commands/audit.js";
 import type { AuditFinding } from "../../provider/policy/audit.js";
 import { llmAccountsPolicies, RESOURCE_TYPES } from "../../provider/policy/index.js";
-import { apiKey, subAccountBatch, type ApiKeyOutputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import {
+  apiKey,
+  subAccountBatch,
+  type ApiKeyOutputs,
+  type SubAccountBatchOutputs,
+} from "../../provider/runtime/index.js";
 import { useRuntimeEmulator } from "../support/emulator.js";
 
 /**
@@ -30,7 +42,12 @@ let emu: Emulator;
 useRuntimeEmulator((e) => (emu = e));
 
 const require = createRequire(import.meta.url);
-const proxy = require("@pulumi/policy/proxy") as { unknownCheckingProxy<T extends object>(o: T): T; unknownNumberValue: string; unknownArrayValue: string; unknownObjectValue: string };
+const proxy = require("@pulumi/policy/proxy") as {
+  unknownCheckingProxy<T extends object>(o: T): T;
+  unknownNumberValue: string;
+  unknownArrayValue: string;
+  unknownObjectValue: string;
+};
 
 const policies = llmAccountsPolicies();
 const RANGES = ["10.1.2.3", "10.2.0.0/16", "192.168.0.1", "203.0.113.7"];
@@ -66,14 +83,20 @@ const batchSpec: fc.Arbitrary<BatchSpec> = fc.record({
   // Six-place decimals, as money is.
   balance: fc.integer({ min: 0, max: 150_000_000 }).map((micros) => micros / 1e6),
   count: fc.integer({ min: 1, max: 3 }),
-  pricing: fc.uniqueArray(fc.record({ model: fc.constantFrom(...MODELS), pricingFactor: fc.constantFrom(0.5, 0.8, 1, 1.2, 2) }), { minLength: 1, maxLength: 2, selector: (p) => p.model }),
+  pricing: fc.uniqueArray(
+    fc.record({ model: fc.constantFrom(...MODELS), pricingFactor: fc.constantFrom(0.5, 0.8, 1, 1.2, 2) }),
+    { minLength: 1, maxLength: 2, selector: (p) => p.model },
+  ),
   unknown: fc.subarray(["balance", "count", "modelPricing"] as const),
 });
 const account = fc.record({
   keys: fc.array(keySpec, { maxLength: 4 }),
   batches: fc.array(batchSpec, { maxLength: 3 }),
   // Sometimes exactly the total (the budget's edge), else any cap.
-  cap: fc.oneof(fc.constant("exact" as const), fc.integer({ min: 0, max: 600_000_000 }).map((m) => m / 1e6)),
+  cap: fc.oneof(
+    fc.constant("exact" as const),
+    fc.integer({ min: 0, max: 600_000_000 }).map((m) => m / 1e6),
+  ),
 });
 
 function config(maxTotalBalance: number) {
@@ -106,7 +129,8 @@ function previewKey(inputs: Record<string, unknown>, k: KeySpec): Record<string,
   const sc = { ...(inputs.securityConfig as Record<string, unknown>) };
   if (k.unknown.includes("ip") && sc.ip) sc.ip = { allow: proxy.unknownArrayValue };
   if (k.unknown.includes("monthly") && sc.spendLimit) sc.spendLimit = { monthly: proxy.unknownNumberValue };
-  if (k.unknown.includes("models") && sc.models) sc.models = { ...(sc.models as object), items: proxy.unknownArrayValue };
+  if (k.unknown.includes("models") && sc.models)
+    sc.models = { ...(sc.models as object), items: proxy.unknownArrayValue };
   return { ...inputs, securityConfig: sc };
 }
 function previewBatch(inputs: Record<string, unknown>, b: BatchSpec): Record<string, unknown> {
@@ -129,26 +153,51 @@ function packPairs(resources: Resource[], levels: Record<string, string | Record
   for (const p of policies) {
     const given = levels[p.name];
     if (given === "disabled") continue;
-    const options = typeof given === "object" ? Object.fromEntries(Object.entries(given).filter(([k]) => k !== "enforcementLevel")) : {};
+    const options =
+      typeof given === "object"
+        ? Object.fromEntries(Object.entries(given).filter(([k]) => k !== "enforcementLevel"))
+        : {};
     const report: ReportViolation = (message) => {
-      const object = /^(ApiKey|SubAccountBatch) "([^"]+)":/.exec(message)?.[2] ?? (message.startsWith("the stack:") ? "scope" : `?${message}`);
+      const object =
+        /^(ApiKey|SubAccountBatch) "([^"]+)":/.exec(message)?.[2] ??
+        (message.startsWith("the stack:") ? "scope" : `?${message}`);
       pairs.add(`${object} ${p.name}`);
     };
     if ("validateResource" in p) {
       for (const r of resources) {
-        const args = { type: r.type, name: r.name, urn: `urn:${r.name}`, props: proxy.unknownCheckingProxy(r.props), getConfig: () => options };
-        void ((p as ResourceValidationPolicy).validateResource as (a: ResourceValidationArgs, r: ReportViolation) => void)(args as unknown as ResourceValidationArgs, report);
+        const args = {
+          type: r.type,
+          name: r.name,
+          urn: `urn:${r.name}`,
+          props: proxy.unknownCheckingProxy(r.props),
+          getConfig: () => options,
+        };
+        void (
+          (p as ResourceValidationPolicy).validateResource as (a: ResourceValidationArgs, r: ReportViolation) => void
+        )(args as unknown as ResourceValidationArgs, report);
       }
     } else {
-      const rs = resources.map((r) => ({ ...r, urn: `urn:${r.name}`, props: proxy.unknownCheckingProxy(r.props) })) as unknown as PolicyResource[];
-      void (p as StackValidationPolicy).validateStack({ resources: rs, getConfig: () => options } as unknown as StackValidationArgs, report);
+      const rs = resources.map((r) => ({
+        ...r,
+        urn: `urn:${r.name}`,
+        props: proxy.unknownCheckingProxy(r.props),
+      })) as unknown as PolicyResource[];
+      void (p as StackValidationPolicy).validateStack(
+        { resources: rs, getConfig: () => options } as unknown as StackValidationArgs,
+        report,
+      );
     }
   }
   return pairs;
 }
 
 /** `llm-accounts audit --json` over the live account, its findings mapped back to the resources that made the objects. */
-async function auditPairs(dir: string, levels: object, keys: { name: string; outs: ApiKeyOutputs }[], batches: { name: string; outs: SubAccountBatchOutputs }[]): Promise<Set<string>> {
+async function auditPairs(
+  dir: string,
+  levels: object,
+  keys: { name: string; outs: ApiKeyOutputs }[],
+  batches: { name: string; outs: SubAccountBatchOutputs }[],
+): Promise<Set<string>> {
   const file = join(dir, "config.json");
   writeFileSync(file, JSON.stringify(levels));
   const stdin = new PassThrough();
@@ -156,15 +205,28 @@ async function auditPairs(dir: string, levels: object, keys: { name: string; out
   const stdout = new PassThrough();
   let out = "";
   stdout.on("data", (d: Buffer) => (out += d.toString()));
-  const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
-  await runAudit(["--policy-config", file, "--keys", "-", "--json"], { stdin, stdout, stderr: new PassThrough(), env, stderrIsTty: false });
+  const env = {
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+  };
+  await runAudit(["--policy-config", file, "--keys", "-", "--json"], {
+    stdin,
+    stdout,
+    stderr: new PassThrough(),
+    env,
+    stderrIsTty: false,
+  });
   const byHint = new Map(keys.map((k) => [`API key ${k.outs.keyHint}`, k.name]));
   const byId = new Map(batches.flatMap((b) => b.outs.subAccounts.map((s) => [s.id, b.name] as const)));
   const { findings } = JSON.parse(out) as { findings: AuditFinding[] };
   return new Set(
     findings.map((f) => {
       const id = /\bids? (\d+)/.exec(f.object)?.[1] ?? /^sub-account (\d+)/.exec(f.object)?.[1];
-      const object = f.object === "the account" ? "scope" : byHint.get(f.object) ?? (id === undefined ? undefined : byId.get(Number(id))) ?? `?${f.object}`;
+      const object =
+        f.object === "the account"
+          ? "scope"
+          : (byHint.get(f.object) ?? (id === undefined ? undefined : byId.get(Number(id))) ?? `?${f.object}`);
       return `${object} ${f.rule}`;
     }),
   );
@@ -173,11 +235,19 @@ async function auditPairs(dir: string, levels: object, keys: { name: string; out
 /** The pairs the preview may lack, and only those: each involves a value it did not know yet. */
 function excusedAtPreview(pair: string, keys: KeySpec[], batches: BatchSpec[]): boolean {
   const [object, rule] = pair.split(" ");
-  if (object === "scope") return rule === "account-budget" && batches.some((b) => b.unknown.includes("balance") || b.unknown.includes("count"));
+  if (object === "scope")
+    return (
+      rule === "account-budget" && batches.some((b) => b.unknown.includes("balance") || b.unknown.includes("count"))
+    );
   const index = Number(object.slice(1));
   if (object.startsWith("k")) {
     const u = keys[index].unknown;
-    const field = { "api-key-ip-allowlist": "ip", "api-key-spend-limit": "monthly", "api-key-models": "models", "api-key-geo": "securityConfig" }[rule];
+    const field = {
+      "api-key-ip-allowlist": "ip",
+      "api-key-spend-limit": "monthly",
+      "api-key-models": "models",
+      "api-key-geo": "securityConfig",
+    }[rule];
     return u.includes("securityConfig") || (field !== undefined && u.includes(field as KeySpec["unknown"][number]));
   }
   const u = batches[index].unknown;
@@ -193,7 +263,10 @@ describe("the pack at preview, the pack on the stored state, and the audit of th
     try {
       await fc.assert(
         fc.asyncProperty(account, async ({ keys, batches, cap }) => {
-          const made: { keys: { name: string; outs: ApiKeyOutputs; id: string }[]; batches: { name: string; outs: SubAccountBatchOutputs; id: string }[] } = { keys: [], batches: [] };
+          const made: {
+            keys: { name: string; outs: ApiKeyOutputs; id: string }[];
+            batches: { name: string; outs: SubAccountBatchOutputs; id: string }[];
+          } = { keys: [], batches: [] };
           try {
             const preview: Resource[] = [];
             const stored: Resource[] = [];
@@ -202,17 +275,41 @@ describe("the pack at preview, the pack on the stored state, and the audit of th
               expect(failures).toEqual([]);
               const { id, outs } = await apiKey.create(inputs);
               made.keys.push({ name: `k${i}`, outs, id });
-              preview.push({ type: RESOURCE_TYPES.ApiKey, name: `k${i}`, props: previewKey(inputs as unknown as Record<string, unknown>, k) });
-              stored.push({ type: RESOURCE_TYPES.ApiKey, name: `k${i}`, props: outs as unknown as Record<string, unknown> });
+              preview.push({
+                type: RESOURCE_TYPES.ApiKey,
+                name: `k${i}`,
+                props: previewKey(inputs as unknown as Record<string, unknown>, k),
+              });
+              stored.push({
+                type: RESOURCE_TYPES.ApiKey,
+                name: `k${i}`,
+                props: outs as unknown as Record<string, unknown>,
+              });
             }
             // Distinct aliases: the audit groups live sub-accounts by alias and pricing, one group per batch.
             for (const [i, b] of batches.entries()) {
-              const { inputs, failures } = await subAccountBatch.check({}, { alias: `team-${i}`, balance: b.balance, count: b.count, modelPricing: b.pricing.map((p) => ({ ...p })) });
+              const { inputs, failures } = await subAccountBatch.check(
+                {},
+                {
+                  alias: `team-${i}`,
+                  balance: b.balance,
+                  count: b.count,
+                  modelPricing: b.pricing.map((p) => ({ ...p })),
+                },
+              );
               expect(failures).toEqual([]);
               const { id, outs } = await subAccountBatch.create(inputs);
               made.batches.push({ name: `b${i}`, outs, id });
-              preview.push({ type: RESOURCE_TYPES.SubAccountBatch, name: `b${i}`, props: previewBatch(inputs as unknown as Record<string, unknown>, b) });
-              stored.push({ type: RESOURCE_TYPES.SubAccountBatch, name: `b${i}`, props: outs as unknown as Record<string, unknown> });
+              preview.push({
+                type: RESOURCE_TYPES.SubAccountBatch,
+                name: `b${i}`,
+                props: previewBatch(inputs as unknown as Record<string, unknown>, b),
+              });
+              stored.push({
+                type: RESOURCE_TYPES.SubAccountBatch,
+                name: `b${i}`,
+                props: outs as unknown as Record<string, unknown>,
+              });
             }
             // Masked keys name the audit's findings: two keys ending alike could not be told apart.
             fc.pre(new Set(made.keys.map((k) => k.outs.keyHint)).size === made.keys.length);

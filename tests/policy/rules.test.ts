@@ -1,5 +1,13 @@
 import { describe, expect, test } from "@jest/globals";
-import type { PolicyResource, ReportViolation, ResourceValidation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
+import type {
+  PolicyResource,
+  ReportViolation,
+  ResourceValidation,
+  ResourceValidationArgs,
+  ResourceValidationPolicy,
+  StackValidationArgs,
+  StackValidationPolicy,
+} from "@pulumi/policy";
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { llmAccountsPolicies, POLICY_DOCS_URL, RESOURCE_TYPES, RULES } from "../../provider/policy/index.js";
@@ -28,30 +36,59 @@ const SECRET = "sk-adopted0123456789abcdefABCDEF";
 const policies = llmAccountsPolicies();
 const policy = (name: string) => policies.find((p) => p.name === name)!;
 /** The options among `config` that the rule takes (each rule refuses options it does not know). */
-const own = (name: string, config: Record<string, unknown>) => Object.fromEntries(Object.entries(config).filter(([k]) => k in policy(name).configSchema!.properties));
+const own = (name: string, config: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(config).filter(([k]) => k in policy(name).configSchema!.properties));
 
 /** Runs a resource policy the way @pulumi/policy does; the messages it reports. */
-function check(name: string, type: string, props: Record<string, unknown>, config: object = {}, resource = "r"): string[] {
+function check(
+  name: string,
+  type: string,
+  props: Record<string, unknown>,
+  config: object = {},
+  resource = "r",
+): string[] {
   const messages: string[] = [];
   const report: ReportViolation = (m) => void messages.push(m);
-  const args = { type, name: resource, urn: `urn:${resource}`, props: proxy.unknownCheckingProxy(props), getConfig: () => config } as unknown as ResourceValidationArgs;
+  const args = {
+    type,
+    name: resource,
+    urn: `urn:${resource}`,
+    props: proxy.unknownCheckingProxy(props),
+    getConfig: () => config,
+  } as unknown as ResourceValidationArgs;
   void ((policy(name) as ResourceValidationPolicy).validateResource as ResourceValidation)(args, report);
   return messages;
 }
 
 /** Runs a stack policy over resources; the messages with the URN each names. */
-function checkStack(name: string, resources: { type: string; name: string; props: Record<string, unknown> }[], config: object = {}): { message: string; urn?: string }[] {
+function checkStack(
+  name: string,
+  resources: { type: string; name: string; props: Record<string, unknown> }[],
+  config: object = {},
+): { message: string; urn?: string }[] {
   const out: { message: string; urn?: string }[] = [];
   const report: ReportViolation = (message, urn) => void out.push({ message, urn });
-  const rs = resources.map((r) => ({ ...r, urn: `urn:${r.name}`, props: proxy.unknownCheckingProxy(r.props) })) as unknown as PolicyResource[];
-  void (policy(name) as StackValidationPolicy).validateStack({ resources: rs, getConfig: () => config } as unknown as StackValidationArgs, report);
+  const rs = resources.map((r) => ({
+    ...r,
+    urn: `urn:${r.name}`,
+    props: proxy.unknownCheckingProxy(r.props),
+  })) as unknown as PolicyResource[];
+  void (policy(name) as StackValidationPolicy).validateStack(
+    { resources: rs, getConfig: () => config } as unknown as StackValidationArgs,
+    report,
+  );
   return out;
 }
 
 const restricted = {
   alias: "ci",
   enabled: true,
-  securityConfig: { ip: { allow: ["10.1.2.3", "10.2.0.0/16"] }, spendLimit: { monthly: 100 }, geo: { countries: ["SG"] }, models: { mode: "model", items: ["model-a"] } },
+  securityConfig: {
+    ip: { allow: ["10.1.2.3", "10.2.0.0/16"] },
+    spendLimit: { monthly: 100 },
+    geo: { countries: ["SG"] },
+    models: { mode: "model", items: ["model-a"] },
+  },
   rotation: { everyDays: 30, overlapHours: 24 },
 };
 const open = { alias: "open", enabled: true, securityConfig: {} };
@@ -64,7 +101,10 @@ describe("every rule: a compliant and a violating case, messages naming resource
     expect(check("api-key-ip-allowlist", KEY, open, config, "ci")).toEqual([
       'ApiKey "ci": securityConfig.ip.allow is not set: the key can be used from any IP address (api-key-ip-allowlist)',
     ]);
-    const wide = { ...restricted, securityConfig: { ip: { allow: ["10.1.2.3", "0.0.0.0/0", "10.0.0.0/7", "2001:db8::1"] } } };
+    const wide = {
+      ...restricted,
+      securityConfig: { ip: { allow: ["10.1.2.3", "0.0.0.0/0", "10.0.0.0/7", "2001:db8::1"] } },
+    };
     expect(check("api-key-ip-allowlist", KEY, wide, config, "ci")).toEqual([
       'ApiKey "ci": securityConfig.ip.allow[1] "0.0.0.0/0" is outside allowedRanges ("10.0.0.0/8") (api-key-ip-allowlist)',
       'ApiKey "ci": securityConfig.ip.allow[2] "10.0.0.0/7" is outside allowedRanges ("10.0.0.0/8") (api-key-ip-allowlist)',
@@ -90,18 +130,32 @@ describe("every rule: a compliant and a violating case, messages naming resource
     expect(check("api-key-models", KEY, restricted, { approvedModels: ["model-b"] }, "ci")).toEqual([
       'ApiKey "ci": securityConfig.models.items[0] "model-a" is not in approvedModels ("model-b") (api-key-models)',
     ]);
-    expect(check("api-key-models", KEY, open, {}, "ci")).toEqual(['ApiKey "ci": securityConfig.models.items is not set: the key may call every model (api-key-models)']);
+    expect(check("api-key-models", KEY, open, {}, "ci")).toEqual([
+      'ApiKey "ci": securityConfig.models.items is not set: the key may call every model (api-key-models)',
+    ]);
     expect(check("api-key-geo", KEY, restricted, { approvedCountries: ["SG", "CN"] })).toEqual([]);
     expect(check("api-key-geo", KEY, restricted, { approvedCountries: ["CN"] }, "ci")).toEqual([
       'ApiKey "ci": securityConfig.geo.countries[0] "SG" is not in approvedCountries ("CN") (api-key-geo)',
     ]);
-    expect(check("api-key-geo", KEY, open, {}, "ci")).toEqual(['ApiKey "ci": securityConfig.geo.countries is not set: the key can be used from any country (api-key-geo)']);
+    expect(check("api-key-geo", KEY, open, {}, "ci")).toEqual([
+      'ApiKey "ci": securityConfig.geo.countries is not set: the key can be used from any country (api-key-geo)',
+    ]);
   });
 
   test("api-key-rotation: everyDays set, at most maxAgeDays, overlap at least minOverlapHours (0 when not given)", () => {
     expect(check("api-key-rotation", KEY, restricted, { maxAgeDays: 30, minOverlapHours: 24 })).toEqual([]);
-    expect(check("api-key-rotation", KEY, open, {}, "ci")).toEqual(['ApiKey "ci": rotation.everyDays is not set: the key is never rotated by age (api-key-rotation)']);
-    expect(check("api-key-rotation", KEY, { ...restricted, rotation: { everyDays: 120 } }, { maxAgeDays: 90, minOverlapHours: 1 }, "ci")).toEqual([
+    expect(check("api-key-rotation", KEY, open, {}, "ci")).toEqual([
+      'ApiKey "ci": rotation.everyDays is not set: the key is never rotated by age (api-key-rotation)',
+    ]);
+    expect(
+      check(
+        "api-key-rotation",
+        KEY,
+        { ...restricted, rotation: { everyDays: 120 } },
+        { maxAgeDays: 90, minOverlapHours: 1 },
+        "ci",
+      ),
+    ).toEqual([
       'ApiKey "ci": rotation.everyDays 120 is above maxAgeDays 90 (api-key-rotation)',
       'ApiKey "ci": rotation.overlapHours 0 is below minOverlapHours 1: clients get no time to switch keys (api-key-rotation)',
     ]);
@@ -109,8 +163,21 @@ describe("every rule: a compliant and a violating case, messages naming resource
 
   test("sub-account-pricing-floor: every factor at least minFactor, 1 by default; deprecated autoFollowing counts as 1", () => {
     expect(check("sub-account-pricing-floor", BATCH, batch)).toEqual([]);
-    expect(check("sub-account-pricing-floor", BATCH, { ...batch, modelPricing: [{ model: "model-b", autoFollowing: true }] }, { minFactor: 1 })).toEqual([]);
-    const cheap = { ...batch, modelPricing: [{ model: "model-a", pricingFactor: 1.5 }, { model: "model-b", pricingFactor: 0.8 }] };
+    expect(
+      check(
+        "sub-account-pricing-floor",
+        BATCH,
+        { ...batch, modelPricing: [{ model: "model-b", autoFollowing: true }] },
+        { minFactor: 1 },
+      ),
+    ).toEqual([]);
+    const cheap = {
+      ...batch,
+      modelPricing: [
+        { model: "model-a", pricingFactor: 1.5 },
+        { model: "model-b", pricingFactor: 0.8 },
+      ],
+    };
     expect(check("sub-account-pricing-floor", BATCH, cheap, {}, "team")).toEqual([
       'SubAccountBatch "team": modelPricing[1].pricingFactor 0.8 for "model-b" is below minFactor 1 (sub-account-pricing-floor)',
     ]);
@@ -138,13 +205,23 @@ describe("resource rules are marked with their type, so @pulumi/policy skips oth
   // resource of another type is answered "not applicable" without that work (see provider/policy/pack.ts).
   const { getPulumiType } = require("@pulumi/policy/policy") as { getPulumiType(o: unknown): string | undefined };
 
-  test.each(RULES.filter((r) => r.scope !== "stack").map((r) => [r.name, r.scope] as const))("%s is marked %s", (name, scope) => {
-    const p = policy(name) as ResourceValidationPolicy;
-    expect(getPulumiType(p.validateResource)).toBe(RESOURCE_TYPES[scope as "ApiKey" | "SubAccountBatch"]);
-  });
+  test.each(RULES.filter((r) => r.scope !== "stack").map((r) => [r.name, r.scope] as const))(
+    "%s is marked %s",
+    (name, scope) => {
+      const p = policy(name) as ResourceValidationPolicy;
+      expect(getPulumiType(p.validateResource)).toBe(RESOURCE_TYPES[scope as "ApiKey" | "SubAccountBatch"]);
+    },
+  );
 
   test("a resource of another type still reports nothing when a server calls the rule anyway", () => {
-    expect(check("api-key-spend-limit", "pulumi-nodejs:dynamic/other:ApiKey", { ...open, securityConfig: { spendLimit: { monthly: 10_000 } } }, { maxMonthly: 1 })).toEqual([]);
+    expect(
+      check(
+        "api-key-spend-limit",
+        "pulumi-nodejs:dynamic/other:ApiKey",
+        { ...open, securityConfig: { spendLimit: { monthly: 10_000 } } },
+        { maxMonthly: 1 },
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -162,7 +239,11 @@ describe("stack rules see every resource of the package, and only those", () => 
   test("account-budget: count x balance summed over the batches (3 x 100 + 2 x 50 = 400)", () => {
     expect(checkStack("account-budget", resources, { maxTotalBalance: 400 })).toEqual([]);
     expect(checkStack("account-budget", resources, { maxTotalBalance: 399 })).toEqual([
-      { message: "the stack: count x balance of 5 sub-accounts in 2 batches comes to 400, above maxTotalBalance 399 (account-budget)", urn: undefined },
+      {
+        message:
+          "the stack: count x balance of 5 sub-accounts in 2 batches comes to 400, above maxTotalBalance 399 (account-budget)",
+        urn: undefined,
+      },
     ]);
   });
 
@@ -170,7 +251,11 @@ describe("stack rules see every resource of the package, and only those", () => 
     const tenths = [{ type: BATCH, name: "t", props: { ...batch, balance: 0.1, count: 3 } }];
     expect(checkStack("account-budget", tenths, { maxTotalBalance: 0.3 })).toEqual([]);
     expect(checkStack("account-budget", tenths, { maxTotalBalance: 0.299999 })).toEqual([
-      { message: "the stack: count x balance of 3 sub-accounts in 1 batch comes to 0.3, above maxTotalBalance 0.299999 (account-budget)", urn: undefined },
+      {
+        message:
+          "the stack: count x balance of 3 sub-accounts in 1 batch comes to 0.3, above maxTotalBalance 0.299999 (account-budget)",
+        urn: undefined,
+      },
     ]);
     const mixed = [
       { type: BATCH, name: "a", props: { ...batch, balance: 1.1, count: 1 } },
@@ -185,7 +270,11 @@ describe("stack rules see every resource of the package, and only those", () => 
   test("a finding about the whole stack names the stack's own resource (policy analyze cannot show one without a URN)", () => {
     const withStack = [...resources, { type: "pulumi:pulumi:Stack", name: "proj-dev", props: {} }];
     expect(checkStack("account-budget", withStack, { maxTotalBalance: 399 })).toEqual([
-      { message: "the stack: count x balance of 5 sub-accounts in 2 batches comes to 400, above maxTotalBalance 399 (account-budget)", urn: "urn:proj-dev" },
+      {
+        message:
+          "the stack: count x balance of 5 sub-accounts in 2 batches comes to 400, above maxTotalBalance 399 (account-budget)",
+        urn: "urn:proj-dev",
+      },
     ]);
     // A finding about one resource keeps that resource's URN.
     expect(checkStack("api-key-unique-aliases", withStack).map((f) => f.urn)).toEqual(["urn:k1", "urn:k3"]);
@@ -193,10 +282,21 @@ describe("stack rules see every resource of the package, and only those", () => 
 
   test("api-key-unique-aliases: each key sharing an alias is reported by its URN; batches may share aliases", () => {
     expect(checkStack("api-key-unique-aliases", resources)).toEqual([
-      { message: 'ApiKey "k1": alias "shared" is also the alias of ApiKey "k3" (api-key-unique-aliases)', urn: "urn:k1" },
-      { message: 'ApiKey "k3": alias "shared" is also the alias of ApiKey "k1" (api-key-unique-aliases)', urn: "urn:k3" },
+      {
+        message: 'ApiKey "k1": alias "shared" is also the alias of ApiKey "k3" (api-key-unique-aliases)',
+        urn: "urn:k1",
+      },
+      {
+        message: 'ApiKey "k3": alias "shared" is also the alias of ApiKey "k1" (api-key-unique-aliases)',
+        urn: "urn:k3",
+      },
     ]);
-    expect(checkStack("api-key-unique-aliases", resources.filter((r) => r.name !== "k3"))).toEqual([]);
+    expect(
+      checkStack(
+        "api-key-unique-aliases",
+        resources.filter((r) => r.name !== "k3"),
+      ),
+    ).toEqual([]);
   });
 
   test("resources are recognised by type token, never by shape", () => {
@@ -207,13 +307,35 @@ describe("stack rules see every resource of the package, and only those", () => 
 
 describe("values not known at preview are never violations", () => {
   test("an unknown security config, limit, list entry or alias: no finding, no throw", () => {
-    const unknownConfig = { alias: "ci", enabled: true, securityConfig: proxy.unknownObjectValue, rotation: proxy.unknownObjectValue };
+    const unknownConfig = {
+      alias: "ci",
+      enabled: true,
+      securityConfig: proxy.unknownObjectValue,
+      rotation: proxy.unknownObjectValue,
+    };
     for (const p of policies.filter((p) => "validateResource" in p)) {
-      expect(check(p.name, KEY, unknownConfig, own(p.name, { maxMonthly: 1, approvedModels: [], approvedCountries: [], allowedRanges: ["10.0.0.0/8"], maxAgeDays: 1 }))).toEqual([]);
+      expect(
+        check(
+          p.name,
+          KEY,
+          unknownConfig,
+          own(p.name, {
+            maxMonthly: 1,
+            approvedModels: [],
+            approvedCountries: [],
+            allowedRanges: ["10.0.0.0/8"],
+            maxAgeDays: 1,
+          }),
+        ),
+      ).toEqual([]);
     }
     const partly = {
       ...restricted,
-      securityConfig: { ip: { allow: ["10.1.2.3", proxy.unknownStringValue] }, spendLimit: { monthly: proxy.unknownNumberValue }, models: { mode: "model", items: proxy.unknownArrayValue } },
+      securityConfig: {
+        ip: { allow: ["10.1.2.3", proxy.unknownStringValue] },
+        spendLimit: { monthly: proxy.unknownNumberValue },
+        models: { mode: "model", items: proxy.unknownArrayValue },
+      },
       rotation: { everyDays: proxy.unknownNumberValue },
     };
     expect(check("api-key-ip-allowlist", KEY, partly, { allowedRanges: ["10.0.0.0/8"] })).toEqual([]);
@@ -223,7 +345,12 @@ describe("values not known at preview are never violations", () => {
   });
 
   test("unknown pricing, balance or count: no finding; a known part of the budget above it still is one", () => {
-    const unknownBatch = { alias: "team", balance: proxy.unknownNumberValue, count: 3, modelPricing: [{ model: proxy.unknownStringValue, pricingFactor: proxy.unknownNumberValue }] };
+    const unknownBatch = {
+      alias: "team",
+      balance: proxy.unknownNumberValue,
+      count: 3,
+      modelPricing: [{ model: proxy.unknownStringValue, pricingFactor: proxy.unknownNumberValue }],
+    };
     expect(check("sub-account-pricing-floor", BATCH, unknownBatch, { minFactor: 5 })).toEqual([]);
     expect(check("sub-account-models", BATCH, unknownBatch, { approvedModels: [] })).toEqual([]);
     expect(check("sub-account-balance", BATCH, unknownBatch, { maxBalance: 0 })).toEqual([]);
@@ -260,9 +387,19 @@ describe("options: the engine validates them with each rule's configSchema; the 
       expect(p.description).toMatch(/^[^\n]+\.$/);
       expect(p.configSchema).toBeDefined();
     }
-    expect(policy("api-key-spend-limit").configSchema!.properties.maxMonthly).toMatchObject({ type: "number", minimum: 0 });
-    expect(policy("sub-account-pricing-floor").configSchema!.properties.minFactor).toMatchObject({ type: "number", exclusiveMinimum: 0, default: 1 });
-    expect(policy("api-key-ip-allowlist").configSchema!.properties.allowedRanges).toMatchObject({ type: "array", items: { type: "string" } });
+    expect(policy("api-key-spend-limit").configSchema!.properties.maxMonthly).toMatchObject({
+      type: "number",
+      minimum: 0,
+    });
+    expect(policy("sub-account-pricing-floor").configSchema!.properties.minFactor).toMatchObject({
+      type: "number",
+      exclusiveMinimum: 0,
+      default: 1,
+    });
+    expect(policy("api-key-ip-allowlist").configSchema!.properties.allowedRanges).toMatchObject({
+      type: "array",
+      items: { type: "string" },
+    });
     expect(configSchema(ruleNamed("api-key-unique-aliases")!)).toEqual({ properties: {} });
   });
 
@@ -273,7 +410,9 @@ describe("options: the engine validates them with each rule's configSchema; the 
       expect(p.tags!.length).toBeGreaterThan(0);
       expect(p.url).toBe(`${POLICY_DOCS_URL}#${p.name}`);
     }
-    expect(POLICY_DOCS_URL).toMatch(/^https:\/\/github\.com\/[^/]+\/pulumi-llm-accounts\/blob\/main\/docs\/guides\/policy\.md$/);
+    expect(POLICY_DOCS_URL).toMatch(
+      /^https:\/\/github\.com\/[^/]+\/pulumi-llm-accounts\/blob\/main\/docs\/guides\/policy\.md$/,
+    );
     // Each url lands: the page has a heading named exactly as the rule.
     const page = readFileSync(new URL("../../docs/guides/policy.md", import.meta.url), "utf8");
     for (const p of policies) expect(page).toContain(`\n### ${p.name}\n`);
@@ -282,11 +421,21 @@ describe("options: the engine validates them with each rule's configSchema; the 
 
   test("a wrong type, a negative cap, a bad range or an unknown option is an error naming the rule and the option", () => {
     const rule = (name: string) => ruleNamed(name)!;
-    expect(() => parseOptions(rule("api-key-spend-limit"), { maxMonthly: -1 })).toThrow("api-key-spend-limit: maxMonthly: must be 0 or more");
-    expect(() => parseOptions(rule("sub-account-balance"), { maxBalance: "100" })).toThrow(/^sub-account-balance: maxBalance: Invalid input: expected number, received string$/);
-    expect(() => parseOptions(rule("api-key-ip-allowlist"), { allowedRanges: ["10.0.0.0/33"] })).toThrow("api-key-ip-allowlist: allowedRanges[0]: must be an IP address or CIDR range");
-    expect(() => parseOptions(rule("api-key-spend-limit"), { maxMonthy: 5 })).toThrow('api-key-spend-limit: unknown option "maxMonthy" (options: maxMonthly)');
-    expect(() => check("api-key-spend-limit", KEY, open, { maxMonthly: -5 })).toThrow("api-key-spend-limit: maxMonthly: must be 0 or more");
+    expect(() => parseOptions(rule("api-key-spend-limit"), { maxMonthly: -1 })).toThrow(
+      "api-key-spend-limit: maxMonthly: must be 0 or more",
+    );
+    expect(() => parseOptions(rule("sub-account-balance"), { maxBalance: "100" })).toThrow(
+      /^sub-account-balance: maxBalance: Invalid input: expected number, received string$/,
+    );
+    expect(() => parseOptions(rule("api-key-ip-allowlist"), { allowedRanges: ["10.0.0.0/33"] })).toThrow(
+      "api-key-ip-allowlist: allowedRanges[0]: must be an IP address or CIDR range",
+    );
+    expect(() => parseOptions(rule("api-key-spend-limit"), { maxMonthy: 5 })).toThrow(
+      'api-key-spend-limit: unknown option "maxMonthy" (options: maxMonthly)',
+    );
+    expect(() => check("api-key-spend-limit", KEY, open, { maxMonthly: -5 })).toThrow(
+      "api-key-spend-limit: maxMonthly: must be 0 or more",
+    );
   });
 });
 
@@ -294,14 +443,36 @@ describe("no secret in any message", () => {
   test("adoptKey and adoptTokens (plain under the policy) appear nowhere; a key-shaped alias is masked", () => {
     const key = { ...open, alias: SECRET, adoptKey: SECRET, rotation: { everyDays: 999 } };
     const tokens = [SECRET, "sk-token00000000000000000000000"];
-    const b = { alias: SECRET, balance: 1e9, count: 2, modelPricing: [{ model: SECRET, pricingFactor: 0.1 }], adoptTokens: tokens };
+    const b = {
+      alias: SECRET,
+      balance: 1e9,
+      count: 2,
+      modelPricing: [{ model: SECRET, pricingFactor: 0.1 }],
+      adoptTokens: tokens,
+    };
     const all: string[] = [];
-    const config = { maxMonthly: 0, approvedModels: ["m"], approvedCountries: ["CN"], allowedRanges: ["10.0.0.0/8"], maxAgeDays: 1, maxBalance: 0, minFactor: 1 };
+    const config = {
+      maxMonthly: 0,
+      approvedModels: ["m"],
+      approvedCountries: ["CN"],
+      allowedRanges: ["10.0.0.0/8"],
+      maxAgeDays: 1,
+      maxBalance: 0,
+      minFactor: 1,
+    };
     for (const p of policies) {
       if (!("validateResource" in p)) continue;
-      all.push(...check(p.name, KEY, key, own(p.name, config), "k"), ...check(p.name, BATCH, b, own(p.name, config), "b"));
+      all.push(
+        ...check(p.name, KEY, key, own(p.name, config), "k"),
+        ...check(p.name, BATCH, b, own(p.name, config), "b"),
+      );
     }
-    all.push(...checkStack("api-key-unique-aliases", [{ type: KEY, name: "a", props: key }, { type: KEY, name: "c", props: key }]).map((f) => f.message));
+    all.push(
+      ...checkStack("api-key-unique-aliases", [
+        { type: KEY, name: "a", props: key },
+        { type: KEY, name: "c", props: key },
+      ]).map((f) => f.message),
+    );
     expect(all.length).toBeGreaterThan(5);
     for (const m of all) for (const s of tokens) expect(m).not.toContain(s);
     expect(all.join("\n")).toContain("sk-...CDEF");
@@ -319,8 +490,20 @@ describe("live objects, as `llm-accounts audit` reads them", () => {
     ]);
     expect(rotationRule.scope === "ApiKey" && rotationRule.check(old, { maxAgeDays: 200 })).toEqual([]);
     const group = batchFromLive([
-      { id: 7, token: SECRET, alias: "team", balance: "5.000000", modelPricing: [{ model: "model-a", pricingFactor: 1 }] },
-      { id: 9, token: "sk-token00000000000000000000000", alias: "team", balance: "250.500000", modelPricing: [{ model: "model-a", pricingFactor: 1 }] },
+      {
+        id: 7,
+        token: SECRET,
+        alias: "team",
+        balance: "5.000000",
+        modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+      },
+      {
+        id: 9,
+        token: "sk-token00000000000000000000000",
+        alias: "team",
+        balance: "250.500000",
+        modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+      },
     ]);
     const balanceRule = ruleNamed("sub-account-balance")!;
     // Live balances are the platform's six-place strings: 1.1 + 2.2 is 3.3 exactly, within a cap of 3.3.
@@ -332,7 +515,11 @@ describe("live objects, as `llm-accounts audit` reads them", () => {
     const scope = { label: "the account", keys: [], batches: [decimals] };
     expect(budgetRule.scope === "stack" && budgetRule.check(scope, { maxTotalBalance: 3.3 })).toEqual([]);
     expect(budgetRule.scope === "stack" && budgetRule.check(scope, { maxTotalBalance: 3.299999 })).toEqual([
-      { object: "the account", path: "balance", message: "of 2 sub-accounts in 1 batch comes to 3.3, above maxTotalBalance 3.299999" },
+      {
+        object: "the account",
+        path: "balance",
+        message: "of 2 sub-accounts in 1 batch comes to 3.3, above maxTotalBalance 3.299999",
+      },
     ]);
     expect(group.label).toBe('sub-accounts "team" (ids 7, 9)');
     expect(balanceRule.scope === "SubAccountBatch" && balanceRule.check(group, { maxBalance: 100 })).toEqual([

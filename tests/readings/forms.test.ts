@@ -26,17 +26,34 @@ async function platform(readings: Reading[]): Promise<{ emu: Emulator; client: L
     stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" },
     clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
   });
-  const client = new LlmAccountsClient({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  const client = new LlmAccountsClient({
+    baseUrl: emu.baseUrl,
+    adminKey: emu.adminKey,
+    accountKey: emu.accountKey,
+    rateLimits: false,
+    retry: { baseDelayMs: 1, maxDelayMs: 2 },
+  });
   return { emu, client };
 }
 
 const batch = (alias: string, count = 3, mark?: string) =>
-  checkedInputs(subAccountBatch, { alias, balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }], ...(mark && { mark }) });
+  checkedInputs(subAccountBatch, {
+    alias,
+    balance: 5,
+    count,
+    modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+    ...(mark && { mark }),
+  });
 
 /** Creates `count` sub-accounts in creates of `each` (each create's sub-accounts share one created_at). */
 function made(e: Emulator, count: number, each: number, alias = "paged"): string[] {
   const tokens: string[] = [];
-  for (let n = 0; n < count; n += each) tokens.push(...e.state.createSubAccounts({ alias, balance: 1, modelPricing: [], count: Math.min(each, count - n) }).map((s) => s.token));
+  for (let n = 0; n < count; n += each)
+    tokens.push(
+      ...e.state
+        .createSubAccounts({ alias, balance: 1, modelPricing: [], count: Math.min(each, count - n) })
+        .map((s) => s.token),
+    );
   return tokens;
 }
 
@@ -62,12 +79,20 @@ describe("keys and tokens issued without sk- (unprefixed-keys)", () => {
   test("masked wherever an sk- key is: the key hint, error messages, ids, the client's log; an admin key is still no API key", async () => {
     const { emu: e } = await platform(["unprefixed-keys"]);
     const log: string[] = [];
-    const client = new LlmAccountsClient({ baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: false, logger: (l) => log.push(l) });
+    const client = new LlmAccountsClient({
+      baseUrl: e.baseUrl,
+      adminKey: e.adminKey,
+      accountKey: e.accountKey,
+      rateLimits: false,
+      logger: (l) => log.push(l),
+    });
     const created = await client.apiKeys.create({ alias: "masked" });
     const key = await apiKey.create(await checkedInputs(apiKey, { alias: "hinted" }));
     expect(key.outs.keyHint).toBe(`...${key.outs.key.slice(-4)}`);
     expect(key.id).not.toContain(key.outs.key);
-    expect(redact(`the key ${created.key} and ?sk=${created.key}.`)).toBe(`the key ...${created.key.slice(-4)} and ?sk=...${created.key.slice(-4)}.`);
+    expect(redact(`the key ${created.key} and ?sk=${created.key}.`)).toBe(
+      `the key ...${created.key.slice(-4)} and ?sk=...${created.key.slice(-4)}.`,
+    );
     await client.apiKeys.delete([created.key]);
     const err = await client.apiKeys.get(created.key).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(NotFoundError);
@@ -75,10 +100,15 @@ describe("keys and tokens issued without sk- (unprefixed-keys)", () => {
     for (const form of forms) expectNoSecret(form, secretsOf(e, [created.key, key.outs.key]));
     expect((err as Error).message).toContain(maskKey(created.key));
     // An alias holding a key without its prefix is refused at check, as one holding an sk- key is.
-    const pasted = (await apiKey.check({}, { alias: key.outs.key })) as { failures: { property: string; reason: string }[] };
+    const pasted = (await apiKey.check({}, { alias: key.outs.key })) as {
+      failures: { property: string; reason: string }[];
+    };
     expect(pasted.failures.map((f) => f.property)).toContain("alias");
     expectNoSecret(JSON.stringify(pasted.failures), [key.outs.key]);
-    const admin = await checkedInputs(apiKey, { alias: "x", adoptKey: e.adminKey }).then(() => "accepted", (x: unknown) => String(x));
+    const admin = await checkedInputs(apiKey, { alias: "x", adoptKey: e.adminKey }).then(
+      () => "accepted",
+      (x: unknown) => String(x),
+    );
     expect(admin).not.toBe("accepted");
     await apiKey.delete(key.id, key.outs as unknown as Props);
   });
@@ -105,7 +135,12 @@ describe("one-api's envelope {success, message, data} (one-api)", () => {
     const missing = "sk-" + "m".repeat(44) + "9z9z";
     await expect(client.apiKeys.get(missing)).rejects.toBeInstanceOf(NotFoundError);
     expect(e.requests().at(-1)).toMatchObject({ op: "api-key/get", status: 200 });
-    const wrong = new LlmAccountsClient({ baseUrl: e.baseUrl, adminKey: "sk-admin-" + "w".repeat(32), rateLimits: false, retry: { maxAttempts: 1 } });
+    const wrong = new LlmAccountsClient({
+      baseUrl: e.baseUrl,
+      adminKey: "sk-admin-" + "w".repeat(32),
+      rateLimits: false,
+      retry: { maxAttempts: 1 },
+    });
     await expect(wrong.apiKeys.get(missing)).rejects.toBeInstanceOf(AuthenticationError);
     const [sub] = await client.subAccounts.create({ alias: "x", balance: 1, count: 1, modelPricing: [] });
     await client.subAccounts.delete([sub.token]);
@@ -133,7 +168,8 @@ describe("lists in other forms", () => {
   test("unstable-ties: pages whose ties change order at every request are read until the set is stable, never partial", async () => {
     const { emu: e, client } = await platform(["unstable-ties"]);
     const tokens = made(e, 17, 4);
-    for (let n = 0; n < 5; n++) expect((await client.subAccounts.list()).map((s) => s.token).sort()).toEqual([...tokens].sort());
+    for (let n = 0; n < 5; n++)
+      expect((await client.subAccounts.list()).map((s) => s.token).sort()).toEqual([...tokens].sort());
   });
 
   test("unstable-ties: a batch's refresh, change and destroy on an account of ties: nothing taken for gone, nothing left", async () => {
@@ -146,7 +182,12 @@ describe("lists in other forms", () => {
     expect("inputs" in read && read.inputs).toBeFalsy();
     startFresh();
     await subAccountBatch.delete(first.id, read.props as Props);
-    expect(e.state.listSubAccounts().map((s) => s.token).sort()).toEqual([...theirs].sort());
+    expect(
+      e.state
+        .listSubAccounts()
+        .map((s) => s.token)
+        .sort(),
+    ).toEqual([...theirs].sort());
   });
 
   test("filters-ignored: the alias and sk filters are applied on the client's side", async () => {
@@ -160,7 +201,10 @@ describe("lists in other forms", () => {
   test("masked-forms: a list of `sk-abcd****wxyz`, `****` or `…` masks stops naming the form, no character of a token shown, nothing taken for a token", async () => {
     const { emu: e, client } = await platform(["masked-forms"]);
     const tokens = made(e, 3, 3);
-    const err = (await client.subAccounts.list().then(() => new Error("listed"), (x: unknown) => x)) as Error;
+    const err = (await client.subAccounts.list().then(
+      () => new Error("listed"),
+      (x: unknown) => x,
+    )) as Error;
     expect(err.message).toMatch(/masked \(in the form sk-xxxx\*\*\*\*xxxx\).*masked-forms.*llm-accounts doctor/s);
     for (const t of tokens) expect(err.message).not.toContain(t.slice(-4));
     expect(e.state.listSubAccounts()).toHaveLength(3);
@@ -169,21 +213,33 @@ describe("lists in other forms", () => {
 
 describe("readings that are forms of one thing", () => {
   test("one-api with another envelope, or masked-forms with masked-tokens, is refused naming both (ONE_OF)", async () => {
-    await expect(startEmulator({ port: 0, readings: ["envelope", "one-api"] })).rejects.toThrow(/envelope and one-api are forms of one envelope/);
-    await expect(startEmulator({ port: 0, readings: ["masked-tokens", "masked-forms"] })).rejects.toThrow(/masked-tokens and masked-forms are forms of one mask/);
+    await expect(startEmulator({ port: 0, readings: ["envelope", "one-api"] })).rejects.toThrow(
+      /envelope and one-api are forms of one envelope/,
+    );
+    await expect(startEmulator({ port: 0, readings: ["masked-tokens", "masked-forms"] })).rejects.toThrow(
+      /masked-tokens and masked-forms are forms of one mask/,
+    );
   });
 });
 
 describe("the forms together (as tests/e2e/readings.test.ts plays them through the real CLI)", () => {
   test("unprefixed-keys, one-api, list-cursor, unstable-ties and filters-ignored: a batch created, refreshed, grown, refreshed and destroyed beside another team's sub-accounts, which stay", async () => {
-    const { emu: e } = await platform(["unprefixed-keys", "one-api", "list-cursor", "unstable-ties", "filters-ignored"]);
+    const { emu: e } = await platform([
+      "unprefixed-keys",
+      "one-api",
+      "list-cursor",
+      "unstable-ties",
+      "filters-ignored",
+    ]);
     const theirs = made(e, 3, 3, "team-ops");
     const first = await subAccountBatch.create(await batch("team", 2, "0123456789ab"));
     startFresh();
     const read = await subAccountBatch.read(first.id, first.outs);
     expect(read.props).toMatchObject({ count: 2 });
     startFresh();
-    const grown = (await subAccountBatch.update(first.id, read.props as Props, await batch("team-b", 6, "0123456789ab"))).outs;
+    const grown = (
+      await subAccountBatch.update(first.id, read.props as Props, await batch("team-b", 6, "0123456789ab"))
+    ).outs;
     expect(grown.tokens).toHaveLength(6);
     for (let n = 0; n < 3; n++) {
       startFresh();
@@ -210,7 +266,9 @@ describe("a destroy needs no list", () => {
     try {
       await subAccountBatch.delete(held.id, held.outs);
       const said = stderr.mock.calls.map((c) => String(c[0])).join("");
-      expect(said).toMatch(/15 sub-account\(s\) its state holds were deleted, but what a killed run of it may have left \(alias ending with its mark 0123456789ab\) could not be looked for: .*masked/);
+      expect(said).toMatch(
+        /15 sub-account\(s\) its state holds were deleted, but what a killed run of it may have left \(alias ending with its mark 0123456789ab\) could not be looked for: .*masked/,
+      );
       expectNoSecret(said, secretsOf(e, held.outs.tokens));
     } finally {
       stderr.mockRestore();
@@ -226,14 +284,22 @@ describe("a destroy needs no list", () => {
     const theirs = made(e, 2, 2, "other-team");
     startFresh();
     e.clearRequests();
-    const err = await subAccountBatch.delete(held.id, lost as unknown as Props).then(() => undefined, (x: unknown) => x as Error);
-    expect(err?.message).toMatch(/the 4 sub-account\(s\) its state holds were deleted, but what its lost create may have made \(alias "team-b~0123456789ab"\) could not be looked for.*stays in the state/);
+    const err = await subAccountBatch.delete(held.id, lost as unknown as Props).then(
+      () => undefined,
+      (x: unknown) => x as Error,
+    );
+    expect(err?.message).toMatch(
+      /the 4 sub-account\(s\) its state holds were deleted, but what its lost create may have made \(alias "team-b~0123456789ab"\) could not be looked for.*stays in the state/,
+    );
     expect(e.state.listSubAccounts().map((s) => s.token)).toEqual(theirs);
     // Run again: the held tokens are gone (a 404 of the batch delete) and the list still cannot be read: each token
     // alone (a 404 names the one it was sent for), then the same report; another team's sub-accounts untouched.
     startFresh();
     e.clearRequests();
-    const again = await subAccountBatch.delete(held.id, lost as unknown as Props).then(() => undefined, (x: unknown) => x as Error);
+    const again = await subAccountBatch.delete(held.id, lost as unknown as Props).then(
+      () => undefined,
+      (x: unknown) => x as Error,
+    );
     expect(again?.message).toMatch(/could not be looked for/);
     expect(e.calls()["sub-account/delete"]).toBe(1 + 4);
     expect(e.state.listSubAccounts().map((s) => s.token)).toEqual(theirs);
@@ -242,10 +308,20 @@ describe("a destroy needs no list", () => {
   test("a state that does not parse, of a lost create: the tokens it names are deleted though the list cannot be read, then the delete fails naming why", async () => {
     const { emu: e } = await platform(["masked-forms"]);
     const held = await subAccountBatch.create(await batch("team-d", 3, "0123456789ab"));
-    const broken = { ...held.outs, count: "three", unconfirmedSince: new Date().toISOString(), unconfirmedAlias: "team-d~0123456789ab" };
+    const broken = {
+      ...held.outs,
+      count: "three",
+      unconfirmedSince: new Date().toISOString(),
+      unconfirmedAlias: "team-d~0123456789ab",
+    };
     startFresh();
-    const err = await subAccountBatch.delete(held.id, broken as unknown as Props).then(() => undefined, (x: unknown) => x as Error);
-    expect(err?.message).toMatch(/deleted the 3 sub-account\(s\) it names, but the sub-accounts of a lost create cannot be looked for \(the sub-account list could not be read: .*masked/);
+    const err = await subAccountBatch.delete(held.id, broken as unknown as Props).then(
+      () => undefined,
+      (x: unknown) => x as Error,
+    );
+    expect(err?.message).toMatch(
+      /deleted the 3 sub-account\(s\) it names, but the sub-accounts of a lost create cannot be looked for \(the sub-account list could not be read: .*masked/,
+    );
     expect(e.state.listSubAccounts()).toEqual([]);
   });
 

@@ -15,13 +15,23 @@ useRuntimeEmulator((e) => (emu = e), { readings: ["gone-400"] });
 
 const key = async (alias: string) => apiKey.create(await checkedInputs(apiKey, { alias }));
 const batch = async (alias: string, count: number) =>
-  subAccountBatch.create(await checkedInputs(subAccountBatch, { alias, balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }] }));
+  subAccountBatch.create(
+    await checkedInputs(subAccountBatch, {
+      alias,
+      balance: 5,
+      count,
+      modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+    }),
+  );
 
 describe("ApiKey on a platform that answers a gone key with 400 invalid_key", () => {
   test("the platform says 400, not 404", async () => {
     const made = await key("probe");
     emu.state.deleteKeys([made.outs.key]);
-    await expect(clientOf(emu, { rateLimits: false }).apiKeys.get(made.outs.key)).rejects.toMatchObject({ status: 400, code: "invalid_key" });
+    await expect(clientOf(emu, { rateLimits: false }).apiKeys.get(made.outs.key)).rejects.toMatchObject({
+      status: 400,
+      code: "invalid_key",
+    });
   });
 
   test("read: a key deleted in the console is gone (the gate reports drift, up --refresh recreates), one get", async () => {
@@ -58,7 +68,10 @@ describe("ApiKey on a platform that answers a gone key with 400 invalid_key", ()
     const made = await key("refused");
     startFresh();
     emu.setFaults([{ kind: "400", ops: ["api-key/delete"] }]);
-    await expect(apiKey.delete(made.id, made.outs as unknown as Props)).rejects.toMatchObject({ status: 400, code: "invalid_request" });
+    await expect(apiKey.delete(made.id, made.outs as unknown as Props)).rejects.toMatchObject({
+      status: 400,
+      code: "invalid_request",
+    });
     expect(emu.state.hasKey(made.outs.key)).toBe(true);
     // The refused batch once, its key looked at once: never sent again.
     expect(calls(emu)).toMatchObject({ "api-key/delete": 1, "api-key/get": 1 });

@@ -15,33 +15,58 @@ afterEach(async () => {
   emu = undefined;
 });
 
-async function platform(readings: Reading[], settings: Record<string, string> = {}): Promise<{ emu: Emulator; client: LlmAccountsClient }> {
+async function platform(
+  readings: Reading[],
+  settings: Record<string, string> = {},
+): Promise<{ emu: Emulator; client: LlmAccountsClient }> {
   await emu?.close(); // a test's earlier platform, so that none is left open
   emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings });
   startFresh({
-    stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...settings },
+    stackConfig: {
+      baseUrl: emu.baseUrl,
+      adminKey: emu.adminKey,
+      accountKey: emu.accountKey,
+      rateLimits: "off",
+      ...settings,
+    },
     clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
   });
-  const client = new LlmAccountsClient({ baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: false, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  const client = new LlmAccountsClient({
+    baseUrl: emu.baseUrl,
+    adminKey: emu.adminKey,
+    accountKey: emu.accountKey,
+    rateLimits: false,
+    retry: { baseDelayMs: 1, maxDelayMs: 2 },
+  });
   return { emu, client };
 }
 
 /** The raw answer of one request, as the wire carries it. */
-async function raw(e: Emulator, path: string, init: { method?: string; body?: unknown; account?: boolean } = {}): Promise<{ status: number; body: unknown }> {
+async function raw(
+  e: Emulator,
+  path: string,
+  init: { method?: string; body?: unknown; account?: boolean } = {},
+): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${e.baseUrl}${path}`, {
     method: init.method ?? "POST",
-    headers: { authorization: `Bearer ${init.account ? e.accountKey : e.adminKey}`, "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${init.account ? e.accountKey : e.adminKey}`,
+      "content-type": "application/json",
+    },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   return { status: res.status, body: await res.json() };
 }
 
-const batch = (alias: string, count = 2) => checkedInputs(subAccountBatch, { alias, balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
+const batch = (alias: string, count = 2) =>
+  checkedInputs(subAccountBatch, { alias, balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
 
 describe("each reading is played, and handled", () => {
   test("extra-fields: a create answer with an unknown entry inside security_config.ip still records the key, and delete removes it", async () => {
     const { emu: e, client } = await platform(["extra-fields"]);
-    const answer = await raw(e, "/api/v1/management/api-key/create", { body: { alias: "x", security_config: { ip: { allow: ["10.0.0.1"] } } } });
+    const answer = await raw(e, "/api/v1/management/api-key/create", {
+      body: { alias: "x", security_config: { ip: { allow: ["10.0.0.1"] } } },
+    });
     expect(answer.body).toMatchObject({ x_flag: true, security_config: { ip: { deny: ["192.0.2.1"] } } });
     const created = await client.apiKeys.create({ alias: "y", securityConfig: { ip: { allow: ["10.0.0.2"] } } });
     expect(created.securityConfig).toEqual({ ip: { allow: ["10.0.0.2"] } });
@@ -51,13 +76,23 @@ describe("each reading is played, and handled", () => {
 
   test("refusals-200: a refused sub-account edit (HTTP 200, success: false) is an error, never recorded as done: the platform and the next read keep the old alias", async () => {
     const { emu: e, client } = await platform(["refusals-200", "short-aliases"]);
-    expect((await raw(e, "/api/v1/account/sub-account/token", { method: "DELETE", body: { sks: ["sk-gone"] }, account: true })).body).toMatchObject({ success: false });
+    expect(
+      (
+        await raw(e, "/api/v1/account/sub-account/token", {
+          method: "DELETE",
+          body: { sks: ["sk-gone"] },
+          account: true,
+        })
+      ).body,
+    ).toMatchObject({ success: false });
     await expect(client.subAccounts.delete(["sk-gone"])).rejects.toBeInstanceOf(NotFoundError);
     const made = await subAccountBatch.create(await batch("team-a"));
     // An alias the package accepts (128) and this platform refuses (32): the edit's refusal stops the update.
     const longer = await batch("a-team-alias-of-forty-characters-exactly");
     startFresh();
-    await expect(subAccountBatch.update(made.id, made.outs, longer)).rejects.toThrow(/alias must be at most 32 characters \(answered HTTP 200 with success: false\)/);
+    await expect(subAccountBatch.update(made.id, made.outs, longer)).rejects.toThrow(
+      /alias must be at most 32 characters \(answered HTTP 200 with success: false\)/,
+    );
     expect(e.state.listSubAccounts().map((s) => s.alias)).toEqual(["team-a", "team-a"]);
     startFresh();
     const read = await subAccountBatch.read(made.id, made.outs);
@@ -91,7 +126,12 @@ describe("each reading is played, and handled", () => {
     e.clearRequests();
     const second = await subAccountBatch.create(await batch("team-b"));
     expect(e.calls()["sub-account/create"]).toBe(1);
-    expect(e.state.listSubAccounts().map((s) => s.alias).sort()).toEqual(["team-a", "team-a", "team-b", "team-b"]);
+    expect(
+      e.state
+        .listSubAccounts()
+        .map((s) => s.alias)
+        .sort(),
+    ).toEqual(["team-a", "team-a", "team-b", "team-b"]);
     await subAccountBatch.delete(first.id, first.outs);
     await subAccountBatch.delete(second.id, second.outs);
 
@@ -110,7 +150,9 @@ describe("each reading is played, and handled", () => {
     await subAccountBatch.delete(made.id, made.outs);
     const err = await subAccountBatch.create(await batch("x".repeat(40))).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(BadRequestError);
-    expect((err as Error).message).toMatch(/alias must be at most 32 characters .*the package's marked alias, not "x{40}" itself.*LLM_ACCOUNTS_CREATE_MARK or the stack config llm-accounts:createMark/);
+    expect((err as Error).message).toMatch(
+      /alias must be at most 32 characters .*the package's marked alias, not "x{40}" itself.*LLM_ACCOUNTS_CREATE_MARK or the stack config llm-accounts:createMark/,
+    );
     expect(e.state.listSubAccounts()).toEqual([]);
   });
 
@@ -124,14 +166,24 @@ describe("each reading is played, and handled", () => {
     expect(e.state.listSubAccounts().filter((s) => s.alias === "team-big")).toHaveLength(50);
     e.clearRequests();
     const more = await subAccountBatch.create(await batch("team-more", 30));
-    expect(e.requests().filter((r) => r.op === "sub-account/create").map((r) => r.status)).toEqual([200, 200]);
+    expect(
+      e
+        .requests()
+        .filter((r) => r.op === "sub-account/create")
+        .map((r) => r.status),
+    ).toEqual([200, 200]);
     await subAccountBatch.delete(made.id, made.outs);
     await subAccountBatch.delete(more.id, more.outs);
     expect(e.state.listSubAccounts()).toEqual([]);
 
     // A count the platform refuses even alone is the platform's 400, as it came: one create, no `fit` retry, no advice about the marker.
     const direct = await platform(["small-count-cap"]);
-    const err = await new LlmAccountsClient({ baseUrl: direct.emu.baseUrl, adminKey: direct.emu.adminKey, accountKey: direct.emu.accountKey, rateLimits: false }).subAccounts
+    const err = await new LlmAccountsClient({
+      baseUrl: direct.emu.baseUrl,
+      adminKey: direct.emu.adminKey,
+      accountKey: direct.emu.accountKey,
+      rateLimits: false,
+    }).subAccounts
       .create({ alias: "x", balance: 0, modelPricing: [], count: 21 })
       .catch((x: unknown) => x);
     expect(err).toBeInstanceOf(BadRequestError);
@@ -156,7 +208,10 @@ describe("each reading is played, and handled", () => {
     const { emu: e, client } = await platform(["alias-filter-prefix"]);
     await client.subAccounts.create({ alias: "team", balance: 1, count: 1 });
     await client.subAccounts.create({ alias: "team-a", balance: 1, count: 2 });
-    const answer = await raw(e, "/api/v1/account/sub-account/list?alias=team&page_size=-1", { method: "GET", account: true });
+    const answer = await raw(e, "/api/v1/account/sub-account/list?alias=team&page_size=-1", {
+      method: "GET",
+      account: true,
+    });
     expect((answer.body as { items: unknown[] }).items).toHaveLength(3);
     expect((await client.subAccounts.list({ alias: "team" })).map((s) => s.alias)).toEqual(["team"]);
   });
@@ -182,13 +237,21 @@ describe("each reading is played, and handled", () => {
       /request field "page".*Set LLM_ACCOUNTS_USAGE_PAGE_FIELD or the stack config llm-accounts:usagePageField/,
     );
     expect(e.calls()["usage/summary"]).toBe(2);
-    const set = new LlmAccountsClient({ baseUrl: e.baseUrl, adminKey: e.adminKey, rateLimits: false, platform: { usagePageField: "cursor" } });
+    const set = new LlmAccountsClient({
+      baseUrl: e.baseUrl,
+      adminKey: e.adminKey,
+      rateLimits: false,
+      platform: { usagePageField: "cursor" },
+    });
     expect((await set.account.usage({ start, end, withModel: true })).length).toBeGreaterThan(100);
   });
 
   test("envelope, bare-errors, terse-writes, other-forms: the wire shows each; answers are unwrapped and read, refusals are errors of their meaning", async () => {
     const { emu: e, client } = await platform(["envelope", "other-forms"]);
-    expect((await raw(e, "/api/v1/management/account/balance", { body: {} })).body).toMatchObject({ code: 0, data: { balance: expect.any(Number) } });
+    expect((await raw(e, "/api/v1/management/account/balance", { body: {} })).body).toMatchObject({
+      code: 0,
+      data: { balance: expect.any(Number) },
+    });
     const refusal = await raw(e, "/api/v1/management/api-key/get", { body: { key: "sk-nothing" } });
     expect(refusal).toMatchObject({ status: 200, body: { code: "key_not_found" } });
     await expect(client.apiKeys.get("sk-nothing")).rejects.toBeInstanceOf(NotFoundError);
@@ -200,10 +263,17 @@ describe("each reading is played, and handled", () => {
     await e.close();
 
     const bare = await platform(["bare-errors", "terse-writes"]);
-    expect((await raw(bare.emu, "/api/v1/management/api-key/get", { body: { key: "sk-nothing" } })).body).toEqual({ code: "key_not_found", message: expect.any(String) });
-    await expect(bare.client.apiKeys.get("sk-nothing")).rejects.toThrow(/^404 key_not_found: key sk-\.\.\.\w+ does not exist/);
+    expect((await raw(bare.emu, "/api/v1/management/api-key/get", { body: { key: "sk-nothing" } })).body).toEqual({
+      code: "key_not_found",
+      message: expect.any(String),
+    });
+    await expect(bare.client.apiKeys.get("sk-nothing")).rejects.toThrow(
+      /^404 key_not_found: key sk-\.\.\.\w+ does not exist/,
+    );
     const k = await bare.client.apiKeys.create({ alias: "terse" });
-    expect((await raw(bare.emu, "/api/v1/management/api-key/status", { body: { key: k.key, enabled: true } })).body).toEqual({ success: true });
+    expect(
+      (await raw(bare.emu, "/api/v1/management/api-key/status", { body: { key: k.key, enabled: true } })).body,
+    ).toEqual({ success: true });
     expect(await bare.client.apiKeys.setStatus(k.key, false)).toBe(false);
     expect(bare.emu.state.getKey(k.key)?.enabled).toBe(false);
     expect(await bare.client.apiKeys.delete([k.key])).toBe(1);

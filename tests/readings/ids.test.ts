@@ -30,7 +30,10 @@ describe("snowflake ids (the reading snowflake-ids)", () => {
     let outs: Props;
     let id: string;
     try {
-      ({ id, outs } = (await subAccountBatch.create(await checkedInputs(subAccountBatch, BATCH))) as unknown as { id: string; outs: Props });
+      ({ id, outs } = (await subAccountBatch.create(await checkedInputs(subAccountBatch, BATCH))) as unknown as {
+        id: string;
+        outs: Props;
+      });
     } catch (err) {
       // Recorded as created-but-failed with what it found: the next command finds the rest.
       const kept = err as { id: string; properties: Props };
@@ -41,7 +44,11 @@ describe("snowflake ids (the reading snowflake-ids)", () => {
     }
     const ours = () => emu.state.listSubAccounts().filter((s) => s.alias.startsWith("snow") && s.alias !== "snow-list");
     expect(ours()).toHaveLength(3);
-    expect((outs as { tokens: string[] }).tokens.sort()).toEqual(ours().map((s) => s.token).sort());
+    expect((outs as { tokens: string[] }).tokens.sort()).toEqual(
+      ours()
+        .map((s) => s.token)
+        .sort(),
+    );
     startFresh();
     emu.clearRequests();
     await subAccountBatch.delete(id, outs);
@@ -52,7 +59,8 @@ describe("snowflake ids (the reading snowflake-ids)", () => {
 
 describe("parseAnswerJson and compareIds", () => {
   test("an integer beyond 2^53 is kept as its digits; strings, decimals, exponents and safe integers as JSON.parse gives them", () => {
-    const text = '{"id":1234567890123456789,"n":-9007199254740993,"ok":9007199254740991,"d":12345678901234567.5,"e":1e300,"s":"12345678901234567 \\"x\\" 99999999999999999","a":[12345678901234567890]}';
+    const text =
+      '{"id":1234567890123456789,"n":-9007199254740993,"ok":9007199254740991,"d":12345678901234567.5,"e":1e300,"s":"12345678901234567 \\"x\\" 99999999999999999","a":[12345678901234567890]}';
     expect(parseAnswerJson(text)).toEqual({
       id: "1234567890123456789",
       n: "-9007199254740993",

@@ -33,7 +33,13 @@ const BATCH = { alias: "team-a", balance: 50, count: 3, modelPricing: [{ model: 
 
 function session(emu: Emulator, settings: Record<string, string> = {}): void {
   startFresh({
-    stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...settings },
+    stackConfig: {
+      baseUrl: emu.baseUrl,
+      adminKey: emu.adminKey,
+      accountKey: emu.accountKey,
+      rateLimits: "off",
+      ...settings,
+    },
     clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
   });
 }
@@ -41,7 +47,15 @@ function session(emu: Emulator, settings: Record<string, string> = {}): void {
 /** A new command, as a new plugin process starts one. */
 const nextCommand = () => startFresh();
 
-async function gateIsEmpty<I>(provider: { read(id: string, p: Props): Promise<{ id: string; props: object; inputs?: I }>; diff(id: string, o: Props, n: I): Promise<{ changes?: boolean }> }, id: string, outs: object, inputs: I): Promise<Props> {
+async function gateIsEmpty<I>(
+  provider: {
+    read(id: string, p: Props): Promise<{ id: string; props: object; inputs?: I }>;
+    diff(id: string, o: Props, n: I): Promise<{ changes?: boolean }>;
+  },
+  id: string,
+  outs: object,
+  inputs: I,
+): Promise<Props> {
   nextCommand();
   const found = await provider.read(id, outs as Props);
   expect(found.id).toBe(id);
@@ -50,7 +64,6 @@ async function gateIsEmpty<I>(provider: { read(id: string, p: Props): Promise<{ 
   return found.props as Props;
 }
 
-
 describe.each(LIFECYCLE_READINGS)("lifecycle under the reading %s", (reading) => {
   let emu: Emulator;
   const readings = reading === "(the package's reading)" ? [] : [reading];
@@ -58,7 +71,9 @@ describe.each(LIFECYCLE_READINGS)("lifecycle under the reading %s", (reading) =>
     emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings });
     // A platform that keeps values in another form is taken for keeping them so only under the profile the doctor
     // measured there (docs/doctor.md): the user saves it, as this does.
-    const profiled: Record<string, string> = (KEPT_FORMS as readonly string[]).includes(reading) ? { profile: await measuredProfile(emu) } : {};
+    const profiled: Record<string, string> = (KEPT_FORMS as readonly string[]).includes(reading)
+      ? { profile: await measuredProfile(emu) }
+      : {};
     session(emu, { ...(readings[0] ? SETTINGS_FOR[readings[0]] : {}), ...profiled });
   });
   afterAll(async () => emu.close());
@@ -144,7 +159,11 @@ describe.each(LIFECYCLE_READINGS)("lifecycle under the reading %s", (reading) =>
     emu.state.deleteKeys([other.outs.key]);
     emu.state.deleteSubAccounts([repaired.tokens[2]]);
     nextCommand();
-    await Promise.all([apiKey.delete(again.id, again.outs as unknown as Props), apiKey.delete(other.id, other.outs as unknown as Props), subAccountBatch.delete(made.id, repaired as unknown as Props)]);
+    await Promise.all([
+      apiKey.delete(again.id, again.outs as unknown as Props),
+      apiKey.delete(other.id, other.outs as unknown as Props),
+      subAccountBatch.delete(made.id, repaired as unknown as Props),
+    ]);
     expect(emu.state.listKeys()).toEqual([]);
     expect(ours()).toEqual([]);
   });

@@ -16,7 +16,12 @@ useRuntimeEmulator((e) => (emu = e), { readings: ["masked-tokens"] });
 describe("a sub-account list that masks tokens", () => {
   test("the list stops, naming the reading and the doctor; no token in the message", async () => {
     const [made] = emu.state.createSubAccounts({ alias: "masked", balance: 1, modelPricing: [], count: 1 });
-    const err = (await clientOf(emu, { rateLimits: false }).subAccounts.list().then(() => new Error("listed"), (e: unknown) => e)) as Error;
+    const err = (await clientOf(emu, { rateLimits: false })
+      .subAccounts.list()
+      .then(
+        () => new Error("listed"),
+        (e: unknown) => e,
+      )) as Error;
     expect(err.message).not.toBe("listed");
     expect(err.message).toMatch(/masked.*masked-tokens.*llm-accounts doctor/s);
     expect(err.message).not.toContain(made.token.slice(-4));
@@ -25,7 +30,12 @@ describe("a sub-account list that masks tokens", () => {
 
   test("a refresh of a batch fails without concluding anything (never gone), and its destroy by the held tokens leaves nothing", async () => {
     const made = await subAccountBatch.create(
-      await checkedInputs(subAccountBatch, { alias: "held", balance: 5, count: 2, modelPricing: [{ model: "model-a", pricingFactor: 1 }] }),
+      await checkedInputs(subAccountBatch, {
+        alias: "held",
+        balance: 5,
+        count: 2,
+        modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+      }),
     );
     const ours = () => emu.state.listSubAccounts().filter((s) => made.outs.tokens.includes(s.token));
     expect(ours()).toHaveLength(2);
@@ -50,7 +60,11 @@ describe("a batch create on a platform whose list masks tokens: no write before 
     const [theirs] = emu.state.createSubAccounts({ alias: "other-team", balance: 1, modelPricing: [], count: 1 });
     startFresh();
     emu.clearRequests();
-    await expect(subAccountBatch.create(await checkedInputs(subAccountBatch, { ...declared, alias: "marked", mark: "0123456789ab" }))).rejects.toThrow(/masked-tokens/);
+    await expect(
+      subAccountBatch.create(
+        await checkedInputs(subAccountBatch, { ...declared, alias: "marked", mark: "0123456789ab" }),
+      ),
+    ).rejects.toThrow(/masked-tokens/);
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
     expect(emu.state.listSubAccounts().map((s) => s.token)).toEqual([theirs.token]);
     emu.state.deleteSubAccounts([theirs.token]);
@@ -62,7 +76,12 @@ describe("a batch create on a platform whose list masks tokens: no write before 
     const before = emu.state.listSubAccounts().length;
     await expect(clientFor(undefined).subAccounts.list()).rejects.toThrow(/masked-tokens/);
     emu.clearRequests();
-    const err = (await subAccountBatch.create(await checkedInputs(subAccountBatch, { ...declared, alias: "unmarked" })).then(() => new Error("created"), (e: unknown) => e)) as Error;
+    const err = (await subAccountBatch
+      .create(await checkedInputs(subAccountBatch, { ...declared, alias: "unmarked" }))
+      .then(
+        () => new Error("created"),
+        (e: unknown) => e,
+      )) as Error;
     expect(err.message).toMatch(/masks sub-account tokens.*nothing was created.*masked-tokens.*llm-accounts doctor/s);
     expect(calls(emu)).toEqual({});
     expect(emu.state.listSubAccounts()).toHaveLength(before);

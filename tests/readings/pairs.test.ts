@@ -28,7 +28,12 @@ const HIDDEN: Record<string, Reading> = {
   "masked-tokens+gateway-timeout-after-write": "gateway-timeout-after-write",
   // A platform that cuts a long alias never refuses one for its length.
   "short-aliases+cut-aliases": "short-aliases",
-  ...Object.fromEntries(READING_NAMES.filter((r) => r !== "redirects").map((r) => [([r, "redirects"] as Reading[]).sort((a, b) => READING_NAMES.indexOf(a) - READING_NAMES.indexOf(b)).join("+"), r])),
+  ...Object.fromEntries(
+    READING_NAMES.filter((r) => r !== "redirects").map((r) => [
+      ([r, "redirects"] as Reading[]).sort((a, b) => READING_NAMES.indexOf(a) - READING_NAMES.indexOf(b)).join("+"),
+      r,
+    ]),
+  ),
 };
 
 /** Pairs where the doctor's verdict is stricter than the lifecycle here shows, and why: none today. */
@@ -41,11 +46,21 @@ const SETTING_VALUES: Record<string, Record<string, string>> = {
 };
 
 /** Every pair the emulator plays (envelope and envelope-no-data are two forms of one envelope). */
-const PAIRS: [Reading, Reading][] = READING_NAMES.flatMap((a, i) => READING_NAMES.slice(i + 1).map((b): [Reading, Reading] => [a, b])).filter(
-  ([a, b]) => !(a === "envelope" && b === "envelope-no-data") && !DOCTOR_UNNAMED.includes(a) && !DOCTOR_UNNAMED.includes(b),
+const PAIRS: [Reading, Reading][] = READING_NAMES.flatMap((a, i) =>
+  READING_NAMES.slice(i + 1).map((b): [Reading, Reading] => [a, b]),
+).filter(
+  ([a, b]) =>
+    !(a === "envelope" && b === "envelope-no-data") && !DOCTOR_UNNAMED.includes(a) && !DOCTOR_UNNAMED.includes(b),
 );
 
-type Report = { ran: boolean; exitCode: number; differs?: string[]; settings?: string[]; error?: string; rows?: { verdict: string; observed: string; setting?: string }[] };
+type Report = {
+  ran: boolean;
+  exitCode: number;
+  differs?: string[];
+  settings?: string[];
+  error?: string;
+  rows?: { verdict: string; observed: string; setting?: string }[];
+};
 
 /** The doctor's --write --json report, on a clock whose waits pass at once. */
 async function doctorOf(emu: Emulator): Promise<{ report: Report; out: string }> {
@@ -54,7 +69,11 @@ async function doctorOf(emu: Emulator): Promise<{ report: Report; out: string }>
   stdout.on("data", (c: Buffer) => (out += c.toString()));
   let now = Date.now();
   const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
-  const env = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+  const env = {
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+  };
   await runDoctor(["--write", "--json"], doctorIo(stdout, env, { clock }));
   return { report: JSON.parse(out) as Report, out };
 }
@@ -66,7 +85,13 @@ async function doctorOf(emu: Emulator): Promise<{ report: Report; out: string }>
  */
 async function lifecycle(emu: Emulator, settings: Record<string, string>): Promise<string> {
   startFresh({
-    stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", ...settings },
+    stackConfig: {
+      baseUrl: emu.baseUrl,
+      adminKey: emu.adminKey,
+      accountKey: emu.accountKey,
+      rateLimits: "off",
+      ...settings,
+    },
     clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
   });
   try {
@@ -74,19 +99,31 @@ async function lifecycle(emu: Emulator, settings: Record<string, string>): Promi
     const made = await apiKey.create(key);
     startFresh();
     const read = await apiKey.read(made.id, made.outs as unknown as Props);
-    if ((await apiKey.diff(made.id, read.props as Props, key)).changes) return "lifecycle: the gate is not empty after a key's create";
+    if ((await apiKey.diff(made.id, read.props as Props, key)).changes)
+      return "lifecycle: the gate is not empty after a key's create";
     emu.state.editKey(made.outs.key, "renamed-in-console", { geo: { countries: ["US"] } });
     startFresh();
     const drifted = await apiKey.read(made.id, read.props as Props);
     const outs = (await apiKey.update(made.id, drifted.props as Props, key)).outs;
     startFresh();
     await apiKey.delete(made.id, outs);
-    const batch = await checkedInputs(subAccountBatch, { alias: "team-a", balance: 5, count: 8, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }] });
+    const batch = await checkedInputs(subAccountBatch, {
+      alias: "team-a",
+      balance: 5,
+      count: 8,
+      modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+    });
     const created = await subAccountBatch.create(batch);
     startFresh();
     const gate = await subAccountBatch.read(created.id, created.outs);
-    if ((await subAccountBatch.diff(created.id, gate.props as Props, batch)).changes) return "lifecycle: the gate is not empty after a batch's create";
-    const grown = await checkedInputs(subAccountBatch, { alias: "team-b", balance: 5, count: 9, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }] });
+    if ((await subAccountBatch.diff(created.id, gate.props as Props, batch)).changes)
+      return "lifecycle: the gate is not empty after a batch's create";
+    const grown = await checkedInputs(subAccountBatch, {
+      alias: "team-b",
+      balance: 5,
+      count: 9,
+      modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+    });
     startFresh();
     const bouts = (await subAccountBatch.update(created.id, gate.props as Props, grown)).outs;
     startFresh();
@@ -99,7 +136,13 @@ async function lifecycle(emu: Emulator, settings: Record<string, string>): Promi
 }
 
 /** A message without what differs between two calls that fail alike: URLs, the operation, a masked token. */
-const core = (message: string) => message.replace(/https?:\/\/\S+/g, "URL").replace(/\((GET|POST|DELETE) [^)]*\)/g, "").replace(/sk-\.\.\.\w+/g, "sk-...").replace(/\s+/g, " ").trim();
+const core = (message: string) =>
+  message
+    .replace(/https?:\/\/\S+/g, "URL")
+    .replace(/\((GET|POST|DELETE) [^)]*\)/g, "")
+    .replace(/sk-\.\.\.\w+/g, "sk-...")
+    .replace(/\s+/g, " ")
+    .trim();
 
 beforeAll(() => void (process.env[COALESCING_SWITCH] = "off"));
 afterAll(() => void delete process.env[COALESCING_SWITCH]);
@@ -121,16 +164,25 @@ describe("every pair of readings: the doctor's verdict is what the lifecycle the
       expect([...(report.differs ?? [])].sort()).toEqual([a, b].filter((r) => r !== hidden).sort());
       if (hidden) expect(out).toMatch(/hid(den|es)/);
 
-      const settings = Object.assign({}, ...(report.settings ?? []).map((s) => SETTING_VALUES[s] ?? {})) as Record<string, string>;
+      const settings = Object.assign({}, ...(report.settings ?? []).map((s) => SETTING_VALUES[s] ?? {})) as Record<
+        string,
+        string
+      >;
       const outcome = await lifecycle(emu, settings);
       if (STRICTER[`${a}+${b}`]) expect(report.exitCode).toBe(EXIT.findings);
       else if (report.exitCode === 0) expect(outcome).toBe("works");
-      else if (report.exitCode === EXIT.findings && (report.settings ?? []).every((s) => s in SETTING_VALUES)) expect(outcome).toBe("works");
+      else if (report.exitCode === EXIT.findings && (report.settings ?? []).every((s) => s in SETTING_VALUES))
+        expect(outcome).toBe("works");
       else {
         // "none exists", or the doctor could not run: the lifecycle fails, with the message the doctor showed.
         expect(outcome).not.toBe("works");
         if (outcome.startsWith("lifecycle: ")) return;
-        const shown = report.error ?? (report.rows ?? []).filter((r) => r.verdict === "setting").map((r) => r.observed).join(" | ");
+        const shown =
+          report.error ??
+          (report.rows ?? [])
+            .filter((r) => r.verdict === "setting")
+            .map((r) => r.observed)
+            .join(" | ");
         expect(core(shown)).toContain(core(outcome).slice(0, 100));
       }
     } finally {

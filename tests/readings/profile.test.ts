@@ -13,7 +13,15 @@ import { measuredProfile } from "../support/profile.js";
 
 const SETTINGS_FOR: Partial<Record<Reading, Record<string, string>>> = { "usage-cursor": { usagePageField: "cursor" } };
 
-async function gateIsEmpty<I>(provider: { read(id: string, p: Props): Promise<{ id: string; props: object; inputs?: I }>; diff(id: string, o: Props, n: I): Promise<{ changes?: boolean }> }, id: string, outs: object, inputs: I): Promise<Props> {
+async function gateIsEmpty<I>(
+  provider: {
+    read(id: string, p: Props): Promise<{ id: string; props: object; inputs?: I }>;
+    diff(id: string, o: Props, n: I): Promise<{ changes?: boolean }>;
+  },
+  id: string,
+  outs: object,
+  inputs: I,
+): Promise<Props> {
   startFresh();
   const found = await provider.read(id, outs as Props);
   expect(found.inputs).toBeUndefined();
@@ -29,7 +37,14 @@ describe.each(LIFECYCLE_READINGS)("with the profile the doctor measured under %s
     const settings = readings[0] ? SETTINGS_FOR[readings[0]] : undefined;
     const profile = await measuredProfile(emu, settings);
     startFresh({
-      stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", profile, ...settings },
+      stackConfig: {
+        baseUrl: emu.baseUrl,
+        adminKey: emu.adminKey,
+        accountKey: emu.accountKey,
+        rateLimits: "off",
+        profile,
+        ...settings,
+      },
       clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
     });
   });
@@ -49,10 +64,20 @@ describe.each(LIFECYCLE_READINGS)("with the profile the doctor measured under %s
     await apiKey.delete(made.id, outs);
     expect(emu.state.listKeys()).toEqual([]);
 
-    const batch = await checkedInputs(subAccountBatch, { alias: "team-a", balance: 5, count: 3, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }] });
+    const batch = await checkedInputs(subAccountBatch, {
+      alias: "team-a",
+      balance: 5,
+      count: 3,
+      modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+    });
     const created = await subAccountBatch.create(batch);
     let bouts = await gateIsEmpty(subAccountBatch, created.id, created.outs, batch);
-    const grown = await checkedInputs(subAccountBatch, { alias: "team-b", balance: 5, count: 4, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }] });
+    const grown = await checkedInputs(subAccountBatch, {
+      alias: "team-b",
+      balance: 5,
+      count: 4,
+      modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+    });
     startFresh();
     bouts = (await subAccountBatch.update(created.id, bouts, grown)).outs;
     bouts = await gateIsEmpty(subAccountBatch, created.id, bouts, grown);
@@ -66,29 +91,38 @@ describe.each(LIFECYCLE_READINGS)("with the profile the doctor measured under %s
 describe.each<Reading[]>([
   ["envelope", "no-content"],
   ["envelope-no-data", "no-content"],
-])("with the profile the doctor measured where answers are wrapped and writes with nothing to return answer 204 (%s, %s)", (...readings) => {
-  let emu: Emulator;
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings });
-    startFresh({
-      stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off", profile: await measuredProfile(emu) },
-      clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
+])(
+  "with the profile the doctor measured where answers are wrapped and writes with nothing to return answer 204 (%s, %s)",
+  (...readings) => {
+    let emu: Emulator;
+    beforeAll(async () => {
+      emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings });
+      startFresh({
+        stackConfig: {
+          baseUrl: emu.baseUrl,
+          adminKey: emu.adminKey,
+          accountKey: emu.accountKey,
+          rateLimits: "off",
+          profile: await measuredProfile(emu),
+        },
+        clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
+      });
     });
-  });
-  afterAll(async () => emu.close());
+    afterAll(async () => emu.close());
 
-  test("a 204 carries no envelope and no refusal: a key disabled and deleted, a batch edited and deleted, nothing left", async () => {
-    const key = await checkedInputs(apiKey, { alias: "ci-runner", enabled: false });
-    const made = await apiKey.create(key);
-    expect(emu.state.getKey(made.outs.key)?.enabled).toBe(false);
-    startFresh();
-    await apiKey.delete(made.id, made.outs);
-    expect(emu.state.listKeys()).toEqual([]);
+    test("a 204 carries no envelope and no refusal: a key disabled and deleted, a batch edited and deleted, nothing left", async () => {
+      const key = await checkedInputs(apiKey, { alias: "ci-runner", enabled: false });
+      const made = await apiKey.create(key);
+      expect(emu.state.getKey(made.outs.key)?.enabled).toBe(false);
+      startFresh();
+      await apiKey.delete(made.id, made.outs);
+      expect(emu.state.listKeys()).toEqual([]);
 
-    const batch = await checkedInputs(subAccountBatch, { alias: "team-a", balance: 5, count: 2, modelPricing: [] });
-    const created = await subAccountBatch.create(batch);
-    startFresh();
-    await subAccountBatch.delete(created.id, created.outs);
-    expect(emu.state.listSubAccounts()).toEqual([]);
-  });
-});
+      const batch = await checkedInputs(subAccountBatch, { alias: "team-a", balance: 5, count: 2, modelPricing: [] });
+      const created = await subAccountBatch.create(batch);
+      startFresh();
+      await subAccountBatch.delete(created.id, created.outs);
+      expect(emu.state.listSubAccounts()).toEqual([]);
+    });
+  },
+);

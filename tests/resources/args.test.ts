@@ -2,7 +2,7 @@ import { expect, test } from "@jest/globals";
 import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import type { RotationArgs, SecurityConfigArgs } from "../../provider/resources/ApiKey.js";
-import { RotationSchema } from "../../provider/runtime/apiKey/rotation.js";
+import type { RotationSchema } from "../../provider/runtime/apiKey/rotation.js";
 import { ApiKeyInputsSchema } from "../../provider/runtime/apiKey/index.js";
 import type { SecurityConfig } from "../../provider/api/schemas/index.js";
 
@@ -22,10 +22,16 @@ test("SecurityConfigArgs and RotationArgs have exactly the fields of their schem
 });
 
 test("every level of the Args may be an Output, and values typed by the Args pass the schemas", () => {
-  const countries: SecurityConfigArgs = { geo: { countries: [pulumi.output("FR"), "DE"] }, spendLimit: pulumi.output({ monthly: 10 }) };
+  const countries: SecurityConfigArgs = {
+    geo: { countries: [pulumi.output("FR"), "DE"] },
+    spendLimit: pulumi.output({ monthly: 10 }),
+  };
   const rotation: RotationArgs = { everyDays: pulumi.output(30), overlapHours: 24, triggers: [{ n: 1 }] };
   expect([countries, rotation]).toHaveLength(2);
-  const securityConfig: SecurityConfigArgs = { ip: { allow: ["10.0.0.0/8"] }, models: { mode: "model", items: ["m-1"] } };
+  const securityConfig: SecurityConfigArgs = {
+    ip: { allow: ["10.0.0.0/8"] },
+    models: { mode: "model", items: ["m-1"] },
+  };
   const plainRotation: RotationArgs = { everyDays: 90, overlapHours: 24, triggers: ["t"] };
   const parsed = ApiKeyInputsSchema.safeParse({ alias: "a", securityConfig, rotation: plainRotation });
   expect(parsed.success).toBe(true);

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/globals";
 import * as pulumi from "@pulumi/pulumi";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { getBalance, getBalanceOutput, getModels, getModelsOutput, getSubAccounts, getUsage, getUsageOutput } from "../../provider/resources/dataSources.js";
+import {
+  getBalance,
+  getBalanceOutput,
+  getModels,
+  getModelsOutput,
+  getSubAccounts,
+  getUsage,
+  getUsageOutput,
+} from "../../provider/resources/dataSources.js";
 import { calls, emulator } from "../support/emulator.js";
 import { day } from "../support/days.js";
 
@@ -78,7 +86,12 @@ describe("data sources", () => {
 
 describe("a program run again in the same process (an Automation API program run inline)", () => {
   const newRun = () =>
-    pulumi.runtime.setMocks({ newResource: (a) => ({ id: a.name, state: a.inputs }), call: () => ({}) }, "project", "stack", false);
+    pulumi.runtime.setMocks(
+      { newResource: (a) => ({ id: a.name, state: a.inputs }), call: () => ({}) },
+      "project",
+      "stack",
+      false,
+    );
 
   test("each run asks the platform afresh; within a run, every use shares one answer", async () => {
     const before = emu.state.balance();
@@ -116,7 +129,8 @@ describe("the Output forms take Pulumi's invoke output options and an Input per 
     }
   }
   const resolvedValue = <T>(o: pulumi.Output<T>): Promise<T> => new Promise((resolve) => o.apply((v) => resolve(v)));
-  const secretOf = <T>(o: pulumi.Output<T>): Promise<boolean> => (o as unknown as { isSecret: Promise<boolean> }).isSecret;
+  const secretOf = <T>(o: pulumi.Output<T>): Promise<boolean> =>
+    (o as unknown as { isSecret: Promise<boolean> }).isSecret;
 
   test("dependsOn: the call waits until those resources are created, then is made once", async () => {
     await getBalance(); // the client loaded (got is loaded at the first request), so that a call not held back shows at once
@@ -136,7 +150,12 @@ describe("the Output forms take Pulumi's invoke output options and an Input per 
   test("each field of getUsageOutput's arguments is an Input; a secret key keeps the result secret; the connection option is kept", async () => {
     (await gatedRun())();
     const key = emu.state.listKeys()[0].key;
-    const usage = getUsageOutput({ start: pulumi.output(day(30)), end: day(1), key: pulumi.secret(key), withModel: pulumi.output(true) });
+    const usage = getUsageOutput({
+      start: pulumi.output(day(30)),
+      end: day(1),
+      key: pulumi.secret(key),
+      withModel: pulumi.output(true),
+    });
     expect((await resolvedValue(usage)).totalCost).toMatch(/^\d+\.\d{6}$/);
     expect(await secretOf(usage)).toBe(true);
     // Another account (an emulator of its own, with its own keys), named by the connection option beside dependsOn.
@@ -144,7 +163,10 @@ describe("the Output forms take Pulumi's invoke output options and an Input per 
     try {
       process.env.OTHER_ACCOUNT_ADMIN_KEY = other.adminKey;
       other.state.setBalance(77);
-      const elsewhere = getBalanceOutput({ connection: { baseUrl: other.baseUrl, adminKeyEnv: "OTHER_ACCOUNT_ADMIN_KEY" }, dependsOn: [] });
+      const elsewhere = getBalanceOutput({
+        connection: { baseUrl: other.baseUrl, adminKeyEnv: "OTHER_ACCOUNT_ADMIN_KEY" },
+        dependsOn: [],
+      });
       expect((await resolvedValue(elsewhere)).balance).toBe("77.000000");
     } finally {
       delete process.env.OTHER_ACCOUNT_ADMIN_KEY;

@@ -12,7 +12,9 @@ test("the SDK's debug messages reach the engine with every key masked, once wrap
   maskSdkDebugLog();
   maskSdkDebugLog();
   const key = `sk-${"a1".repeat(20)}Zq9x`;
-  await log.debug(`RegisterResource RPC finished: resource:k[pulumi-nodejs:dynamic/llm-accounts:ApiKey]; err: null, resp: urn,x,${key},sk-admin-${"b".repeat(30)}wxyz,task-runner`);
+  await log.debug(
+    `RegisterResource RPC finished: resource:k[pulumi-nodejs:dynamic/llm-accounts:ApiKey]; err: null, resp: urn,x,${key},sk-admin-${"b".repeat(30)}wxyz,task-runner`,
+  );
   await log.debug("Registering resource: t=pulumi:pulumi:Stack");
   expect(received).toEqual([
     "RegisterResource RPC finished: resource:k[pulumi-nodejs:dynamic/llm-accounts:ApiKey]; err: null, resp: urn,x,sk-...Zq9x,sk-admin-...wxyz,task-runner",

@@ -57,7 +57,9 @@ describe("one owner per adopted object", () => {
     );
     // What it declares is claimed as its adoptTokens (the same owner), and what it created is claimed too.
     expect(failure(() => claim("sub-account", u, team, 'adoptTokens[0] of SubAccountBatch "team"'))).toBeUndefined();
-    expect(failure(() => claim("sub-account", made, {}, 'adoptTokens[0] of SubAccountBatch "other"'))?.message).toContain('tokens[2] still held by SubAccountBatch "team"');
+    expect(
+      failure(() => claim("sub-account", made, {}, 'adoptTokens[0] of SubAccountBatch "other"'))?.message,
+    ).toContain('tokens[2] still held by SubAccountBatch "team"');
   });
 
   test("a key and a sub-account token are different kinds of object: the same text claimed as each is no conflict", async () => {
@@ -81,14 +83,21 @@ describe("one owner per adopted object", () => {
   });
 
   test("the claims belong to one program run: a new run (a new resource monitor) declares the same adoption again", async () => {
-    const mocks = { newResource: (a: pulumi.runtime.MockResourceArgs) => ({ id: `${a.name}-id`, state: a.inputs }), call: (a: pulumi.runtime.MockCallArgs) => a.inputs };
+    const mocks = {
+      newResource: (a: pulumi.runtime.MockResourceArgs) => ({ id: `${a.name}-id`, state: a.inputs }),
+      call: (a: pulumi.runtime.MockCallArgs) => a.inputs,
+    };
     const k = key("g");
     await pulumi.runtime.setMocks(mocks);
     await expect(value(claimedKey({}, "ci", k))).resolves.toBe(k);
-    expect(failure(() => claim("key", k, {}, 'the adoptKey of ApiKey "ci-copy"'))?.message).toContain('is also the adoptKey of ApiKey "ci"');
+    expect(failure(() => claim("key", k, {}, 'the adoptKey of ApiKey "ci-copy"'))?.message).toContain(
+      'is also the adoptKey of ApiKey "ci"',
+    );
     // The next run of an inline program in the same process: the modules stay loaded, the monitor is new.
     await pulumi.runtime.setMocks(mocks);
     await expect(value(claimedKey({}, "ci", k))).resolves.toBe(k);
-    expect(failure(() => claim("key", k, {}, 'the adoptKey of ApiKey "ci-copy"'))?.message).toContain('is also the adoptKey of ApiKey "ci"');
+    expect(failure(() => claim("key", k, {}, 'the adoptKey of ApiKey "ci-copy"'))?.message).toContain(
+      'is also the adoptKey of ApiKey "ci"',
+    );
   });
 });

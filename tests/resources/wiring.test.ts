@@ -11,7 +11,15 @@ beforeAll(async () => {
       newResource(args) {
         registered.push(args);
         const rotation = args.inputs.rotation ? { rotatedAt: "2026-11-01T00:00:00Z" } : {};
-        return { id: `${args.name}-id`, state: { ...args.inputs, key: `sk-${args.name}-${"k".repeat(36)}wxyz`, createdAt: "2026-10-01T00:00:00Z", ...rotation } };
+        return {
+          id: `${args.name}-id`,
+          state: {
+            ...args.inputs,
+            key: `sk-${args.name}-${"k".repeat(36)}wxyz`,
+            createdAt: "2026-10-01T00:00:00Z",
+            ...rotation,
+          },
+        };
       },
       call() {
         return {};
@@ -33,7 +41,11 @@ const isSecret = (output: pulumi.Output<unknown>) => (output as unknown as { isS
 describe("resource wiring", () => {
   test("ApiKey registers under its own type with the declared inputs and a provider that loads the runtime by package name", async () => {
     const { ApiKey } = await import("../../provider/resources/ApiKey.js");
-    const key = new ApiKey("k", { alias: "a", adoptKey: "sk-" + "a".repeat(40), securityConfig: { geo: { countries: ["SG"] } } }, { protect: false });
+    const key = new ApiKey(
+      "k",
+      { alias: "a", adoptKey: "sk-" + "a".repeat(40), securityConfig: { geo: { countries: ["SG"] } } },
+      { protect: false },
+    );
     expect(await outputValue(key.keyHint)).toBe("sk-...wxyz");
     const r = registered.find((x) => x.name === "k")!;
     expect(r.type).toBe("pulumi-nodejs:dynamic/llm-accounts:ApiKey");
@@ -46,9 +58,23 @@ describe("resource wiring", () => {
     const key = new ApiKey("plain", { alias: "p" });
     // Every public output is there; the inputs not given are not registered (each registered property costs
     // the SDK four promises with captured stack traces per resource).
-    const outputs = Object.keys(key).filter((k) => k !== "urn" && k !== "id" && pulumi.Output.isInstance((key as unknown as Record<string, unknown>)[k]));
+    const outputs = Object.keys(key).filter(
+      (k) => k !== "urn" && k !== "id" && pulumi.Output.isInstance((key as unknown as Record<string, unknown>)[k]),
+    );
     expect(outputs.sort()).toEqual(
-      ["__provider", "alias", "createdAt", "enabled", "key", "keyHint", "previousKey", "previousKeyExpiresAt", "rotatedAt", "rotationDue", "securityConfig"].sort(),
+      [
+        "__provider",
+        "alias",
+        "createdAt",
+        "enabled",
+        "key",
+        "keyHint",
+        "previousKey",
+        "previousKeyExpiresAt",
+        "rotatedAt",
+        "rotationDue",
+        "securityConfig",
+      ].sort(),
     );
     expect(await outputValue(key.keyHint)).toBe("sk-...wxyz");
     expect(await isSecret(key.keyHint)).toBe(false);
@@ -88,7 +114,12 @@ describe("resource wiring", () => {
     await new Promise((r) => setTimeout(r, 50));
     const r = registered.find((x) => x.name === "team")!;
     expect(r.type).toBe("pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch");
-    expect(r.inputs).toMatchObject({ alias: "t", balance: 5, count: 2, modelPricing: [{ model: "m", pricingFactor: 1 }] });
+    expect(r.inputs).toMatchObject({
+      alias: "t",
+      balance: 5,
+      count: 2,
+      modelPricing: [{ model: "m", pricingFactor: 1 }],
+    });
   });
   test("a registration formats no stack trace but the resource's source position, unless PULUMI_DEBUG_PROMISE_LEAKS asks for them", async () => {
     const { ApiKey } = await import("../../provider/resources/ApiKey.js");
@@ -97,7 +128,9 @@ describe("resource wiring", () => {
     const tracesOf = (declare: () => void): number[] => {
       const original = Error.prepareStackTrace;
       const frames: number[] = [];
-      Error.prepareStackTrace = (err, callSites) => (frames.push(callSites.length), original ? original(err, callSites) : String(err));
+      Error.prepareStackTrace = (err, callSites) => (
+        frames.push(callSites.length), original ? original(err, callSites) : String(err)
+      );
       try {
         declare();
       } finally {
@@ -108,7 +141,12 @@ describe("resource wiring", () => {
     const limit = Error.stackTraceLimit;
     const declare = (suffix: string) => () => {
       new ApiKey(`traced-key-${suffix}`, { alias: "t" });
-      new SubAccountBatch(`traced-batch-${suffix}`, { alias: "t", balance: 5, count: 2, modelPricing: [{ model: "m", pricingFactor: 1 }] });
+      new SubAccountBatch(`traced-batch-${suffix}`, {
+        alias: "t",
+        balance: 5,
+        count: 2,
+        modelPricing: [{ model: "m", pricingFactor: 1 }],
+      });
     };
     // The SDK still makes a trace for each promise of the registrations (about 30 per resource), each without a
     // frame: only the source position it sends the engine (one per resource, its own limit) has frames.
@@ -126,16 +164,37 @@ describe("resource wiring", () => {
   test("ApiKey.get and SubAccountBatch.get register a read by id with the state given (a batch's without a mark); isInstance tells each by its type token", async () => {
     const { ApiKey } = await import("../../provider/resources/ApiKey.js");
     const { SubAccountBatch } = await import("../../provider/resources/SubAccountBatch.js");
-    const key = ApiKey.get("got-key", "fp-1", { key: `sk-${"g".repeat(36)}wxyz`, alias: "shared", createdAt: "2026-10-01T00:00:00Z" });
+    const key = ApiKey.get("got-key", "fp-1", {
+      key: `sk-${"g".repeat(36)}wxyz`,
+      alias: "shared",
+      createdAt: "2026-10-01T00:00:00Z",
+    });
     const team = SubAccountBatch.get("got-team", "sab-1", { tokens: ["sk-t1"], alias: "team", balance: 5, count: 1 });
     expect(await outputValue(key.keyHint)).toBe("sk-...wxyz");
     await outputValue(team.tokens);
     const [k, t] = ["got-key", "got-team"].map((name) => registered.find((x) => x.name === name)!);
-    expect(k).toMatchObject({ type: "pulumi-nodejs:dynamic/llm-accounts:ApiKey", id: "fp-1", inputs: { alias: "shared", createdAt: "2026-10-01T00:00:00Z" } });
+    expect(k).toMatchObject({
+      type: "pulumi-nodejs:dynamic/llm-accounts:ApiKey",
+      id: "fp-1",
+      inputs: { alias: "shared", createdAt: "2026-10-01T00:00:00Z" },
+    });
     expect(String(k.inputs.__provider)).toContain('import("pulumi-llm-accounts/runtime")');
-    expect(t).toMatchObject({ type: "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch", id: "sab-1", inputs: { tokens: ["sk-t1"], alias: "team", balance: 5, count: 1 } });
+    expect(t).toMatchObject({
+      type: "pulumi-nodejs:dynamic/llm-accounts:SubAccountBatch",
+      id: "sab-1",
+      inputs: { tokens: ["sk-t1"], alias: "team", balance: 5, count: 1 },
+    });
     expect(t.inputs.mark).toBeUndefined();
-    expect([ApiKey.isInstance(key), SubAccountBatch.isInstance(team), ApiKey.isInstance(team), SubAccountBatch.isInstance(key)]).toEqual([true, true, false, false]);
-    expect([ApiKey.isInstance(undefined), ApiKey.isInstance({ __pulumiType: "other" }), ApiKey.isInstance("ApiKey")]).toEqual([false, false, false]);
+    expect([
+      ApiKey.isInstance(key),
+      SubAccountBatch.isInstance(team),
+      ApiKey.isInstance(team),
+      SubAccountBatch.isInstance(key),
+    ]).toEqual([true, true, false, false]);
+    expect([
+      ApiKey.isInstance(undefined),
+      ApiKey.isInstance({ __pulumiType: "other" }),
+      ApiKey.isInstance("ApiKey"),
+    ]).toEqual([false, false, false]);
   });
 });

@@ -16,19 +16,28 @@ type Props = Record<string, unknown>;
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
 
 function seed(alias: string, count: number): string[] {
-  const made = emu.state.createSubAccounts({ alias, balance: 40, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count }).map((s) => s.token);
+  const made = emu.state
+    .createSubAccounts({ alias, balance: 40, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count })
+    .map((s) => s.token);
   emu.clearRequests();
   return made;
 }
 
 const checked = (news: Props) => checkedInputs(subAccountBatch, news);
 
-const live = (alias: string) => emu.state.listSubAccounts().filter((s) => s.alias === alias).map((s) => s.token).sort();
+const live = (alias: string) =>
+  emu.state
+    .listSubAccounts()
+    .filter((s) => s.alias === alias)
+    .map((s) => s.token)
+    .sort();
 
 describe("adoptTokens growth", () => {
   test("a token added with count unchanged: the diff fails naming count and the value it needs; nothing is deleted or written", async () => {
     const [a, x] = seed("grow", 2);
-    const first = await subAccountBatch.create(await checked({ alias: "grow", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] }));
+    const first = await subAccountBatch.create(
+      await checked({ alias: "grow", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] }),
+    );
     const before = live("grow");
     expect(before).toHaveLength(3); // a, x and the one the batch created
     startFresh();
@@ -46,7 +55,9 @@ describe("adoptTokens growth", () => {
 
   test("the same with count raised to the value named: one list, no write, the token joins and every sub-account stays", async () => {
     const [a, x] = seed("grow-ok", 2);
-    const first = await subAccountBatch.create(await checked({ alias: "grow-ok", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] }));
+    const first = await subAccountBatch.create(
+      await checked({ alias: "grow-ok", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] }),
+    );
     const before = live("grow-ok");
     startFresh();
     emu.clearRequests();
@@ -60,7 +71,9 @@ describe("adoptTokens growth", () => {
 
   test("a batch that never adopted (count 2, all created) given adoptTokens [x] with count 2: fails the same way", async () => {
     const [x] = seed("grow-new", 1);
-    const first = await subAccountBatch.create(await checked({ alias: "grow-new", balance: 5, count: 2, modelPricing: pricing }));
+    const first = await subAccountBatch.create(
+      await checked({ alias: "grow-new", balance: 5, count: 2, modelPricing: pricing }),
+    );
     startFresh();
     emu.clearRequests();
     const grown = await checked({ alias: "grow-new", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [x] });
@@ -70,7 +83,9 @@ describe("adoptTokens growth", () => {
 
   test("one token released and another added with count unchanged: a swap, allowed, nothing deleted", async () => {
     const [a, b, x] = seed("swap", 3);
-    const first = await subAccountBatch.create(await checked({ alias: "swap", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, b] }));
+    const first = await subAccountBatch.create(
+      await checked({ alias: "swap", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, b] }),
+    );
     startFresh();
     emu.clearRequests();
     const swapped = await checked({ alias: "swap", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, x] });

@@ -17,11 +17,23 @@ useRuntimeEmulator((e) => (emu = e));
  */
 const mark = identityMark(["proj", "dev", "SubAccountBatch", "team"]);
 const declared = (count: number, extra: Props = {}) =>
-  checkedInputs(subAccountBatch, { alias: "team", balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }], mark, ...extra });
+  checkedInputs(subAccountBatch, {
+    alias: "team",
+    balance: 5,
+    count,
+    modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+    mark,
+    ...extra,
+  });
 
 /** What the killed run made: `count` sub-accounts under the resource's marked alias, never edited. */
 async function leftByKilledRun(count: number, balance = 5): Promise<string[]> {
-  const made = await clientOf(emu).subAccounts.create({ alias: markedAlias("team", mark, "tilde"), balance, modelPricing: [{ model: "model-a", pricingFactor: 1 }], count });
+  const made = await clientOf(emu).subAccounts.create({
+    alias: markedAlias("team", mark, "tilde"),
+    balance,
+    modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+    count,
+  });
   emu.clearRequests();
   return made.map((s) => s.token);
 }
@@ -37,7 +49,11 @@ describe("a killed up costs nothing and leaves nothing", () => {
   test("the mark is the resource's: the same for the same project, stack and name; another for another of each", () => {
     expect(mark).toMatch(/^[0-9a-f]{12}$/);
     expect(identityMark(["proj", "dev", "SubAccountBatch", "team"])).toBe(mark);
-    for (const other of [["proj", "prod", "SubAccountBatch", "team"], ["other", "dev", "SubAccountBatch", "team"], ["proj", "dev", "SubAccountBatch", "team-2"]]) {
+    for (const other of [
+      ["proj", "prod", "SubAccountBatch", "team"],
+      ["other", "dev", "SubAccountBatch", "team"],
+      ["proj", "dev", "SubAccountBatch", "team-2"],
+    ]) {
       expect(identityMark(other)).not.toBe(mark);
     }
   });
@@ -98,7 +114,9 @@ describe("a killed up costs nothing and leaves nothing", () => {
 
   test("a killed scale-up of an adopting batch declared with another balance than its state's: the next update that creates nothing takes what the kill left", async () => {
     // Adopted at balance 9, the batch's state says 9; a balance declared later applies to the sub-accounts it creates.
-    const [console] = emu.state.createSubAccounts({ alias: "console", balance: 9, modelPricing: [], count: 1 }).map((s) => s.token);
+    const [console] = emu.state
+      .createSubAccounts({ alias: "console", balance: 9, modelPricing: [], count: 1 })
+      .map((s) => s.token);
     const { id, outs } = await subAccountBatch.create(await declared(1, { balance: 9, adoptTokens: [console] }));
     expect(outs.balance).toBe(9);
     // The killed run declared balance 5 and count 2: it made 1 under the mark at balance 5.

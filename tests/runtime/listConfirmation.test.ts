@@ -20,7 +20,9 @@ async function batchOf(alias: string, count: number) {
 
 describe("a batch's refresh confirms what a list misses", () => {
   test("a live sub-account skipped by a torn paged list stays in the batch: one sk-filtered list confirms it", async () => {
-    const before = emu.state.createSubAccounts({ alias: "console", balance: 1, modelPricing: [], count: 4 }).map((s) => s.token);
+    const before = emu.state
+      .createSubAccounts({ alias: "console", balance: 1, modelPricing: [], count: 4 })
+      .map((s) => s.token);
     const { id, outs } = await batchOf("torn", 3);
     let torn = false;
     emu.afterSubAccountList((page) => {

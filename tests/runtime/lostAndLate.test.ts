@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, test } from "@jest/globals";
 import { startEmulator, type Emulator, type Reading } from "../../provider/emulator/index.js";
-import { apiKey, startFresh, subAccountBatch, type Props, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import {
+  apiKey,
+  startFresh,
+  subAccountBatch,
+  type Props,
+  type SubAccountBatchOutputs,
+} from "../../provider/runtime/index.js";
 import { checkedInputs } from "../support/check.js";
 import { calls } from "../support/emulator.js";
 
@@ -21,7 +27,14 @@ afterEach(async () => {
 /** An emulator playing `readings`, whose lists lag `lagMs` behind creates, and the runtime pointed at it. */
 async function platform(readings: Reading[], lagMs = 0, settings: Record<string, string> = {}): Promise<Emulator> {
   let now = Date.now();
-  const e = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings, lateVisibilityMs: lagMs, clock: () => now });
+  const e = await startEmulator({
+    port: 0,
+    host: "127.0.0.1",
+    rateLimits: false,
+    readings,
+    lateVisibilityMs: lagMs,
+    clock: () => now,
+  });
   startFresh({
     stackConfig: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off", ...settings },
     clientOverrides: { clock: { now: () => now, sleep: async (ms) => void (now += ms) } },
@@ -29,7 +42,8 @@ async function platform(readings: Reading[], lagMs = 0, settings: Record<string,
   return (emu = e);
 }
 
-const batch = (alias: string, count: number) => checkedInputs(subAccountBatch, { alias, balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
+const batch = (alias: string, count: number) =>
+  checkedInputs(subAccountBatch, { alias, balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
 
 describe("a write done but answered 504 (gateway-timeout-after-write)", () => {
   test("a batch create on a platform whose list lags 3 s behind it: found by looking again and adopted, never created twice (15 declared, 15 made, one create)", async () => {
@@ -72,9 +86,17 @@ describe("a write done but answered 504 (gateway-timeout-after-write)", () => {
     const inputs = await checkedInputs(apiKey, { alias: "ci", enabled: true });
     const made = await apiKey.create(inputs);
     startFresh();
-    const changed = await checkedInputs(apiKey, { alias: "ci-2", enabled: false, securityConfig: { ip: { allow: ["10.0.0.1"] } } });
+    const changed = await checkedInputs(apiKey, {
+      alias: "ci-2",
+      enabled: false,
+      securityConfig: { ip: { allow: ["10.0.0.1"] } },
+    });
     const { outs } = await apiKey.update(made.id, made.outs as unknown as Props, changed);
-    expect(e.state.getKey(made.outs.key)).toMatchObject({ alias: "ci-2", enabled: false, security_config: { ip: { allow: ["10.0.0.1"] } } });
+    expect(e.state.getKey(made.outs.key)).toMatchObject({
+      alias: "ci-2",
+      enabled: false,
+      security_config: { ip: { allow: ["10.0.0.1"] } },
+    });
     expect(outs).toMatchObject({ alias: "ci-2", enabled: false });
   });
 
@@ -168,7 +190,12 @@ describe("a cap on the sub-account keys of one edit or delete (sks-cap)", () => 
     await subAccountBatch.delete(made.id, renamed.outs);
     expect(e.state.listSubAccounts()).toEqual([]);
     // The client kept the cap: the delete was sent in parts of 4 at once, never refused.
-    expect(e.requests().filter((r) => r.op === "sub-account/delete").map((r) => r.status)).toEqual([200, 200]);
+    expect(
+      e
+        .requests()
+        .filter((r) => r.op === "sub-account/delete")
+        .map((r) => r.status),
+    ).toEqual([200, 200]);
   });
 });
 
@@ -182,16 +209,32 @@ describe("a split create whose later part is refused (count cap)", () => {
       armed = true;
       e!.setFaults([{ kind: "429", ops: ["sub-account/create"], ms: 600_000 }]);
     };
-    e = emu = await startEmulator({ port: 0, host: "127.0.0.1", rateLimits: false, readings: ["small-count-cap"], log });
+    e = emu = await startEmulator({
+      port: 0,
+      host: "127.0.0.1",
+      rateLimits: false,
+      readings: ["small-count-cap"],
+      log,
+    });
     startFresh({
       stackConfig: { baseUrl: e.baseUrl, adminKey: e.adminKey, accountKey: e.accountKey, rateLimits: "off" },
       clientOverrides: { clock: { now: () => Date.now(), sleep: async () => undefined } },
     });
     const inputs = await batch("team-g", 25);
-    const err = (await subAccountBatch.create(inputs).catch((x: unknown) => x)) as Error & { id: string; properties: SubAccountBatchOutputs };
-    expect(err.message).toMatch(/20 sub-account\(s\) this create made before the failure \(alias "team-g~[0-9a-f]+"\) are kept in the state/);
+    const err = (await subAccountBatch.create(inputs).catch((x: unknown) => x)) as Error & {
+      id: string;
+      properties: SubAccountBatchOutputs;
+    };
+    expect(err.message).toMatch(
+      /20 sub-account\(s\) this create made before the failure \(alias "team-g~[0-9a-f]+"\) are kept in the state/,
+    );
     expect(e.state.listSubAccounts()).toHaveLength(20);
-    expect([...err.properties.tokens].sort()).toEqual(e.state.listSubAccounts().map((s) => s.token).sort());
+    expect([...err.properties.tokens].sort()).toEqual(
+      e.state
+        .listSubAccounts()
+        .map((s) => s.token)
+        .sort(),
+    );
 
     e.setFaults([]);
     startFresh();

@@ -46,19 +46,32 @@ const profile = (limits: object) =>
 const LONG = "Team-Alpha-Production-Europe-West";
 
 const batch = (alias: string, count: number, mark?: string) =>
-  checkedInputs(subAccountBatch, { alias, balance: 5, count, modelPricing: [{ model: "model-a", pricingFactor: 1 }], ...(mark && { mark }) });
+  checkedInputs(subAccountBatch, {
+    alias,
+    balance: 5,
+    count,
+    modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+    ...(mark && { mark }),
+  });
 
 describe("a lost batch create on a platform that normalises aliases", () => {
   test("lowercase-aliases: found under its mark lower-cased and adopted, one create, another batch's sub-accounts untouched", async () => {
     const e = await platform(["gateway-timeout-after-write", "lowercase-aliases"]);
     // Another stack's batch of the same alias, its own mark.
-    const theirs = e.state.createSubAccounts({ alias: "team-a~0123456789ab", balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
+    const theirs = e.state
+      .createSubAccounts({ alias: "team-a~0123456789ab", balance: 5, modelPricing: [], count: 2 })
+      .map((s) => s.token);
     const { outs } = await subAccountBatch.create(await batch("Team-A", 3));
     expect(calls(e)["sub-account/create"]).toBe(1);
     expect(outs.tokens).toHaveLength(3);
     expect(outs.tokens.filter((t) => theirs.includes(t))).toEqual([]);
     expect(e.state.listSubAccounts()).toHaveLength(5);
-    expect(e.state.listSubAccounts().filter((s) => outs.tokens.includes(s.token)).map((s) => s.alias)).toEqual(Array(3).fill("team-a"));
+    expect(
+      e.state
+        .listSubAccounts()
+        .filter((s) => outs.tokens.includes(s.token))
+        .map((s) => s.alias),
+    ).toEqual(Array(3).fill("team-a"));
   });
 
   // aliasMax (longer is refused: check refuses LONG, so the alias is as long as it allows, and `<alias>~<mark>` would
@@ -66,21 +79,31 @@ describe("a lost batch create on a platform that normalises aliases", () => {
   test.each([
     ["aliasMax", { aliasMax: 32 }, LONG.slice(0, 32)],
     ["aliasCut", { aliasCut: 32 }, LONG],
-  ])("cut-aliases with the profile's %s: the mark placed within the cut, found and adopted, one create", async (_, limits, alias) => {
-    const e = await platform(["gateway-timeout-after-write", "cut-aliases"], { profile: profile(limits) });
-    const theirs = e.state.createSubAccounts({ alias, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
-    const { outs } = await subAccountBatch.create(await batch(alias, 3));
-    expect(calls(e)["sub-account/create"]).toBe(1);
-    expect(outs.tokens).toHaveLength(3);
-    expect(outs.tokens.filter((t) => theirs.includes(t))).toEqual([]);
-    expect(e.state.listSubAccounts()).toHaveLength(5);
-  });
+  ])(
+    "cut-aliases with the profile's %s: the mark placed within the cut, found and adopted, one create",
+    async (_, limits, alias) => {
+      const e = await platform(["gateway-timeout-after-write", "cut-aliases"], { profile: profile(limits) });
+      const theirs = e.state.createSubAccounts({ alias, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
+      const { outs } = await subAccountBatch.create(await batch(alias, 3));
+      expect(calls(e)["sub-account/create"]).toBe(1);
+      expect(outs.tokens).toHaveLength(3);
+      expect(outs.tokens.filter((t) => theirs.includes(t))).toEqual([]);
+      expect(e.state.listSubAccounts()).toHaveLength(5);
+    },
+  );
 
   test("cut-aliases without a profile: the cut took the mark, so nothing is claimed and nothing created again; the state keeps the lost create", async () => {
     const e = await platform(["gateway-timeout-after-write", "cut-aliases"]);
-    const theirs = e.state.createSubAccounts({ alias: LONG, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
-    const err = (await subAccountBatch.create(await batch(LONG, 3)).then(() => new Error("created"), (x: unknown) => x)) as UnconfirmedCreateError & { properties?: { tokens: string[]; unconfirmedAlias?: string } };
-    expect(err.message).toMatch(/cut took the create's mark.*None was taken and the create was not sent again.*llm-accounts doctor.*aliasCut/s);
+    const theirs = e.state
+      .createSubAccounts({ alias: LONG, balance: 5, modelPricing: [], count: 2 })
+      .map((s) => s.token);
+    const err = (await subAccountBatch.create(await batch(LONG, 3)).then(
+      () => new Error("created"),
+      (x: unknown) => x,
+    )) as UnconfirmedCreateError & { properties?: { tokens: string[]; unconfirmedAlias?: string } };
+    expect(err.message).toMatch(
+      /cut took the create's mark.*None was taken and the create was not sent again.*llm-accounts doctor.*aliasCut/s,
+    );
     expect(calls(e)["sub-account/create"]).toBe(1);
     // The lost create's 3 and the other stack's 2, none taken; shown masked only.
     expect(e.state.listSubAccounts()).toHaveLength(5);
@@ -93,13 +116,21 @@ describe("a lost batch create on a platform that normalises aliases", () => {
   test("lowercase-aliases, the list failing too: the state keeps the marked alias, and the next refresh finds what the create made under it lower-cased", async () => {
     const e = await platform(["gateway-timeout-after-write", "lowercase-aliases"]);
     e.setFaults([{ kind: "500", ops: ["sub-account/list"] }]);
-    const err = (await subAccountBatch.create(await batch("Team-B", 2)).then(() => new Error("created"), (x: unknown) => x)) as Error & { id?: string; properties?: Props };
+    const err = (await subAccountBatch.create(await batch("Team-B", 2)).then(
+      () => new Error("created"),
+      (x: unknown) => x,
+    )) as Error & { id?: string; properties?: Props };
     expect(err).toBeInstanceOf(UnconfirmedCreateError);
     expect(String(err.properties?.unconfirmedAlias)).toMatch(/^Team-B~[0-9a-f]{12}$/);
     e.setFaults([]);
     startFresh();
     const read = await subAccountBatch.read(err.id!, err.properties!);
-    expect((read.props as { tokens?: string[] }).tokens?.sort()).toEqual(e.state.listSubAccounts().map((s) => s.token).sort());
+    expect((read.props as { tokens?: string[] }).tokens?.sort()).toEqual(
+      e.state
+        .listSubAccounts()
+        .map((s) => s.token)
+        .sort(),
+    );
     expect(e.state.listSubAccounts()).toHaveLength(2);
   });
 });
@@ -108,7 +139,9 @@ describe("the platform profile's aliasMax", () => {
   test("check refuses a batch alias longer than aliasMax, naming the field and the limit; one that fits passes", async () => {
     await platform([], { profile: profile({ aliasMax: 20 }) });
     const { failures } = await subAccountBatch.check({}, { alias: "a".repeat(21), balance: 5, count: 1 });
-    expect(failures).toEqual([{ property: "alias", reason: expect.stringMatching(/21 characters.*at most 20.*limits\.aliasMax/) }]);
+    expect(failures).toEqual([
+      { property: "alias", reason: expect.stringMatching(/21 characters.*at most 20.*limits\.aliasMax/) },
+    ]);
     expect((await subAccountBatch.check({}, { alias: "a".repeat(20), balance: 5, count: 1 })).failures).toEqual([]);
   });
 
@@ -117,6 +150,11 @@ describe("the platform profile's aliasMax", () => {
     const alias = "Team-Gamma-Production-Asia-East";
     const { outs } = await subAccountBatch.create(await batch(alias, 2));
     expect(calls(e)["sub-account/create"]).toBe(1);
-    expect(e.state.listSubAccounts().filter((s) => outs.tokens.includes(s.token)).map((s) => s.alias)).toEqual([alias, alias]);
+    expect(
+      e.state
+        .listSubAccounts()
+        .filter((s) => outs.tokens.includes(s.token))
+        .map((s) => s.alias),
+    ).toEqual([alias, alias]);
   });
 });

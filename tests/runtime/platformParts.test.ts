@@ -26,7 +26,9 @@ describe("restrictions the package does not know are kept", () => {
   test("adoption that renames the key: one edit, the console's hours still on the key; the state records them", async () => {
     const key = consoleKey("console");
     emu.clearRequests();
-    const { outs } = await apiKey.create(await checked({ alias: "ci", securityConfig: { geo: { countries: ["SG"] } }, adoptKey: key }));
+    const { outs } = await apiKey.create(
+      await checked({ alias: "ci", securityConfig: { geo: { countries: ["SG"] } }, adoptKey: key }),
+    );
     expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
     expect(emu.state.getKey(key)?.security_config).toEqual({ geo: { countries: ["SG"] }, hours: HOURS });
     expect(emu.state.getKey(key)?.alias).toBe("ci");
@@ -35,13 +37,22 @@ describe("restrictions the package does not know are kept", () => {
 
   test("an update of alias and security config keeps them; a declared part changes as declared", async () => {
     const key = consoleKey("a");
-    const { id, outs } = await apiKey.create(await checked({ alias: "a", securityConfig: { geo: { countries: ["SG"] } }, adoptKey: key }));
+    const { id, outs } = await apiKey.create(
+      await checked({ alias: "a", securityConfig: { geo: { countries: ["SG"] } }, adoptKey: key }),
+    );
     emu.clearRequests();
-    const news = await checked({ alias: "b", securityConfig: { geo: { countries: ["DE"] }, spendLimit: { monthly: 5 } } });
+    const news = await checked({
+      alias: "b",
+      securityConfig: { geo: { countries: ["DE"] }, spendLimit: { monthly: 5 } },
+    });
     const { outs: after } = await apiKey.update(id, outs, news);
     // One get first: an edit replaces the whole config, and the console may have changed it since the state was written.
     expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
-    expect(emu.state.getKey(key)?.security_config).toEqual({ geo: { countries: ["DE"] }, spend_limit: { monthly: 5 }, hours: HOURS });
+    expect(emu.state.getKey(key)?.security_config).toEqual({
+      geo: { countries: ["DE"] },
+      spend_limit: { monthly: 5 },
+      hours: HOURS,
+    });
     expect(after.platformParts).toBe(outs.platformParts);
   });
 
@@ -59,8 +70,13 @@ describe("restrictions the package does not know are kept", () => {
 
   test("the same restrictions answered with their fields in another order read the same (canonical JSON): a refresh changes nothing", async () => {
     const key = consoleKey("order");
-    const { id, outs } = await apiKey.create(await checked({ alias: "order", securityConfig: { geo: { countries: ["SG"] } }, adoptKey: key }));
-    emu.state.editKey(key, "order", { hours: { zone: HOURS.zone, to: HOURS.to, from: HOURS.from }, geo: { countries: ["SG"] } });
+    const { id, outs } = await apiKey.create(
+      await checked({ alias: "order", securityConfig: { geo: { countries: ["SG"] } }, adoptKey: key }),
+    );
+    emu.state.editKey(key, "order", {
+      hours: { zone: HOURS.zone, to: HOURS.to, from: HOURS.from },
+      geo: { countries: ["SG"] },
+    });
     const read = found(await apiKey.read(id, outs));
     expect(read.props.platformParts).toBe(outs.platformParts);
     expect(read.inputs).toBeUndefined();
@@ -72,7 +88,11 @@ describe("restrictions the package does not know are kept", () => {
     const first = await checked({ ...declared, adoptKey: key });
     const { id, outs } = await apiKey.create(first);
     emu.clearRequests();
-    const rotated = await apiKey.update(id, outs, await checkedInputs(apiKey, { ...declared, rotation: { triggers: ["t2"] } }, first));
+    const rotated = await apiKey.update(
+      id,
+      outs,
+      await checkedInputs(apiKey, { ...declared, rotation: { triggers: ["t2"] } }, first),
+    );
     expect(rotated.outs.key === key).toBe(false);
     expect(emu.requests().filter((r) => r.op === "api-key/create")).toHaveLength(1);
     expect(emu.state.getKey(rotated.outs.key)?.security_config).toEqual({ geo: { countries: ["SG"] }, hours: HOURS });
@@ -84,23 +104,40 @@ describe("restrictions the package does not know are kept", () => {
     emu.state.editKey(outs.key, "n", { hours: HOURS, note: "set by support" });
     const read = found(await apiKey.read(id, outs));
     emu.clearRequests();
-    const err = (await apiKey.update(id, read.props, await checked({ alias: "n2" })).then(() => new Error("updated"), (e: unknown) => e)) as Error;
-    expect(err.message).toMatch(/400.*security_config\.note.*would remove it from the key, so nothing was changed.*web console/s);
+    const err = (await apiKey.update(id, read.props, await checked({ alias: "n2" })).then(
+      () => new Error("updated"),
+      (e: unknown) => e,
+    )) as Error;
+    expect(err.message).toMatch(
+      /400.*security_config\.note.*would remove it from the key, so nothing was changed.*web console/s,
+    );
     expect(emu.requests().map((r) => [r.op, r.status])).toEqual([
       ["api-key/get", 200],
       ["api-key/edit", 400],
     ]);
-    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "n", security_config: { hours: HOURS, note: "set by support" } });
+    expect(emu.state.getKey(outs.key)).toMatchObject({
+      alias: "n",
+      security_config: { hours: HOURS, note: "set by support" },
+    });
     expect(err.message).not.toContain(outs.key);
   });
 
   test("hours set in the console since the last refresh: a rename reads the key first (an edit replaces the whole config) and keeps them", async () => {
-    const { id, outs } = await apiKey.create(await checked({ alias: "late", securityConfig: { geo: { countries: ["SG"] } } }));
+    const { id, outs } = await apiKey.create(
+      await checked({ alias: "late", securityConfig: { geo: { countries: ["SG"] } } }),
+    );
     emu.state.editKey(outs.key, "late", { geo: { countries: ["SG"] }, hours: HOURS });
     emu.clearRequests();
-    const { outs: after } = await apiKey.update(id, outs, await checked({ alias: "late2", securityConfig: { geo: { countries: ["SG"] } } }));
+    const { outs: after } = await apiKey.update(
+      id,
+      outs,
+      await checked({ alias: "late2", securityConfig: { geo: { countries: ["SG"] } } }),
+    );
     expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
-    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "late2", security_config: { geo: { countries: ["SG"] }, hours: HOURS } });
+    expect(emu.state.getKey(outs.key)).toMatchObject({
+      alias: "late2",
+      security_config: { geo: { countries: ["SG"] }, hours: HOURS },
+    });
     expect(JSON.parse(after.platformParts!)).toEqual({ hours: HOURS });
   });
 
@@ -109,20 +146,33 @@ describe("restrictions the package does not know are kept", () => {
     const first = await checked(declared);
     const { id, outs } = await apiKey.create(first);
     emu.state.editKey(outs.key, "rot-late", { hours: HOURS });
-    const rotated = await apiKey.update(id, outs, await checkedInputs(apiKey, { ...declared, rotation: { triggers: ["t2"] } }, first));
+    const rotated = await apiKey.update(
+      id,
+      outs,
+      await checkedInputs(apiKey, { ...declared, rotation: { triggers: ["t2"] } }, first),
+    );
     expect(rotated.outs.key === outs.key).toBe(false);
     expect(emu.state.getKey(rotated.outs.key)?.security_config).toEqual({ hours: HOURS });
     expect(JSON.parse(rotated.outs.platformParts!)).toEqual({ hours: HOURS });
   });
 
   test("a field the console set inside a known part (spend_limit.daily beside monthly) is the platform's: kept in the state, sent back beside the declared monthly", async () => {
-    const { id, outs } = await apiKey.create(await checked({ alias: "daily", securityConfig: { spendLimit: { monthly: 100 } } }));
+    const { id, outs } = await apiKey.create(
+      await checked({ alias: "daily", securityConfig: { spendLimit: { monthly: 100 } } }),
+    );
     emu.state.editKey(outs.key, "daily", { spend_limit: { monthly: 100, daily: 5 } });
     const read = found(await apiKey.read(id, outs));
     expect(read.inputs).toBeUndefined();
     expect(JSON.parse(read.props.platformParts!)).toEqual({ spend_limit: { daily: 5 } });
-    await apiKey.update(id, read.props, await checked({ alias: "daily2", securityConfig: { spendLimit: { monthly: 50 } } }));
-    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "daily2", security_config: { spend_limit: { monthly: 50, daily: 5 } } });
+    await apiKey.update(
+      id,
+      read.props,
+      await checked({ alias: "daily2", securityConfig: { spendLimit: { monthly: 50 } } }),
+    );
+    expect(emu.state.getKey(outs.key)).toMatchObject({
+      alias: "daily2",
+      security_config: { spend_limit: { monthly: 50, daily: 5 } },
+    });
     // Leaving the part out is no spend limit (the part is the user's to declare): the console's daily goes with it.
     await apiKey.update(id, read.props, await checked({ alias: "daily3" }));
     expect(emu.state.getKey(outs.key)?.security_config).toEqual({});
@@ -146,7 +196,9 @@ describe("restrictions the package does not know are kept", () => {
     const { id, outs } = await apiKey.create(await checked({ alias: "old" }));
     const { platformParts: _none, ...old } = outs;
     emu.clearRequests();
-    expect(await apiKey.diff(id, old as ApiKeyOutputs, await checked({ alias: "old" }))).toMatchObject({ changes: false });
+    expect(await apiKey.diff(id, old as ApiKeyOutputs, await checked({ alias: "old" }))).toMatchObject({
+      changes: false,
+    });
     expect(emu.requests()).toHaveLength(0);
   });
 });

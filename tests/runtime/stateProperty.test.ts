@@ -30,7 +30,12 @@ function stored(release: string, type: string): { inputs: Props; outputs: Props 
     deployment: { resources: { type: string; inputs: Props; outputs: Props }[] };
   };
   const r = state.deployment.resources.find((x) => x.type === type)!;
-  const plain = (o: Props) => Object.fromEntries(Object.entries(o).filter(([k, v]) => k !== "__provider" && !(v !== null && typeof v === "object" && SECRET_SIG in v)));
+  const plain = (o: Props) =>
+    Object.fromEntries(
+      Object.entries(o).filter(
+        ([k, v]) => k !== "__provider" && !(v !== null && typeof v === "object" && SECRET_SIG in v),
+      ),
+    );
   return { inputs: plain(r.inputs), outputs: plain(r.outputs) };
 }
 
@@ -38,9 +43,23 @@ function stored(release: string, type: string): { inputs: Props; outputs: Props 
 const SOURCES = [...RELEASES.map((r) => r.name), "today"];
 
 /** The methods that read a state, for one resource and its declared inputs. */
-type Methods = { diff(olds: Props): Promise<unknown>; read(olds: Props): Promise<unknown>; update(olds: Props): Promise<unknown>; delete(olds: Props): Promise<void> };
+type Methods = {
+  diff(olds: Props): Promise<unknown>;
+  read(olds: Props): Promise<unknown>;
+  update(olds: Props): Promise<unknown>;
+  delete(olds: Props): Promise<void>;
+};
 
-function methodsOf<I>(provider: { diff(id: string, o: Props, n: I): Promise<unknown>; read(id: string, o: Props): Promise<unknown>; update(id: string, o: Props, n: I): Promise<unknown>; delete(id: string, o: Props): Promise<void> }, id: string, news: I): Methods {
+function methodsOf<I>(
+  provider: {
+    diff(id: string, o: Props, n: I): Promise<unknown>;
+    read(id: string, o: Props): Promise<unknown>;
+    update(id: string, o: Props, n: I): Promise<unknown>;
+    delete(id: string, o: Props): Promise<void>;
+  },
+  id: string,
+  news: I,
+): Methods {
   return {
     diff: (olds) => provider.diff(id, olds, news),
     read: (olds) => provider.read(id, olds),
@@ -60,13 +79,18 @@ async function liveState(kind: "key" | "batch", source: string): Promise<{ metho
   }
   const news = await checkedInputs(subAccountBatch, fixture.inputs);
   const { id, outs } = await subAccountBatch.create(news);
-  return { methods: methodsOf(subAccountBatch, id, news), state: shaped(outs, { subAccounts: outs.subAccounts, tokens: outs.tokens }) };
+  return {
+    methods: methodsOf(subAccountBatch, id, news),
+    state: shaped(outs, { subAccounts: outs.subAccounts, tokens: outs.tokens }),
+  };
 }
 
 /** Every path into a JSON value, the value itself included ([]). */
 function pathsOf(value: unknown, at: (string | number)[] = []): (string | number)[][] {
   if (value === null || typeof value !== "object") return [at];
-  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  const entries: [string | number, unknown][] = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : Object.entries(value);
   return [at, ...entries.flatMap(([k, v]) => pathsOf(v, [...at, k]))];
 }
 
@@ -87,20 +111,28 @@ function corrupt(state: Props, c: Corruption): Props {
 }
 
 const corruption: fc.Arbitrary<Corruption | null> = fc.option(
-  fc.record({ pick: fc.nat(), op: fc.constantFrom("delete" as const, "set" as const), value: fc.jsonValue({ maxDepth: 2 }) }),
+  fc.record({
+    pick: fc.nat(),
+    op: fc.constantFrom("delete" as const, "set" as const),
+    value: fc.jsonValue({ maxDepth: 2 }),
+  }),
   { freq: 5 },
 );
 
 /** The keys or tokens a state names that a delete must remove: those that read as keys. */
 function named(kind: "key" | "batch", state: Props): string[] {
   const isKey = (v: unknown): v is string => KeySchema.safeParse(v).success;
-  if (kind === "key") return [state.rotationDue === KEY_DELETED ? undefined : state.key, state.previousKey].filter(isKey);
+  if (kind === "key")
+    return [state.rotationDue === KEY_DELETED ? undefined : state.key, state.previousKey].filter(isKey);
   const subAccounts = Array.isArray(state.subAccounts) ? state.subAccounts : [];
-  const fromSubs = subAccounts.map((s: unknown) => (s !== null && typeof s === "object" ? (s as Props).token : undefined));
+  const fromSubs = subAccounts.map((s: unknown) =>
+    s !== null && typeof s === "object" ? (s as Props).token : undefined,
+  );
   return [...(Array.isArray(state.tokens) ? state.tokens : []), ...fromSubs].filter(isKey);
 }
 
-const alive = (kind: "key" | "batch", token: string) => (kind === "key" ? emu.state.hasKey(token) : emu.state.hasSubAccount(token));
+const alive = (kind: "key" | "batch", token: string) =>
+  kind === "key" ? emu.state.hasKey(token) : emu.state.hasSubAccount(token);
 const deletes = () => (calls(emu)["api-key/delete"] ?? 0) + (calls(emu)["sub-account/delete"] ?? 0);
 
 /** A failure of a method: an error of the package with no secret in it, else the property fails. */
@@ -109,41 +141,44 @@ function allowed(err: unknown, secrets: string[]): void {
   expectNoSecret(err.message, secrets);
 }
 
-describe.each([["key" as const], ["batch" as const]])("%s states of every version, and random corruptions of them", (kind) => {
-  test.each(SOURCES.map((s) => [s]))(
-    "written by %s: diff, read, update and delete fail with an error of the package only, and a delete resolves only once what the state names is gone",
-    async (source) => {
-      await fc.assert(
-        fc.asyncProperty(corruption, async (c) => {
-          startFresh();
-          const { methods, state } = await liveState(kind, source);
-          const olds = c === null ? state : corrupt(state, c);
-          const secrets = [...secretsOf(emu), ...named(kind, state)];
-          const run = async (call: () => Promise<unknown>) => call().catch((err: unknown) => allowed(err, secrets));
-          await run(() => methods.diff(olds));
-          await run(() => methods.read(olds));
-          await run(() => methods.update(olds));
-          const there = named(kind, olds).filter((t) => alive(kind, t));
-          // The delete in a command of its own, as the engine orders it: it deletes a resource it diffed in the same
-          // command only to replace it (a delete of an id a diff kept, with no replacement planned, is another resource's:
-          // command/custody.ts leftByDelete).
-          startFresh();
-          emu.clearRequests();
-          const deleted = await methods.delete(olds).then(
-            () => true,
-            (err: unknown) => (allowed(err, secrets), false),
-          );
-          if (deleted) {
-            expect(there.filter((t) => alive(kind, t))).toEqual([]);
-            if (there.length > 0) expect(deletes()).toBeGreaterThan(0);
-          }
-          if (c === null) expect(deleted).toBe(true);
-          emu.state.deleteSubAccounts(emu.state.listSubAccounts().map((s) => s.token));
-          emu.state.deleteKeys(emu.state.listKeys().map((k) => k.key));
-        }),
-        { numRuns: 40 },
-      );
-    },
-    60_000,
-  );
-});
+describe.each([["key" as const], ["batch" as const]])(
+  "%s states of every version, and random corruptions of them",
+  (kind) => {
+    test.each(SOURCES.map((s) => [s]))(
+      "written by %s: diff, read, update and delete fail with an error of the package only, and a delete resolves only once what the state names is gone",
+      async (source) => {
+        await fc.assert(
+          fc.asyncProperty(corruption, async (c) => {
+            startFresh();
+            const { methods, state } = await liveState(kind, source);
+            const olds = c === null ? state : corrupt(state, c);
+            const secrets = [...secretsOf(emu), ...named(kind, state)];
+            const run = async (call: () => Promise<unknown>) => call().catch((err: unknown) => allowed(err, secrets));
+            await run(() => methods.diff(olds));
+            await run(() => methods.read(olds));
+            await run(() => methods.update(olds));
+            const there = named(kind, olds).filter((t) => alive(kind, t));
+            // The delete in a command of its own, as the engine orders it: it deletes a resource it diffed in the same
+            // command only to replace it (a delete of an id a diff kept, with no replacement planned, is another resource's:
+            // command/custody.ts leftByDelete).
+            startFresh();
+            emu.clearRequests();
+            const deleted = await methods.delete(olds).then(
+              () => true,
+              (err: unknown) => (allowed(err, secrets), false),
+            );
+            if (deleted) {
+              expect(there.filter((t) => alive(kind, t))).toEqual([]);
+              if (there.length > 0) expect(deletes()).toBeGreaterThan(0);
+            }
+            if (c === null) expect(deleted).toBe(true);
+            emu.state.deleteSubAccounts(emu.state.listSubAccounts().map((s) => s.token));
+            emu.state.deleteKeys(emu.state.listKeys().map((k) => k.key));
+          }),
+          { numRuns: 40 },
+        );
+      },
+      60_000,
+    );
+  },
+);

@@ -29,7 +29,11 @@ describe("the upgrade chain", () => {
   });
 
   test("a state is parsed by the schema of the version it records and runs only the steps after it", () => {
-    expect(chain.parse({ a: 1, trail: ["written by version 1"], stateVersion: 1 })).toEqual({ b: 1, trail: ["written by version 1", "1->2"], stateVersion: 2 });
+    expect(chain.parse({ a: 1, trail: ["written by version 1"], stateVersion: 1 })).toEqual({
+      b: 1,
+      trail: ["written by version 1", "1->2"],
+      stateVersion: 2,
+    });
     expect(chain.parse({ b: 3, trail: [], stateVersion: 2 })).toEqual({ b: 3, trail: [], stateVersion: 2 });
   });
 
@@ -44,7 +48,9 @@ describe("the upgrade chain", () => {
     expect(parsed.success).toBe(false);
     const err = parsed.success ? undefined : parsed.error;
     expect(err).toBeInstanceOf(StateError);
-    expect(err?.message).toMatch(/^Thing: the state \(version 1\) cannot be read: a: expected number, received undefined; nothing was changed/);
+    expect(err?.message).toMatch(
+      /^Thing: the state \(version 1\) cannot be read: a: expected number, received undefined; nothing was changed/,
+    );
     expect(err?.message).toContain("`pulumi state edit`");
     expect(err?.message).toContain("`pulumi refresh`");
     expect(() => chain.parse({ a: "1" })).toThrow(/version 0\) cannot be read: a: expected number, received string/);
@@ -52,7 +58,15 @@ describe("the upgrade chain", () => {
 
   test("the versions written today are those of the chains, and outputs record them", () => {
     expect([API_KEY_STATE_VERSION, BATCH_STATE_VERSION]).toEqual([1, 1]);
-    expect(API_KEY_STATE.parse({ alias: "a", enabled: true, securityConfig: {}, key: "sk-placeholder", createdAt: "2026-11-21T00:00:00Z" }).stateVersion).toBe(API_KEY_STATE_VERSION);
+    expect(
+      API_KEY_STATE.parse({
+        alias: "a",
+        enabled: true,
+        securityConfig: {},
+        key: "sk-placeholder",
+        createdAt: "2026-11-21T00:00:00Z",
+      }).stateVersion,
+    ).toBe(API_KEY_STATE_VERSION);
   });
 });
 
@@ -68,7 +82,9 @@ describe("ApiKey version 0 -> 1 (states written before versions were recorded)",
   test("a security config absent, null or in the wire's spelling is read in today's canonical camelCase form", () => {
     expect(read(base).securityConfig).toEqual({});
     expect(read({ ...base, securityConfig: null }).securityConfig).toEqual({});
-    expect(read({ ...base, securityConfig: { spend_limit: { monthly: 5 }, geo: { countries: ["SG"] } } }).securityConfig).toEqual({
+    expect(
+      read({ ...base, securityConfig: { spend_limit: { monthly: 5 }, geo: { countries: ["SG"] } } }).securityConfig,
+    ).toEqual({
       spendLimit: { monthly: 5 },
       geo: { countries: ["SG"] },
     });
@@ -80,25 +96,43 @@ describe("ApiKey version 0 -> 1 (states written before versions were recorded)",
   });
 
   test("version 1 holds enabled and its security config in camelCase: a state of version 1 without them does not parse", () => {
-    expect(() => read({ ...base, stateVersion: 1 })).toThrow(/ApiKey: the state \(version 1\) cannot be read: enabled: expected boolean, received undefined; securityConfig: expected object/);
+    expect(() => read({ ...base, stateVersion: 1 })).toThrow(
+      /ApiKey: the state \(version 1\) cannot be read: enabled: expected boolean, received undefined; securityConfig: expected object/,
+    );
   });
 });
 
 describe("SubAccountBatch version 0 -> 1 (states written before versions were recorded)", () => {
   const base = { alias: "team", balance: 10, count: 0 };
   const read = (state: StoredState) => BATCH_STATE.parse(state);
-  const sub = { id: 1, token: "sk-t", alias: "team", enabled: true, modelPricing: [], createdAt: "2026-11-21T00:00:00Z" };
+  const sub = {
+    id: 1,
+    token: "sk-t",
+    alias: "team",
+    enabled: true,
+    modelPricing: [],
+    createdAt: "2026-11-21T00:00:00Z",
+  };
 
   test("pricing in the wire's or the deprecated spelling is converted as the platform stores it; absent is none", () => {
-    expect(read({ ...base, modelPricing: [{ model: "m", pricing_factor: 2 }] }).modelPricing).toEqual([{ model: "m", pricingFactor: 2 }]);
+    expect(read({ ...base, modelPricing: [{ model: "m", pricing_factor: 2 }] }).modelPricing).toEqual([
+      { model: "m", pricingFactor: 2 },
+    ]);
     expect(read(base).modelPricing).toEqual([]);
-    expect(read({ ...base, modelPricing: [{ model: "m", autoFollowing: true }] }).modelPricing).toEqual([{ model: "m", pricingFactor: 1 }]);
-    expect(read({ ...base, modelPricing: [{ model: "m", pricingFactor: 1.5 }] }).modelPricing).toEqual([{ model: "m", pricingFactor: 1.5 }]);
+    expect(read({ ...base, modelPricing: [{ model: "m", autoFollowing: true }] }).modelPricing).toEqual([
+      { model: "m", pricingFactor: 1 },
+    ]);
+    expect(read({ ...base, modelPricing: [{ model: "m", pricingFactor: 1.5 }] }).modelPricing).toEqual([
+      { model: "m", pricingFactor: 1.5 },
+    ]);
   });
 
   test("missing subAccounts and tokens are none; stored ones are kept; missing tokens are those of the sub-accounts", () => {
     expect(read(base)).toMatchObject({ subAccounts: [], tokens: [] });
-    expect(read({ ...base, subAccounts: [sub], tokens: ["sk-t"] })).toMatchObject({ subAccounts: [sub], tokens: ["sk-t"] });
+    expect(read({ ...base, subAccounts: [sub], tokens: ["sk-t"] })).toMatchObject({
+      subAccounts: [sub],
+      tokens: ["sk-t"],
+    });
     expect(read({ ...base, subAccounts: [sub] })).toMatchObject({ subAccounts: [sub], tokens: ["sk-t"] });
   });
 
@@ -134,45 +168,58 @@ function asProviderSees(value: unknown, decrypt: (c: string) => string, placehol
   if (Array.isArray(value)) return value.map((v) => asProviderSees(v, decrypt, placeholders));
   if (value && typeof value === "object") {
     const o = value as Record<string, unknown>;
-    if (SECRET_SIG in o && typeof o.ciphertext === "string") return asProviderSees(JSON.parse(decrypt(o.ciphertext)), decrypt, placeholders);
-    return Object.fromEntries(Object.entries(o).filter(([k]) => k !== "__provider").map(([k, v]) => [k, asProviderSees(v, decrypt, placeholders)]));
+    if (SECRET_SIG in o && typeof o.ciphertext === "string")
+      return asProviderSees(JSON.parse(decrypt(o.ciphertext)), decrypt, placeholders);
+    return Object.fromEntries(
+      Object.entries(o)
+        .filter(([k]) => k !== "__provider")
+        .map(([k, v]) => [k, asProviderSees(v, decrypt, placeholders)]),
+    );
   }
   return value;
 }
 
-describe.each(RELEASES.map((r) => [r.name] as const))("the outputs stored by %s (tests/e2e/fixtures/upgrade)", (name) => {
-  const fixture = join(FIXTURES, name);
-  const decrypt = crypterOf(readFileSync(join(fixture, "stack.yaml"), "utf8"));
-  const state = JSON.parse(readFileSync(join(fixture, "state.json"), "utf8")) as { deployment: { resources: { type: string; inputs: StoredState; outputs: StoredState }[] } };
-  const placeholders = new Map<string, string>();
-  const stored = (type: string) =>
-    state.deployment.resources
-      .filter((r) => r.type === type)
-      .map((r) => ({ inputs: asProviderSees(r.inputs, decrypt, placeholders) as StoredState, outputs: asProviderSees(r.outputs, decrypt, placeholders) as StoredState }));
+describe.each(RELEASES.map((r) => [r.name] as const))(
+  "the outputs stored by %s (tests/e2e/fixtures/upgrade)",
+  (name) => {
+    const fixture = join(FIXTURES, name);
+    const decrypt = crypterOf(readFileSync(join(fixture, "stack.yaml"), "utf8"));
+    const state = JSON.parse(readFileSync(join(fixture, "state.json"), "utf8")) as {
+      deployment: { resources: { type: string; inputs: StoredState; outputs: StoredState }[] };
+    };
+    const placeholders = new Map<string, string>();
+    const stored = (type: string) =>
+      state.deployment.resources
+        .filter((r) => r.type === type)
+        .map((r) => ({
+          inputs: asProviderSees(r.inputs, decrypt, placeholders) as StoredState,
+          outputs: asProviderSees(r.outputs, decrypt, placeholders) as StoredState,
+        }));
 
-  test("every ApiKey reads through the chain: version recorded, every stored field kept, no diff against its own inputs", async () => {
-    const keys = stored(KEY);
-    expect(keys).toHaveLength(3);
-    for (const { inputs, outputs } of keys) {
+    test("every ApiKey reads through the chain: version recorded, every stored field kept, no diff against its own inputs", async () => {
+      const keys = stored(KEY);
+      expect(keys).toHaveLength(3);
+      for (const { inputs, outputs } of keys) {
+        expect(versionOf(outputs)).toBe(0);
+        expect(outputs.key).toMatch(/^sk-fixture/);
+        const read = API_KEY_STATE.parse(outputs);
+        expect(read).toEqual({ ...outputs, stateVersion: API_KEY_STATE_VERSION });
+        const news = (await apiKey.check(inputs, inputs)).inputs;
+        expect(await apiKey.diff("id", outputs, news)).toMatchObject({ changes: false, replaces: [] });
+      }
+    });
+
+    test("the SubAccountBatch reads through the chain: version recorded, sub-accounts and tokens kept, no diff against its own inputs", async () => {
+      const batches = stored(BATCH);
+      expect(batches).toHaveLength(1);
+      const { inputs, outputs } = batches[0];
       expect(versionOf(outputs)).toBe(0);
-      expect(outputs.key).toMatch(/^sk-fixture/);
-      const read = API_KEY_STATE.parse(outputs);
-      expect(read).toEqual({ ...outputs, stateVersion: API_KEY_STATE_VERSION });
-      const news = (await apiKey.check(inputs, inputs)).inputs;
-      expect(await apiKey.diff("id", outputs, news)).toMatchObject({ changes: false, replaces: [] });
-    }
-  });
-
-  test("the SubAccountBatch reads through the chain: version recorded, sub-accounts and tokens kept, no diff against its own inputs", async () => {
-    const batches = stored(BATCH);
-    expect(batches).toHaveLength(1);
-    const { inputs, outputs } = batches[0];
-    expect(versionOf(outputs)).toBe(0);
-    const read = BATCH_STATE.parse(outputs);
-    expect(read).toEqual({ ...outputs, stateVersion: BATCH_STATE_VERSION });
-    expect(read.subAccounts).toHaveLength(2);
-    expect(read.tokens).toEqual(read.subAccounts.map((s) => s.token));
-    const news = (await subAccountBatch.check(inputs, inputs)).inputs;
-    expect(await subAccountBatch.diff("id", outputs, news)).toMatchObject({ changes: false, replaces: [] });
-  });
-});
+      const read = BATCH_STATE.parse(outputs);
+      expect(read).toEqual({ ...outputs, stateVersion: BATCH_STATE_VERSION });
+      expect(read.subAccounts).toHaveLength(2);
+      expect(read.tokens).toEqual(read.subAccounts.map((s) => s.token));
+      const news = (await subAccountBatch.check(inputs, inputs)).inputs;
+      expect(await subAccountBatch.diff("id", outputs, news)).toMatchObject({ changes: false, replaces: [] });
+    });
+  },
+);

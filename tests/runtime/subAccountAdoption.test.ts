@@ -1,6 +1,11 @@
 import { describe, expect, test } from "@jest/globals";
 import type { Emulator } from "../../provider/emulator/index.js";
-import { startFresh, subAccountBatch, type SubAccountBatchInputs, type SubAccountBatchOutputs } from "../../provider/runtime/index.js";
+import {
+  startFresh,
+  subAccountBatch,
+  type SubAccountBatchInputs,
+  type SubAccountBatchOutputs,
+} from "../../provider/runtime/index.js";
 import { calls, emulator, expectNoSecret, useRuntimeEmulator } from "../support/emulator.js";
 import { found, inputsAfterRefresh } from "../support/readOutcome.js";
 import { checkedInputs } from "../support/check.js";
@@ -27,43 +32,77 @@ async function adopt(news: Props): Promise<{ id: string; outs: SubAccountBatchOu
   return subAccountBatch.create(inputs);
 }
 
-const tokensOf = (alias: string) => emu.state.listSubAccounts().filter((s) => s.alias === alias).map((s) => s.token);
+const tokensOf = (alias: string) =>
+  emu.state
+    .listSubAccounts()
+    .filter((s) => s.alias === alias)
+    .map((s) => s.token);
 
 describe("SubAccountBatch adoptTokens: check", () => {
   test("a malformed or repeated token is named by position, never echoed; count below the adopted number fails", async () => {
     const [t] = seed("chk", 1);
-    const { failures } = await subAccountBatch.check({}, { alias: "a", balance: 1, count: 2, modelPricing: pricing, adoptTokens: [t, "sk-admin-abcdefgh", t] });
+    const { failures } = await subAccountBatch.check(
+      {},
+      { alias: "a", balance: 1, count: 2, modelPricing: pricing, adoptTokens: [t, "sk-admin-abcdefgh", t] },
+    );
     expect(failures).toEqual([
       { property: "adoptTokens[1]", reason: "must be a sub-account key that begins with sk- (not an admin key)" },
       { property: "adoptTokens[2]", reason: "is the same key as adoptTokens[0]" },
-      { property: "count", reason: "2 must be at least the number of adoptTokens (3): every adopted sub-account counts" },
+      {
+        property: "count",
+        reason: "2 must be at least the number of adoptTokens (3): every adopted sub-account counts",
+      },
     ]);
     expectNoSecret(JSON.stringify(failures), [t, "sk-admin-abcdefgh"]);
   });
 
   test("not a list: one failure on adoptTokens; null means none", async () => {
-    expect((await subAccountBatch.check({}, { alias: "a", balance: 1, count: 1, modelPricing: pricing, adoptTokens: "sk-abcdefgh" })).failures).toEqual([
-      { property: "adoptTokens", reason: "must be a list of sub-account keys (sk-...)" },
-    ]);
-    expect((await checked({ alias: "a", balance: 1, count: 1, modelPricing: pricing, adoptTokens: null })).adoptTokens).toBeUndefined();
+    expect(
+      (
+        await subAccountBatch.check(
+          {},
+          { alias: "a", balance: 1, count: 1, modelPricing: pricing, adoptTokens: "sk-abcdefgh" },
+        )
+      ).failures,
+    ).toEqual([{ property: "adoptTokens", reason: "must be a list of sub-account keys (sk-...)" }]);
+    expect(
+      (await checked({ alias: "a", balance: 1, count: 1, modelPricing: pricing, adoptTokens: null })).adoptTokens,
+    ).toBeUndefined();
   });
 });
 
 describe("SubAccountBatch adoptTokens: create", () => {
   test("everything already matches: one list, nothing written, balances kept", async () => {
     const seeded = seed("match", 3, wirePricing, 40);
-    const { id, outs } = await adopt({ alias: "match", balance: 99, count: 3, modelPricing: pricing, adoptTokens: seeded });
+    const { id, outs } = await adopt({
+      alias: "match",
+      balance: 99,
+      count: 3,
+      modelPricing: pricing,
+      adoptTokens: seeded,
+    });
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
     expect([...outs.tokens].sort()).toEqual([...seeded].sort());
     expect(outs.adoptTokens).toEqual(seeded);
-    expect(emu.state.listSubAccounts().filter((s) => seeded.includes(s.token)).map((s) => s.balance)).toEqual(Array(3).fill("40.000000"));
+    expect(
+      emu.state
+        .listSubAccounts()
+        .filter((s) => seeded.includes(s.token))
+        .map((s) => s.balance),
+    ).toEqual(Array(3).fill("40.000000"));
     expectNoSecret(id, seeded);
   });
 
   test("alias and pricing differ and count is larger: one list, one edit, one create of the rest", async () => {
     const [a] = seed("old-name", 1);
     const [b] = seed("aligned", 1);
-    const { outs } = await adopt({ alias: "aligned", balance: 7, count: 4, modelPricing: pricing, adoptTokens: [a, b] });
+    const { outs } = await adopt({
+      alias: "aligned",
+      balance: 7,
+      count: 4,
+      modelPricing: pricing,
+      adoptTokens: [a, b],
+    });
     expect(calls(emu)).toEqual({ "sub-account/list": 1, "sub-account/edit": 1, "sub-account/create": 1 });
     expect(outs.count).toBe(4);
     expect(tokensOf("aligned").sort()).toEqual([...outs.tokens].sort());
@@ -74,10 +113,17 @@ describe("SubAccountBatch adoptTokens: create", () => {
     const [a, gone] = seed("miss", 2);
     emu.state.deleteSubAccounts([gone]);
     const other = await emulator({ rateLimits: false });
-    const foreign = other.state.createSubAccounts({ alias: "x", balance: 1, modelPricing: wirePricing, count: 1 })[0].token;
+    const foreign = other.state.createSubAccounts({ alias: "x", balance: 1, modelPricing: wirePricing, count: 1 })[0]
+      .token;
     await other.close();
     emu.clearRequests();
-    const inputs = await checked({ alias: "miss-new", balance: 1, count: 5, modelPricing: pricing, adoptTokens: [a, gone, foreign] });
+    const inputs = await checked({
+      alias: "miss-new",
+      balance: 1,
+      count: 5,
+      modelPricing: pricing,
+      adoptTokens: [a, gone, foreign],
+    });
     const err = (await subAccountBatch.create(inputs).catch((e: Error) => e)) as Error;
     expect(err.message).toBe(
       `adoptTokens[1] (sk-...${gone.slice(-4)}), adoptTokens[2] (sk-...${foreign.slice(-4)}): no such sub-account in this account ` +
@@ -96,7 +142,11 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     const { id, outs } = await adopt({ alias: "norep", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] });
     // b joins: count grows with it (issue 28: adopting never deletes the sub-account the batch created).
     const news = await checked({ alias: "norep", balance: 6, count: 3, modelPricing: pricing, adoptTokens: [b, a] });
-    expect(await subAccountBatch.diff(id, outs, news)).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    expect(await subAccountBatch.diff(id, outs, news)).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
     const reordered = await checked({ alias: "norep", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a] });
     expect((await subAccountBatch.diff(id, outs, reordered)).changes).toBe(false);
   });
@@ -107,7 +157,10 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
     startFresh();
     emu.clearRequests();
-    const news = await checked({ alias: "ov", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [b, c] }, first.outs);
+    const news = await checked(
+      { alias: "ov", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [b, c] },
+      first.outs,
+    );
     const { outs } = await subAccountBatch.update(first.id, first.outs, news);
     expect(calls(emu)).toEqual({ "sub-account/list": 1, "sub-account/create": 1, "sub-account/edit": 1 });
     expect(outs.tokens).toContain(b);
@@ -123,7 +176,11 @@ describe("SubAccountBatch adoptTokens: changes after creation", () => {
     const created = first.outs.tokens.filter((t) => t !== a);
     startFresh();
     emu.clearRequests();
-    const { outs } = await subAccountBatch.update(first.id, first.outs, await checked({ alias: "down", balance: 5, count: 1, modelPricing: pricing, adoptTokens: [a] }));
+    const { outs } = await subAccountBatch.update(
+      first.id,
+      first.outs,
+      await checked({ alias: "down", balance: 5, count: 1, modelPricing: pricing, adoptTokens: [a] }),
+    );
     expect(calls(emu)).toEqual({ "sub-account/delete": 1 });
     expect(outs.tokens).toEqual([a]);
     for (const t of created) expect(emu.state.hasSubAccount(t)).toBe(false);
@@ -192,7 +249,13 @@ describe("SubAccountBatch adoption, day two: an adopted sub-account is owned lik
     const refreshed = await refresh(first);
     expect(refreshed.outs.count).toBe(2);
     emu.clearRequests();
-    const repaired = await up(refreshed, { alias: "vanish", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [a, b, c] });
+    const repaired = await up(refreshed, {
+      alias: "vanish",
+      balance: 5,
+      count: 3,
+      modelPricing: pricing,
+      adoptTokens: [a, b, c],
+    });
     expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
     expect(repaired.outs.count).toBe(3);
     expect(repaired.outs.tokens).toEqual(expect.arrayContaining([a, c]));
@@ -202,7 +265,10 @@ describe("SubAccountBatch adoption, day two: an adopted sub-account is owned lik
     const again = await refresh(repaired);
     startFresh();
     emu.clearRequests();
-    expect((await up(again, { alias: "vanish", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [a, b, c] })).changed).toBe(false);
+    expect(
+      (await up(again, { alias: "vanish", balance: 5, count: 3, modelPricing: pricing, adoptTokens: [a, b, c] }))
+        .changed,
+    ).toBe(false);
     expect(emu.requests()).toHaveLength(0);
   });
 
@@ -215,7 +281,13 @@ describe("SubAccountBatch adoption, day two: an adopted sub-account is owned lik
     const refreshed = await refresh(first);
     expect(refreshed.outs.count).toBe(0);
     emu.clearRequests();
-    const repaired = await up(refreshed, { alias: "all-gone", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, b] });
+    const repaired = await up(refreshed, {
+      alias: "all-gone",
+      balance: 5,
+      count: 2,
+      modelPricing: pricing,
+      adoptTokens: [a, b],
+    });
     expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/edit": 1 });
     expect(tokensOf("all-gone")).toHaveLength(2);
     expect(repaired.outs.tokens).not.toContain(a);
@@ -226,19 +298,33 @@ describe("SubAccountBatch adoption, day two: an adopted sub-account is owned lik
     const first = await adopted("late-add", [a], 2);
     emu.state.deleteSubAccounts([gone]);
     emu.clearRequests();
-    const inputs = await checked({ alias: "late-add", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, gone] }, first.inputs);
+    const inputs = await checked(
+      { alias: "late-add", balance: 5, count: 2, modelPricing: pricing, adoptTokens: [a, gone] },
+      first.inputs,
+    );
     const err = (await subAccountBatch.update(first.id, first.outs, inputs).catch((e: Error) => e)) as Error;
-    expect(err.message).toBe(`adoptTokens[1] (sk-...${gone.slice(-4)}): no such sub-account in this account (deleted, or a key of another account); nothing was changed`);
+    expect(err.message).toBe(
+      `adoptTokens[1] (sk-...${gone.slice(-4)}): no such sub-account in this account (deleted, or a key of another account); nothing was changed`,
+    );
     // One list of the account, then one list by token before the missing one is called missing.
     expect(calls(emu)).toEqual({ "sub-account/list": 2 });
   });
 });
 
 describe("SubAccountBatch adoption, day two: adoptTokens matters at adoption only", () => {
-  test.each([["removed", undefined], ["emptied", []]])("adoptTokens %s after adoption: no diff, no call; the state keeps the adopted set", async (_how, adoptTokens) => {
+  test.each([
+    ["removed", undefined],
+    ["emptied", []],
+  ])("adoptTokens %s after adoption: no diff, no call; the state keeps the adopted set", async (_how, adoptTokens) => {
     const [a, b] = seed("cleanup", 2);
     const first = await adopted("cleanup", [a, b], 3);
-    const after = await up(first, { alias: "cleanup", balance: 5, count: 3, modelPricing: pricing, ...(adoptTokens ? { adoptTokens } : {}) });
+    const after = await up(first, {
+      alias: "cleanup",
+      balance: 5,
+      count: 3,
+      modelPricing: pricing,
+      ...(adoptTokens ? { adoptTokens } : {}),
+    });
     expect(after.changed).toBe(false);
     expect(emu.requests()).toHaveLength(0);
     expect(after.outs.adoptTokens).toEqual([a, b]);
@@ -252,7 +338,11 @@ describe("SubAccountBatch adoption, day two: adoptTokens matters at adoption onl
     const created = first.outs.tokens.filter((t) => t !== a && t !== b);
     const news = { alias: "kept", balance: 9, count: 2, modelPricing: pricing };
     const inputs = await checked(news, first.inputs);
-    expect(await subAccountBatch.diff(first.id, first.outs, inputs)).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    expect(await subAccountBatch.diff(first.id, first.outs, inputs)).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
     const after = await up(first, news);
     expect(calls(emu)).toEqual({ "sub-account/delete": 1 });
     expect([...after.outs.tokens].sort()).toEqual([a, b].sort());
@@ -286,7 +376,10 @@ describe("SubAccountBatch adoption, day two: adoptTokens matters at adoption onl
     // Exactly what the previous version wrote: the same fields, adoptTokens echoing the input.
     const { adoptTokens: _kept, ...rest } = first.outs;
     const previous: SubAccountBatchOutputs = { ...rest, adoptTokens: [a, b] };
-    const after = await up({ ...first, outs: previous }, { alias: "prev", balance: 6, count: 2, modelPricing: pricing });
+    const after = await up(
+      { ...first, outs: previous },
+      { alias: "prev", balance: 6, count: 2, modelPricing: pricing },
+    );
     expect(after.changed).toBe(true);
     expect(emu.requests()).toHaveLength(0);
     expect(after.outs.adoptTokens).toEqual([a, b]);
@@ -294,7 +387,9 @@ describe("SubAccountBatch adoption, day two: adoptTokens matters at adoption onl
   });
 
   test("a state without any adoption (0.1.0): nothing is adopted, so a balance change still replaces", async () => {
-    const plain = await subAccountBatch.create(await checked({ alias: "plain", balance: 5, count: 1, modelPricing: pricing }));
+    const plain = await subAccountBatch.create(
+      await checked({ alias: "plain", balance: 5, count: 1, modelPricing: pricing }),
+    );
     const inputs = await checked({ alias: "plain", balance: 6, count: 1, modelPricing: pricing });
     expect((await subAccountBatch.diff(plain.id, plain.outs, inputs)).replaces).toEqual(["balance"]);
   });

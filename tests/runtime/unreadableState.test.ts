@@ -10,21 +10,27 @@ useRuntimeEmulator((e) => (emu = e));
 
 const pricing = [{ model: "model-a", pricingFactor: 1 }];
 
-async function batch(alias: string, count = 2): Promise<{ id: string; outs: Props; news: Awaited<ReturnType<typeof subAccountBatch.check>>["inputs"] }> {
+async function batch(
+  alias: string,
+  count = 2,
+): Promise<{ id: string; outs: Props; news: Awaited<ReturnType<typeof subAccountBatch.check>>["inputs"] }> {
   const news = await checkedInputs(subAccountBatch, { alias, balance: 10, count, modelPricing: pricing });
   const { id, outs } = await subAccountBatch.create(news);
   emu.clearRequests();
   return { id, outs, news };
 }
 
-async function key(alias: string): Promise<{ id: string; outs: Props; news: Awaited<ReturnType<typeof apiKey.check>>["inputs"] }> {
+async function key(
+  alias: string,
+): Promise<{ id: string; outs: Props; news: Awaited<ReturnType<typeof apiKey.check>>["inputs"] }> {
   const news = await checkedInputs(apiKey, { alias, securityConfig: { spendLimit: { monthly: 5 } } });
   const { id, outs } = await apiKey.create(news);
   emu.clearRequests();
   return { id, outs, news };
 }
 
-const without = (state: Props, field: string): Props => Object.fromEntries(Object.entries(state).filter(([k]) => k !== field));
+const without = (state: Props, field: string): Props =>
+  Object.fromEntries(Object.entries(state).filter(([k]) => k !== field));
 const liveAliases = (alias: string) => emu.state.listSubAccounts().filter((s) => s.alias === alias);
 
 /** The rejection of a promise, which must be a StateError. */
@@ -41,9 +47,15 @@ describe("a batch state edited by hand without tokens (issue 37: `TypeError: tok
   test("read (preview --refresh), diff and update stop with the named error: resource type, field, what was expected, what to do; no API call", async () => {
     const { id, outs, news } = await batch("no-tokens-read");
     const state = without(outs, "tokens");
-    for (const p of [subAccountBatch.read(id, state), subAccountBatch.diff(id, state, news), subAccountBatch.update(id, state, news)]) {
+    for (const p of [
+      subAccountBatch.read(id, state),
+      subAccountBatch.diff(id, state, news),
+      subAccountBatch.update(id, state, news),
+    ]) {
       const err = await stateErrorOf(p);
-      expect(err.message).toMatch(/^SubAccountBatch: the state \(version 1\) cannot be read: tokens: expected array, received undefined; nothing was changed\./);
+      expect(err.message).toMatch(
+        /^SubAccountBatch: the state \(version 1\) cannot be read: tokens: expected array, received undefined; nothing was changed\./,
+      );
       expect(err.message).toContain("`pulumi state edit`");
       expect(err.message).toContain("`pulumi refresh`");
       expectNoSecret(err.message, secretsOf(emu));
@@ -54,8 +66,12 @@ describe("a batch state edited by hand without tokens (issue 37: `TypeError: tok
   test("the advice says to put the tokens back, never to empty them (followed literally, `tokens: []` then a refresh dropped the batch and left its sub-accounts)", async () => {
     const { id, outs } = await batch("no-tokens-advice");
     const err = await stateErrorOf(subAccountBatch.read(id, without(outs, "tokens")));
-    expect(err.message).toContain("Put the field back as it was with `pulumi state edit` (its last value is in `pulumi stack export --version N`, N from `pulumi stack history`");
-    expect(err.message).toContain("Never empty it nor write `[]` or `\"\"` in its place: a resource whose state holds nothing is taken for deleted by that refresh");
+    expect(err.message).toContain(
+      "Put the field back as it was with `pulumi state edit` (its last value is in `pulumi stack export --version N`, N from `pulumi stack history`",
+    );
+    expect(err.message).toContain(
+      'Never empty it nor write `[]` or `""` in its place: a resource whose state holds nothing is taken for deleted by that refresh',
+    );
   });
 
   // Issue 53: the advice followed word for word: the field `tokens` "corrected" to what was expected (an array, `[]`),
@@ -76,7 +92,9 @@ describe("a batch state edited by hand without tokens (issue 37: `TypeError: tok
   test("a state whose tokens and subAccounts are both emptied: a refresh changes nothing and says what to put back; the sub-accounts stay named by nobody's delete", async () => {
     const { id, outs } = await batch("no-tokens-both", 2);
     const err = await subAccountBatch.read(id, { ...outs, tokens: [], subAccounts: [] }).catch((e: Error) => e);
-    expect((err as Error).message).toMatch(/counts 2 sub-account\(s\) and names none .* nothing was changed\. Put back what it held/);
+    expect((err as Error).message).toMatch(
+      /counts 2 sub-account\(s\) and names none .* nothing was changed\. Put back what it held/,
+    );
     expect(liveAliases("no-tokens-both")).toHaveLength(2);
     await subAccountBatch.delete(id, outs);
   });
@@ -101,9 +119,15 @@ describe("a batch state edited by hand without tokens (issue 37: `TypeError: tok
     const { id, outs } = await batch("one-bad-entry", 3);
     const tokens = outs.tokens as string[];
     const subAccounts = outs.subAccounts as Props[];
-    const state = { ...outs, tokens: [tokens[0], 42], subAccounts: [subAccounts[0], { ...subAccounts[1], token: null }] };
+    const state = {
+      ...outs,
+      tokens: [tokens[0], 42],
+      subAccounts: [subAccounts[0], { ...subAccounts[1], token: null }],
+    };
     const err = await stateErrorOf(subAccountBatch.delete(id, state));
-    expect(err.message).toMatch(/deleted the 1 sub-account\(s\) it names, but 2 more entries name no sub-account it can read, so the resource stays in the state/);
+    expect(err.message).toMatch(
+      /deleted the 1 sub-account\(s\) it names, but 2 more entries name no sub-account it can read, so the resource stays in the state/,
+    );
     expect(writeCalls(calls(emu))).toEqual({ "sub-account/delete": 1 });
     expect(liveAliases("one-bad-entry").map((s) => s.token)).not.toContain(tokens[0]);
   });
@@ -122,7 +146,9 @@ describe("an ApiKey state that does not parse", () => {
     const state = { ...outs, alias: ["not", "a", "string"], enabled: "yes" };
     for (const p of [apiKey.read(id, state), apiKey.diff(id, state, news), apiKey.update(id, state, news)]) {
       const err = await stateErrorOf(p);
-      expect(err.message).toMatch(/^ApiKey: the state \(version 1\) cannot be read: alias: expected string, received array; enabled: expected boolean, received string/);
+      expect(err.message).toMatch(
+        /^ApiKey: the state \(version 1\) cannot be read: alias: expected string, received array; enabled: expected boolean, received string/,
+      );
       expectNoSecret(err.message, secretsOf(emu));
     }
     expect(writeCalls(calls(emu))).toEqual({});
@@ -134,7 +160,9 @@ describe("an ApiKey state that does not parse", () => {
   test("delete of a state without a readable key fails and deletes nothing", async () => {
     const { id, outs } = await key("no-key");
     const err = await stateErrorOf(apiKey.delete(id, { ...outs, key: "not a key" }));
-    expect(err.message).toMatch(/^ApiKey: the state \(version 1\) cannot be read: key: .*cannot tell which key to delete, so nothing was deleted/);
+    expect(err.message).toMatch(
+      /^ApiKey: the state \(version 1\) cannot be read: key: .*cannot tell which key to delete, so nothing was deleted/,
+    );
     expect(writeCalls(calls(emu))).toEqual({});
     expect(emu.state.hasKey(outs.key as string)).toBe(true);
   });

@@ -3,7 +3,11 @@ import { runDoctor, type DoctorIo } from "../../provider/commands/doctor/index.j
 import { startEmulator, type Emulator } from "../../provider/emulator/index.js";
 
 /** A doctor's io for a test: `stdout` and the env it is given, stderr kept apart (read with `err()`), no terminal. */
-export function doctorIo(stdout: NodeJS.WritableStream, env: NodeJS.ProcessEnv, extra: Partial<DoctorIo> = {}): DoctorIo & { err: () => string } {
+export function doctorIo(
+  stdout: NodeJS.WritableStream,
+  env: NodeJS.ProcessEnv,
+  extra: Partial<DoctorIo> = {},
+): DoctorIo & { err: () => string } {
   const stderr = new PassThrough();
   let err = "";
   stderr.on("data", (c: Buffer) => (err += c.toString()));
@@ -11,7 +15,11 @@ export function doctorIo(stdout: NodeJS.WritableStream, env: NodeJS.ProcessEnv, 
 }
 
 /** Runs `llm-accounts doctor args` in-process: its exit code, stdout and stderr. */
-export async function doctorRun(args: string[], env: NodeJS.ProcessEnv, extra: Partial<DoctorIo> = {}): Promise<{ code: number; out: string; err: string }> {
+export async function doctorRun(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  extra: Partial<DoctorIo> = {},
+): Promise<{ code: number; out: string; err: string }> {
   const stdout = new PassThrough();
   let out = "";
   stdout.on("data", (c: Buffer) => (out += c.toString()));
@@ -27,9 +35,15 @@ export async function doctorRun(args: string[], env: NodeJS.ProcessEnv, extra: P
 export async function platformBefore(
   emu: Emulator,
   /** The answer to give (`raw`: this text as the body, not JSON), or null to drop the connection without one (the request was processed). */
-  rewrite: (path: string, status: number, body: unknown, request: unknown) => { status: number; body: unknown; raw?: string } | null,
+  rewrite: (
+    path: string,
+    status: number,
+    body: unknown,
+    request: unknown,
+  ) => { status: number; body: unknown; raw?: string } | null,
   /** An answer of the platform's own, given without passing the request on (it makes nothing). */
-  refuse: (path: string, request: unknown) => { status: number; body: unknown; raw?: string } | undefined = () => undefined,
+  refuse: (path: string, request: unknown) => { status: number; body: unknown; raw?: string } | undefined = () =>
+    undefined,
   /** What the request becomes before it is passed on (its URL with the query, and its body text). */
   inbound: (url: string, text: string) => { url: string; text: string } = (url, text) => ({ url, text }),
 ): Promise<{ baseUrl: string; close: () => Promise<void> }> {
@@ -53,7 +67,12 @@ export async function platformBefore(
         body: req.method === "GET" ? undefined : text,
       }).then(async (r) => {
         const answerText = await r.text();
-        const answered = rewrite(path, r.status, answerText === "" ? {} : JSON.parse(answerText), text ? JSON.parse(text) : undefined);
+        const answered = rewrite(
+          path,
+          r.status,
+          answerText === "" ? {} : JSON.parse(answerText),
+          text ? JSON.parse(text) : undefined,
+        );
         if (answered === null) return void res.socket?.destroy();
         send(res, answered);
       });
@@ -61,21 +80,42 @@ export async function platformBefore(
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as { port: number };
-  return { baseUrl: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** The doctor run against a front of a new emulator (platformBefore), with a fake clock whose waits pass at once; the emulator is closed after `then`. */
 export async function doctorBefore<T>(
   args: string[],
-  front: { rewrite?: Parameters<typeof platformBefore>[1]; refuse?: Parameters<typeof platformBefore>[2]; inbound?: Parameters<typeof platformBefore>[3]; emulator?: Parameters<typeof startEmulator>[0] },
+  front: {
+    rewrite?: Parameters<typeof platformBefore>[1];
+    refuse?: Parameters<typeof platformBefore>[2];
+    inbound?: Parameters<typeof platformBefore>[3];
+    emulator?: Parameters<typeof startEmulator>[0];
+  },
   then: (run: { code: number; out: string; err: string }, emu: Emulator) => Promise<T> | T,
 ): Promise<T> {
   const emu = await startEmulator({ port: 0, rateLimits: false, ...front.emulator });
-  const platform = await platformBefore(emu, front.rewrite ?? ((_p, status, body) => ({ status, body })), front.refuse, front.inbound);
+  const platform = await platformBefore(
+    emu,
+    front.rewrite ?? ((_p, status, body) => ({ status, body })),
+    front.refuse,
+    front.inbound,
+  );
   let now = Date.now();
   const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
   try {
-    const run = await doctorRun(args, { LLM_ACCOUNTS_BASE_URL: platform.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey }, { clock });
+    const run = await doctorRun(
+      args,
+      {
+        LLM_ACCOUNTS_BASE_URL: platform.baseUrl,
+        LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+        LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+      },
+      { clock },
+    );
     return await then(run, emu);
   } finally {
     await platform.close();

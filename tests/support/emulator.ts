@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LlmAccountsClient, type ClientOptions } from "../../provider/client/index.js";
-import { READING_NAMES, startEmulator, type Emulator, type EmulatorOptions, type Reading } from "../../provider/emulator/index.js";
+import {
+  READING_NAMES,
+  startEmulator,
+  type Emulator,
+  type EmulatorOptions,
+  type Reading,
+} from "../../provider/emulator/index.js";
 import { startFresh } from "../../provider/runtime/index.js";
 import { SecretLedger } from "./secrets.js";
 
@@ -101,7 +107,14 @@ export const STOPS: readonly Reading[] = ["masked-tokens", "masked-forms", "redi
  * the package's own reading): the doctor's tests (tests/doctor.test.ts, tests/readings/pairs.test.ts) leave them out
  * until it does. The runtime's tests play them (tests/readings/lifecycle.test.ts, forms.test.ts).
  */
-export const DOCTOR_UNNAMED: readonly Reading[] = ["unprefixed-keys", "one-api", "masked-forms", "list-cursor", "unstable-ties", "filters-ignored"];
+export const DOCTOR_UNNAMED: readonly Reading[] = [
+  "unprefixed-keys",
+  "one-api",
+  "masked-forms",
+  "list-cursor",
+  "unstable-ties",
+  "filters-ignored",
+];
 
 /**
  * Readings under which the lifecycle's console drift (a sub-account's pricing replaced by another model) cannot be
@@ -111,4 +124,7 @@ export const DOCTOR_UNNAMED: readonly Reading[] = ["unprefixed-keys", "one-api",
 export const CONSOLE_MODEL_STAYS: readonly Reading[] = ["merged-pricing"];
 
 /** The readings a user's lifecycle runs under: the package's own, then every other that does not stop by design. */
-export const LIFECYCLE_READINGS = ["(the package's reading)" as const, ...READING_NAMES.filter((r) => !STOPS.includes(r) && !CONSOLE_MODEL_STAYS.includes(r))];
+export const LIFECYCLE_READINGS = [
+  "(the package's reading)" as const,
+  ...READING_NAMES.filter((r) => !STOPS.includes(r) && !CONSOLE_MODEL_STAYS.includes(r)),
+];

@@ -24,7 +24,12 @@ export function credentialFor(emu: Emulator, id: OperationId): string {
 }
 
 /** Calls one operation with node's fetch: a GET puts `body` in the query string. */
-export async function call(emu: Emulator, id: OperationId, body?: Record<string, unknown>, options: CallOptions = {}): Promise<Answer> {
+export async function call(
+  emu: Emulator,
+  id: OperationId,
+  body?: Record<string, unknown>,
+  options: CallOptions = {},
+): Promise<Answer> {
   const op = OPERATIONS[id];
   const url = new URL(emu.baseUrl + op.path);
   const headers: Record<string, string> = {};
@@ -68,7 +73,15 @@ export function micros(amount: string): number {
 }
 
 /** The operations that change the platform: what "no write" means in the e2e suites. */
-export const WRITE_OPERATIONS: readonly string[] = ["api-key/create", "api-key/edit", "api-key/status", "api-key/delete", "sub-account/create", "sub-account/edit", "sub-account/delete"];
+export const WRITE_OPERATIONS: readonly string[] = [
+  "api-key/create",
+  "api-key/edit",
+  "api-key/status",
+  "api-key/delete",
+  "sub-account/create",
+  "sub-account/edit",
+  "sub-account/delete",
+];
 
 /** The write operations among `calls` (the emulator's calls by operation), with their counts. */
 export function writeCalls(calls: Record<string, number>): Record<string, number> {

@@ -28,7 +28,10 @@ export async function faultEmulator(): Promise<{ emu: Emulator; ledger: SecretLe
  * nothing left behind (`leftovers` lists what remains, by alias: a failure message must not print a secret)
  * and no secret in the emulator's log.
  */
-export function useFaultEmulator(set: (ctx: { emu: Emulator; ledger: SecretLedger; logLines: string[] }) => void, leftovers: (emu: Emulator) => string[]): void {
+export function useFaultEmulator(
+  set: (ctx: { emu: Emulator; ledger: SecretLedger; logLines: string[] }) => void,
+  leftovers: (emu: Emulator) => string[],
+): void {
   let ctx: { emu: Emulator; ledger: SecretLedger; logLines: string[] };
   beforeAll(async () => {
     ctx = await faultEmulator();
@@ -62,7 +65,10 @@ export async function failure(op: () => Promise<unknown>): Promise<Error & Recor
 }
 
 /** Runs an operation and returns its error, checked to hold no secret in any form; fails if it succeeds. */
-export async function cleanFailure(ledger: SecretLedger, op: () => Promise<unknown>): Promise<Error & Record<string, unknown>> {
+export async function cleanFailure(
+  ledger: SecretLedger,
+  op: () => Promise<unknown>,
+): Promise<Error & Record<string, unknown>> {
   const err = await failure(op);
   ledger.record();
   ledger.expectCleanError(err);

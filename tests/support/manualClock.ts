@@ -31,7 +31,12 @@ export class ManualClock implements CoalescerClock {
  * slot is busy, time moves on the manual clock only once nothing was answered for 100 ms (a flush waiting for its quiet
  * period), not while answers are on their way, so that the clock's reading counts the waits of the schedule.
  */
-export async function engineSlots(deletes: (() => Promise<void>)[], parallel: number, checkpointMs: number, clock: ManualClock): Promise<void> {
+export async function engineSlots(
+  deletes: (() => Promise<void>)[],
+  parallel: number,
+  checkpointMs: number,
+  clock: ManualClock,
+): Promise<void> {
   let next = 0;
   let freed = parallel;
   let inFlight = 0;

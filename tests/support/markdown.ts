@@ -25,7 +25,8 @@ export function markdownFiles(repo: string): string[] {
   };
   walk("docs");
   for (const e of readdirSync(join(repo, "examples"), { withFileTypes: true })) {
-    if (e.isDirectory() && existsSync(join(repo, "examples", e.name, "README.md"))) files.push(join("examples", e.name, "README.md"));
+    if (e.isDirectory() && existsSync(join(repo, "examples", e.name, "README.md")))
+      files.push(join("examples", e.name, "README.md"));
   }
   return files.sort();
 }
@@ -121,8 +122,10 @@ export function brokenLink(repo: string, from: string, target: string): string |
   if (!file.startsWith(repo)) return `${target}: outside the repository`;
   if (!existsSync(file)) return `${target}: ${relative(repo, file)} does not exist`;
   if (anchor === undefined) return undefined;
-  if (statSync(file).isDirectory() || !file.endsWith(".md")) return `${target}: an anchor into a file that is not Markdown`;
-  if (!anchors(readFileSync(file, "utf8")).has(anchor)) return `${target}: ${relative(repo, file)} has no heading #${anchor}`;
+  if (statSync(file).isDirectory() || !file.endsWith(".md"))
+    return `${target}: an anchor into a file that is not Markdown`;
+  if (!anchors(readFileSync(file, "utf8")).has(anchor))
+    return `${target}: ${relative(repo, file)} has no heading #${anchor}`;
   return undefined;
 }
 
@@ -146,11 +149,52 @@ export function cliCommands(help: string): Map<string, Set<string>> {
 }
 
 /** Commands a shell block may run besides npm, npx, pulumi and llm-accounts: the shell's own, and a few tools. */
-const SHELL = new Set(["export", "cd", "mkdir", "cat", "echo", "rm", "cp", "mv", "ls", "git", "node", "go", "curl", "jq", "sleep", "kill", "tar", "unset", "source", "true"]);
+const SHELL = new Set([
+  "export",
+  "cd",
+  "mkdir",
+  "cat",
+  "echo",
+  "rm",
+  "cp",
+  "mv",
+  "ls",
+  "git",
+  "node",
+  "go",
+  "curl",
+  "jq",
+  "sleep",
+  "kill",
+  "tar",
+  "unset",
+  "source",
+  "true",
+]);
 /** npm commands a block may use (its own subcommands; `run` is checked against package.json). */
 const NPM = new Set(["ci", "install", "i", "test", "pack", "run", "exec", "view", "ls", "uninstall"]);
 /** Pulumi CLI commands a block may use. */
-const PULUMI = new Set(["login", "logout", "new", "config", "preview", "up", "refresh", "destroy", "stack", "import", "policy", "plugin", "whoami", "cancel", "version", "state", "about", "install", "package"]);
+const PULUMI = new Set([
+  "login",
+  "logout",
+  "new",
+  "config",
+  "preview",
+  "up",
+  "refresh",
+  "destroy",
+  "stack",
+  "import",
+  "policy",
+  "plugin",
+  "whoami",
+  "cancel",
+  "version",
+  "state",
+  "about",
+  "install",
+  "package",
+]);
 
 /** What a shell block of the docs may name: the scripts of package.json and the commands of `llm-accounts`. */
 export interface ShellContext {
@@ -178,8 +222,10 @@ function words(command: string): string[] {
 /** What is wrong with one `llm-accounts` call (its words after the program name), or undefined. */
 function checkCli(args: string[], ctx: ShellContext): string | undefined {
   const [sub, ...rest] = args;
-  if (sub === undefined || sub.startsWith("-")) return ["--help", "-h", "--version", "-V"].includes(sub ?? "") ? undefined : "llm-accounts without a command";
-  if (sub === "help") return rest.length === 0 || ctx.cli.has(rest[0]) ? undefined : `llm-accounts help: no command "${rest[0]}"`;
+  if (sub === undefined || sub.startsWith("-"))
+    return ["--help", "-h", "--version", "-V"].includes(sub ?? "") ? undefined : "llm-accounts without a command";
+  if (sub === "help")
+    return rest.length === 0 || ctx.cli.has(rest[0]) ? undefined : `llm-accounts help: no command "${rest[0]}"`;
   const options = ctx.cli.get(sub);
   if (!options) return `llm-accounts has no command "${sub}" (it has ${[...ctx.cli.keys()].join(", ")})`;
   for (const w of rest) {
@@ -199,17 +245,21 @@ export function checkCommand(command: string, ctx: ShellContext): string | undef
   if (cmd === "node" && args[0] === "dist/provider/cli.js") return checkCli(args.slice(1), ctx);
   if (cmd === "npx") {
     const pkg = args.findIndex((a) => a === "--package" || a === "-p" || a.startsWith("--package="));
-    if (pkg < 0) return `a bare \`npx ${args.join(" ")}\` runs whatever a registry serves under that name: name the package (npx --package ...) or use the installed bin`;
+    if (pkg < 0)
+      return `a bare \`npx ${args.join(" ")}\` runs whatever a registry serves under that name: name the package (npx --package ...) or use the installed bin`;
     const bin = args.findIndex((a, i) => i > pkg + (args[pkg].includes("=") ? 0 : 1) && !a.startsWith("-"));
     if (bin < 0) return "npx --package without a command";
-    return args[bin] === "llm-accounts" ? checkCli(args.slice(bin + 1), ctx) : `npx runs ${args[bin]}, not llm-accounts`;
+    return args[bin] === "llm-accounts"
+      ? checkCli(args.slice(bin + 1), ctx)
+      : `npx runs ${args[bin]}, not llm-accounts`;
   }
   if (cmd === "npm") {
     const sub = args.find((a) => !a.startsWith("-"));
     if (sub === undefined || !NPM.has(sub)) return `npm ${sub ?? ""}: not an npm command the docs use`;
     if (sub === "run") {
       const script = args.slice(args.indexOf("run") + 1).find((a) => !a.startsWith("-"));
-      if (script === undefined || !ctx.scripts.has(script)) return `npm run ${script ?? ""}: package.json has no such script`;
+      if (script === undefined || !ctx.scripts.has(script))
+        return `npm run ${script ?? ""}: package.json has no such script`;
       if (script === "emulator") {
         const dashes = args.indexOf("--");
         if (dashes >= 0) return checkCli(["emulator", ...args.slice(dashes + 1)], ctx);

@@ -17,7 +17,7 @@ export function descendantsOf(pid: number): number[] {
   }
   const below: number[] = [];
   const walk = (p: number) => {
-    for (const [child, parent] of parentOf) if (parent === p) (below.push(child), walk(child));
+    for (const [child, parent] of parentOf) if (parent === p) below.push(child), walk(child);
   };
   walk(pid);
   return below;

@@ -12,7 +12,11 @@ export async function measuredProfile(emu: Emulator, settings: Record<string, st
   const stdout = new PassThrough();
   let out = "";
   stdout.on("data", (c: Buffer) => (out += c.toString()));
-  const env: Record<string, string> = { LLM_ACCOUNTS_BASE_URL: emu.baseUrl, LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey, LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey };
+  const env: Record<string, string> = {
+    LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
+    LLM_ACCOUNTS_ADMIN_KEY: emu.adminKey,
+    LLM_ACCOUNTS_ACCOUNT_KEY: emu.accountKey,
+  };
   if (settings.usagePageField) env.LLM_ACCOUNTS_USAGE_PAGE_FIELD = settings.usagePageField;
   await runDoctor(["--write", "--save", "--json"], doctorIo(stdout, env));
   const { profile } = JSON.parse(out) as { profile: unknown };

@@ -7,5 +7,7 @@ export const PROVIDER = join(REPO, "provider");
 
 /** Every TypeScript file under a folder (provider/ unless told), as absolute paths. */
 export function providerSources(dir = PROVIDER): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? providerSources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? providerSources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
 }

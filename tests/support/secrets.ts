@@ -55,7 +55,15 @@ export class SecretLedger {
 
   /** Outputs hold secrets only where they are declared secret (the resource classes' additionalSecretOutputs). */
   expectCleanOutputs(outs: object): void {
-    const { key: _k, adoptKey: _a, previousKey: _p, tokens: _t, subAccounts: _s, adoptTokens: _at, ...rest } = outs as Record<string, unknown>;
+    const {
+      key: _k,
+      adoptKey: _a,
+      previousKey: _p,
+      tokens: _t,
+      subAccounts: _s,
+      adoptTokens: _at,
+      ...rest
+    } = outs as Record<string, unknown>;
     this.expectAbsent(JSON.stringify(rest), "the outputs (other than the secret ones)");
   }
 }

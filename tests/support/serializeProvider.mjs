@@ -3,5 +3,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const shim = await import(pathToFileURL(resolve("node_modules/pulumi-llm-accounts/dist/provider/resources/shim.js")).href);
+const shim = await import(
+  pathToFileURL(resolve("node_modules/pulumi-llm-accounts/dist/provider/resources/shim.js")).href
+);
 process.stdout.write(JSON.stringify({ text: shim.providerText(process.argv[2]) }));

@@ -6,7 +6,10 @@ import { join } from "node:path";
  * arguments match a case of `cases` (shell `case` patterns, e.g. `"stack export"*`) with that shell text. `read(f)`
  * reads a file the stand-in wrote into its folder (`$BIN/f`).
  */
-export function standInPulumi(parent: string, cases: Record<string, string>): { bin: string; env: Record<string, string>; runs: () => string[]; read: (file: string) => string } {
+export function standInPulumi(
+  parent: string,
+  cases: Record<string, string>,
+): { bin: string; env: Record<string, string>; runs: () => string[]; read: (file: string) => string } {
   const bin = mkdtempSync(join(parent, "llm-stand-in-pulumi-"));
   const script = [
     "#!/bin/sh",

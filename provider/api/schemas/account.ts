@@ -56,8 +56,14 @@ export const UsageSummaryResponseSchema = z.object({
 export const ModelSchema = z.object({
   model: z.string().min(1),
   // Shown, filtered on, never decided on: a platform that leaves one out answers "".
-  category: z.string().nullish().transform((v) => v ?? ""),
-  vendor: z.string().nullish().transform((v) => v ?? ""),
+  category: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ""),
+  vendor: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ""),
   context_window: AnswerIntegerSchema,
   max_output_tokens: AnswerIntegerSchema,
   pricing: z

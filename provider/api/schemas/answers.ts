@@ -50,7 +50,8 @@ export type AnswerId = z.output<typeof AnswerIdSchema>;
 
 /** Orders ids: numbers (and strings of digits) by value, whatever their length, then other text. */
 export function compareIds(a: AnswerId, b: AnswerId): number {
-  const digits = (id: AnswerId) => (typeof id === "number" ? String(id) : /^\d+$/.test(id) ? id.replace(/^0+(?=\d)/, "") : undefined);
+  const digits = (id: AnswerId) =>
+    typeof id === "number" ? String(id) : /^\d+$/.test(id) ? id.replace(/^0+(?=\d)/, "") : undefined;
   const [x, y] = [digits(a), digits(b)];
   if (x !== undefined && y !== undefined) return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
   if (x !== undefined) return -1;

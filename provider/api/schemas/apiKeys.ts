@@ -1,8 +1,21 @@
 import { z } from "zod";
 import { canonical } from "../canonical.js";
-import { API_KEY_DELETE_MAX, COUNTRIES_MAX, IP_ALLOW_MAX, IP_ENTRY_MAX_LENGTH, MODEL_LIST_MAX, MODEL_MODES } from "../assumptions.js";
+import {
+  API_KEY_DELETE_MAX,
+  COUNTRIES_MAX,
+  IP_ALLOW_MAX,
+  IP_ENTRY_MAX_LENGTH,
+  MODEL_LIST_MAX,
+  MODEL_MODES,
+} from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AnswerBooleanSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerStringListSchema, AnswerTimestampSchema } from "./answers.js";
+import {
+  AnswerBooleanSchema,
+  AnswerIntegerSchema,
+  AnswerNumberSchema,
+  AnswerStringListSchema,
+  AnswerTimestampSchema,
+} from "./answers.js";
 import { AliasStringSchema, FiniteNumberSchema, isIpOrCidr, KeySchema, ModelNameSchema } from "./common.js";
 import { isObject } from "../canonical.js";
 
@@ -45,7 +58,8 @@ export const SecurityConfigSchema = z
           .superRefine((items, ctx) => {
             const seen = new Set<string>();
             items.forEach((item, i) => {
-              if (seen.has(item)) ctx.addIssue({ code: "custom", path: [i], message: `model "${item}" is listed twice` });
+              if (seen.has(item))
+                ctx.addIssue({ code: "custom", path: [i], message: `model "${item}" is listed twice` });
               seen.add(item);
             });
           }),
@@ -74,7 +88,9 @@ export const KNOWN_SECURITY_FIELDS: Readonly<Record<string, readonly string[]>> 
  */
 export function platformPartsOf(config: unknown): string | undefined {
   if (config === null || typeof config !== "object" || Array.isArray(config)) return undefined;
-  const parts = Object.entries(config).filter(([name, value]) => !KNOWN_SECURITY_PARTS.includes(name) && value !== null && value !== undefined);
+  const parts = Object.entries(config).filter(
+    ([name, value]) => !KNOWN_SECURITY_PARTS.includes(name) && value !== null && value !== undefined,
+  );
   // Canonical (keys sorted at every depth): a platform may answer its fields in another order each time.
   return parts.length === 0 ? undefined : canonical(Object.fromEntries(parts));
 }
@@ -96,7 +112,9 @@ export function platformOwnedOf(config: unknown): string | undefined {
     const fields = KNOWN_SECURITY_FIELDS[name];
     if (fields === undefined) owned[name] = value;
     else if (isObject(value)) {
-      const extra = Object.entries(value).filter(([field, v]) => !fields.includes(field) && v !== null && v !== undefined);
+      const extra = Object.entries(value).filter(
+        ([field, v]) => !fields.includes(field) && v !== null && v !== undefined,
+      );
       if (extra.length > 0) owned[name] = Object.fromEntries(extra);
     }
   }
@@ -123,7 +141,9 @@ export const ApiKeyCreateRequestSchema = z.object({
   security_config: SecurityConfigRequestSchema.optional(),
 });
 /** A create or edit as the runtime asks for it: `platformParts` (platformOwnedOf) are merged into `security_config`. */
-export type ApiKeyCreateRequest = Camel<{ alias: string; security_config?: SecurityConfigWire }> & { platformParts?: string };
+export type ApiKeyCreateRequest = Camel<{ alias: string; security_config?: SecurityConfigWire }> & {
+  platformParts?: string;
+};
 
 /**
  * `security_config` as the platform answers it: read for the parts and fields the package knows, every other field
@@ -137,7 +157,9 @@ export const SecurityConfigAnswerSchema = z
     geo: z.object({ countries: AnswerStringListSchema }).nullish(),
     // A mode the request schema does not know is what the platform holds: kept as its text (typed as the known
     // modes, which the runtime compares it with), so that it shows as drift against the declared one.
-    models: z.object({ mode: z.string().transform((m) => m as (typeof MODEL_MODES)[number]), items: AnswerStringListSchema }).nullish(),
+    models: z
+      .object({ mode: z.string().transform((m) => m as (typeof MODEL_MODES)[number]), items: AnswerStringListSchema })
+      .nullish(),
   })
   // A part answered as null restricts nothing, as an absent one: read as absent.
   .transform((config) => {

@@ -40,9 +40,12 @@ export const KeySchema = KeyTextSchema.refine(isKeyForm, {
 }).refine((k) => !k.startsWith(ADMIN_KEY_PREFIX), { error: "must not be an admin key" });
 
 /** The admin key of the management group (spec 5): `sk-admin-` and more. */
-export const AdminKeySchema = KeyTextSchema.refine((k) => k.startsWith(ADMIN_KEY_PREFIX) && k.length > ADMIN_KEY_PREFIX.length, {
-  error: `must be an admin key that begins with "${ADMIN_KEY_PREFIX}"`,
-});
+export const AdminKeySchema = KeyTextSchema.refine(
+  (k) => k.startsWith(ADMIN_KEY_PREFIX) && k.length > ADMIN_KEY_PREFIX.length,
+  {
+    error: `must be an admin key that begins with "${ADMIN_KEY_PREFIX}"`,
+  },
+);
 
 /** The main account key of the sub-account group (spec 5): a key (`sk-`...), never an admin key. */
 export const AccountKeySchema = KeySchema;
@@ -67,7 +70,9 @@ export const ModelNameSchema = z
 /** A finite number: zod 4 refuses Infinity as a wrong type, and this says what is wrong with it instead. */
 export const FiniteNumberSchema = z.number({
   error: (issue) =>
-    issue.code === "invalid_type" && typeof issue.input === "number" && !Number.isNaN(issue.input) ? "must be a finite number" : undefined,
+    issue.code === "invalid_type" && typeof issue.input === "number" && !Number.isNaN(issue.input)
+      ? "must be a finite number"
+      : undefined,
 });
 
 /** A request with no documented fields (balance, models): an empty object. */
@@ -83,9 +88,12 @@ export const TimestampSchema = z.iso.datetime({ offset: true });
 export const DateSchema = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date in YYYY-MM-DD form")
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), {
-    error: "is not a calendar date",
-  });
+  .refine(
+    (d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
+    {
+      error: "is not a calendar date",
+    },
+  );
 
 /** True for an IPv4 or IPv6 address, or (when accepted) a CIDR range of either. */
 export function isIpOrCidr(value: string): boolean {
@@ -115,19 +123,25 @@ export const SuccessResponseSchema = z.object({ success: z.literal(true).optiona
  * An object of named settings (`{ everyDays?, overlapHours? }`): `notAnObject` when it is none, and each field it
  * does not know fails at its own path with `unknownField`, beside the failures of the fields it knows.
  */
-export function settingsObject<Shape extends z.core.$ZodLooseShape>(shape: Shape, messages: { notAnObject: string; unknownField: string }) {
+export function settingsObject<Shape extends z.core.$ZodLooseShape>(
+  shape: Shape,
+  messages: { notAnObject: string; unknownField: string },
+) {
   // Loose, so that the refinement sees the unknown fields (a plain object would have stripped them already).
-  return z
-    .looseObject(shape, { error: messages.notAnObject })
-    .superRefine(
-      (value, ctx) => {
-        for (const name of Object.keys(value)) {
-          if (!Object.hasOwn(shape, name)) ctx.addIssue({ code: "custom", path: [name], message: messages.unknownField });
-        }
-      },
-      // Also when a known field failed: every failure is named at once.
-      { when: (payload) => isObject(payload.value) },
-    )
-    // A value that passed has no field besides the known ones: typed as the closed object.
-    .transform((value) => value as z.output<z.ZodObject<Shape>>);
+  return (
+    z
+      .looseObject(shape, { error: messages.notAnObject })
+      .superRefine(
+        (value, ctx) => {
+          for (const name of Object.keys(value)) {
+            if (!Object.hasOwn(shape, name))
+              ctx.addIssue({ code: "custom", path: [name], message: messages.unknownField });
+          }
+        },
+        // Also when a known field failed: every failure is named at once.
+        { when: (payload) => isObject(payload.value) },
+      )
+      // A value that passed has no field besides the known ones: typed as the closed object.
+      .transform((value) => value as z.output<z.ZodObject<Shape>>)
+  );
 }

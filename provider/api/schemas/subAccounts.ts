@@ -1,7 +1,14 @@
 import { z } from "zod";
 import { MODEL_LIST_MAX, QUERY_VALUE_MAX_LENGTH, SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../assumptions.js";
 import type { Camel } from "../casing.js";
-import { AnswerBooleanSchema, AnswerDecimalSchema, AnswerIdSchema, AnswerIntegerSchema, AnswerNumberSchema, AnswerTimestampSchema } from "./answers.js";
+import {
+  AnswerBooleanSchema,
+  AnswerDecimalSchema,
+  AnswerIdSchema,
+  AnswerIntegerSchema,
+  AnswerNumberSchema,
+  AnswerTimestampSchema,
+} from "./answers.js";
 import { isMasked } from "../redact.js";
 import { AliasStringSchema, FiniteNumberSchema, KeySchema, ModelNameSchema } from "./common.js";
 
@@ -26,12 +33,21 @@ export interface PricingFields {
  * `auto_following: true` is factor 1; prices alone are "not converted", so refused (see assumptions.ts).
  */
 export function pricingRule(entry: PricingFields): { factor: number; deprecated?: string } | { refused: string } {
-  const deprecated = entry.auto_following !== undefined || entry.prompt_price !== undefined || entry.completion_price !== undefined;
+  const deprecated =
+    entry.auto_following !== undefined || entry.prompt_price !== undefined || entry.completion_price !== undefined;
   if (entry.pricing_factor !== undefined) {
-    return { factor: entry.pricing_factor, deprecated: deprecated ? "they are ignored because pricing_factor is set" : undefined };
+    return {
+      factor: entry.pricing_factor,
+      deprecated: deprecated ? "they are ignored because pricing_factor is set" : undefined,
+    };
   }
-  if (entry.auto_following === true) return { factor: 1, deprecated: "auto_following: true is converted to pricing_factor 1" };
-  return { refused: deprecated ? "prompt_price/completion_price are deprecated and not converted: set pricing_factor" : "is required" };
+  if (entry.auto_following === true)
+    return { factor: 1, deprecated: "auto_following: true is converted to pricing_factor 1" };
+  return {
+    refused: deprecated
+      ? "prompt_price/completion_price are deprecated and not converted: set pricing_factor"
+      : "is required",
+  };
 }
 
 /** A model pricing entry in a request: `pricing_factor`, or the deprecated fields that `pricingRule` converts. */
@@ -54,15 +70,18 @@ export const ModelPricingListSchema = z
   .array(ModelPricingInputSchema)
   .max(MODEL_LIST_MAX, `must list at most ${MODEL_LIST_MAX} models`)
   .superRefine((items, ctx) => {
-  const seen = new Set<string>();
-  items.forEach((item, i) => {
-    if (seen.has(item.model)) ctx.addIssue({ code: "custom", path: [i, "model"], message: `model "${item.model}" is listed twice` });
-    seen.add(item.model);
+    const seen = new Set<string>();
+    items.forEach((item, i) => {
+      if (seen.has(item.model))
+        ctx.addIssue({ code: "custom", path: [i, "model"], message: `model "${item.model}" is listed twice` });
+      seen.add(item.model);
+    });
   });
-});
 
 /** Converts request pricing to what is stored: the one conversion rule of spec 2.5. */
-export function convertModelPricing(items: readonly z.infer<typeof ModelPricingInputSchema>[]): z.infer<typeof ModelPricingSchema>[] {
+export function convertModelPricing(
+  items: readonly z.infer<typeof ModelPricingInputSchema>[],
+): z.infer<typeof ModelPricingSchema>[] {
   return items.map((item) => {
     const rule = pricingRule(item);
     // Entries reach here validated; a refused one would have failed the schema.

@@ -63,7 +63,8 @@ export async function runDoctor(args: string[], io: DoctorIo): Promise<number> {
   try {
     opts = parseOptions(args);
   } catch (err) {
-    if (!(err instanceof UsageError) && !String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS")) throw err;
+    if (!(err instanceof UsageError) && !String((err as { code?: unknown }).code).startsWith("ERR_PARSE_ARGS"))
+      throw err;
     io.stderr.write(`llm-accounts: ${clean((err as Error).message)}\n\n${DOCTOR_USAGE}`);
     return EXIT.usage;
   }
@@ -75,7 +76,9 @@ export async function runDoctor(args: string[], io: DoctorIo): Promise<number> {
     // A save that cannot land (no such stack, no pulumi, a mismatch, no account named) stops before anything is measured.
     return reportFailure(clean((err as Error).message), opts, io, undefined, opts.save ? { landed: false } : {});
   }
-  return opts.write ? withSignals(io, (stop) => measure(account, opts, io, cwd, stop)) : measure(account, opts, io, cwd, new AbortController().signal);
+  return opts.write
+    ? withSignals(io, (stop) => measure(account, opts, io, cwd, stop))
+    : measure(account, opts, io, cwd, new AbortController().signal);
 }
 
 /**
@@ -105,7 +108,13 @@ async function withSignals(io: DoctorIo, work: (stop: AbortSignal) => Promise<nu
 }
 
 /** Measures, reports, saves with --save; the exit code. */
-async function measure(account: TransportOptions, opts: DoctorOptions, io: DoctorIo, cwd: string, stop: AbortSignal): Promise<number> {
+async function measure(
+  account: TransportOptions,
+  opts: DoctorOptions,
+  io: DoctorIo,
+  cwd: string,
+  stop: AbortSignal,
+): Promise<number> {
   const made = new Throwaways(new Journal(io.env, account), io.stderr);
   let found: Found;
   try {
@@ -114,7 +123,13 @@ async function measure(account: TransportOptions, opts: DoctorOptions, io: Docto
     const deleted = made.deletedText;
     if (deleted) io.stderr.write(`llm-accounts doctor: ${deleted}\n`);
     const message = clean([err instanceof Error ? err.message : String(err), made.left].filter(Boolean).join("; "));
-    return reportFailure(message, opts, io, err instanceof Stopped ? err.reading : undefined, opts.save ? { landed: false } : {});
+    return reportFailure(
+      message,
+      opts,
+      io,
+      err instanceof Stopped ? err.reading : undefined,
+      opts.save ? { landed: false } : {},
+    );
   }
   const saved = opts.save && found.profile ? await saveProfile(found.profile, opts.stack, io.env, cwd) : undefined;
   return report(found, opts, io, made.left, saved);
@@ -129,7 +144,11 @@ function bothKeys(options: TransportOptions): { admin: string; account: string }
 }
 
 /** Every row, read-only checks first, then (with `write`) those that need a write, and with `write` the profile. Throws when the check cannot run. */
-async function examine(options: TransportOptions, write: boolean, io: { clock: DoctorClock; stop: AbortSignal; made: Throwaways; stderr: CommandIo["stderr"] }): Promise<Found> {
+async function examine(
+  options: TransportOptions,
+  write: boolean,
+  io: { clock: DoctorClock; stop: AbortSignal; made: Throwaways; stderr: CommandIo["stderr"] },
+): Promise<Found> {
   const probe = new Probe(parseBaseUrl(options.baseUrl), bothKeys(options), io.clock, io.stop, io.stderr);
   const run: Run = {
     probe,
@@ -151,7 +170,8 @@ async function examine(options: TransportOptions, write: boolean, io: { clock: D
   } else rows.push(...readOnlyOmits(run));
   rows.push(...answerRows(probe));
   // Points whose answers were not measured and that no row names yet.
-  for (const u of run.measured.unmeasured) if (!rows.some((r) => r.point === u.point)) rows.push(unmeasuredRow(u.point, "a steady answer", u.why));
+  for (const u of run.measured.unmeasured)
+    if (!rows.some((r) => r.point === u.point)) rows.push(unmeasuredRow(u.point, "a steady answer", u.why));
   const all = rows.sort(byVerdict);
   if (!write) return { rows: all };
   const profile = profileOf(probe, run.measured, all);
@@ -161,8 +181,23 @@ async function examine(options: TransportOptions, write: boolean, io: { clock: D
 /** The rows read-only does not check. */
 function readOnlyOmits(run: Run): DoctorRow[] {
   return [
-    { point: "usage paging field", assumes: `"${run.usageField}"`, observed: "checked with --write only (a key of the doctor's makes usage to page through)", verdict: "not checked" },
-    { point: "create mark, write answers, refusals, alias filter", assumes: "see docs/decisions.md", observed: "checked with --write only", verdict: "not checked" },
-    { point: "aliases and pricing as kept", assumes: "as written (case, length, factor decimals; an edit sets the whole pricing)", observed: "checked with --write only", verdict: "not checked" },
+    {
+      point: "usage paging field",
+      assumes: `"${run.usageField}"`,
+      observed: "checked with --write only (a key of the doctor's makes usage to page through)",
+      verdict: "not checked",
+    },
+    {
+      point: "create mark, write answers, refusals, alias filter",
+      assumes: "see docs/decisions.md",
+      observed: "checked with --write only",
+      verdict: "not checked",
+    },
+    {
+      point: "aliases and pricing as kept",
+      assumes: "as written (case, length, factor decimals; an edit sets the whole pricing)",
+      observed: "checked with --write only",
+      verdict: "not checked",
+    },
   ];
 }

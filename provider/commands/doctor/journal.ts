@@ -24,7 +24,10 @@ export class Journal {
     this.file = state === undefined ? undefined : join(state, "llm-accounts", "doctor-keys.json");
     const admin = account.adminKey ?? "";
     const origin = new URL(account.baseUrl).origin;
-    this.scope = createHmac("sha256", admin).update(`llm-accounts doctor journal scope ${origin}`).digest("hex").slice(0, 32);
+    this.scope = createHmac("sha256", admin)
+      .update(`llm-accounts doctor journal scope ${origin}`)
+      .digest("hex")
+      .slice(0, 32);
     this.secret = Buffer.from(hkdfSync("sha256", admin, origin, "llm-accounts doctor journal key", 32));
   }
 

@@ -39,10 +39,17 @@ export function parseOptions(args: string[]): DoctorOptions {
   const { values } = parseArgs({
     args,
     strict: true,
-    options: { write: { type: "boolean" }, json: { type: "boolean" }, save: { type: "boolean" }, stack: { type: "string" } },
+    options: {
+      write: { type: "boolean" },
+      json: { type: "boolean" },
+      save: { type: "boolean" },
+      stack: { type: "string" },
+    },
   });
-  if (values.save && !values.write) throw new UsageError("--save needs --write: the profile is measured with throwaway objects");
+  if (values.save && !values.write)
+    throw new UsageError("--save needs --write: the profile is measured with throwaway objects");
   if (values.stack !== undefined && !values.save) throw new UsageError("--stack needs --save");
-  if (values.stack !== undefined && !/^[A-Za-z0-9_./-]{1,200}$/.test(values.stack)) throw new UsageError("--stack must be a stack name");
+  if (values.stack !== undefined && !/^[A-Za-z0-9_./-]{1,200}$/.test(values.stack))
+    throw new UsageError("--stack must be a stack name");
   return { write: values.write === true, json: values.json === true, save: values.save === true, stack: values.stack };
 }

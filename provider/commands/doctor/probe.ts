@@ -3,11 +3,11 @@ import { redact } from "../../api/redact.js";
 import { parseAnswerJson } from "../../api/schemas/index.js";
 import { isObject } from "../../api/canonical.js";
 import { printable } from "../kit.js";
-import { type Signature } from "../../api/profile.js";
-import { type Clock } from "../../client/clock.js";
+import type { Signature } from "../../api/profile.js";
+import type { Clock } from "../../client/clock.js";
 import { classify, RetryPolicy, retryAfterMs, type NetworkFailure } from "../../client/retry.js";
 import { codeOf, judge, type Judgement, type Meaning } from "../../client/refusals.js";
-import { type Operation } from "../../api/operations.js";
+import type { Operation } from "../../api/operations.js";
 import { refusalNamesKey } from "../../client/apiKeys.js";
 import { wirePath } from "../../api/casing.js";
 import { snowflakeIn } from "./checks/answers.js";
@@ -36,15 +36,25 @@ function failureOf(err: unknown, timedOut: boolean): NetworkFailure {
 
 /** A try that brought no answer: transient, the request perhaps processed. */
 function lostAnswer(failure: NetworkFailure): Raw {
-  const why = failure.timeoutEvent !== undefined ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : `the connection failed (${failure.code ?? "no answer"})`;
-  return { status: 0, body: undefined, wire: undefined, lost: why, judged: { refusal: { meaning: "transient", meansStatus: 503, form: why } } };
+  const why =
+    failure.timeoutEvent !== undefined
+      ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`
+      : `the connection failed (${failure.code ?? "no answer"})`;
+  return {
+    status: 0,
+    body: undefined,
+    wire: undefined,
+    lost: why,
+    judged: { refusal: { meaning: "transient", meansStatus: 503, form: why } },
+  };
 }
 
 /** Whether the client takes an answer for a refusal (of any meaning). */
 export const refused = (a: Raw): boolean => !("answer" in a.judged);
 
 /** What a refusal means to the client, or undefined for an answer. */
-export const meaningOf = (a: Raw): Meaning | undefined => ("refusal" in a.judged ? a.judged.refusal.meaning : undefined);
+export const meaningOf = (a: Raw): Meaning | undefined =>
+  "refusal" in a.judged ? a.judged.refusal.meaning : undefined;
 
 /** The time the doctor waits on (a test gives a fake one, shared with an emulator's clock). */
 export type DoctorClock = Pick<Clock, "now" | "sleep">;
@@ -63,7 +73,8 @@ export class Stopped extends Error {
 }
 
 /** Whether an answer is transient by its status or its reading (429, 5xx, no answer, "busy" in a 2xx): never a meaning. */
-export const transient = (a: Raw): boolean => a.status === 0 || a.status === 429 || a.status >= 500 || meaningOf(a) === "transient";
+export const transient = (a: Raw): boolean =>
+  a.status === 0 || a.status === 429 || a.status >= 500 || meaningOf(a) === "transient";
 
 /** One answer as the wire gave it, or the failure that gave none. */
 type Sent = { status: number; text: string; headers: Headers } | { failure: NetworkFailure };
@@ -78,11 +89,23 @@ export interface Reading {
 
 /** Whether two readings of one request agree, the second undefined when the first was transient (Probe.twice). */
 export function steadiness(first: Raw, second: Raw | undefined): Reading {
-  if (transient(first)) return { raw: first, steady: false, why: `answered ${describeShape(first)} after the runtime's retries` };
+  if (transient(first))
+    return { raw: first, steady: false, why: `answered ${describeShape(first)} after the runtime's retries` };
   if (second === undefined) return { raw: first, steady: true };
-  if (transient(second)) return { raw: first, steady: false, why: `a second reading answered ${describeShape(second)} after the runtime's retries` };
-  const same = first.status === second.status && codeOf(first.wire) === codeOf(second.wire) && meaningOf(first) === meaningOf(second) && refused(first) === refused(second);
-  return same ? { raw: first, steady: true } : { raw: first, steady: false, why: `two readings differ: ${describeShape(first)}, then ${describeShape(second)}` };
+  if (transient(second))
+    return {
+      raw: first,
+      steady: false,
+      why: `a second reading answered ${describeShape(second)} after the runtime's retries`,
+    };
+  const same =
+    first.status === second.status &&
+    codeOf(first.wire) === codeOf(second.wire) &&
+    meaningOf(first) === meaningOf(second) &&
+    refused(first) === refused(second);
+  return same
+    ? { raw: first, steady: true }
+    : { raw: first, steady: false, why: `two readings differ: ${describeShape(first)}, then ${describeShape(second)}` };
 }
 
 /** The doctor's probes of one account. */
@@ -135,15 +158,30 @@ export class Probe {
       let wait: number | undefined;
       if (!transient(raw)) return doubt ? { ...raw, retriedAfterDoubt: true } : raw;
       if (raw.status === 429 || (raw.status < 300 && raw.status > 0)) {
-        if (raw.status < 300) this.transient ??= { text: `HTTP ${raw.status} ${describeRefusal(raw).slice(0, 60)}`, status: raw.status, code: codeOf(raw.wire) };
-        const next = this.retry.afterRateLimit(++rateLimited, "headers" in sent ? retryAfterMs(Object.fromEntries(sent.headers), this.clock.now()) : undefined);
+        if (raw.status < 300)
+          this.transient ??= {
+            text: `HTTP ${raw.status} ${describeRefusal(raw).slice(0, 60)}`,
+            status: raw.status,
+            code: codeOf(raw.wire),
+          };
+        const next = this.retry.afterRateLimit(
+          ++rateLimited,
+          "headers" in sent ? retryAfterMs(Object.fromEntries(sent.headers), this.clock.now()) : undefined,
+        );
         wait = "waitMs" in next ? next.waitMs : undefined;
       } else {
-        wait = this.retry.afterFailure(op.retry, ++failed, "failure" in sent ? classify(sent.failure) : { sent: true, transient: true });
+        wait = this.retry.afterFailure(
+          op.retry,
+          ++failed,
+          "failure" in sent ? classify(sent.failure) : { sent: true, transient: true },
+        );
       }
       if (wait === undefined) return doubt ? { ...raw, retriedAfterDoubt: true } : raw;
       doubt ||= raw.status === 0 || raw.status >= 500;
-      if (wait >= 2_000) this.stderr.write(`llm-accounts doctor: ${op.name} answered ${describeShape(raw)}; trying again in ${Math.ceil(wait / 1000)} s\n`);
+      if (wait >= 2_000)
+        this.stderr.write(
+          `llm-accounts doctor: ${op.name} answered ${describeShape(raw)}; trying again in ${Math.ceil(wait / 1000)} s\n`,
+        );
       await this.clock.sleep(wait);
     }
   }
@@ -171,7 +209,11 @@ export class Probe {
         method: op.method,
         redirect: "manual",
         signal: this.cleaning ? timeout : AbortSignal.any([timeout, this.stop]),
-        headers: { authorization: `Bearer ${key ?? ""}`, accept: "application/json", ...(op.method === "GET" ? {} : { "content-type": "application/json" }) },
+        headers: {
+          authorization: `Bearer ${key ?? ""}`,
+          accept: "application/json",
+          ...(op.method === "GET" ? {} : { "content-type": "application/json" }),
+        },
         body: op.method === "GET" ? undefined : JSON.stringify(body ?? {}),
       });
       return { status: res.status, text: await res.text(), headers: res.headers };
@@ -241,7 +283,11 @@ export function signatureOf(a: Raw): Signature {
 
 /** Whether the client takes a key's refusal for an unknown key (client/apiKeys.ts keyUnknown: a refusal naming the key). */
 export function namesKey(a: Raw): boolean {
-  return "refusal" in a.judged && a.judged.refusal.meaning === "refused" && refusalNamesKey(a.judged.refusal.code, a.judged.refusal.apiMessage);
+  return (
+    "refusal" in a.judged &&
+    a.judged.refusal.meaning === "refused" &&
+    refusalNamesKey(a.judged.refusal.code, a.judged.refusal.apiMessage)
+  );
 }
 
 /** How an answer looks: status and code or shape marker. */
@@ -261,6 +307,11 @@ export const isGone = (a: Raw) => meaningOf(a) === "gone" || namesKey(a);
 
 /** The words of a refusal in any of its shapes, short, masked and printable. */
 export function describeRefusal(answer: Raw): string {
-  const said = "refusal" in answer.judged ? (answer.judged.refusal.apiMessage ?? answer.judged.refusal.code) : "unclassified" in answer.judged ? answer.judged.unclassified : undefined;
+  const said =
+    "refusal" in answer.judged
+      ? (answer.judged.refusal.apiMessage ?? answer.judged.refusal.code)
+      : "unclassified" in answer.judged
+        ? answer.judged.unclassified
+        : undefined;
   return clean(said ?? `status ${answer.status}`).slice(0, 80);
 }

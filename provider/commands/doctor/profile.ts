@@ -1,19 +1,27 @@
 import { KEPT_FORMS, type KeptForm } from "../../api/keptForms.js";
 import { PROFILE_VERSION, ProfileSchema, type Profile, type Signature } from "../../api/profile.js";
 import { otherForm } from "./checks/answers.js";
-import { Probe } from "./probe.js";
-import { DoctorRow } from "./report.js";
-import { Measured } from "./run.js";
+import type { Probe } from "./probe.js";
+import type { DoctorRow } from "./report.js";
+import type { Measured } from "./run.js";
 
 /** The platform profile of what the probes measured (api/profile.ts), with the forms its `rows` found values kept in (`kept`). */
 export function profileOf(probe: Probe, measured: Measured, rows: readonly DoctorRow[]): Profile {
   const kept = KEPT_FORMS.filter((f: KeptForm) => rows.some((r) => r.verdict === "handled" && r.reading === f));
   const transient: Signature[] = [{ status: 429 }];
-  if (probe.transient) transient.push(probe.transient.code ? { status: probe.transient.status, code: probe.transient.code } : { status: probe.transient.status });
+  if (probe.transient)
+    transient.push(
+      probe.transient.code
+        ? { status: probe.transient.status, code: probe.transient.code }
+        : { status: probe.transient.status },
+    );
   const form = probe.answers.map((a) => otherForm(a)).find((f) => f !== undefined);
   return ProfileSchema.parse({
     version: PROFILE_VERSION,
-    done: probe.envelope.seen && probe.envelope.doneCode !== undefined ? { shape: "envelope", code: probe.envelope.doneCode } : { shape: "plain" },
+    done:
+      probe.envelope.seen && probe.envelope.doneCode !== undefined
+        ? { shape: "envelope", code: probe.envelope.doneCode }
+        : { shape: "plain" },
     refused: unique(measured.refused),
     goneKey: unique(measured.goneKey),
     goneSubAccount: unique(measured.goneSubAccount),
@@ -45,7 +53,9 @@ export function clashRows(profile: Profile): DoctorRow[] {
   MEANINGS.forEach((a, i) => {
     for (const b of MEANINGS.slice(i + 1)) {
       if (!a.groups.some((g) => (b.groups as readonly string[]).includes(g))) continue;
-      for (const s of profile[a.meaning].filter((x) => profile[b.meaning].some((y) => y.status === x.status && y.code === x.code))) {
+      for (const s of profile[a.meaning].filter((x) =>
+        profile[b.meaning].some((y) => y.status === x.status && y.code === x.code),
+      )) {
         const shape = `HTTP ${s.status}${s.code ? ` ${s.code}` : ""}`;
         rows.push({
           point: `one answer, two meanings (${a.meaning} and ${b.meaning})`,

@@ -1,8 +1,8 @@
-import { type Profile, type Signature } from "../../api/profile.js";
-import { LlmAccountsClient } from "../../client/client.js";
-import { type DoctorRow } from "./report.js";
-import { Probe, signatureOf, type Reading } from "./probe.js";
-import { Throwaways } from "./throwaways.js";
+import type { Profile, Signature } from "../../api/profile.js";
+import type { LlmAccountsClient } from "../../client/client.js";
+import type { DoctorRow } from "./report.js";
+import { type Probe, signatureOf, type Reading } from "./probe.js";
+import type { Throwaways } from "./throwaways.js";
 
 /** How long the doctor looks for a write that does not show yet, and how often. */
 export const VISIBILITY_PROBE_MAX_MS = 60_000;
@@ -63,7 +63,9 @@ export async function lagOf(probe: Probe, shows: () => Promise<boolean>, what: s
     // A plain line every few seconds on stderr: the wait may last a minute.
     if (waited - said >= PROGRESS_EVERY_MS) {
       said = waited;
-      probe.stderr.write(`llm-accounts doctor: waiting for ${what} to show: ${seconds(waited)} of at most ${seconds(VISIBILITY_PROBE_MAX_MS)}\n`);
+      probe.stderr.write(
+        `llm-accounts doctor: waiting for ${what} to show: ${seconds(waited)} of at most ${seconds(VISIBILITY_PROBE_MAX_MS)}\n`,
+      );
     }
   }
 }
@@ -75,7 +77,12 @@ const PROGRESS_EVERY_MS = 5_000;
  * Keeps a measured signature for the profile's `meaning` when its reading is steady (two agreeing, no transient);
  * otherwise records the point as not measured, with why, and keeps nothing. Whether it was kept.
  */
-export function keep(run: Run, meaning: "refused" | "goneKey" | "goneSubAccount" | "unauthorised", point: string, reading: Reading): boolean {
+export function keep(
+  run: Run,
+  meaning: "refused" | "goneKey" | "goneSubAccount" | "unauthorised",
+  point: string,
+  reading: Reading,
+): boolean {
   if (reading.steady) run.measured[meaning].push(signatureOf(reading.raw));
   else run.measured.unmeasured.push({ point, why: reading.why ?? "no steady answer" });
   return reading.steady;
@@ -83,5 +90,10 @@ export function keep(run: Run, meaning: "refused" | "goneKey" | "goneSubAccount"
 
 /** The row of a point whose answer could not be measured: not checked, and why; nothing of it is saved. */
 export function unmeasuredRow(point: string, assumes: string, why: string | undefined): DoctorRow {
-  return { point, assumes, observed: `not measured: ${why ?? "no steady answer"}; nothing of it is saved in the profile`, verdict: "not checked" };
+  return {
+    point,
+    assumes,
+    observed: `not measured: ${why ?? "no steady answer"}; nothing of it is saved in the profile`,
+    verdict: "not checked",
+  };
 }

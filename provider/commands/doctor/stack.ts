@@ -1,4 +1,4 @@
-import { type Profile } from "../../api/profile.js";
+import type { Profile } from "../../api/profile.js";
 import { redact } from "../../api/redact.js";
 import { readStackConfig, resolveClientOptions, type TransportOptions } from "../../client/config.js";
 import { SETTINGS } from "../../client/settings.js";
@@ -7,7 +7,7 @@ import { SETTINGS } from "../../client/settings.js";
 import { accountMismatch } from "../../import/plan.js";
 import { readConfig } from "../../import/stackState.js";
 import { runPulumi } from "../pulumi.js";
-import { type Saved } from "./report.js";
+import type { Saved } from "./report.js";
 
 /** Why `--stack` could not be used: the doctor could not run, and nothing was saved. */
 class StackError extends Error {}
@@ -18,13 +18,19 @@ class StackError extends Error {}
  * `LLM_ACCOUNTS_*` name another account than S's config, it refuses: a profile measured on one account and saved
  * in another's stack would misread the other platform.
  */
-export async function accountOf(env: NodeJS.ProcessEnv, stack: string | undefined, cwd: string): Promise<TransportOptions> {
+export async function accountOf(
+  env: NodeJS.ProcessEnv,
+  stack: string | undefined,
+  cwd: string,
+): Promise<TransportOptions> {
   if (stack === undefined) return resolveClientOptions(undefined, {}, env);
   let config;
   try {
     config = await readConfig(cwd, stack, env);
   } catch (err) {
-    throw new StackError(`stack ${stack}: ${redact((err as Error).message).replace(/; nothing was written$/, "")}; nothing was measured or saved`);
+    throw new StackError(
+      `stack ${stack}: ${redact((err as Error).message).replace(/; nothing was written$/, "")}; nothing was measured or saved`,
+    );
   }
   const settings = readStackConfig((fullKey) => {
     const value = config[fullKey]?.value;
@@ -41,11 +47,23 @@ export async function accountOf(env: NodeJS.ProcessEnv, stack: string | undefine
 }
 
 /** The profile saved with `pulumi config set` in stack `stack` (or the line that saves it, without one); whether it landed. */
-export async function saveProfile(profile: Profile, stack: string | undefined, env: NodeJS.ProcessEnv, cwd: string): Promise<Saved> {
+export async function saveProfile(
+  profile: Profile,
+  stack: string | undefined,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<Saved> {
   const text = JSON.stringify(profile);
   if (!stack) return { landed: true, text: `pulumi config set ${SETTINGS.profile.config} '${text}'` };
-  const ran = await runPulumi(["config", "set", SETTINGS.profile.config, text, "--stack", stack], { cwd, env }).catch((err: unknown) => ({ code: 1, stderr: (err as Error).message }));
-  if (ran === null) return { landed: false, text: `not saved: no pulumi CLI on the PATH to run pulumi config set for stack ${stack}` };
-  if (ran.code !== 0) return { landed: false, text: `not saved: pulumi config set for stack ${stack} failed (exit ${ran.code}): ${redact(ran.stderr.trim()).slice(0, 300)}` };
+  const ran = await runPulumi(["config", "set", SETTINGS.profile.config, text, "--stack", stack], { cwd, env }).catch(
+    (err: unknown) => ({ code: 1, stderr: (err as Error).message }),
+  );
+  if (ran === null)
+    return { landed: false, text: `not saved: no pulumi CLI on the PATH to run pulumi config set for stack ${stack}` };
+  if (ran.code !== 0)
+    return {
+      landed: false,
+      text: `not saved: pulumi config set for stack ${stack} failed (exit ${ran.code}): ${redact(ran.stderr.trim()).slice(0, 300)}`,
+    };
   return { landed: true, text: `saved in the config of stack ${stack} (${SETTINGS.profile.config})` };
 }

@@ -2,11 +2,11 @@ import { SUB_ACCOUNT_MAX_COUNT, SUB_ACCOUNT_MAX_SKS } from "../../api/assumption
 import { maskKey } from "../../api/redact.js";
 import { OPERATIONS } from "../../api/operations.js";
 import { ApiError } from "../../client/errors.js";
-import { type CommandIo } from "../command.js";
-import { type Journal } from "./journal.js";
-import { Probe, idempotent, isGone, itemsOf, refused } from "./probe.js";
-import { type DoctorRow } from "./report.js";
-import { type Run } from "./run.js";
+import type { CommandIo } from "../command.js";
+import type { Journal } from "./journal.js";
+import { type Probe, idempotent, isGone, itemsOf, refused } from "./probe.js";
+import type { DoctorRow } from "./report.js";
+import type { Run } from "./run.js";
 
 /**
  * The mark of every sub-account the doctor makes (checks/aliases.ts): `doctor~<hex>`, the long `doctor---~<hex>` (or
@@ -45,7 +45,10 @@ export class Throwaways {
   keyMade(key: string, alias: string): void {
     this.key = key;
     this.keyAlias = alias;
-    if (!this.journal.add(key, alias)) this.stderr.write(`llm-accounts doctor: the journal ${this.journal.path} could not be written: a kill now would leave the key ${maskKey(key)} unnamed\n`);
+    if (!this.journal.add(key, alias))
+      this.stderr.write(
+        `llm-accounts doctor: the journal ${this.journal.path} could not be written: a kill now would leave the key ${maskKey(key)} unnamed\n`,
+      );
   }
 
   /** A key deleted (or known gone): forgotten by the journal. */
@@ -58,8 +61,12 @@ export class Throwaways {
   /** What it deleted, for stderr after a signal or a failure; undefined when nothing. */
   get deletedText(): string | undefined {
     const parts = [
-      ...(this.deleted.keys.length > 0 ? [`the API key${this.deleted.keys.length > 1 ? "s" : ""} ${this.deleted.keys.join(", ")}`] : []),
-      ...(this.deleted.subAccounts > 0 ? [`${this.deleted.subAccounts} sub-account${this.deleted.subAccounts > 1 ? "s" : ""}`] : []),
+      ...(this.deleted.keys.length > 0
+        ? [`the API key${this.deleted.keys.length > 1 ? "s" : ""} ${this.deleted.keys.join(", ")}`]
+        : []),
+      ...(this.deleted.subAccounts > 0
+        ? [`${this.deleted.subAccounts} sub-account${this.deleted.subAccounts > 1 ? "s" : ""}`]
+        : []),
     ];
     return parts.length > 0 ? `deleted what it made: ${parts.join(" and ")}` : undefined;
   }
@@ -69,7 +76,9 @@ export class Throwaways {
     const parts: string[] = [];
     if (this.tokens.size > 0) {
       const prefixes = [...new Set(this.aliases)].map((a) => `--prefix '${a}'`).join(" ");
-      parts.push(`sub-accounts ${[...this.tokens].map(maskKey).join(", ")} (marked ${[...new Set(this.aliases)].join(", ")}): delete them with \`llm-accounts sweep ${prefixes} --yes\`, or run the doctor again`);
+      parts.push(
+        `sub-accounts ${[...this.tokens].map(maskKey).join(", ")} (marked ${[...new Set(this.aliases)].join(", ")}): delete them with \`llm-accounts sweep ${prefixes} --yes\`, or run the doctor again`,
+      );
     }
     if (this.key !== undefined && !this.keyDeleted) {
       parts.push(
@@ -78,10 +87,14 @@ export class Throwaways {
       );
     }
     if (this.earlierKeys.length > 0) {
-      parts.push(`API keys earlier doctor runs made, ${this.earlierKeys.join(", ")}: still in the journal (${this.journal.path}) for the next run, or delete them in the platform's console`);
+      parts.push(
+        `API keys earlier doctor runs made, ${this.earlierKeys.join(", ")}: still in the journal (${this.journal.path}) for the next run, or delete them in the platform's console`,
+      );
     }
     if (this.keyInDoubt !== undefined) {
-      parts.push(`an API key with alias ${this.keyInDoubt} may exist (its create's answer was lost, and the API cannot list keys): look for it in the platform's console and delete it`);
+      parts.push(
+        `an API key with alias ${this.keyInDoubt} may exist (its create's answer was lost, and the API cannot list keys): look for it in the platform's console and delete it`,
+      );
     }
     return parts.length > 0 ? `left on the account, not deleted: ${parts.join("; ")}` : undefined;
   }
@@ -97,7 +110,8 @@ export async function sweepEarlier(run: Run): Promise<DoctorRow | undefined> {
   const assumes = "none";
   for (const { key } of made.journal.earlier()) {
     const removed = await idempotent(probe, OPERATIONS.deleteApiKeys, { keys: [key] });
-    if (!refused(removed) || isGone(removed) || isGone(await probe.send(OPERATIONS.getApiKey, { key }))) made.keyGone(key);
+    if (!refused(removed) || isGone(removed) || isGone(await probe.send(OPERATIONS.getApiKey, { key })))
+      made.keyGone(key);
     else made.earlierKeys.push(maskKey(key));
   }
   const keys = made.deleted.keys.length;
@@ -105,7 +119,12 @@ export async function sweepEarlier(run: Run): Promise<DoctorRow | undefined> {
   try {
     tokens = (await run.client.subAccounts.list()).filter((s) => markedByDoctor(s.alias)).map((s) => s.token);
   } catch (err) {
-    return { point, assumes, observed: `not checked: the list could not be read (${(err as Error).message.slice(0, 120)})${keys ? `; ${keys} API key(s) of the journal deleted` : ""}`, verdict: "not checked" };
+    return {
+      point,
+      assumes,
+      observed: `not checked: the list could not be read (${(err as Error).message.slice(0, 120)})${keys ? `; ${keys} API key(s) of the journal deleted` : ""}`,
+      verdict: "not checked",
+    };
   }
   if (tokens.length > 0) {
     const { failed } = await deleteMade(run, tokens);
@@ -113,7 +132,12 @@ export async function sweepEarlier(run: Run): Promise<DoctorRow | undefined> {
     for (const t of failed) made.tokens.add(t);
   }
   if (keys + tokens.length === 0) return undefined;
-  return { point, assumes, observed: `deleted first: ${keys} API key(s) from the journal, ${tokens.length} marked sub-account(s)`, verdict: "handled" };
+  return {
+    point,
+    assumes,
+    observed: `deleted first: ${keys} API key(s) from the journal, ${tokens.length} marked sub-account(s)`,
+    verdict: "handled",
+  };
 }
 
 /** Deletes the doctor's key (cleanUp); one it could not delete stays named in `made`. */
@@ -140,7 +164,8 @@ export async function cleanUp(run: Run, finished: boolean): Promise<DoctorRow | 
   const { probe, made } = run;
   probe.cleaning = true;
   try {
-    if (!finished) for (const t of (await leftUnder(probe, made.aliases, run.paging, [...made.tokens])) ?? []) made.tokens.add(t);
+    if (!finished)
+      for (const t of (await leftUnder(probe, made.aliases, run.paging, [...made.tokens])) ?? []) made.tokens.add(t);
     if (!made.keyDeleted) await deleteKey(run);
     probe.cleaning = true;
     if (made.tokens.size === 0) return undefined;
@@ -157,16 +182,27 @@ export async function cleanUp(run: Run, finished: boolean): Promise<DoctorRow | 
  * Tokens of sub-accounts under the doctor's aliases that are not among `known` (nor a masked form of one);
  * undefined when a list cannot be read.
  */
-export async function leftUnder(probe: Probe, aliases: string[], paging: Record<string, number>, known: string[]): Promise<string[] | undefined> {
+export async function leftUnder(
+  probe: Probe,
+  aliases: string[],
+  paging: Record<string, number>,
+  known: string[],
+): Promise<string[] | undefined> {
   const found: string[] = [];
   const masks = new Set(known.map(maskKey));
   try {
     for (const alias of new Set(aliases)) {
       for (let page = 1; page <= 10; page++) {
-        const list = await probe.send(OPERATIONS.listSubAccounts, { alias, ...paging, ...("page" in paging && { page }) });
+        const list = await probe.send(OPERATIONS.listSubAccounts, {
+          alias,
+          ...paging,
+          ...("page" in paging && { page }),
+        });
         if (refused(list)) return undefined;
         const items = itemsOf(list.body);
-        for (const i of items) if (i.alias === alias && typeof i.token === "string" && !known.includes(i.token) && !masks.has(i.token)) found.push(i.token);
+        for (const i of items)
+          if (i.alias === alias && typeof i.token === "string" && !known.includes(i.token) && !masks.has(i.token))
+            found.push(i.token);
         if (!("page" in paging) || items.length < 100) break;
       }
     }
@@ -198,10 +234,14 @@ export async function deleteMade(run: Run, made: string[]): Promise<{ row: Docto
   const api = run.client.subAccounts;
   let failed = made;
   for (let round = 0; round < 3 && failed.length > 0; round++) {
-    const outcome = await api.delete(failed).then(() => undefined, (err: unknown) => err);
+    const outcome = await api.delete(failed).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     if (outcome === undefined) failed = [];
     // Not the platform's refusal (a request the client would not build, an answer lost): the doctor's own deletes.
-    else if (!(outcome instanceof ApiError)) failed = await deleteRaw(run.probe, failed, api.sksCap ?? SUB_ACCOUNT_MAX_SKS);
+    else if (!(outcome instanceof ApiError))
+      failed = await deleteRaw(run.probe, failed, api.sksCap ?? SUB_ACCOUNT_MAX_SKS);
     if (failed.length > 0) {
       const still = await leftUnder(run.probe, run.made.aliases, run.paging, []);
       if (still === undefined) break;
@@ -210,9 +250,27 @@ export async function deleteMade(run: Run, made: string[]): Promise<{ row: Docto
   }
   const point = "largest sks of one sub-account edit or delete";
   const assumes = `${SUB_ACCOUNT_MAX_SKS}`;
-  if (api.sksCap !== undefined) return { row: { point, assumes, observed: `a delete of ${made.length} refused for its sks; split to ${api.sksCap}`, verdict: "handled", reading: "sks-cap" }, failed };
+  if (api.sksCap !== undefined)
+    return {
+      row: {
+        point,
+        assumes,
+        observed: `a delete of ${made.length} refused for its sks; split to ${api.sksCap}`,
+        verdict: "handled",
+        reading: "sks-cap",
+      },
+      failed,
+    };
   if (made.length <= SUB_ACCOUNT_MAX_COUNT) {
-    return { row: { point, assumes, observed: `not checked: a delete of only ${made.length} (the create of ${SUB_ACCOUNT_MAX_COUNT} was refused), which hides a smaller cap`, verdict: "not checked" }, failed };
+    return {
+      row: {
+        point,
+        assumes,
+        observed: `not checked: a delete of only ${made.length} (the create of ${SUB_ACCOUNT_MAX_COUNT} was refused), which hides a smaller cap`,
+        verdict: "not checked",
+      },
+      failed,
+    };
   }
   return { row: { point, assumes, observed: `a delete of ${made.length} accepted`, verdict: "holds" }, failed };
 }

@@ -38,9 +38,11 @@ export async function issueKey(
   kept: (issued: Issued, cause: Error) => Error,
   platformParts?: string,
 ): Promise<Issued> {
-  const created = await client.apiKeys.create({ alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts }).catch((err: unknown) => {
-    throw adviseLostKey(err, inputs.alias);
-  });
+  const created = await client.apiKeys
+    .create({ alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts })
+    .catch((err: unknown) => {
+      throw adviseLostKey(err, inputs.alias);
+    });
   const issued: Issued = { key: created.key, createdAt: created.createdAt, view: viewOf(created) };
   if (issued.view.enabled === inputs.enabled) return issued;
   try {
@@ -82,24 +84,34 @@ async function deletedAgain(client: Client, key: string): Promise<boolean> {
  * then one new key is issued with the declared configuration; the replaced key becomes `previousKey`, deleted
  * in this update when there is no overlap. The old key itself is left as it is.
  */
-export async function rotate(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs, from: "platform" | "state" = "state"): Promise<ApiKeyOutputs> {
+export async function rotate(
+  session: Session,
+  id: string,
+  old: ApiKeyOutputs,
+  inputs: ApiKeyInputs,
+  from: "platform" | "state" = "state",
+): Promise<ApiKeyOutputs> {
   const { client, deletes } = session.client(inputs.connection);
   if (old.previousKey) await deletes.delete(old.previousKey);
   // The successor takes the restrictions the old key holds now (one get when the state may be older than the
   // console's last change); a key the get does not find gives those the state recorded.
-  const platformParts = from === "state" ? ((await client.apiKeys.find(old.key)) ?? old).platformParts : old.platformParts;
+  const platformParts =
+    from === "state" ? ((await client.apiKeys.find(old.key)) ?? old).platformParts : old.platformParts;
   const withPrevious = (issued: Issued): ApiKeyOutputs => ({
     ...outputsOf(inputs, issued.key, issued.createdAt, issued.view, old.adoptKey),
     rotatedAt: issued.createdAt,
     previousKey: old.key,
     previousKeyExpiresAt: expiryOf(issued.createdAt, inputs.rotation),
   });
-  const issued = await issueKey(client, inputs, (kept, cause) =>
-    keptWithError(
-      `the new key was created but could not be disabled (${cause.message}); both keys are kept in the state and the next update disables it`,
-      id,
-      withPrevious(kept),
-    ),
+  const issued = await issueKey(
+    client,
+    inputs,
+    (kept, cause) =>
+      keptWithError(
+        `the new key was created but could not be disabled (${cause.message}); both keys are kept in the state and the next update disables it`,
+        id,
+        withPrevious(kept),
+      ),
     platformParts,
   );
   const outs = withPrevious(issued);
@@ -123,7 +135,12 @@ export async function rotate(session: Session, id: string, old: ApiKeyOutputs, i
  * rotation; it is deleted first, coalesced, when its overlap has passed or a rotation is due as well (one
  * previous key at most, as rotate does). The gone key itself is no previous key: nothing can use it.
  */
-export async function reissue(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<ApiKeyOutputs> {
+export async function reissue(
+  session: Session,
+  id: string,
+  old: ApiKeyOutputs,
+  inputs: ApiKeyInputs,
+): Promise<ApiKeyOutputs> {
   const own = session.client(inputs.connection);
   const client = own.client;
   const now = Date.now();
@@ -141,12 +158,15 @@ export async function reissue(session: Session, id: string, old: ApiKeyOutputs, 
     ...kept,
     ...(rotating ? { rotatedAt: issued.createdAt } : {}),
   });
-  const issued = await issueKey(client, inputs, (made, cause) =>
-    keptWithError(
-      `the new key was created but could not be disabled (${cause.message}); it is kept in the state and the next update disables it`,
-      id,
-      outsOf(made),
-    ),
+  const issued = await issueKey(
+    client,
+    inputs,
+    (made, cause) =>
+      keptWithError(
+        `the new key was created but could not be disabled (${cause.message}); it is kept in the state and the next update disables it`,
+        id,
+        outsOf(made),
+      ),
     old.platformParts,
   );
   return outsOf(issued);

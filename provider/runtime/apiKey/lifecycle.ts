@@ -41,10 +41,17 @@ function find(client: Client, key: string): Promise<ApiKeyView | undefined> {
  * parts of the config the package does not know sent back as the platform showed them), then one status call when
  * `enabled` differs; nothing when all match.
  */
-async function converge(client: Client, key: string, live: LiveView, inputs: ApiKeyInputs, from: "platform" | "state"): Promise<LiveView> {
+async function converge(
+  client: Client,
+  key: string,
+  live: LiveView,
+  inputs: ApiKeyInputs,
+  from: "platform" | "state",
+): Promise<LiveView> {
   let view = live;
   const kept = keptForms();
-  const differs = (v: LiveView) => !sameAlias(inputs.alias, v.alias, kept) || !sameRestrictions(v.securityConfig, inputs.securityConfig, kept);
+  const differs = (v: LiveView) =>
+    !sameAlias(inputs.alias, v.alias, kept) || !sameRestrictions(v.securityConfig, inputs.securityConfig, kept);
   // An edit replaces the whole config (spec 4.3: get, change, post back): a view from the state may lack what the
   // console set since the last refresh, which the edit would remove. One get first; a key it does not find is left
   // to the edit, whose refusal says so.
@@ -53,7 +60,14 @@ async function converge(client: Client, key: string, live: LiveView, inputs: Api
     if (now) view = viewOf(now);
   }
   if (differs(view)) {
-    const edited = viewOf(await client.apiKeys.edit({ key, alias: inputs.alias, securityConfig: inputs.securityConfig, platformParts: view.platformParts }));
+    const edited = viewOf(
+      await client.apiKeys.edit({
+        key,
+        alias: inputs.alias,
+        securityConfig: inputs.securityConfig,
+        platformParts: view.platformParts,
+      }),
+    );
     view = { ...edited, enabled: view.enabled };
   }
   if (view.enabled !== inputs.enabled) view = { ...view, enabled: await client.apiKeys.setStatus(key, inputs.enabled) };
@@ -76,7 +90,12 @@ export async function check(olds: Props, news: Props): Promise<{ inputs: ApiKeyI
  * `adoptKey` after creation changes nothing (removed, or a key the resource holds or adopted); another key fails
  * here, at preview.
  */
-export async function diff(session: Session, id: string, olds: ApiKeyOutputs, news: ApiKeyInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(
+  session: Session,
+  id: string,
+  olds: ApiKeyOutputs,
+  news: ApiKeyInputs,
+): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const notOurs = adoptKeyFailure(news.adoptKey, olds);
   if (notOurs !== undefined) throw new LlmAccountsError(notOurs);
   // What it holds, no other create of this command may adopt, and no other delete delete.
@@ -133,7 +152,8 @@ async function createOrAdopt(session: Session, inputs: ApiKeyInputs): Promise<{ 
     const view = await converge(client, key, viewOf(live), inputs, "platform");
     const outs = outputsOf(inputs, key, live.createdAt, view, key);
     // A key already as old as `rotation.everyDays` rotates in the run that adopts it: one `up` converges.
-    if (dueByAge(outs, inputs, Date.now()) !== undefined) return { id: fingerprint(key), outs: await rotate(session, fingerprint(key), outs, inputs, "platform") };
+    if (dueByAge(outs, inputs, Date.now()) !== undefined)
+      return { id: fingerprint(key), outs: await rotate(session, fingerprint(key), outs, inputs, "platform") };
     return { id: fingerprint(key), outs };
   }
 
@@ -153,7 +173,12 @@ async function createOrAdopt(session: Session, inputs: ApiKeyInputs): Promise<{ 
  * then status; and a previous key whose overlap has passed: one delete, coalesced with the other deletes of the
  * deployment.
  */
-export async function update(session: Session, id: string, old: ApiKeyOutputs, inputs: ApiKeyInputs): Promise<{ outs: ApiKeyOutputs }> {
+export async function update(
+  session: Session,
+  id: string,
+  old: ApiKeyOutputs,
+  inputs: ApiKeyInputs,
+): Promise<{ outs: ApiKeyOutputs }> {
   session.custody.keys.updated(id);
   if (old.rotationDue === KEY_DELETED) return { outs: await reissue(session, id, old, inputs) };
   if (rotationReason(old, inputs, Date.now()) !== undefined) return { outs: await rotate(session, id, old, inputs) };
@@ -164,7 +189,11 @@ export async function update(session: Session, id: string, old: ApiKeyOutputs, i
   try {
     await own.deletes.delete(old.previousKey);
   } catch (err) {
-    throw keptWithError(`the previous key ${maskKey(old.previousKey)} could not be deleted (${(err as Error).message}); the next update retries`, id, outs);
+    throw keptWithError(
+      `the previous key ${maskKey(old.previousKey)} could not be deleted (${(err as Error).message}); the next update retries`,
+      id,
+      outs,
+    );
   }
   delete outs.previousKey;
   delete outs.previousKeyExpiresAt;
@@ -180,19 +209,31 @@ export async function update(session: Session, id: string, old: ApiKeyOutputs, i
  * rotation or an expired previous key shows as `rotationDue` in both (nothing is rotated or deleted here).
  * Where nothing drifted, no inputs: the engine keeps those check stored, and a gate shows nothing.
  */
-export async function read(session: Session, id: string, old: ApiKeyOutputs): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
+export async function read(
+  session: Session,
+  id: string,
+  old: ApiKeyOutputs,
+): Promise<ReadOutcome<ApiKeyInputs, ApiKeyOutputs>> {
   const client = session.client(old.connection).client;
   let live = await find(client, old.key);
   // A key the last command or this one just created may not answer its get yet (a platform that lags): asked again
   // until it may show (lateWritesMs after its created_at) before it counts as gone.
   if (!live && justWritten(client.apiKeys, old.createdAt)) {
-    live = await lookUntil(client.apiKeys, () => find(client, old.key), (v) => v !== undefined, { first: { found: live }, writtenAt: writtenAt(old.createdAt) });
+    live = await lookUntil(
+      client.apiKeys,
+      () => find(client, old.key),
+      (v) => v !== undefined,
+      { first: { found: live }, writtenAt: writtenAt(old.createdAt) },
+    );
   }
   const previousLives = old.previousKey !== undefined && (await find(client, old.previousKey)) !== undefined;
   if (!live && !previousLives) return { id: "", props: {} };
   // A gone key keeps what the state recorded of it: the next update issues another.
   const view = live ? viewOf(live) : viewOf(old);
-  const outs: ApiKeyOutputs = { ...outputsOf(old, old.key, live?.createdAt ?? old.createdAt, view, old.adoptKey), ...rotationStateOf(old) };
+  const outs: ApiKeyOutputs = {
+    ...outputsOf(old, old.key, live?.createdAt ?? old.createdAt, view, old.adoptKey),
+    ...rotationStateOf(old),
+  };
   if (!previousLives) {
     delete outs.previousKey;
     delete outs.previousKeyExpiresAt;
@@ -238,10 +279,15 @@ export async function remove(session: Session, id: string, old: ApiKeyOutputs): 
 export async function removeUnreadable(session: Session, id: string, state: Props, error: StateError): Promise<void> {
   const found = deletableOf(state);
   if (!found.connection.success || found.keys.length === 0) {
-    throw error.after(`this delete cannot tell ${found.connection.success ? "which key to delete" : "which account it is on"}, so nothing was deleted`);
+    throw error.after(
+      `this delete cannot tell ${found.connection.success ? "which key to delete" : "which account it is on"}, so nothing was deleted`,
+    );
   }
   const { deletes } = session.client(found.connection.data);
   const others = session.custody.keys.leftByDelete(id, found.keys, state);
   await Promise.all(found.keys.filter((k) => !others.has(k)).map((k) => deletes.delete(k)));
-  if (found.unidentified) throw error.after("this delete deleted the previous key it names, but cannot read the key itself, so the resource stays in the state");
+  if (found.unidentified)
+    throw error.after(
+      "this delete deleted the previous key it names, but cannot read the key itself, so the resource stays in the state",
+    );
 }

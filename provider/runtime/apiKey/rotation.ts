@@ -26,33 +26,45 @@ export const RotationSchema = settingsObject(
         // Number.isInteger, not .int(): .int() also refuses 1e300 (past the safe integers), which the maximum names.
         .refine(Number.isInteger, EVERY_DAYS)
         .positive(EVERY_DAYS)
-        .max(ROTATION_EVERY_DAYS_MAX, `is more than ${ROTATION_EVERY_DAYS_MAX} days (ten years), the longest rotation period`),
+        .max(
+          ROTATION_EVERY_DAYS_MAX,
+          `is more than ${ROTATION_EVERY_DAYS_MAX} days (ten years), the longest rotation period`,
+        ),
     ),
     /** Any JSON value: a change from one declared value to another rotates the key. */
     triggers: z
       .unknown()
-      .refine((t) => containsUnknown(t) || isJson(t), { error: "must be JSON values (strings, numbers, booleans, null, arrays, objects)" })
+      .refine((t) => containsUnknown(t) || isJson(t), {
+        error: "must be JSON values (strings, numbers, booleans, null, arrays, objects)",
+      })
       .optional(),
     /** How long the previous key stays valid after a rotation (0: deleted in the same update). */
     overlapHours: optionalOrNull(
       z
         .number({ error: OVERLAP_HOURS })
         .nonnegative(OVERLAP_HOURS)
-        .max(ROTATION_OVERLAP_HOURS_MAX, `is more than ${ROTATION_OVERLAP_HOURS_MAX} hours (one year), the longest overlap`),
+        .max(
+          ROTATION_OVERLAP_HOURS_MAX,
+          `is more than ${ROTATION_OVERLAP_HOURS_MAX} hours (one year), the longest overlap`,
+        ),
     ),
   },
   {
     notAnObject: "must be an object { everyDays?, triggers?, overlapHours? }",
     unknownField: "is not a rotation setting (everyDays, triggers, overlapHours)",
   },
-).refine((r) => !(typeof r?.everyDays === "number" && typeof r.overlapHours === "number" && r.overlapHours >= r.everyDays * 24), {
-  path: ["overlapHours"],
-  when: () => true,
-  error: (issue) => {
-    const days = (issue.input as { everyDays: number }).everyDays;
-    return `hours is not shorter than the rotation period (${days} days = ${days * 24} hours)`;
+).refine(
+  (r) =>
+    !(typeof r?.everyDays === "number" && typeof r.overlapHours === "number" && r.overlapHours >= r.everyDays * 24),
+  {
+    path: ["overlapHours"],
+    when: () => true,
+    error: (issue) => {
+      const days = (issue.input as { everyDays: number }).everyDays;
+      return `hours is not shorter than the rotation period (${days} days = ${days * 24} hours)`;
+    },
   },
-});
+);
 /** How a key rotates (see RotationSchema). */
 export type Rotation = z.output<typeof RotationSchema>;
 

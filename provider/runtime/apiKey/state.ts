@@ -43,7 +43,9 @@ export type ApiKeyInputs = z.output<typeof ApiKeyInputsSchema> & {
  * A security config as a state keeps it (camelCase), checked by the wire schema the platform's answers are parsed
  * with: what a state holds came from check or from the platform.
  */
-const StoredSecurityConfigSchema = z.preprocess((value) => toWire(value), SecurityConfigSchema).transform((wire) => fromWire(wire));
+const StoredSecurityConfigSchema = z
+  .preprocess((value) => toWire(value), SecurityConfigSchema)
+  .transform((wire) => fromWire(wire));
 
 /**
  * Version 1 of an ApiKey's state (written since 2026-11-25): every input echoed (so diff compares like with like),
@@ -105,7 +107,12 @@ export function normalizeSecurityConfig(value: unknown): SecurityConfig {
 }
 
 /** A key's configuration as the platform answered it (a key without restrictions may answer null). */
-export function viewOf(answer: { alias: string; enabled: boolean; securityConfig?: SecurityConfig | null; platformParts?: string }): LiveView {
+export function viewOf(answer: {
+  alias: string;
+  enabled: boolean;
+  securityConfig?: SecurityConfig | null;
+  platformParts?: string;
+}): LiveView {
   const view: LiveView = { alias: answer.alias, enabled: answer.enabled, securityConfig: answer.securityConfig ?? {} };
   if (answer.platformParts !== undefined) view.platformParts = answer.platformParts;
   return view;
@@ -115,7 +122,13 @@ export function viewOf(answer: { alias: string; enabled: boolean; securityConfig
  * The outputs of a key. `adoptKey` is the key the resource adopted at its creation, kept from then on whatever the
  * input says (the program may drop it, or still hold it after a rotation deleted that key).
  */
-export function outputsOf(inputs: ApiKeyInputs, key: string, createdAt: string, live: LiveView | undefined, adoptKey: string | undefined): ApiKeyOutputs {
+export function outputsOf(
+  inputs: ApiKeyInputs,
+  key: string,
+  createdAt: string,
+  live: LiveView | undefined,
+  adoptKey: string | undefined,
+): ApiKeyOutputs {
   const out: ApiKeyOutputs = {
     alias: live?.alias ?? inputs.alias,
     enabled: live?.enabled ?? inputs.enabled,
@@ -147,7 +160,11 @@ export function rotationStateOf(old: RotationState): RotationState {
  * What a delete can identify in a key's state that does not parse: its key (unless a refresh found it deleted) and
  * previous key when they read as keys, whether the key itself could not be read, and its connection.
  */
-export function deletableOf(state: Props): { keys: string[]; unidentified: boolean; connection: ReturnType<typeof ConnectionInputSchema.safeParse> } {
+export function deletableOf(state: Props): {
+  keys: string[];
+  unidentified: boolean;
+  connection: ReturnType<typeof ConnectionInputSchema.safeParse>;
+} {
   const key = KeySchema.safeParse(state.key);
   const previous = KeySchema.safeParse(state.previousKey);
   const current = state.rotationDue === KEY_DELETED ? [] : key.success ? [key.data] : [];

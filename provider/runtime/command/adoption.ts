@@ -34,7 +34,8 @@ export const AdoptTokensSchema = neverShown(
           tokens.forEach((token: unknown, i) => {
             if (typeof token !== "string" || token === UNKNOWN) return;
             const earlier = first.get(token);
-            if (earlier !== undefined) ctx.addIssue({ code: "custom", path: [i], message: `is the same key as adoptTokens[${earlier}]` });
+            if (earlier !== undefined)
+              ctx.addIssue({ code: "custom", path: [i], message: `is the same key as adoptTokens[${earlier}]` });
             else first.set(token, i);
           });
         },
@@ -55,7 +56,11 @@ export const AdoptKeySchema = neverShown(
  * missing (SharedSubAccountList.find). A token still missing (deleted, or of another account) fails the operation
  * before anything is written, named by its position and masked.
  */
-export async function findAdopted(list: SharedSubAccountList, adoptTokens: readonly string[], wanted: readonly string[]): Promise<SubAccount[]> {
+export async function findAdopted(
+  list: SharedSubAccountList,
+  adoptTokens: readonly string[],
+  wanted: readonly string[],
+): Promise<SubAccount[]> {
   if (wanted.length === 0) return [];
   const byToken = await list.find(wanted);
   const missing = wanted.filter((t) => !byToken.has(t));
@@ -74,11 +79,18 @@ export async function findAdopted(list: SharedSubAccountList, adoptTokens: reado
  * `added` (they must exist), tokens left out are `released`. An input removed, or `[]`, leaves the set as it is:
  * the adoption config matters when objects are taken over, not afterwards.
  */
-export function nextAdoption(adopted: readonly string[], declared: readonly string[]): { set: string[]; added: string[]; released: string[] } {
+export function nextAdoption(
+  adopted: readonly string[],
+  declared: readonly string[],
+): { set: string[]; added: string[]; released: string[] } {
   if (declared.length === 0) return { set: [...adopted], added: [], released: [] };
   const before = new Set(adopted);
   const after = new Set(declared);
-  return { set: [...declared], added: declared.filter((t) => !before.has(t)), released: adopted.filter((t) => !after.has(t)) };
+  return {
+    set: [...declared],
+    added: declared.filter((t) => !before.has(t)),
+    released: adopted.filter((t) => !after.has(t)),
+  };
 }
 
 /**
@@ -113,7 +125,10 @@ export function joiningCountFailure(count: unknown, held: number, joining: numbe
  * its previous key (both change with rotations) or the key it adopted (what the program still holds after one).
  * adoptKey takes a key over when the resource is created; it never moves a resource to another key.
  */
-export function adoptKeyFailure(adoptKey: unknown, held: { key: string; previousKey?: string; adoptKey?: string }): string | undefined {
+export function adoptKeyFailure(
+  adoptKey: unknown,
+  held: { key: string; previousKey?: string; adoptKey?: string },
+): string | undefined {
   if (typeof adoptKey !== "string" || adoptKey === UNKNOWN) return undefined;
   if (adoptKey === held.key || adoptKey === held.previousKey || adoptKey === held.adoptKey) return undefined;
   return (
@@ -133,7 +148,9 @@ export function releasedBy(olds: Record<string, unknown>, news: Record<string, u
 
 /** The one-owner error of a key (Custody): an ApiKey create's `adoptKey` that another ApiKey of this command keeps. */
 export function keyTaken(key: string, byCreate: boolean): string {
-  const who = byCreate ? "adopted by another ApiKey created in this deployment" : "held by another ApiKey of this deployment";
+  const who = byCreate
+    ? "adopted by another ApiKey created in this deployment"
+    : "held by another ApiKey of this deployment";
   return (
     `adoptKey: the key ${maskKey(key)} is ${who}: one key has one owner, so only one resource may adopt it; ` +
     "nothing was changed. Remove adoptKey from one of them"

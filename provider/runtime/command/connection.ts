@@ -30,14 +30,19 @@ export function keptForms(): KeptForms {
  * `startFresh({ stackConfig })`). Nothing else changes: clients are resolved from the config at each call.
  */
 export function setStackConfig(values: Record<string, string | undefined>): void {
-  (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] = { get: (key: string) => values[key.replace(/^llm-accounts:/, "")] };
+  (globalThis as Record<string, unknown>)[STACK_CONFIG_SLOT] = {
+    get: (key: string) => values[key.replace(/^llm-accounts:/, "")],
+  };
 }
 
 /**
  * How a change of `connection` affects a resource: another base URL is another platform, hence a
  * replacement; other changes (the names of variables) need no API call but are recorded.
  */
-export function connectionDiff(olds: { connection?: ConnectionArgs }, news: { connection?: ConnectionArgs }): { replace: boolean; changed: boolean } {
+export function connectionDiff(
+  olds: { connection?: ConnectionArgs },
+  news: { connection?: ConnectionArgs },
+): { replace: boolean; changed: boolean } {
   const before = olds.connection;
   const after = news.connection;
   return {

@@ -74,7 +74,8 @@ export class Custody {
    */
   take(owner: string, wanted: readonly string[], declared: readonly string[] = wanted): void {
     const taken = [...this.keptByOthers(owner, wanted)][0];
-    if (taken !== undefined) throw new LlmAccountsError(this.refusal(taken, this.creates.has(this.keepers.get(taken)!), declared));
+    if (taken !== undefined)
+      throw new LlmAccountsError(this.refusal(taken, this.creates.has(this.keepers.get(taken)!), declared));
     for (const o of wanted) {
       this.held.add(o);
       this.keepers.set(o, owner);
@@ -105,7 +106,9 @@ export class Custody {
    * resource would leave it in no state, deleting it would delete what that resource's next run adopts.
    */
   leftByDelete(owner: string, objects: Iterable<string>, state?: object): Set<string> {
-    const left = this.diffedElsewhere(owner, state) ? new Set([...objects].filter((o) => this.keepers.has(o))) : this.keptByOthers(owner, objects);
+    const left = this.diffedElsewhere(owner, state)
+      ? new Set([...objects].filter((o) => this.keepers.has(o)))
+      : this.keptByOthers(owner, objects);
     const doubt = [...left].find((o) => this.failed.has(this.keepers.get(o)!));
     if (doubt !== undefined) {
       throw new LlmAccountsError(

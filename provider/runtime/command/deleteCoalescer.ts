@@ -43,7 +43,7 @@ export class DeleteCoalescer {
     const results = await this.deleteMany([...byKey.keys()]);
     for (const [key, waiters] of byKey) {
       const err = results.get(key);
-      for (const w of waiters) (err ? w.reject(err) : w.resolve());
+      for (const w of waiters) err ? w.reject(err) : w.resolve();
     }
   }
 
@@ -61,7 +61,8 @@ export class DeleteCoalescer {
       // An answer that could not be read, and a get showed these still there: they alone failed.
       if (err instanceof KeysNotConfirmedError) return new Map(err.keys.map((k) => [k, err]));
       // A 400, or an answer the profile gives two meanings (refused or gone): looked at, key by key.
-      if (err instanceof BadRequestError || err instanceof AmbiguousAnswerError) return live ? this.refusedAmong(keys, err) : this.deleteLive(keys, err);
+      if (err instanceof BadRequestError || err instanceof AmbiguousAnswerError)
+        return live ? this.refusedAmong(keys, err) : this.deleteLive(keys, err);
       if (!(err instanceof NotFoundError)) {
         for (const k of keys) failures.set(k, err);
         return failures;
@@ -85,7 +86,14 @@ export class DeleteCoalescer {
   private async deleteLive(keys: string[], refusal: ApiError): Promise<Map<string, unknown>> {
     const failures = new Map<string, unknown>();
     const lookAll = async (among: string[]) => {
-      const looked = await Promise.all(among.map((k) => this.api.find(k).then((view) => ({ k, live: view !== undefined }), (error: unknown) => ({ k, error }))));
+      const looked = await Promise.all(
+        among.map((k) =>
+          this.api.find(k).then(
+            (view) => ({ k, live: view !== undefined }),
+            (error: unknown) => ({ k, error }),
+          ),
+        ),
+      );
       const live: string[] = [];
       for (const l of looked) {
         if ("error" in l) failures.set(l.k, l.error);
@@ -94,11 +102,18 @@ export class DeleteCoalescer {
       return live;
     };
     let live = await lookAll(keys);
-    if (refusal.afterLostAnswer && live.length > 0) live = await lookUntil(this.api, () => lookAll(live), (still) => still.length === 0, { first: { found: live } });
+    if (refusal.afterLostAnswer && live.length > 0)
+      live = await lookUntil(
+        this.api,
+        () => lookAll(live),
+        (still) => still.length === 0,
+        { first: { found: live } },
+      );
     if (live.length === 0) return failures;
     const all = live.length + failures.size === keys.length;
     // Read as the first delete was: its lost answer's retry may meet them gone too (fewer keys each time: it ends).
-    for (const [k, err] of all ? await this.refusedAmong(live, refusal) : await this.deleteMany(live)) failures.set(k, err);
+    for (const [k, err] of all ? await this.refusedAmong(live, refusal) : await this.deleteMany(live))
+      failures.set(k, err);
     return failures;
   }
 
@@ -113,11 +128,17 @@ export class DeleteCoalescer {
     const said = `${refusal.code ?? ""} ${refusal.apiMessage ?? refusal.message}`;
     const named = keys.filter((k) => said.includes(maskKey(k)));
     if (named.length === 1) {
-      const others = await this.deleteMany(keys.filter((k) => k !== named[0]), true);
+      const others = await this.deleteMany(
+        keys.filter((k) => k !== named[0]),
+        true,
+      );
       return new Map([[named[0], refusal], ...others]);
     }
     const half = Math.ceil(keys.length / 2);
-    const [a, b] = await Promise.all([this.deleteMany(keys.slice(0, half), true), this.deleteMany(keys.slice(half), true)]);
+    const [a, b] = await Promise.all([
+      this.deleteMany(keys.slice(0, half), true),
+      this.deleteMany(keys.slice(half), true),
+    ]);
     return new Map([...a, ...b]);
   }
 }

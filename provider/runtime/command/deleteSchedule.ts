@@ -61,7 +61,9 @@ export class DeleteSchedule {
   private lastQuiet = 0;
   private flushQueued = false;
 
-  constructor(private readonly options: CoalescerOptions = { ...COALESCE, enabled: process.env[COALESCING_SWITCH] !== "off" }) {
+  constructor(
+    private readonly options: CoalescerOptions = { ...COALESCE, enabled: process.env[COALESCING_SWITCH] !== "off" },
+  ) {
     this.clock = options.clock ?? SYSTEM_CLOCK;
     this.quiet = new QuietPeriod(options, this.clock);
   }
@@ -115,7 +117,12 @@ export class DeleteSchedule {
   }
 
   /** A waiter whose answer is given once, and counted as answered once. */
-  private waiter(item: unknown, resolve: () => void, reject: (err: unknown) => void, done: () => void): Waiter<unknown> {
+  private waiter(
+    item: unknown,
+    resolve: () => void,
+    reject: (err: unknown) => void,
+    done: () => void,
+  ): Waiter<unknown> {
     let settled = false;
     const once = (fn: () => void) => () => {
       if (settled) return;

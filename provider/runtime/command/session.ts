@@ -8,7 +8,12 @@
  */
 import { fingerprint } from "../../api/redact.js";
 import { LlmAccountsClient } from "../../client/client.js";
-import { resolveClientOptions, type ConnectionArgs, type StackConfig, type TransportOptions } from "../../client/config.js";
+import {
+  resolveClientOptions,
+  type ConnectionArgs,
+  type StackConfig,
+  type TransportOptions,
+} from "../../client/config.js";
 import { PROCESS_LIMITERS, type RateLimiters } from "../../client/limiter.js";
 import { WriteCounter } from "../../client/subAccounts.js";
 import { setStackConfig, stackConfig } from "./connection.js";
@@ -143,6 +148,9 @@ export function setClientOverrides(overrides: ClientOverrides): void {
 }
 
 /** The client of the current session for a connection (tests; programs that drive the runtime directly). */
-export function clientFor(connection: ConnectionArgs | undefined, config: StackConfig = stackConfig()): LlmAccountsClient {
+export function clientFor(
+  connection: ConnectionArgs | undefined,
+  config: StackConfig = stackConfig(),
+): LlmAccountsClient {
   return currentSession().client(connection, config).client;
 }

@@ -33,7 +33,9 @@ export async function stillListed(api: SubAccountsApi, missing: readonly string[
   if (missing.length === 0) return new Map();
   const wanted = new Set(missing);
   const found =
-    missing.length <= CONFIRM_ONE_BY_ONE ? (await Promise.all(missing.map((sk) => api.list({ sk })))).flat() : (await api.list()).filter((s) => wanted.has(s.token));
+    missing.length <= CONFIRM_ONE_BY_ONE
+      ? (await Promise.all(missing.map((sk) => api.list({ sk })))).flat()
+      : (await api.list()).filter((s) => wanted.has(s.token));
   return new Map(found.filter((s) => wanted.has(s.token)).map((s) => [s.token, s]));
 }
 
@@ -80,14 +82,23 @@ export function justWritten(api: Pick<ApiGroup, "lateWritesMs" | "now">, created
  * of the account a look, until that write can no longer be expected to show) before it counts as gone. Nothing
  * recent missing: stillListed's calls only.
  */
-export async function stillListedOrLate(api: SubAccountsApi, missing: readonly string[], recent: ReadonlySet<string>, newest?: number): Promise<Map<string, SubAccount>> {
+export async function stillListedOrLate(
+  api: SubAccountsApi,
+  missing: readonly string[],
+  recent: ReadonlySet<string>,
+  newest?: number,
+): Promise<Map<string, SubAccount>> {
   const alive = await stillListed(api, missing);
   const late = missing.filter((t) => recent.has(t) && !alive.has(t));
   if (late.length === 0) return alive;
   // Each look is one list of the account (a create shows whole or not at all: one call for all of them).
   const wanted = new Set(late);
-  const look = async () => new Map((await api.list()).filter((s) => wanted.has(s.token)).map((s) => [s.token, s] as const));
-  const found = await lookUntil(api, look, (m) => m.size === late.length, { first: { found: new Map() }, writtenAt: newest });
+  const look = async () =>
+    new Map((await api.list()).filter((s) => wanted.has(s.token)).map((s) => [s.token, s] as const));
+  const found = await lookUntil(api, look, (m) => m.size === late.length, {
+    first: { found: new Map() },
+    writtenAt: newest,
+  });
   for (const [t, s] of found) alive.set(t, s);
   return alive;
 }
@@ -129,7 +140,10 @@ export class SharedSubAccountList {
 
   constructor(
     private readonly api: SubAccountsApi,
-    private readonly options: typeof SHARE & { enabled?: boolean; clock?: Pick<Clock, "now" | "setTimeout" | "clearTimeout"> } = SHARE,
+    private readonly options: typeof SHARE & {
+      enabled?: boolean;
+      clock?: Pick<Clock, "now" | "setTimeout" | "clearTimeout">;
+    } = SHARE,
   ) {}
 
   /** Read at call time unless given, as the plugin reads every setting. */
@@ -154,7 +168,9 @@ export class SharedSubAccountList {
     const k = this.kept;
     if (!k) return undefined;
     if (earlierRuns) return k.snapshot;
-    return this.now() - k.sentAt <= this.options.maxAgeMs && this.api.writes.value === k.writes ? k.snapshot : undefined;
+    return this.now() - k.sentAt <= this.options.maxAgeMs && this.api.writes.value === k.writes
+      ? k.snapshot
+      : undefined;
   }
 
   /**
@@ -185,7 +201,11 @@ export class SharedSubAccountList {
   async find(tokens: readonly string[]): Promise<Map<string, SubAccount>> {
     const { byToken } = await this.snapshot();
     const found = new Map(tokens.flatMap((t) => (byToken.has(t) ? [[t, byToken.get(t)!] as const] : [])));
-    for (const [t, s] of await stillListed(this.api, tokens.filter((t) => !found.has(t)))) found.set(t, s);
+    for (const [t, s] of await stillListed(
+      this.api,
+      tokens.filter((t) => !found.has(t)),
+    ))
+      found.set(t, s);
     return found;
   }
 

@@ -1,5 +1,12 @@
 import { SUB_ACCOUNT_MAX_SKS } from "../../api/assumptions.js";
-import { AuthenticationError, BadRequestError, deleteTookEffect, LlmAccountsError, NotFoundError, UnknownAnswerError } from "../../client/errors.js";
+import {
+  AuthenticationError,
+  BadRequestError,
+  deleteTookEffect,
+  LlmAccountsError,
+  NotFoundError,
+  UnknownAnswerError,
+} from "../../client/errors.js";
 import { AmbiguousAnswerError } from "../../client/refusals.js";
 import { named, type SubAccountsApi } from "../../client/subAccounts.js";
 import { lookUntil } from "./sharedList.js";
@@ -24,9 +31,16 @@ export async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promi
     if (deleteTookEffect(err)) return;
     // Not the platform's: confirmed by the list. A 404, a 400, or an answer the profile gives two meanings: looked at.
     const unknown = err instanceof UnknownAnswerError;
-    if (!unknown && !(err instanceof NotFoundError) && !(err instanceof BadRequestError) && !(err instanceof AmbiguousAnswerError)) throw err;
+    if (
+      !unknown &&
+      !(err instanceof NotFoundError) &&
+      !(err instanceof BadRequestError) &&
+      !(err instanceof AmbiguousAnswerError)
+    )
+      throw err;
     const wanted = new Set(tokens);
-    const look = async () => (await api.listedAfter(err, tokens)).filter((s) => wanted.has(s.token)).map((s) => s.token);
+    const look = async () =>
+      (await api.listedAfter(err, tokens)).filter((s) => wanted.has(s.token)).map((s) => s.token);
     let remaining: string[];
     try {
       remaining = await look();
@@ -48,7 +62,10 @@ export async function deleteTokens(api: SubAccountsApi, tokens: string[]): Promi
 
 /** A delete answered with `err` (unknown) whose look still lists `remaining`: not deleted, named masked. */
 function notDeleted(err: LlmAccountsError, remaining: readonly string[]): LlmAccountsError {
-  return new LlmAccountsError(`${err.message}; the sub-account list still shows ${named(remaining)}: not deleted`, { operation: err.operation, status: err.status });
+  return new LlmAccountsError(`${err.message}; the sub-account list still shows ${named(remaining)}: not deleted`, {
+    operation: err.operation,
+    status: err.status,
+  });
 }
 
 /**
@@ -113,14 +130,16 @@ export class SubAccountDeletes {
    * the platform's: then one list tells each batch whether its tokens are gone (done) or not (it fails, naming them).
    */
   private async shared(waiters: Waiter<string[]>[]): Promise<void> {
-    if (waiters.length === 1) return deleteTokens(this.api, waiters[0].item).then(waiters[0].resolve, waiters[0].reject);
+    if (waiters.length === 1)
+      return deleteTokens(this.api, waiters[0].item).then(waiters[0].resolve, waiters[0].reject);
     const tokens = [...new Set(waiters.flatMap((w) => w.item))];
     const failure = await this.api.delete(tokens).then(
       () => undefined,
       (err: unknown) => (deleteTookEffect(err) ? undefined : err),
     );
     if (failure === undefined) return void waiters.forEach((w) => w.resolve());
-    if (!(failure instanceof UnknownAnswerError)) return void (await Promise.all(waiters.map((w) => deleteTokens(this.api, w.item).then(w.resolve, w.reject))));
+    if (!(failure instanceof UnknownAnswerError))
+      return void (await Promise.all(waiters.map((w) => deleteTokens(this.api, w.item).then(w.resolve, w.reject))));
     const left = await this.api.listedAfter(failure, tokens).then(
       (items) => new Set(items.map((i) => i.token)),
       (err: unknown) => err,

@@ -106,7 +106,11 @@ export class Transfers {
 
   /** Once no check or diff has arrived for the quiet period. */
   private async registrationsSettled(): Promise<void> {
-    for (let wait = this.lastArrival + this.registrations.ms - Date.now(); wait > 0; wait = this.lastArrival + this.registrations.ms - Date.now()) {
+    for (
+      let wait = this.lastArrival + this.registrations.ms - Date.now();
+      wait > 0;
+      wait = this.lastArrival + this.registrations.ms - Date.now()
+    ) {
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }

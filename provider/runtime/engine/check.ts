@@ -79,7 +79,10 @@ export function noKeysIn(fields: readonly string[]): (inputs: Record<string, unk
  * part of a message is one of the user's values, and is left exactly as written.
  */
 export function camelFieldNames(message: string): string {
-  return message.replace(/("(?:[^"\\]|\\.)*")|\b[a-z]+(?:_[a-z0-9]+)+\b/g, (m, quoted?: string) => quoted ?? snakeToCamel(m));
+  return message.replace(
+    /("(?:[^"\\]|\\.)*")|\b[a-z]+(?:_[a-z0-9]+)+\b/g,
+    (m, quoted?: string) => quoted ?? snakeToCamel(m),
+  );
 }
 
 /**
@@ -89,7 +92,10 @@ export function camelFieldNames(message: string): string {
  * what the schema made of them (defaults, canonical forms); with values not known yet, each field that is known
  * gets its own. They are typed once `failures` is empty: the engine uses the inputs of a failed check for nothing.
  */
-export function checkInputs<S extends z.ZodObject>(schema: S, news: Record<string, unknown>): { inputs: z.output<S>; failures: CheckFailure[] } {
+export function checkInputs<S extends z.ZodObject>(
+  schema: S,
+  news: Record<string, unknown>,
+): { inputs: z.output<S>; failures: CheckFailure[] } {
   const parsed = schema.safeParse(news);
   if (parsed.success) return { inputs: definedOnly({ ...news, ...parsed.data }) as z.output<S>, failures: [] };
   const failures = parsed.error.issues.flatMap((issue) => failureOf(schema, news, issue));

@@ -21,7 +21,10 @@ export type ReadOutcome<I, O> = ReadFound<I, O> | { id: ""; props: Record<string
  */
 export interface TypedProvider<I, O> {
   /** Validates raw values: the inputs it returns are typed once `failures` is empty. */
-  check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult<I> & { inputs: I; failures: pulumi.dynamic.CheckFailure[] }>;
+  check(
+    olds: Props,
+    news: Props,
+  ): Promise<pulumi.dynamic.CheckResult<I> & { inputs: I; failures: pulumi.dynamic.CheckFailure[] }>;
   diff(id: string, olds: Props, news: I): Promise<pulumi.dynamic.DiffResult>;
   create(inputs: I): Promise<pulumi.dynamic.CreateResult<O> & { outs: O }>;
   read(id: string, props: Props): Promise<ReadOutcome<I, O>>;

@@ -8,7 +8,7 @@
 // Adding a field, renaming one or changing its form: append `.then(schemaOfTheNewVersion, upgrade)` to the
 // resource's chain (apiKey/state.ts, subAccountBatch/state.ts) and a test of the step beside the others
 // (tests/runtime/stateVersions.test.ts). A new optional field whose absence means "none" needs no new version.
-import { z } from "zod";
+import type { z } from "zod";
 import { camelPath } from "../../api/casing.js";
 import { LlmAccountsError } from "../../client/errors.js";
 
@@ -26,14 +26,16 @@ export function versionOf(state: unknown): number {
 
 /** What was wrong with a state, field by field: `tokens: expected array, received undefined`; never a value. */
 function issuesText(issues: readonly z.core.$ZodIssue[]): string {
-  const shown = issues.slice(0, 5).map((i) => `${camelPath(i.path) || "(the whole state)"}: ${i.message.replace(/^Invalid input: /, "")}`);
+  const shown = issues
+    .slice(0, 5)
+    .map((i) => `${camelPath(i.path) || "(the whole state)"}: ${i.message.replace(/^Invalid input: /, "")}`);
   return shown.join("; ") + (issues.length > 5 ? `; and ${issues.length - 5} more` : "");
 }
 
 /** The fields that say which objects a state holds: emptied, a refresh takes the resource for deleted. */
 const HOLDINGS = new Set(["tokens", "subAccounts", "key"]);
 const HOLDINGS_ADVICE =
-  ". Never empty it nor write `[]` or `\"\"` in its place: a resource whose state holds nothing is taken for deleted by that refresh, and what it held stays on the platform, managed by nothing " +
+  '. Never empty it nor write `[]` or `""` in its place: a resource whose state holds nothing is taken for deleted by that refresh, and what it held stays on the platform, managed by nothing ' +
   "(a SubAccountBatch's `tokens` and `subAccounts[].token` name the same sub-accounts: where one of them is whole, the refresh reads them by it and writes the other back)";
 
 /**
@@ -64,7 +66,10 @@ export class StateError extends LlmAccountsError {
 type Parsed<T> = { success: true; data: T } | { success: false; error: StateError };
 
 /** A state of the version each reader knows, read into the current shape; `version` is the state's own. */
-type Reader<T> = (state: unknown, version: number) => { ok: true; value: T } | { ok: false; version: number; issues: readonly z.core.$ZodIssue[] };
+type Reader<T> = (
+  state: unknown,
+  version: number,
+) => { ok: true; value: T } | { ok: false; version: number; issues: readonly z.core.$ZodIssue[] };
 
 function readWith<S extends z.ZodType>(schema: S, version: number): Reader<z.output<S>> {
   return (state) => {

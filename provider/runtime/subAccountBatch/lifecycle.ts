@@ -20,10 +20,33 @@ import {
   stackConfig,
   deleteTokens,
 } from "../command/index.js";
-import { createBatch, leftUnderMark, listUnconfirmed, madeBefore, unconfirmedAmong, UnconfirmedCreateError, type Known } from "./recovery.js";
+import {
+  createBatch,
+  leftUnderMark,
+  listUnconfirmed,
+  madeBefore,
+  unconfirmedAmong,
+  UnconfirmedCreateError,
+  type Known,
+} from "./recovery.js";
 import { toMicros } from "../../api/money.js";
-import { keptInState, type Props, type ReadOutcome, type StateError, checkInputs, containsUnknown, type CheckFailure } from "../engine/index.js";
-import { aliasAsKept, modelsBeyond, pricingAsKept, sameAlias, samePricing, type KeptForms } from "../../api/keptForms.js";
+import {
+  keptInState,
+  type Props,
+  type ReadOutcome,
+  type StateError,
+  checkInputs,
+  containsUnknown,
+  type CheckFailure,
+} from "../engine/index.js";
+import {
+  aliasAsKept,
+  modelsBeyond,
+  pricingAsKept,
+  sameAlias,
+  samePricing,
+  type KeptForms,
+} from "../../api/keptForms.js";
 import {
   byId,
   deletableOf,
@@ -35,18 +58,29 @@ import {
   type SubAccountView,
 } from "./state.js";
 
-
 /**
  * check: every field validated by one schema, failures named by property path; deprecated pricing converted. An
  * alias longer than the platform profile's aliasMax fails too: the platform would refuse or cut it (the value is
  * not shown: a key pasted as an alias must not be).
  */
-export async function check(_olds: Props, news: Props): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
+export async function check(
+  _olds: Props,
+  news: Props,
+): Promise<{ inputs: SubAccountBatchInputs; failures: CheckFailure[] }> {
   const checked = checkInputs(SubAccountBatchInputsSchema, news);
   const { alias } = checked.inputs;
   const max = profileAliasMax();
-  if (max !== undefined && typeof alias === "string" && !containsUnknown(alias) && [...alias].length > max && !checked.failures.some((f) => f.property === "alias")) {
-    checked.failures.push({ property: "alias", reason: `is ${[...alias].length} characters: this platform keeps at most ${max} (limits.aliasMax of the platform profile, ${SETTINGS.profile.config})` });
+  if (
+    max !== undefined &&
+    typeof alias === "string" &&
+    !containsUnknown(alias) &&
+    [...alias].length > max &&
+    !checked.failures.some((f) => f.property === "alias")
+  ) {
+    checked.failures.push({
+      property: "alias",
+      reason: `is ${[...alias].length} characters: this platform keeps at most ${max} (limits.aliasMax of the platform profile, ${SETTINGS.profile.config})`,
+    });
   }
   return checked;
 }
@@ -68,7 +102,12 @@ function profileAliasMax(): number | undefined {
  * fails here, at preview, and so does a `count` too low for the tokens newly listed to join without a delete.
  * A held sub-account whose alias or pricing differs from the declared ones is a change (update's edit aligns it).
  */
-export async function diff(session: Session, id: string, olds: SubAccountBatchOutputs, news: SubAccountBatchInputs): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
+export async function diff(
+  session: Session,
+  id: string,
+  olds: SubAccountBatchOutputs,
+  news: SubAccountBatchInputs,
+): Promise<{ changes: boolean; replaces: string[]; deleteBeforeReplace: boolean }> {
   const released = releasedBy(olds, news);
   session.custody.subAccounts.keep(id, olds.tokens, released, olds);
   // What its update will release, for a batch that adopts it in this deployment (at preview, nothing: unknown).
@@ -118,7 +157,10 @@ export async function diff(session: Session, id: string, olds: SubAccountBatchOu
  * diff, read and a failure's outputs must see. Compared as the platform compares (api/keptForms.ts): an alias
  * lower-cased or cut, a factor rounded, the models in another order are the declared values as it keeps them.
  */
-function differsFrom(declared: { alias: string; modelPricing: ModelPricing[] }, kept: KeptForms = keptForms()): (s: { alias: string; modelPricing: ModelPricing[] }) => boolean {
+function differsFrom(
+  declared: { alias: string; modelPricing: ModelPricing[] },
+  kept: KeptForms = keptForms(),
+): (s: { alias: string; modelPricing: ModelPricing[] }) => boolean {
   return (s) => !sameAlias(declared.alias, s.alias, kept) || !samePricing(declared.modelPricing, s.modelPricing, kept);
 }
 
@@ -127,9 +169,17 @@ function differsFrom(declared: { alias: string; modelPricing: ModelPricing[] }, 
  * does not have the declared alias or pricing yet (made under a marked alias, or not aligned yet), the alias and
  * pricing it has, so that the next `up` sees the difference and its update aligns them.
  */
-function outputsAsFound(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[], adopted: readonly string[]): SubAccountBatchOutputs {
+function outputsAsFound(
+  inputs: SubAccountBatchInputs,
+  subAccounts: SubAccountView[],
+  adopted: readonly string[],
+): SubAccountBatchOutputs {
   const differs = subAccounts.find(differsFrom(inputs));
-  return outputsOf(differs ? { ...inputs, alias: differs.alias, modelPricing: differs.modelPricing } : inputs, subAccounts, adopted);
+  return outputsOf(
+    differs ? { ...inputs, alias: differs.alias, modelPricing: differs.modelPricing } : inputs,
+    subAccounts,
+    adopted,
+  );
 }
 
 /**
@@ -138,10 +188,19 @@ function outputsAsFound(inputs: SubAccountBatchInputs, subAccounts: SubAccountVi
  * what the lost create made instead of leaving it orphaned. Another error that carries sub-accounts the create made
  * before it failed (madeBefore: a split create's earlier parts) is recorded with them; any other is left as it is.
  */
-function keepUnconfirmed(err: unknown, id: string, inputs: SubAccountBatchInputs, current: SubAccountView[], adopted: readonly string[]): unknown {
+function keepUnconfirmed(
+  err: unknown,
+  id: string,
+  inputs: SubAccountBatchInputs,
+  current: SubAccountView[],
+  adopted: readonly string[],
+): unknown {
   // What the create made before it failed (a split create's earlier parts): held by the state like the rest.
   const found = [...current, ...madeBefore(err).map(view)].sort(byId);
-  if (!(err instanceof UnconfirmedCreateError)) return err instanceof Error && found.length > current.length ? keptInState(err, id, outputsAsFound(inputs, found, adopted)) : err;
+  if (!(err instanceof UnconfirmedCreateError))
+    return err instanceof Error && found.length > current.length
+      ? keptInState(err, id, outputsAsFound(inputs, found, adopted))
+      : err;
   const properties: SubAccountBatchOutputs = {
     ...outputsAsFound(inputs, found, adopted),
     unconfirmedSince: new Date(err.since).toISOString(),
@@ -166,12 +225,16 @@ async function createMore(
 ): Promise<SubAccountView[]> {
   // `known`: what the command holds, never taken for a lost create's (its own sub-accounts, their alias cut alike).
   const known = session.custody.subAccounts.notToTake(held.map((s) => s.token));
-  const made = await createBatch(own.client.subAccounts, { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count }, inputs.mark, left, known).catch(
-    (err: unknown) => {
-      session.custody.subAccounts.hold(madeBefore(err).map((s) => s.token));
-      throw err;
-    },
-  );
+  const made = await createBatch(
+    own.client.subAccounts,
+    { alias: inputs.alias, balance: inputs.balance, modelPricing: inputs.modelPricing, count },
+    inputs.mark,
+    left,
+    known,
+  ).catch((err: unknown) => {
+    session.custody.subAccounts.hold(madeBefore(err).map((s) => s.token));
+    throw err;
+  });
   session.custody.subAccounts.hold(made.map((s) => s.token));
   return made.map(view);
 }
@@ -181,7 +244,12 @@ async function createMore(
  * shared list of the account (command/sharedList.ts: one list for the creates, deletes and reads that arrive together), not
  * what a batch of this command holds or made, nor `known`. None, and no list, for a batch without a mark.
  */
-async function leftByKilledRun(session: Session, own: SessionClient, batch: { balance: number; mark?: string }, known: readonly string[]): Promise<SubAccount[]> {
+async function leftByKilledRun(
+  session: Session,
+  own: SessionClient,
+  batch: { balance: number; mark?: string },
+  known: readonly string[],
+): Promise<SubAccount[]> {
   if (batch.mark === undefined) return [];
   // Only this batch's runs write under its mark, and what an earlier one left is in every list of this command.
   const listed = await own.subAccounts.snapshot({ earlierRuns: true });
@@ -216,7 +284,11 @@ async function alignMade(
  * that can be told (api/keptForms.ts: an alias or factor it held in its own form of the declared one). An edit that
  * removes a model is looked at with one list (keptModels): a platform whose pricing edit merges keeps it.
  */
-async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAccounts: SubAccountView[]): Promise<SubAccountView[]> {
+async function align(
+  api: SubAccountsApi,
+  inputs: SubAccountBatchInputs,
+  subAccounts: SubAccountView[],
+): Promise<SubAccountView[]> {
   const kept = keptForms();
   const differs = differsFrom(inputs, kept);
   const stale = subAccounts.filter(differs);
@@ -226,11 +298,17 @@ async function align(api: SubAccountsApi, inputs: SubAccountBatchInputs, subAcco
   const settled = subAccounts.find((s) => !differs(s));
   const aligned = subAccounts.map((s) =>
     differs(s)
-      ? { ...s, alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias, kept), modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing, kept) }
+      ? {
+          ...s,
+          alias: settled?.alias ?? aliasAsKept(inputs.alias, s.alias, kept),
+          modelPricing: pricingAsKept(inputs.modelPricing, (settled ?? s).modelPricing, kept),
+        }
       : s,
   );
   const removing = stale.filter((s) => modelsBeyond(inputs.modelPricing, s.modelPricing).length > 0);
-  return removing.length === 0 ? aligned : keptModels(api, aligned, new Set(removing.map((s) => s.token)), inputs.modelPricing);
+  return removing.length === 0
+    ? aligned
+    : keptModels(api, aligned, new Set(removing.map((s) => s.token)), inputs.modelPricing);
 }
 
 /** An edit that could not remove models the declared pricing no longer lists: the platform merges pricing edits. */
@@ -251,7 +329,12 @@ class PricingKeptError extends LlmAccountsError {
  * (PricingKeptError, recorded in the state by alignMade), so that the state and the gate show what the platform
  * kept instead of a permission silently left in place. Otherwise the sub-accounts as listed.
  */
-async function keptModels(api: SubAccountsApi, aligned: SubAccountView[], removing: Set<string>, declared: readonly ModelPricing[]): Promise<SubAccountView[]> {
+async function keptModels(
+  api: SubAccountsApi,
+  aligned: SubAccountView[],
+  removing: Set<string>,
+  declared: readonly ModelPricing[],
+): Promise<SubAccountView[]> {
   const listed = new Map((await api.list()).map((s) => [s.token, view(s)]));
   const after = aligned.map((s) => {
     const shown = listed.get(s.token);
@@ -260,7 +343,11 @@ async function keptModels(api: SubAccountsApi, aligned: SubAccountView[], removi
   const stuck = after.filter((s) => removing.has(s.token) && modelsBeyond(declared, s.modelPricing).length > 0);
   if (stuck.length === 0) return after;
   const models = [...new Set(stuck.flatMap((s) => modelsBeyond(declared, s.modelPricing)))];
-  const named = stuck.slice(0, 3).map((s) => maskKey(s.token)).join(", ") + (stuck.length > 3 ? ` and ${stuck.length - 3} more` : "");
+  const named =
+    stuck
+      .slice(0, 3)
+      .map((s) => maskKey(s.token))
+      .join(", ") + (stuck.length > 3 ? ` and ${stuck.length - 3} more` : "");
   throw new PricingKeptError(
     `the platform kept model(s) ${models.join(", ")} on ${stuck.length} sub-account(s) (${named}) after an edit that sent the declared modelPricing without them: ` +
       "its pricing edit merges what it is sent into what a sub-account holds, so no edit can remove a model (the spec's edit replaces the whole list, 4.11). " +
@@ -275,7 +362,10 @@ async function keptModels(api: SubAccountsApi, aligned: SubAccountView[], removi
  * declared alias. With `adoptTokens`: one list verifies every token before anything is written, one create makes
  * the rest of `count`, and the one edit also aligns the adopted sub-accounts whose alias or pricing differ.
  */
-export async function create(session: Session, inputs: SubAccountBatchInputs): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
+export async function create(
+  session: Session,
+  inputs: SubAccountBatchInputs,
+): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const own = session.client(inputs.connection);
   const adopt = adoptedTokens(inputs);
   const custody = session.custody.subAccounts;
@@ -291,7 +381,13 @@ export async function create(session: Session, inputs: SubAccountBatchInputs): P
 }
 
 /** The body of `create`, once what it adopts (`adopt`) is taken for it (`me`). */
-async function createTaking(session: Session, own: SessionClient, inputs: SubAccountBatchInputs, adopt: string[], me: string): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
+async function createTaking(
+  session: Session,
+  own: SessionClient,
+  inputs: SubAccountBatchInputs,
+  adopt: string[],
+  me: string,
+): Promise<{ id: string; outs: SubAccountBatchOutputs }> {
   const api = own.client.subAccounts;
   const custody = session.custody.subAccounts;
   // One that another batch of this deployment releases joins once that batch's update has ended (command/transfers.ts).
@@ -303,7 +399,12 @@ async function createTaking(session: Session, own: SessionClient, inputs: SubAcc
   if (inputs.count > adopted.length) {
     try {
       // Not what the batch holds already: a sub-account an edit left under the mark is held, not left behind.
-      const left = await leftByKilledRun(session, own, inputs, adopted.map((s) => s.token));
+      const left = await leftByKilledRun(
+        session,
+        own,
+        inputs,
+        adopted.map((s) => s.token),
+      );
       created = await createMore(session, own, inputs, inputs.count - adopted.length, adopted, left);
     } catch (err) {
       // The id a success would have had: of the first sub-account held, made ones included.
@@ -326,7 +427,12 @@ async function createTaking(session: Session, own: SessionClient, inputs: SubAcc
  * platform untouched (another batch may adopt them in the same deployment: it waits for this update to end, and
  * a failure of this one records the release all the same).
  */
-export async function update(session: Session, id: string, old: SubAccountBatchOutputs, inputs: SubAccountBatchInputs): Promise<{ outs: SubAccountBatchOutputs }> {
+export async function update(
+  session: Session,
+  id: string,
+  old: SubAccountBatchOutputs,
+  inputs: SubAccountBatchInputs,
+): Promise<{ outs: SubAccountBatchOutputs }> {
   session.custody.subAccounts.updated(id);
   const own = session.client(inputs.connection);
   const adoption = nextAdoption(adoptedTokens(old), adoptedTokens(inputs));
@@ -365,13 +471,25 @@ async function changeBatch(
   const added = await findAdopted(own.subAccounts, declared, joining);
   current = [...current, ...added.map(view)].sort(byId);
   if (old.unconfirmedSince) {
-    current = [...current, ...(await listUnconfirmed(api, old, custody.notToTake(current.map((s) => s.token)))).map(view)].sort(byId);
+    current = [
+      ...current,
+      ...(await listUnconfirmed(api, old, custody.notToTake(current.map((s) => s.token)))).map(view),
+    ].sort(byId);
   }
   // What a killed run of this batch left under its mark joins it before the count applies (a surplus is deleted).
   // A scale-up looks anyway; an update that creates nothing looks only when no refresh or delete of its state
   // could find it: the state names no mark (written before it) or another mark or balance than its creates'.
-  const unseen = inputs.mark !== undefined && (old.mark !== inputs.mark || toMicros(old.balance) !== toMicros(inputs.balance));
-  const left = unseen || inputs.count > current.length ? await leftByKilledRun(session, own, inputs, current.map((s) => s.token)) : [];
+  const unseen =
+    inputs.mark !== undefined && (old.mark !== inputs.mark || toMicros(old.balance) !== toMicros(inputs.balance));
+  const left =
+    unseen || inputs.count > current.length
+      ? await leftByKilledRun(
+          session,
+          own,
+          inputs,
+          current.map((s) => s.token),
+        )
+      : [];
   custody.hold(left.map((s) => s.token));
   current = [...current, ...left.map(view)].sort(byId);
 
@@ -411,7 +529,12 @@ function keepReleased(err: unknown, id: string, old: SubAccountBatchOutputs, rel
   const subAccounts = old.subAccounts.filter((s) => !out.has(s.token));
   const adopted = adoptedTokens(old).filter((t) => !out.has(t));
   const { adoptTokens: _released, ...rest } = old;
-  const properties: SubAccountBatchOutputs = { ...rest, subAccounts, tokens: old.tokens.filter((t) => !out.has(t)), count: subAccounts.length };
+  const properties: SubAccountBatchOutputs = {
+    ...rest,
+    subAccounts,
+    tokens: old.tokens.filter((t) => !out.has(t)),
+    count: subAccounts.length,
+  };
   if (adopted.length > 0) properties.adoptTokens = adopted;
   return keptInState(err, id, properties);
 }
@@ -446,7 +569,11 @@ function namesNothing(count: number): LlmAccountsError {
  * adopted is never reported gone, even with every sub-account deleted: its next update creates `count` anew
  * (a create would look for the adopted tokens, which are gone).
  */
-export async function read(session: Session, id: string, old: SubAccountBatchOutputs): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
+export async function read(
+  session: Session,
+  id: string,
+  old: SubAccountBatchOutputs,
+): Promise<ReadOutcome<SubAccountBatchInputs, SubAccountBatchOutputs>> {
   const own = session.client(old.connection);
   const adopted = adoptedTokens(old);
   const custody = session.custody.subAccounts;
@@ -463,7 +590,12 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   const api = own.client.subAccounts;
   const late = old.subAccounts.filter((s) => justWritten(api, s.createdAt) && !shown.has(s.createdAt));
   const newest = late.reduce((at, s) => Math.max(at, writtenAt(s.createdAt)!), -Infinity);
-  const alive = await stillListedOrLate(api, named.filter((t) => !byToken.has(t)), new Set(late.map((s) => s.token)), newest);
+  const alive = await stillListedOrLate(
+    api,
+    named.filter((t) => !byToken.has(t)),
+    new Set(late.map((s) => s.token)),
+    newest,
+  );
   const ours = named.flatMap((t) => byToken.get(t) ?? alive.get(t) ?? []);
   // Asked, not copied: every read of a refresh would copy what the command holds (the whole account, at its end).
   const mine = new Set(named);
@@ -485,7 +617,12 @@ export async function read(session: Session, id: string, old: SubAccountBatchOut
   if (!drifted && outs.count === old.count) return { id, props: outs };
   // Never adoptTokens: the engine keeps an input secret only when the one it held was, and the program may no
   // longer give it. Nothing reads it back from the inputs anyway: the outputs keep the adopted set.
-  const liveInputs: SubAccountBatchInputs = { alias: outs.alias, balance: outs.balance, count: outs.count, modelPricing: outs.modelPricing };
+  const liveInputs: SubAccountBatchInputs = {
+    alias: outs.alias,
+    balance: outs.balance,
+    count: outs.count,
+    modelPricing: outs.modelPricing,
+  };
   if (old.connection !== undefined) liveInputs.connection = old.connection;
   if (old.mark !== undefined) liveInputs.mark = old.mark;
   return { id, props: outs, inputs: liveInputs };
@@ -510,7 +647,10 @@ export async function remove(session: Session, id: string, old: SubAccountBatchO
   if (leftovers.unlooked === undefined) return;
   const what = `the ${tokens.length} sub-account(s) its state holds were deleted, but ${leftovers.unlooked}`;
   // A lost create the state records: what it made may be live, so the resource stays in the state to be looked for again.
-  if (old.unconfirmedSince) throw new LlmAccountsError(`${what}; the batch stays in the state: run the destroy again once the list can be read`);
+  if (old.unconfirmedSince)
+    throw new LlmAccountsError(
+      `${what}; the batch stays in the state: run the destroy again once the list can be read`,
+    );
   reportUnlooked(`SubAccountBatch ${id}: ${what}`);
 }
 
@@ -521,10 +661,17 @@ export async function remove(session: Session, id: string, old: SubAccountBatchO
  * A list that cannot be read (a form the package cannot read, a list that never settles, an unreadable answer) finds
  * nothing and says what was not looked for (`unlooked`); a refused credential still stops the delete.
  */
-async function leftoversOf(session: Session, own: SessionClient, old: SubAccountBatchOutputs, named: string[]): Promise<{ found: string[]; unlooked?: string }> {
+async function leftoversOf(
+  session: Session,
+  own: SessionClient,
+  old: SubAccountBatchOutputs,
+  named: string[],
+): Promise<{ found: string[]; unlooked?: string }> {
   const custody = session.custody.subAccounts;
   try {
-    const unconfirmed = old.unconfirmedSince ? await listUnconfirmed(own.client.subAccounts, old, custody.notToTake(named)) : [];
+    const unconfirmed = old.unconfirmedSince
+      ? await listUnconfirmed(own.client.subAccounts, old, custody.notToTake(named))
+      : [];
     const left = await leftByKilledRun(session, own, old, [...named, ...unconfirmed.map((s) => s.token)]);
     return { found: [...unconfirmed, ...left].map((s) => s.token) };
   } catch (caught) {
@@ -555,19 +702,26 @@ function reportUnlooked(message: string): void {
 export async function removeUnreadable(session: Session, id: string, state: Props, error: StateError): Promise<void> {
   const found = deletableOf(state);
   if (!found.connection.success || (found.tokens.length === 0 && found.unidentified > 0)) {
-    throw error.after(`this delete cannot tell ${found.connection.success ? "which sub-accounts to delete" : "which account they are on"}, so nothing was deleted`);
+    throw error.after(
+      `this delete cannot tell ${found.connection.success ? "which sub-accounts to delete" : "which account they are on"}, so nothing was deleted`,
+    );
   }
   const own = session.client(found.connection.data);
   const api = own.client.subAccounts;
   const custody = session.custody.subAccounts;
   // A list that cannot be read leaves the lost create's sub-accounts unlooked for, never the ones the state names.
-  const lost = found.lostCreate ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)).then((l) => l, unreadableList) : [];
+  const lost = found.lostCreate
+    ? await listUnconfirmed(api, found.lostCreate, custody.notToTake(found.tokens)).then((l) => l, unreadableList)
+    : [];
   const unconfirmed = lost instanceof Error ? [] : lost;
   const others = custody.leftByDelete(id, found.tokens, state);
   await own.batchDeletes.delete([...found.tokens.filter((t) => !others.has(t)), ...unconfirmed.map((s) => s.token)]);
   if (found.unidentified > 0 || found.lostCreate === null || lost instanceof Error) {
     const unlooked = `the sub-accounts of a lost create cannot be looked for${lost instanceof Error ? ` (the sub-account list could not be read: ${lost.message})` : ""}`;
-    const rest = found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : unlooked;
-    throw error.after(`this delete deleted the ${found.tokens.length} sub-account(s) it names, but ${rest}, so the resource stays in the state`);
+    const rest =
+      found.unidentified > 0 ? `${found.unidentified} more entries name no sub-account it can read` : unlooked;
+    throw error.after(
+      `this delete deleted the ${found.tokens.length} sub-account(s) it names, but ${rest}, so the resource stays in the state`,
+    );
   }
 }

@@ -1,5 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
-import { ALIAS_MAX_LENGTH, CLOCK_SKEW_MS, CREATE_MARKER, FIT_MARK_MIN_LENGTH, type CreateMarkForm } from "../../api/assumptions.js";
+import {
+  ALIAS_MAX_LENGTH,
+  CLOCK_SKEW_MS,
+  CREATE_MARKER,
+  FIT_MARK_MIN_LENGTH,
+  type CreateMarkForm,
+} from "../../api/assumptions.js";
 import { type SubAccount, type SubAccountCreateRequest, compareIds } from "../../api/schemas/index.js";
 import { BadRequestError, LlmAccountsError } from "../../client/errors.js";
 import { SETTINGS } from "../../client/settings.js";
@@ -24,9 +30,15 @@ function cutTo(alias: string, length: number): string {
  * mark. The platform keeps it until the edit that follows the create sets the declared alias, so what a lost create
  * made is found by this alias alone, whatever another stack, process or earlier run created with the same alias and balance.
  */
-export function markedAlias(alias: string, nonce: string = randomBytes(6).toString("hex"), form: CreateMarkForm = "tilde", max: number = ALIAS_MAX_LENGTH): string {
+export function markedAlias(
+  alias: string,
+  nonce: string = randomBytes(6).toString("hex"),
+  form: CreateMarkForm = "tilde",
+  max: number = ALIAS_MAX_LENGTH,
+): string {
   const longest = Math.min(max, ALIAS_MAX_LENGTH);
-  if (form === "fit") return `${cutTo(alias, Math.min(Math.max(alias.length, FIT_MARK_MIN_LENGTH), longest) - nonce.length)}${nonce}`;
+  if (form === "fit")
+    return `${cutTo(alias, Math.min(Math.max(alias.length, FIT_MARK_MIN_LENGTH), longest) - nonce.length)}${nonce}`;
   const suffix = `${CREATE_MARKER}${nonce}`;
   return `${cutTo(alias, longest - suffix.length)}${suffix}`;
 }
@@ -64,7 +76,11 @@ export function identityMark(parts: readonly string[]): string {
  * create and its edit): those of `listed` whose alias ends with the mark (in any form, under the alias declared
  * then, whatever it is now) and that have the batch's balance, not `known`.
  */
-export function leftUnderMark(old: { balance: number; mark?: string }, listed: Pick<AccountSnapshot, "endingWith">, known: Known): SubAccount[] {
+export function leftUnderMark(
+  old: { balance: number; mark?: string },
+  listed: Pick<AccountSnapshot, "endingWith">,
+  known: Known,
+): SubAccount[] {
   const { mark } = old;
   if (mark === undefined) return [];
   return listed.endingWith(mark).filter((s) => !known.has(s.token) && madeBy(old, s));
@@ -112,7 +128,13 @@ export class UnconfirmedCreateError extends LlmAccountsError {
  * `known` (command/custody.ts).
  */
 export function unconfirmedAmong(
-  old: { alias: string; balance: number; unconfirmedAlias?: string; unconfirmedSince?: string; unconfirmedExcept?: number[] },
+  old: {
+    alias: string;
+    balance: number;
+    unconfirmedAlias?: string;
+    unconfirmedSince?: string;
+    unconfirmedExcept?: number[];
+  },
   listed: readonly SubAccount[],
   known: Known,
 ): SubAccount[] {
@@ -122,7 +144,12 @@ export function unconfirmedAmong(
   const since = Date.parse(old.unconfirmedSince) - CLOCK_SKEW_MS;
   const existed = new Set(old.unconfirmedExcept ?? []);
   return listed.filter(
-    (s) => s.alias === old.alias && !known.has(s.token) && !(typeof s.id === "number" && existed.has(s.id)) && Date.parse(s.createdAt) >= since && madeBy(old, s),
+    (s) =>
+      s.alias === old.alias &&
+      !known.has(s.token) &&
+      !(typeof s.id === "number" && existed.has(s.id)) &&
+      Date.parse(s.createdAt) >= since &&
+      madeBy(old, s),
   );
 }
 
@@ -160,7 +187,10 @@ export async function createBatch(
     const chunk = Math.min(api.countCap ?? request.count, request.count - made.length);
     try {
       const next = await createInForm(api, { ...request, count: made.length + chunk }, mark, made, known);
-      if (next.length <= made.length) throw new LlmAccountsError(`a sub-account create of ${chunk} answered without the sub-accounts it made (alias ${JSON.stringify(request.alias)})`);
+      if (next.length <= made.length)
+        throw new LlmAccountsError(
+          `a sub-account create of ${chunk} answered without the sub-accounts it made (alias ${JSON.stringify(request.alias)})`,
+        );
       made = next;
     } catch (err) {
       const cap = smallerCountCap(err, chunk);
@@ -219,7 +249,8 @@ async function createInForm(
       api.markForm = "fit";
       return made;
     } catch (again) {
-      if (again instanceof BadRequestError && !again.mayHaveSucceeded) throw markerRefused(again, request.alias, ["tilde", "fit"], api.markFits);
+      if (again instanceof BadRequestError && !again.mayHaveSucceeded)
+        throw markerRefused(again, request.alias, ["tilde", "fit"], api.markFits);
       throw again;
     }
   }
@@ -248,7 +279,12 @@ function mayMeanTheMark(err: BadRequestError): boolean {
  * The error of a create refused under the package's marked alias: says that the alias sent was the package's marker
  * (not the declared alias), in which forms, and what to do.
  */
-function markerRefused(err: BadRequestError, alias: string, forms: CreateMarkForm[], max: number | undefined): BadRequestError {
+function markerRefused(
+  err: BadRequestError,
+  alias: string,
+  forms: CreateMarkForm[],
+  max: number | undefined,
+): BadRequestError {
   const sent = forms.map((f) => `${f}: ${JSON.stringify(markedAlias(alias, "0123456789ab", f, max))}`).join(", ");
   const s = SETTINGS.createMark;
   return err.withAdvice(
@@ -284,7 +320,9 @@ async function createMarked(
   const alias = markedAlias(request.alias, mark, form, api.markFits);
   const marked = { ...request, alias, count: request.count - left.length };
   const unconfirmed = (message: string, operation: string | undefined) =>
-    new UnconfirmedCreateError(message, operation, startedAt, marked.alias).withAdvice(lostSubAccountsAdvice(marked.alias));
+    new UnconfirmedCreateError(message, operation, startedAt, marked.alias).withAdvice(
+      lostSubAccountsAdvice(marked.alias),
+    );
   const leftTokens = new Set(left.map((s) => s.token));
   try {
     return [...left, ...(await api.create(marked))];
@@ -297,12 +335,18 @@ async function createMarked(
       // than it asked for is asked again until lateWritesMs after the answer was lost (lookUntil), and only then sent again.
       const look = async () => {
         const listed = (await api.list()).filter((s) => !leftTokens.has(s.token) && !known.has(s.token));
-        return { found: listed.filter((s) => sameMarked(marked.alias, s.alias)).sort((a, b) => compareIds(a.id, b.id)), cut: listed.filter((s) => cutMarked(marked.alias, s.alias)) };
+        return {
+          found: listed.filter((s) => sameMarked(marked.alias, s.alias)).sort((a, b) => compareIds(a.id, b.id)),
+          cut: listed.filter((s) => cutMarked(marked.alias, s.alias)),
+        };
       };
       ({ found, cut } = await lookUntil(api, look, (f) => f.found.length >= marked.count));
     } catch (listErr) {
       // Without the list nobody knows whether the create happened: keep the create's warning, not just the list's error.
-      throw unconfirmed(`${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`, err.operation);
+      throw unconfirmed(
+        `${err.message}; looking for sub-accounts with alias "${marked.alias}" failed too: ${(listErr as Error).message}`,
+        err.operation,
+      );
     }
     if (found.length === marked.count) return [...left, ...found];
     if (cut.length > 0) throw markCut(err, marked.alias, cut, startedAt);
@@ -312,7 +356,8 @@ async function createMarked(
         return [...left, ...(await api.create(marked))];
       } catch (again) {
         // Its answer may be lost too: then the next run looks again.
-        if (again instanceof LlmAccountsError && again.mayHaveSucceeded) throw unconfirmed(again.message, again.operation);
+        if (again instanceof LlmAccountsError && again.mayHaveSucceeded)
+          throw unconfirmed(again.message, again.operation);
         throw again;
       }
     }
@@ -329,8 +374,17 @@ async function createMarked(
  * listed under the cut alias are shown (masked) and none is taken, as they cannot be told from another batch's of
  * the same alias; the create is not sent again, as it may have made them. The profile's aliasCut places the mark within the cut.
  */
-function markCut(err: LlmAccountsError, marked: string, cut: readonly SubAccount[], since: number): UnconfirmedCreateError {
-  const shown = cut.slice(0, 3).map((s) => `${maskKey(s.token)} ${JSON.stringify(s.alias)}`).join(", ") + (cut.length > 3 ? ` and ${cut.length - 3} more` : "");
+function markCut(
+  err: LlmAccountsError,
+  marked: string,
+  cut: readonly SubAccount[],
+  since: number,
+): UnconfirmedCreateError {
+  const shown =
+    cut
+      .slice(0, 3)
+      .map((s) => `${maskKey(s.token)} ${JSON.stringify(s.alias)}`)
+      .join(", ") + (cut.length > 3 ? ` and ${cut.length - 3} more` : "");
   return new UnconfirmedCreateError(
     `${err.message}; the sub-account list shows ${cut.length} sub-account(s) under the marked alias "${marked}" as this platform cut it (${shown}): ` +
       "the cut took the create's mark, so what the create made cannot be told from another batch's of the same alias. None was taken and the create was not sent again",

@@ -63,7 +63,9 @@ export const SubAccountBatchInputsSchema = z
 export type SubAccountBatchInputs = z.output<typeof SubAccountBatchInputsSchema>;
 
 /** Pricing as the state keeps it (`pricingFactor` only), checked by the schema the platform's answers are parsed with. */
-const StoredPricingSchema = z.array(z.preprocess((value) => toWire(value), ModelPricingSchema).transform((wire) => fromWire(wire)));
+const StoredPricingSchema = z.array(
+  z.preprocess((value) => toWire(value), ModelPricingSchema).transform((wire) => fromWire(wire)),
+);
 
 /**
  * One sub-account as the outputs show it (in creation order): the platform's fields, checked by the schema its
@@ -123,11 +125,14 @@ const SubAccountBatchStateV0Schema = SubAccountBatchStateV1Schema.omit({ stateVe
 });
 
 /** Every version of a batch's state, and the steps between them (engine/stateVersions.ts). */
-export const BATCH_STATE = StateVersions.first("SubAccountBatch", SubAccountBatchStateV0Schema).then(SubAccountBatchStateV1Schema, (v0) => {
-  const subAccounts = v0.subAccounts ?? [];
-  // A state without tokens still names its sub-accounts: their tokens, never none.
-  return { ...v0, subAccounts, tokens: v0.tokens ?? subAccounts.map((s) => s.token) };
-});
+export const BATCH_STATE = StateVersions.first("SubAccountBatch", SubAccountBatchStateV0Schema).then(
+  SubAccountBatchStateV1Schema,
+  (v0) => {
+    const subAccounts = v0.subAccounts ?? [];
+    // A state without tokens still names its sub-accounts: their tokens, never none.
+    return { ...v0, subAccounts, tokens: v0.tokens ?? subAccounts.map((s) => s.token) };
+  },
+);
 
 /** The version of the state this package writes. */
 export const BATCH_STATE_VERSION = BATCH_STATE.current;
@@ -153,7 +158,8 @@ export function view(s: SubAccount): SubAccountView {
 }
 
 /** A batch's resource id: a fingerprint of its first token (of its alias while it holds none), never a token. */
-export const batchIdOf = (firstToken: string | undefined, alias: string): string => `sab-${fingerprint(firstToken ?? alias)}`;
+export const batchIdOf = (firstToken: string | undefined, alias: string): string =>
+  `sab-${fingerprint(firstToken ?? alias)}`;
 
 /** Sub-accounts in creation order. */
 export const byId = (a: SubAccountView, b: SubAccountView): number => compareIds(a.id, b.id);
@@ -162,7 +168,11 @@ export const byId = (a: SubAccountView, b: SubAccountView): number => compareIds
  * The outputs of a batch. `adoptTokens` is the adopted set (see nextAdoption), kept whatever the input says later:
  * an adopted sub-account is owned like a created one, so one deleted elsewhere is recreated to reach `count`.
  */
-export function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccountView[], adopted: readonly string[]): SubAccountBatchOutputs {
+export function outputsOf(
+  inputs: SubAccountBatchInputs,
+  subAccounts: SubAccountView[],
+  adopted: readonly string[],
+): SubAccountBatchOutputs {
   const sorted = [...subAccounts].sort(byId);
   const out: SubAccountBatchOutputs = {
     alias: inputs.alias,
@@ -180,7 +190,13 @@ export function outputsOf(inputs: SubAccountBatchInputs, subAccounts: SubAccount
 }
 
 /** The fields a lost create's recovery reads (subAccountBatch/recovery.ts, listUnconfirmed). */
-const LostCreateSchema = SubAccountBatchStateV1Schema.pick({ alias: true, balance: true, unconfirmedSince: true, unconfirmedAlias: true, unconfirmedExcept: true });
+const LostCreateSchema = SubAccountBatchStateV1Schema.pick({
+  alias: true,
+  balance: true,
+  unconfirmedSince: true,
+  unconfirmedAlias: true,
+  unconfirmedExcept: true,
+});
 
 /**
  * What a delete can identify in a batch state that does not parse: the sub-account keys its `tokens` and

@@ -83,29 +83,39 @@ describe("ApiKey provider", () => {
     const { outs: after } = await apiKey.update(id, outs, news);
     // One get first (spec 4.3: get, change, post back): what the console set since the state was written is kept.
     expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/edit": 1 });
-    expect(emu.state.getKey(outs.key)).toMatchObject({ alias: "edit2", security_config: { geo: { countries: ["CN"] } } });
+    expect(emu.state.getKey(outs.key)).toMatchObject({
+      alias: "edit2",
+      security_config: { geo: { countries: ["CN"] } },
+    });
     expect(after.alias).toBe("edit2");
   });
 
   test("both changed: edit then status", async () => {
     const { id, outs } = await created({ alias: "both" });
     emu.clearRequests();
-    await apiKey.update(id, outs, await checked({ alias: "both2", enabled: false, securityConfig: { spendLimit: { monthly: 3 } } }));
+    await apiKey.update(
+      id,
+      outs,
+      await checked({ alias: "both2", enabled: false, securityConfig: { spendLimit: { monthly: 3 } } }),
+    );
     expect(emu.requests().map((r) => r.op)).toEqual(["api-key/get", "api-key/edit", "api-key/status"]);
   });
 
   test("another base URL: replacement; a new adoptKey is never one: the diff (preview) fails naming adoptKey, masked", async () => {
     const { id, outs } = await created({ alias: "r" });
     const other = emu.state.createKey("console").key;
-    const err = (await apiKey.diff(id, outs, await checked({ alias: "r", adoptKey: other })).catch((e: Error) => e)) as Error;
+    const err = (await apiKey
+      .diff(id, outs, await checked({ alias: "r", adoptKey: other }))
+      .catch((e: Error) => e)) as Error;
     expect(err.message).toBe(
       `adoptKey: sk-...${other.slice(-4)} is neither this resource's key, its previous key, nor the key it adopted; ` +
         "adoptKey takes over a key only when the resource is created: to manage another key, declare another resource",
     );
     expectNoSecret(String(err) + err.stack, [other, outs.key]);
-    expect((await apiKey.diff(id, outs, await checked({ alias: "r", connection: { baseUrl: "https://other.example.com" } }))).replaces).toEqual([
-      "connection",
-    ]);
+    expect(
+      (await apiKey.diff(id, outs, await checked({ alias: "r", connection: { baseUrl: "https://other.example.com" } })))
+        .replaces,
+    ).toEqual(["connection"]);
   });
 
   test("adoptKey after adoption: removed, or given as the key itself, changes nothing (no diff, no call); the state keeps it", async () => {
@@ -113,7 +123,11 @@ describe("ApiKey provider", () => {
     const { id, outs } = await created({ alias: "kept", adoptKey: console });
     emu.clearRequests();
     for (const adoptKey of [undefined, console]) {
-      expect(await apiKey.diff(id, outs, await checked({ alias: "kept", adoptKey }))).toEqual({ changes: false, replaces: [], deleteBeforeReplace: false });
+      expect(await apiKey.diff(id, outs, await checked({ alias: "kept", adoptKey }))).toEqual({
+        changes: false,
+        replaces: [],
+        deleteBeforeReplace: false,
+      });
     }
     // An update for another reason keeps the adopted key in the state, whatever the input says.
     const { outs: renamed } = await apiKey.update(id, outs, await checked({ alias: "kept-2" }));
@@ -135,7 +149,12 @@ describe("ApiKey provider", () => {
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
     if (!("inputs" in read)) throw new Error("the key read as gone");
     expect(read.id).toBe(id);
-    expect(read.props).toMatchObject({ alias: "renamed", enabled: false, securityConfig: { geo: { countries: ["SG"] } }, key: outs.key });
+    expect(read.props).toMatchObject({
+      alias: "renamed",
+      enabled: false,
+      securityConfig: { geo: { countries: ["SG"] } },
+      key: outs.key,
+    });
     // The inputs are the platform's values too (so previews show old => new), and never hold the key.
     expect(read.inputs).toEqual({ alias: "renamed", enabled: false, securityConfig: { geo: { countries: ["SG"] } } });
     const news = await checked({ alias: "drift" });
@@ -190,7 +209,11 @@ describe("ApiKey provider", () => {
   test("adoptKey: one get, then only what differs (edit, status)", async () => {
     const console = emu.state.createKey("console-made", { geo: { countries: ["CN"] } }).key;
     emu.clearRequests();
-    const { id, outs } = await created({ alias: "console-made", adoptKey: console, securityConfig: { geo: { countries: ["CN"] } } });
+    const { id, outs } = await created({
+      alias: "console-made",
+      adoptKey: console,
+      securityConfig: { geo: { countries: ["CN"] } },
+    });
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
     expect(outs.key).toBe(console);
     expect(id).not.toContain(console);

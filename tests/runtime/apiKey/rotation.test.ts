@@ -27,7 +27,11 @@ async function created(news: Props): Promise<{ id: string; outs: ApiKeyOutputs; 
 }
 
 /** One `pulumi up` of new inputs over a key: check against the old inputs, diff, and update when it says so. */
-async function up(id: string, olds: { outs: ApiKeyOutputs; inputs: ApiKeyInputs }, news: Props): Promise<{ outs: ApiKeyOutputs; inputs: ApiKeyInputs; changed: boolean }> {
+async function up(
+  id: string,
+  olds: { outs: ApiKeyOutputs; inputs: ApiKeyInputs },
+  news: Props,
+): Promise<{ outs: ApiKeyOutputs; inputs: ApiKeyInputs; changed: boolean }> {
   const inputs = await checked(news, olds.inputs);
   const { changes, replaces } = await apiKey.diff(id, olds.outs, inputs);
   expect(replaces).toEqual([]);
@@ -42,13 +46,25 @@ describe("check: rotation settings by property path", () => {
     [{ everyDays: 1.5 }, "rotation.everyDays", /1.5 is not a positive whole number/],
     [{ everyDays: "90" }, "rotation.everyDays", /"90" is not a positive whole number/],
     [{ overlapHours: -1 }, "rotation.overlapHours", /-1 is not a number of hours >= 0/],
-    [{ everyDays: 1, overlapHours: 24 }, "rotation.overlapHours", /24 hours is not shorter than the rotation period \(1 days = 24 hours\)/],
+    [
+      { everyDays: 1, overlapHours: 24 },
+      "rotation.overlapHours",
+      /24 hours is not shorter than the rotation period \(1 days = 24 hours\)/,
+    ],
     [{ triggers: [Number.NaN] }, "rotation.triggers", /must be JSON values/],
     [{ everyDay: 90 }, "rotation.everyDay", /is not a rotation setting \(everyDays, triggers, overlapHours\)/],
     // Issue 23 row 4: no date could hold the expiry, found only after the new key was created.
-    [{ overlapHours: 1e12 }, "rotation.overlapHours", /1000000000000 is more than 8760 hours \(one year\), the longest overlap/],
+    [
+      { overlapHours: 1e12 },
+      "rotation.overlapHours",
+      /1000000000000 is more than 8760 hours \(one year\), the longest overlap/,
+    ],
     [{ triggers: ["a"], overlapHours: 8760.5 }, "rotation.overlapHours", /8760.5 is more than 8760 hours/],
-    [{ everyDays: 1e300 }, "rotation.everyDays", /1e\+300 is more than 3650 days \(ten years\), the longest rotation period/],
+    [
+      { everyDays: 1e300 },
+      "rotation.everyDays",
+      /1e\+300 is more than 3650 days \(ten years\), the longest rotation period/,
+    ],
     [{ everyDays: 3651 }, "rotation.everyDays", /3651 is more than 3650 days/],
     [[90], "rotation", /must be an object/],
   ])("%j fails at %s", async (rotation, property, reason) => {
@@ -77,16 +93,27 @@ describe("rotation by trigger", () => {
     const first = await created({ alias: "ci", securityConfig, rotation: { triggers: ["INC-1"] } });
     const news = { alias: "ci", securityConfig, rotation: { triggers: ["INC-2"] } };
     expect((await checked(news, first.inputs)).rotationDue).toBe("rotation triggered");
-    expect(await apiKey.diff(first.id, first.outs, await checked(news, first.inputs))).toMatchObject({ changes: true, replaces: [] });
+    expect(await apiKey.diff(first.id, first.outs, await checked(news, first.inputs))).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
 
     const after = await up(first.id, first, news);
     // One get first: the successor takes the restrictions the old key holds now, the console's included (issue 43).
     expect(emu.requests().map((r) => r.op)).toEqual(["api-key/get", "api-key/create", "api-key/delete"]);
     const fresh = emu.state.getKey(after.outs.key)!;
-    expect(fresh).toMatchObject({ alias: "ci", enabled: true, security_config: { geo: { countries: ["SG"] }, spend_limit: { monthly: 5 } } });
+    expect(fresh).toMatchObject({
+      alias: "ci",
+      enabled: true,
+      security_config: { geo: { countries: ["SG"] }, spend_limit: { monthly: 5 } },
+    });
     expect(after.outs.key).not.toBe(first.outs.key);
     expect(emu.state.hasKey(first.outs.key)).toBe(false);
-    expect(after.outs).toMatchObject({ rotatedAt: fresh.created_at, createdAt: fresh.created_at, keyHint: `sk-...${fresh.key.slice(-4)}` });
+    expect(after.outs).toMatchObject({
+      rotatedAt: fresh.created_at,
+      createdAt: fresh.created_at,
+      keyHint: `sk-...${fresh.key.slice(-4)}`,
+    });
     expect(after.outs.previousKey).toBeUndefined();
 
     // Converged: the next run changes nothing and calls nothing.
@@ -98,7 +125,12 @@ describe("rotation by trigger", () => {
   test("declared disabled: create, status, delete", async () => {
     const first = await created({ alias: "off", enabled: false, rotation: { triggers: 1 } });
     const after = await up(first.id, first, { alias: "off", enabled: false, rotation: { triggers: 2 } });
-    expect(emu.requests().map((r) => r.op)).toEqual(["api-key/get", "api-key/create", "api-key/status", "api-key/delete"]);
+    expect(emu.requests().map((r) => r.op)).toEqual([
+      "api-key/get",
+      "api-key/create",
+      "api-key/status",
+      "api-key/delete",
+    ]);
     expect(emu.state.getKey(after.outs.key)?.enabled).toBe(false);
   });
 
@@ -122,7 +154,9 @@ describe("rotation by trigger", () => {
     expect(emu.state.hasKey(after.outs.key)).toBe(true);
     // No replacement later either: the adopted key stays the declared input.
     emu.clearRequests();
-    expect((await up(first.id, after, { alias: "console", adoptKey: console, rotation: { triggers: ["y"] } })).changed).toBe(false);
+    expect(
+      (await up(first.id, after, { alias: "console", adoptKey: console, rotation: { triggers: ["y"] } })).changed,
+    ).toBe(false);
   });
 
   test("after an adopted key rotated, adoptKey kept (the deleted original), removed, or the current or previous key: no change, no call", async () => {
@@ -143,7 +177,9 @@ describe("rotation by trigger", () => {
     expect(emu.requests()).toHaveLength(0);
     const stranger = emu.state.createKey("stranger").key;
     const inputs = await checked({ alias: "adopted", adoptKey: stranger, rotation: rotation("z") }, twice.inputs);
-    await expect(apiKey.diff(first.id, twice.outs, inputs)).rejects.toThrow(/^adoptKey: sk-\.\.\.\w{4} is neither this resource's key, its previous key, nor the key it adopted;/);
+    await expect(apiKey.diff(first.id, twice.outs, inputs)).rejects.toThrow(
+      /^adoptKey: sk-\.\.\.\w{4} is neither this resource's key, its previous key, nor the key it adopted;/,
+    );
   });
 
   test("after a rotation by trigger, a refresh that finds nothing drifted keeps the stored inputs: the gate shows no `- rotationDue`", async () => {
@@ -168,10 +204,20 @@ describe("rotation by age (the platform's created_at)", () => {
     expect(calls(emu)).toEqual({ "api-key/get": 1 });
     expect(refreshed.props.rotationDue).toBe(`rotation due: key issued ${issued}, every 90 days`);
     expect(refreshed.props.key).toBe(first.outs.key);
-    expect(refreshed.inputs).toEqual({ alias: "old", enabled: true, securityConfig: {}, rotation: { everyDays: 90 }, rotationDue: refreshed.props.rotationDue });
+    expect(refreshed.inputs).toEqual({
+      alias: "old",
+      enabled: true,
+      securityConfig: {},
+      rotation: { everyDays: 90 },
+      rotationDue: refreshed.props.rotationDue,
+    });
 
     emu.clearRequests();
-    const after = await up(first.id, { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, first.inputs) }, { alias: "old", rotation: { everyDays: 90 } });
+    const after = await up(
+      first.id,
+      { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, first.inputs) },
+      { alias: "old", rotation: { everyDays: 90 } },
+    );
     expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/create": 1, "api-key/delete": 1 });
     expect(after.outs.rotationDue).toBeUndefined();
     expect(Date.now() - Date.parse(after.outs.createdAt)).toBeLessThan(DAY);
@@ -284,7 +330,11 @@ describe("the current key deleted elsewhere during the overlap", () => {
     const refreshed = found(await apiKey.read(first.id, rotated.outs));
     // The current key, issued this minute, is asked again after each wait before it counts as gone (a platform may lag).
     expect(calls(emu)).toEqual({ "api-key/get": 2 + lookWaits(LATE_WRITES.boundMs).length });
-    expect(refreshed.props).toMatchObject({ previousKey: first.outs.key, previousKeyExpiresAt: rotated.outs.previousKeyExpiresAt, rotationDue: KEY_DELETED });
+    expect(refreshed.props).toMatchObject({
+      previousKey: first.outs.key,
+      previousKeyExpiresAt: rotated.outs.previousKeyExpiresAt,
+      rotationDue: KEY_DELETED,
+    });
     // A preview after the refresh shows why the resource changes; a second refresh finds nothing new.
     expect(refreshed.inputs?.rotationDue).toBe(KEY_DELETED);
     expect(found(await apiKey.read(first.id, refreshed.props)).inputs).toBeUndefined();
@@ -294,14 +344,21 @@ describe("the current key deleted elsewhere during the overlap", () => {
     const after = await up(first.id, stored, { alias: "cd", rotation: rotation("b") });
     expect(calls(emu)).toEqual({ "api-key/create": 1 });
     expect(emu.state.getKey(after.outs.key)).toMatchObject({ alias: "cd", enabled: true });
-    expect(after.outs).toMatchObject({ previousKey: first.outs.key, previousKeyExpiresAt: rotated.outs.previousKeyExpiresAt, rotatedAt: rotated.outs.rotatedAt });
+    expect(after.outs).toMatchObject({
+      previousKey: first.outs.key,
+      previousKeyExpiresAt: rotated.outs.previousKeyExpiresAt,
+      rotatedAt: rotated.outs.rotatedAt,
+    });
     expect(after.outs.rotationDue).toBeUndefined();
     expect(emu.state.hasKey(first.outs.key)).toBe(true);
 
     // Converged: no change, and a refresh sees both keys.
     emu.clearRequests();
     expect((await up(first.id, after, { alias: "cd", rotation: rotation("b") })).changed).toBe(false);
-    expect(found(await apiKey.read(first.id, after.outs)).props).toMatchObject({ key: after.outs.key, previousKey: first.outs.key });
+    expect(found(await apiKey.read(first.id, after.outs)).props).toMatchObject({
+      key: after.outs.key,
+      previousKey: first.outs.key,
+    });
     expect(calls(emu)).toEqual({ "api-key/get": 2 });
   });
 
@@ -310,7 +367,11 @@ describe("the current key deleted elsewhere during the overlap", () => {
     const refreshed = found(await apiKey.read(first.id, rotated.outs));
     expect(refreshed.props.rotationDue).toBe(KEY_DELETED);
     emu.clearRequests();
-    const after = await up(first.id, { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, rotated.inputs) }, { alias: "cx", rotation: rotation("b") });
+    const after = await up(
+      first.id,
+      { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, rotated.inputs) },
+      { alias: "cx", rotation: rotation("b") },
+    );
     expect(calls(emu)).toEqual({ "api-key/create": 1, "api-key/delete": 1 });
     expect(emu.state.hasKey(first.outs.key)).toBe(false);
     expect(emu.state.hasKey(after.outs.key)).toBe(true);
@@ -331,7 +392,11 @@ describe("the current key deleted elsewhere during the overlap", () => {
     const { first, rotated } = await currentDeleted("ct");
     const refreshed = found(await apiKey.read(first.id, rotated.outs));
     emu.clearRequests();
-    const after = await up(first.id, { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, rotated.inputs) }, { alias: "ct", rotation: rotation("c") });
+    const after = await up(
+      first.id,
+      { outs: refreshed.props, inputs: inputsAfterRefresh(refreshed, rotated.inputs) },
+      { alias: "ct", rotation: rotation("c") },
+    );
     expect(emu.requests().map((r) => r.op)).toEqual(["api-key/delete", "api-key/create"]);
     expect(emu.state.hasKey(first.outs.key)).toBe(false);
     expect(after.outs.previousKey).toBeUndefined();
@@ -397,7 +462,9 @@ describe("failures at each step, and convergence on re-run", () => {
     emu.setFaults([{ kind: "500", ops: ["api-key/delete"] }]);
     const inputs = await checked(news("b"), first.inputs);
     const err = (await apiKey.update(first.id, first.outs, inputs).catch((e: unknown) => e)) as Failed;
-    expect(err.message).toMatch(/rotated, but the previous key sk-\.\.\.\w{4} could not be deleted.*next update deletes it/);
+    expect(err.message).toMatch(
+      /rotated, but the previous key sk-\.\.\.\w{4} could not be deleted.*next update deletes it/,
+    );
     expect(err.id).toBe(first.id);
     const kept = err.properties!;
     expect(kept.previousKey).toBe(first.outs.key);
@@ -493,9 +560,20 @@ describe("states written by 0.1.0 (no rotation fields)", () => {
     emu.setClockOffset(-200 * DAY);
     const record = emu.state.createKey("aged");
     emu.setClockOffset(0);
-    const old: OutputsOf010 = { alias: "aged", enabled: true, securityConfig: {}, key: record.key, keyHint: "sk-...", createdAt: record.created_at };
+    const old: OutputsOf010 = {
+      alias: "aged",
+      enabled: true,
+      securityConfig: {},
+      key: record.key,
+      keyHint: "sk-...",
+      createdAt: record.created_at,
+    };
     emu.clearRequests();
-    const after = await up("aged-id", { outs: old, inputs: { alias: "aged", enabled: true, securityConfig: {} } }, { alias: "aged", rotation: { everyDays: 90 } });
+    const after = await up(
+      "aged-id",
+      { outs: old, inputs: { alias: "aged", enabled: true, securityConfig: {} } },
+      { alias: "aged", rotation: { everyDays: 90 } },
+    );
     expect(calls(emu)).toEqual({ "api-key/get": 1, "api-key/create": 1, "api-key/delete": 1 });
     expect(after.outs.rotation).toEqual({ everyDays: 90 });
   });

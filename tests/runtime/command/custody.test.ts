@@ -14,7 +14,8 @@ useRuntimeEmulator((e) => (emu = e));
 
 type Props = Record<string, unknown>;
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
-const batch = (alias: string, more: Props = {}) => checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing, ...more });
+const batch = (alias: string, more: Props = {}) =>
+  checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing, ...more });
 const mask = (t: string) => `sk-...${t.slice(-4)}`;
 
 describe("one owner per sub-account in one command", () => {
@@ -26,14 +27,23 @@ describe("one owner per sub-account in one command", () => {
     await subAccountBatch.diff(a.id, a.outs, await batch("a"));
     emu.clearRequests();
     const err = await subAccountBatch.create(await batch("b", { adoptTokens: [t] })).catch((e: Error) => e);
-    expect((err as Error).message).toContain(`adoptTokens[0] (${mask(t)}) is held by another SubAccountBatch of this deployment: one sub-account has one owner`);
+    expect((err as Error).message).toContain(
+      `adoptTokens[0] (${mask(t)}) is held by another SubAccountBatch of this deployment: one sub-account has one owner`,
+    );
     expect((err as Error).message).not.toContain(t);
     expect(writeCalls(emu.calls())).toEqual({});
     expect(emu.calls()).toEqual({});
   });
 
   test("two creates adopting one console token: the second fails; a token one batch releases may be adopted by another in the same command", async () => {
-    const [x, y] = emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 2 }).map((s) => s.token);
+    const [x, y] = emu.state
+      .createSubAccounts({
+        alias: "c",
+        balance: 1,
+        modelPricing: [{ model: "model-a", pricing_factor: 1.2 }],
+        count: 2,
+      })
+      .map((s) => s.token);
     startFresh();
     const first = await subAccountBatch.create(await batch("c", { count: 2, adoptTokens: [x, y] }));
     const err = await subAccountBatch.create(await batch("c-twin", { adoptTokens: [y] })).catch((e: Error) => e);
@@ -75,7 +85,11 @@ describe("a giver removed from the program after an up --target of the adopter a
     const adopter = await subAccountBatch.create(await batch("adopter", { count: 2, adoptTokens: given.outs.tokens }));
     expect(adopter.id).toBe(given.id);
     startFresh();
-    await subAccountBatch.diff(adopter.id, adopter.outs, await batch("adopter", { count: 2, adoptTokens: given.outs.tokens }));
+    await subAccountBatch.diff(
+      adopter.id,
+      adopter.outs,
+      await batch("adopter", { count: 2, adoptTokens: given.outs.tokens }),
+    );
     await subAccountBatch.delete(given.id, given.outs);
     expect(given.outs.tokens.every((t) => live().has(t))).toBe(true);
     startFresh();
@@ -100,7 +114,9 @@ describe("a giver removed from the program after an up --target of the adopter a
     const oldKey = await apiKey.create(await checkedInputs(apiKey, { alias: "forced" }));
     startFresh();
     expect((await subAccountBatch.diff(old.id, old.outs, await batch("forced"))).replaces).toEqual([]);
-    expect((await apiKey.diff(oldKey.id, oldKey.outs, await checkedInputs(apiKey, { alias: "forced" }))).replaces).toEqual([]);
+    expect(
+      (await apiKey.diff(oldKey.id, oldKey.outs, await checkedInputs(apiKey, { alias: "forced" }))).replaces,
+    ).toEqual([]);
     const made = await subAccountBatch.create(await batch("forced"));
     const madeKey = await apiKey.create(await checkedInputs(apiKey, { alias: "forced" }));
     await subAccountBatch.delete(old.id, old.outs);
@@ -115,7 +131,11 @@ describe("a giver removed from the program after an up --target of the adopter a
   test("a replacement (another base URL) still deletes what the replaced batch holds: its diff planned it", async () => {
     const old = await subAccountBatch.create(await batch("replaced"));
     startFresh();
-    const { replaces } = await subAccountBatch.diff(old.id, old.outs, await batch("replaced", { connection: { baseUrl: "http://127.0.0.1:9" } }));
+    const { replaces } = await subAccountBatch.diff(
+      old.id,
+      old.outs,
+      await batch("replaced", { connection: { baseUrl: "http://127.0.0.1:9" } }),
+    );
     expect(replaces).toEqual(["connection"]);
     await subAccountBatch.delete(old.id, old.outs);
     expect(live().has(old.outs.tokens[0])).toBe(false);
@@ -139,7 +159,9 @@ describe("one owner per key while a deployment renames a resource", () => {
     startFresh();
     await apiKey.diff(holder.id, holder.outs, await checkedInputs(apiKey, { alias: "ci" }));
     emu.clearRequests();
-    const err = await apiKey.create(await checkedInputs(apiKey, { alias: "ci-copy", adoptKey: holder.outs.key })).catch((e: Error) => e);
+    const err = await apiKey
+      .create(await checkedInputs(apiKey, { alias: "ci-copy", adoptKey: holder.outs.key }))
+      .catch((e: Error) => e);
     expect((err as Error).message).toBe(
       `adoptKey: the key ${mask(holder.outs.key)} is held by another ApiKey of this deployment: one key has one owner, so only one resource may adopt it; nothing was changed. Remove adoptKey from one of them`,
     );
@@ -152,7 +174,13 @@ describe("one owner across the clients of a command (issue 42: custody is the se
   // another client of the session.
   const OTHER_ADMIN = "LLM_ACCOUNTS_TEST_OTHER_ADMIN_KEY";
   const other = { connection: { adminKeyEnv: OTHER_ADMIN } };
-  const console = () => emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 1 })[0].token;
+  const console = () =>
+    emu.state.createSubAccounts({
+      alias: "c",
+      balance: 1,
+      modelPricing: [{ model: "model-a", pricing_factor: 1.2 }],
+      count: 1,
+    })[0].token;
   beforeEach(() => void (process.env[OTHER_ADMIN] = `${emu.adminKey}-other`));
   afterEach(() => void delete process.env[OTHER_ADMIN]);
 
@@ -164,7 +192,9 @@ describe("one owner across the clients of a command (issue 42: custody is the se
     expect(currentSession().client(other.connection)).not.toBe(currentSession().client(undefined));
     emu.clearRequests();
     const err = await subAccountBatch.create(await batch("b", { adoptTokens: [t] })).catch((e: Error) => e);
-    expect((err as Error).message).toContain(`adoptTokens[0] (${mask(t)}) is held by another SubAccountBatch of this deployment: one sub-account has one owner`);
+    expect((err as Error).message).toContain(
+      `adoptTokens[0] (${mask(t)}) is held by another SubAccountBatch of this deployment: one sub-account has one owner`,
+    );
     expect(emu.calls()).toEqual({});
   });
 
@@ -185,7 +215,14 @@ describe("a create that took what it adopts and failed, recording nothing (issue
     `this ${resource}'s delete would delete ${mask(t)}, which another ${resource} of this deployment adopts, but whose create failed: nothing was deleted`;
 
   test("a batch renamed without an alias whose create fails: the old one's delete fails, deleting nothing, so that its state keeps the sub-account", async () => {
-    const [t] = emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count: 1 }).map((s) => s.token);
+    const [t] = emu.state
+      .createSubAccounts({
+        alias: "c",
+        balance: 1,
+        modelPricing: [{ model: "model-a", pricing_factor: 1.2 }],
+        count: 1,
+      })
+      .map((s) => s.token);
     const old = await subAccountBatch.create(await batch("c", { adoptTokens: [t] }));
     startFresh();
     // The whole list is refused, then its first page: the create fails at its one list, before any write.

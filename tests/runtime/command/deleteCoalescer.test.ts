@@ -205,12 +205,21 @@ describe("delete coalescer fed as the engine feeds it", () => {
     const clock = new ManualClock();
     const c = coalescer(clock);
     const ks = keys(n);
-    await engineSlots(ks.map((k) => () => c.delete(k)), parallel, checkpointMs, clock);
+    await engineSlots(
+      ks.map((k) => () => c.delete(k)),
+      parallel,
+      checkpointMs,
+      clock,
+    );
     return calls(emu)["api-key/delete"] ?? 0;
   }
 
   test("N keys, --parallel P, all of the engine's slots deleting keys: ceil(N / P) calls (the bench's floor), whatever the remainder", async () => {
-    for (const [n, parallel] of [[100, 8], [97, 8], [60, 16]] as const) {
+    for (const [n, parallel] of [
+      [100, 8],
+      [97, 8],
+      [60, 16],
+    ] as const) {
       emu.clearRequests();
       expect(await destroy(n, parallel, 20)).toBe(Math.ceil(n / parallel));
     }

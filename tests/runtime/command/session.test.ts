@@ -9,7 +9,8 @@ useRuntimeEmulator((e) => (emu = e));
 
 const pricing = [{ model: "model-a", pricingFactor: 1 }];
 
-const checked = (alias: string) => checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing });
+const checked = (alias: string) =>
+  checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing });
 
 describe("the runtime's session (runtime/command/session.ts)", () => {
   test("one session, made at first use and given to every runtime call: it keeps what the calls held, its client is shared", async () => {
@@ -58,8 +59,17 @@ describe("the runtime's session (runtime/command/session.ts)", () => {
 
   test("the clients of a session count sub-account writes on one counter: a write through one stales the list another kept", async () => {
     const session = currentSession();
-    const accountOnly = session.client(undefined, { baseUrl: emu.baseUrl, accountKey: emu.accountKey, rateLimits: "off" });
-    const both = session.client(undefined, { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" });
+    const accountOnly = session.client(undefined, {
+      baseUrl: emu.baseUrl,
+      accountKey: emu.accountKey,
+      rateLimits: "off",
+    });
+    const both = session.client(undefined, {
+      baseUrl: emu.baseUrl,
+      adminKey: emu.adminKey,
+      accountKey: emu.accountKey,
+      rateLimits: "off",
+    });
     expect(both).not.toBe(accountOnly);
     await accountOnly.subAccounts.snapshot();
     await accountOnly.subAccounts.snapshot();

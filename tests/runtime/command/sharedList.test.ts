@@ -13,7 +13,9 @@ const saved = { ...process.env };
 beforeAll(async () => {
   emu = await emulator({ rateLimits: false });
   // The client's limiter is not the subject: off, so that making the batches never waits for a window.
-  startFresh({ stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" } });
+  startFresh({
+    stackConfig: { baseUrl: emu.baseUrl, adminKey: emu.adminKey, accountKey: emu.accountKey, rateLimits: "off" },
+  });
   // The data sources read the same account from the environment, so they get the same client as the runtime.
   Object.assign(process.env, {
     LLM_ACCOUNTS_BASE_URL: emu.baseUrl,
@@ -38,14 +40,18 @@ const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
 async function batches(prefix: string, n: number, count = 5): Promise<{ id: string; outs: SubAccountBatchOutputs }[]> {
   const out = [];
   for (let i = 0; i < n; i++) {
-    const { inputs } = await subAccountBatch.check({}, { alias: `${prefix}-${i}`, balance: 1, count, modelPricing: pricing });
+    const { inputs } = await subAccountBatch.check(
+      {},
+      { alias: `${prefix}-${i}`, balance: 1, count, modelPricing: pricing },
+    );
     out.push(await subAccountBatch.create(inputs));
   }
   emu.clearRequests();
   return out;
 }
 
-const readAll = (bs: { id: string; outs: SubAccountBatchOutputs }[]) => Promise.all(bs.map((b) => subAccountBatch.read(b.id, b.outs)));
+const readAll = (bs: { id: string; outs: SubAccountBatchOutputs }[]) =>
+  Promise.all(bs.map((b) => subAccountBatch.read(b.id, b.outs)));
 
 describe("shared sub-account list", () => {
   test("20 concurrent reads: 1 list call, each batch gets exactly its own sub-accounts", async () => {
@@ -61,7 +67,9 @@ describe("shared sub-account list", () => {
 
   test("reads arriving a little apart share one list; later reads of the same process are answered from it", async () => {
     const bs = await batches("apart", 6, 1);
-    const staggered = bs.map((b, i) => new Promise((r) => setTimeout(r, i)).then(() => subAccountBatch.read(b.id, b.outs)));
+    const staggered = bs.map((b, i) =>
+      new Promise((r) => setTimeout(r, i)).then(() => subAccountBatch.read(b.id, b.outs)),
+    );
     await Promise.all(staggered);
     expect(calls(emu)).toEqual({ "sub-account/list": 1 });
     // A console edit made while the command runs: the kept answer serves the reads after it...
@@ -108,7 +116,11 @@ describe("shared sub-account list", () => {
     const [a, b] = await batches("written", 2, 1);
     startFresh();
     await readAll([a, b]);
-    const { outs } = await subAccountBatch.update(b.id, b.outs, (await subAccountBatch.check(b.outs, { ...b.outs, alias: "written-new" })).inputs);
+    const { outs } = await subAccountBatch.update(
+      b.id,
+      b.outs,
+      (await subAccountBatch.check(b.outs, { ...b.outs, alias: "written-new" })).inputs,
+    );
     emu.clearRequests();
     const after = await subAccountBatch.read(b.id, outs);
     expect(after.props.alias).toBe("written-new");
@@ -117,7 +129,11 @@ describe("shared sub-account list", () => {
 
   test("an answer serves reads for at most maxAgeMs after its list was sent", async () => {
     let now = 1_000_000;
-    const shared = new SharedSubAccountList(clientOf(emu, { rateLimits: false }).subAccounts, { ...SHARE, enabled: true, clock: { ...SYSTEM_CLOCK, now: () => now } });
+    const shared = new SharedSubAccountList(clientOf(emu, { rateLimits: false }).subAccounts, {
+      ...SHARE,
+      enabled: true,
+      clock: { ...SYSTEM_CLOCK, now: () => now },
+    });
     await shared.snapshot();
     now += SHARE.maxAgeMs;
     await shared.snapshot();
@@ -130,7 +146,11 @@ describe("shared sub-account list", () => {
   test("a look for what an earlier run left (earlierRuns) is served by the kept answer at any age and after writes: a long destroy lists once", async () => {
     let now = 1_000_000;
     const api = clientOf(emu, { rateLimits: false }).subAccounts;
-    const shared = new SharedSubAccountList(api, { ...SHARE, enabled: true, clock: { ...SYSTEM_CLOCK, now: () => now } });
+    const shared = new SharedSubAccountList(api, {
+      ...SHARE,
+      enabled: true,
+      clock: { ...SYSTEM_CLOCK, now: () => now },
+    });
     const first = await shared.snapshot({ earlierRuns: true });
     now += 10 * SHARE.maxAgeMs;
     await api.writes.counted(async () => undefined); // a write of this session
@@ -211,7 +231,10 @@ describe("shared sub-account list", () => {
   });
 
   test("sharing off: one list per read (the benchmark's baseline)", async () => {
-    const shared = new SharedSubAccountList(clientOf(emu, { rateLimits: false }).subAccounts, { ...SHARE, enabled: false });
+    const shared = new SharedSubAccountList(clientOf(emu, { rateLimits: false }).subAccounts, {
+      ...SHARE,
+      enabled: false,
+    });
     await Promise.all([shared.snapshot(), shared.snapshot(), shared.list({ alias: "x" })]);
     expect(calls(emu)).toEqual({ "sub-account/list": 3 });
   });

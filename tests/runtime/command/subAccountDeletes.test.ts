@@ -18,9 +18,18 @@ useRuntimeEmulator((e) => (emu = e));
 
 const pricing = [{ model: "model-a", pricingFactor: 1 }];
 
-async function batches(prefix: string, n: number, count: number): Promise<{ id: string; outs: SubAccountBatchOutputs }[]> {
+async function batches(
+  prefix: string,
+  n: number,
+  count: number,
+): Promise<{ id: string; outs: SubAccountBatchOutputs }[]> {
   const made = [];
-  for (let i = 0; i < n; i++) made.push(await subAccountBatch.create(await checkedInputs(subAccountBatch, { alias: `${prefix}-${i}`, balance: 5, count, modelPricing: pricing })));
+  for (let i = 0; i < n; i++)
+    made.push(
+      await subAccountBatch.create(
+        await checkedInputs(subAccountBatch, { alias: `${prefix}-${i}`, balance: 5, count, modelPricing: pricing }),
+      ),
+    );
   emu.clearRequests();
   return made;
 }
@@ -60,13 +69,18 @@ describe("SubAccountBatch deletes share calls", () => {
     const results = await Promise.allSettled(made.map((b) => subAccountBatch.delete(b.id, b.outs)));
     const failed = made.filter((_, i) => results[i].status === "rejected");
     expect(failed).toHaveLength(1);
-    expect((results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason).toMatchObject({ status: 400 });
+    expect((results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason).toMatchObject({
+      status: 400,
+    });
     expect([...liveTokens()].sort()).toEqual([...failed[0].outs.tokens].sort());
   });
 
   test("switched off: one call per batch", async () => {
     const made = await batches("off", 3, 1);
-    const deletes = new SubAccountDeletes(clientOf(emu, { rateLimits: false }).subAccounts, { ...COALESCE, enabled: false });
+    const deletes = new SubAccountDeletes(clientOf(emu, { rateLimits: false }).subAccounts, {
+      ...COALESCE,
+      enabled: false,
+    });
     await Promise.all(made.map((b) => deletes.delete(b.outs.tokens)));
     expect(calls(emu)).toEqual({ "sub-account/delete": 3 });
   });
@@ -78,7 +92,12 @@ describe("key and batch deletes on one schedule, fed as the engine feeds them", 
    * free slot `checkpointMs` apart and frees the slot when the delete is answered. Returns the calls of each kind and
    * the time it took on the manual clock: the arrivals' `n * checkpointMs` and the quiet periods the schedule waited.
    */
-  async function destroy(n: number, parallel: number, checkpointMs: number, shared: boolean): Promise<{ keyCalls: number; batchCalls: number; ms: number }> {
+  async function destroy(
+    n: number,
+    parallel: number,
+    checkpointMs: number,
+    shared: boolean,
+  ): Promise<{ keyCalls: number; batchCalls: number; ms: number }> {
     const clock = new ManualClock();
     const options = { ...COALESCE, enabled: true, clock };
     const client = clientOf(emu, { rateLimits: false });
@@ -88,7 +107,12 @@ describe("key and batch deletes on one schedule, fed as the engine feeds them", 
     const resources = Array.from({ length: n }, (_, i) =>
       i % 2 === 0
         ? () => keys.delete(emu.state.createKey(`mixed-${i}`).key)
-        : () => subAccounts.delete(emu.state.createSubAccounts({ alias: `mixed-${i}`, balance: 5, modelPricing: [], count: 2 }).map((s) => s.token)),
+        : () =>
+            subAccounts.delete(
+              emu.state
+                .createSubAccounts({ alias: `mixed-${i}`, balance: 5, modelPricing: [], count: 2 })
+                .map((s) => s.token),
+            ),
     );
     emu.clearRequests();
     await engineSlots(resources, parallel, checkpointMs, clock);

@@ -12,11 +12,15 @@ useRuntimeEmulator((e) => (emu = e));
 
 type Props = Record<string, unknown>;
 const pricing = [{ model: "model-a", pricingFactor: 1.2 }];
-const batch = (alias: string, more: Props = {}) => checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing, ...more });
+const batch = (alias: string, more: Props = {}) =>
+  checkedInputs(subAccountBatch, { alias, balance: 1, count: 1, modelPricing: pricing, ...more });
 const mask = (t: string) => `sk-...${t.slice(-4)}`;
 
 describe("one owner while a deployment moves sub-accounts (issue 36: a killed run, a resource renamed)", () => {
-  const console = (count: number) => emu.state.createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count }).map((s) => s.token);
+  const console = (count: number) =>
+    emu.state
+      .createSubAccounts({ alias: "c", balance: 1, modelPricing: [{ model: "model-a", pricing_factor: 1.2 }], count })
+      .map((s) => s.token);
   const live = () => new Set(emu.state.listSubAccounts().map((s) => s.token));
 
   test("a batch that adopts a token another batch's running update releases waits for that update to end before it writes", async () => {
@@ -28,9 +32,13 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     // edit finish first: a run killed then would leave both states holding y.
     emu.setFaults([{ kind: "latency", ops: ["sub-account/create"], ms: 400 }]);
     const ended: string[] = [];
-    const gives = subAccountBatch.update(giver.id, giver.outs, await batch("giver", { count: 2, adoptTokens: [x] })).then(() => ended.push("giver"));
+    const gives = subAccountBatch
+      .update(giver.id, giver.outs, await batch("giver", { count: 2, adoptTokens: [x] }))
+      .then(() => ended.push("giver"));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const takes = subAccountBatch.update(taker.id, taker.outs, await batch("taker", { count: 2, adoptTokens: [y] })).then((r) => (ended.push("taker"), r));
+    const takes = subAccountBatch
+      .update(taker.id, taker.outs, await batch("taker", { count: 2, adoptTokens: [y] }))
+      .then((r) => (ended.push("taker"), r));
     const [, took] = await Promise.all([gives, takes]);
     expect(ended).toEqual(["giver", "taker"]);
     expect(took.outs.tokens).toContain(y);
@@ -45,7 +53,9 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     const givesTo = await batch("giver", { count: 3, adoptTokens: [x, z] });
     await subAccountBatch.diff(giver.id, giver.outs, givesTo);
     const ended: string[] = [];
-    const takes = subAccountBatch.update(taker.id, taker.outs, await batch("taker", { count: 2, adoptTokens: [y] })).then((r) => (ended.push("taker"), r));
+    const takes = subAccountBatch
+      .update(taker.id, taker.outs, await batch("taker", { count: 2, adoptTokens: [y] }))
+      .then((r) => (ended.push("taker"), r));
     await new Promise((resolve) => setTimeout(resolve, 100));
     const gives = subAccountBatch.update(giver.id, giver.outs, givesTo).then((r) => (ended.push("giver"), r));
     const [took] = await Promise.all([takes, gives]);
@@ -57,7 +67,11 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     const given = await gives;
     await subAccountBatch.diff(giver.id, given.outs, await batch("giver", { count: 2, adoptTokens: [x] }));
     const started = Date.now();
-    const second = await subAccountBatch.update(taker.id, took.outs, await batch("taker", { count: 3, adoptTokens: [y, z] }));
+    const second = await subAccountBatch.update(
+      taker.id,
+      took.outs,
+      await batch("taker", { count: 3, adoptTokens: [y, z] }),
+    );
     expect(second.outs.tokens).toContain(z);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect(Date.now() - started).toBeLessThan(5000);
@@ -69,7 +83,10 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     const taker = await subAccountBatch.create(await batch("taker", { count: 1 }));
     startFresh();
     emu.setFaults([{ kind: "latency", ops: ["sub-account/create"], ms: 300 }]);
-    const [takesTo, givesTo] = [await batch("taker", { count: 2, adoptTokens: [y] }), await batch("giver", { count: 2, adoptTokens: [x] })];
+    const [takesTo, givesTo] = [
+      await batch("taker", { count: 2, adoptTokens: [y] }),
+      await batch("giver", { count: 2, adoptTokens: [x] }),
+    ];
     // The engine: the taker's check and diff, its update at once; the giver's check and diff a moment later.
     await subAccountBatch.check({}, takesTo);
     await subAccountBatch.diff(taker.id, taker.outs, takesTo);
@@ -95,7 +112,10 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     // Each edit (the alias of the sub-account it takes) answers after 1.5 s: one update waiting for the other
     // would send its edit only after the other's answer.
     emu.setFaults([{ kind: "latency", ops: ["sub-account/edit"], ms: 1500 }]);
-    const [gotA, gotB] = await Promise.all([subAccountBatch.update(a.id, a.outs, toA), subAccountBatch.update(b.id, b.outs, toB)]);
+    const [gotA, gotB] = await Promise.all([
+      subAccountBatch.update(a.id, a.outs, toA),
+      subAccountBatch.update(b.id, b.outs, toB),
+    ]);
     expect([gotA.outs.tokens, gotB.outs.tokens]).toEqual([[y], [x]]);
     const edits = emu.requests().filter((r) => r.op === "sub-account/edit");
     expect(edits).toHaveLength(2);
@@ -107,9 +127,12 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     const giver = await subAccountBatch.create(await batch("giver", { count: 2, adoptTokens: [x, y] }));
     startFresh();
     const gone = `sk-${"0".repeat(40)}`;
-    const err = await subAccountBatch.update(giver.id, giver.outs, await batch("giver", { count: 2, adoptTokens: [x, gone] })).catch((e: Error) => e);
+    const err = await subAccountBatch
+      .update(giver.id, giver.outs, await batch("giver", { count: 2, adoptTokens: [x, gone] }))
+      .catch((e: Error) => e);
     expect((err as Error).message).toContain("adoptTokens[1]");
-    const kept = (err as unknown as { properties: { tokens: string[]; adoptTokens: string[]; count: number } }).properties;
+    const kept = (err as unknown as { properties: { tokens: string[]; adoptTokens: string[]; count: number } })
+      .properties;
     expect(kept).toMatchObject({ tokens: [x], adoptTokens: [x], count: 1 });
   });
 
@@ -120,8 +143,12 @@ describe("one owner while a deployment moves sub-accounts (issue 36: a killed ru
     startFresh();
     await subAccountBatch.diff(holder.id, holder.outs, await batch("holder", { adoptTokens: [x] }));
     emu.clearRequests();
-    const err = await subAccountBatch.update(other.id, other.outs, await batch("other", { count: 2, adoptTokens: [x] })).catch((e: Error) => e);
-    expect((err as Error).message).toContain(`adoptTokens[0] (${mask(x)}) is held by another SubAccountBatch of this deployment`);
+    const err = await subAccountBatch
+      .update(other.id, other.outs, await batch("other", { count: 2, adoptTokens: [x] }))
+      .catch((e: Error) => e);
+    expect((err as Error).message).toContain(
+      `adoptTokens[0] (${mask(x)}) is held by another SubAccountBatch of this deployment`,
+    );
     expect(emu.calls()).toEqual({});
   });
 

@@ -2,7 +2,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "@jest/g
 import type { SubAccount } from "../../../provider/api/schemas/index.js";
 import type { Emulator } from "../../../provider/emulator/index.js";
 import { ALIAS_MAX_LENGTH, LATE_WRITES, lookWaits } from "../../../provider/api/assumptions.js";
-import { createBatch, leftUnderMark, markedAlias, unconfirmedAmong, UnconfirmedCreateError } from "../../../provider/runtime/subAccountBatch/recovery.js";
+import {
+  createBatch,
+  leftUnderMark,
+  markedAlias,
+  unconfirmedAmong,
+  UnconfirmedCreateError,
+} from "../../../provider/runtime/subAccountBatch/recovery.js";
 import { snapshotOf } from "../../../provider/runtime/command/sharedList.js";
 import { calls, clientOf, emulator } from "../../support/emulator.js";
 
@@ -31,11 +37,16 @@ describe("createBatch: a create whose answer was lost", () => {
 
   test("lost before it was processed while another stack's create of the same alias and balance went through: theirs is not taken", async () => {
     // Another plugin process (another stack on the account) created the same batch a moment ago.
-    const theirs = emu.state.createSubAccounts({ alias: "rec-shared", balance: 5, modelPricing: [], count: 2 }).map((s) => s.token);
+    const theirs = emu.state
+      .createSubAccounts({ alias: "rec-shared", balance: 5, modelPricing: [], count: 2 })
+      .map((s) => s.token);
     emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
     const made = await createBatch(api(), { alias: "rec-shared", balance: 5, modelPricing: pricing, count: 2 });
     // A list that finds nothing is asked again after each wait (a platform may show a create late), then the create is sent again.
-    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 + lookWaits(LATE_WRITES.boundMs).length });
+    expect(calls(emu)).toEqual({
+      "sub-account/create": 2,
+      "sub-account/list": 1 + lookWaits(LATE_WRITES.boundMs).length,
+    });
     expect(made.map((s) => s.token).filter((t) => theirs.includes(t))).toEqual([]);
     expect(made).toHaveLength(2);
   });
@@ -47,24 +58,41 @@ describe("createBatch: a create whose answer was lost", () => {
     expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/list": 1 });
     expect(made.map((s) => s.token)).not.toContain(twin.token);
     expect(made.map((s) => s.token).sort()).toEqual(
-      emu.state.listSubAccounts().filter((s) => s.alias.startsWith("rec-lost~") && s.balance.startsWith("5")).map((s) => s.token).sort(),
+      emu.state
+        .listSubAccounts()
+        .filter((s) => s.alias.startsWith("rec-lost~") && s.balance.startsWith("5"))
+        .map((s) => s.token)
+        .sort(),
     );
   });
 
-  test("lost after it was processed, with a balance the platform keeps rounded (1.1 + 2.2, stored \"3.300000\"): found in millionths, not created again", async () => {
+  test('lost after it was processed, with a balance the platform keeps rounded (1.1 + 2.2, stored "3.300000"): found in millionths, not created again', async () => {
     emu.setFaults([{ kind: "drop-after", ops: ["sub-account/create"], count: 1 }]);
-    const made = await createBatch(api(), { alias: "rec-rounded", balance: 1.1 + 2.2, modelPricing: pricing, count: 2 });
+    const made = await createBatch(api(), {
+      alias: "rec-rounded",
+      balance: 1.1 + 2.2,
+      modelPricing: pricing,
+      count: 2,
+    });
     expect(calls(emu)).toEqual({ "sub-account/create": 1, "sub-account/list": 1 });
     expect(made).toHaveLength(2);
     // Under the create's marked alias (createBatch alone: the caller's edit sets the declared one); found by it.
-    expect(emu.state.listSubAccounts().filter((s) => s.alias.startsWith("rec-rounded~")).map((s) => s.balance)).toEqual(["3.300000", "3.300000"]);
+    expect(
+      emu.state
+        .listSubAccounts()
+        .filter((s) => s.alias.startsWith("rec-rounded~"))
+        .map((s) => s.balance),
+    ).toEqual(["3.300000", "3.300000"]);
   });
 
   test("lost before it was processed: the list shows nothing, so it is sent once more", async () => {
     emu.setFaults([{ kind: "drop-before", ops: ["sub-account/create"], count: 1 }]);
     const made = await createBatch(api(), { alias: "rec-again", balance: 5, modelPricing: pricing, count: 1 });
     // A list that finds nothing is asked again after each wait (a platform may show a create late), then the create is sent again.
-    expect(calls(emu)).toEqual({ "sub-account/create": 2, "sub-account/list": 1 + lookWaits(LATE_WRITES.boundMs).length });
+    expect(calls(emu)).toEqual({
+      "sub-account/create": 2,
+      "sub-account/list": 1 + lookWaits(LATE_WRITES.boundMs).length,
+    });
     expect(made).toHaveLength(1);
   });
 
@@ -74,7 +102,9 @@ describe("createBatch: a create whose answer was lost", () => {
       { kind: "500", ops: ["sub-account/list"] },
     ]);
     const before = Date.now();
-    const err = await createBatch(api(), { alias: "rec-unknown", balance: 5, modelPricing: pricing, count: 1 }).catch((e: unknown) => e);
+    const err = await createBatch(api(), { alias: "rec-unknown", balance: 5, modelPricing: pricing, count: 1 }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(UnconfirmedCreateError);
     const unconfirmed = err as UnconfirmedCreateError;
     expect(unconfirmed.mayHaveSucceeded).toBe(true);
@@ -134,7 +164,9 @@ describe("leftUnderMark", () => {
     const found = leftUnderMark({ balance: 5, mark: marks[0] }, snapshotOf(listed), new Set(["sk-left-3"]));
     expect(found.map((s) => s.id)).toEqual([1, 2]);
     expect(leftUnderMark({ balance: 5 }, snapshotOf(listed), new Set())).toEqual([]);
-    expect(leftUnderMark({ balance: 5, mark: "" }, snapshotOf(listed), new Set()).map((s) => s.id)).toEqual([1, 2, 3, 5, 6]);
+    expect(leftUnderMark({ balance: 5, mark: "" }, snapshotOf(listed), new Set()).map((s) => s.id)).toEqual([
+      1, 2, 3, 5, 6,
+    ]);
   });
 
   test("one list shared by every read of a refresh is gone through once for all their marks, not once a read", () => {
@@ -149,7 +181,8 @@ describe("leftUnderMark", () => {
     // A read of each batch of the account, each looking for its own mark in the same list (the command's snapshot).
     const shared = snapshotOf(listed);
     reads = 0; // its index by token aside
-    for (let read = 0; read < 100; read++) expect(leftUnderMark({ balance: 5, mark: marks[read % 3] }, shared, new Set())).toHaveLength(100);
+    for (let read = 0; read < 100; read++)
+      expect(leftUnderMark({ balance: 5, mark: marks[read % 3] }, shared, new Set())).toHaveLength(100);
     expect(reads).toBeLessThanOrEqual(all.length);
   });
 });

@@ -4,8 +4,17 @@ import { printable } from "../../kit.js";
 import { OPERATIONS } from "../../../api/operations.js";
 import { SETTINGS } from "../../../client/settings.js";
 import { subCreate } from "./subAccounts.js";
-import { describeRefusal, describeShape, idempotent, itemsOf, refused, steadiness, transient, type Raw } from "../probe.js";
-import { DoctorRow } from "../report.js";
+import {
+  describeRefusal,
+  describeShape,
+  idempotent,
+  itemsOf,
+  refused,
+  steadiness,
+  transient,
+  type Raw,
+} from "../probe.js";
+import type { DoctorRow } from "../report.js";
 import { keep, type Run } from "../run.js";
 
 /** An alias as a row shows it: at most 40 characters, printable. */
@@ -16,12 +25,36 @@ export const shortAlias = (alias: string) => printable(alias.length > 40 ? `${al
  * (api/keptForms.ts sameAlias): as sent; a form of it the platform keeps (`changed`: lower-cased, cut), which the
  * runtime takes for the alias declared; or another alias, which it takes for drift.
  */
-export function keptAliasRow(point: string, assumes: string, sent: string, live: string, changed: { shows: boolean; what: string; reading: string; also: string }): DoctorRow {
+export function keptAliasRow(
+  point: string,
+  assumes: string,
+  sent: string,
+  live: string,
+  changed: { shows: boolean; what: string; reading: string; also: string },
+): DoctorRow {
   if (!sameAlias(sent, live, EVERY_KEPT_FORM)) {
-    return { point, assumes, observed: `"${shortAlias(sent)}" kept as "${shortAlias(live)}", not a form of it the runtime knows: it reads another alias, drift at every gate and an edit at every up`, verdict: "setting", setting: "none exists: report this platform's alias form" };
+    return {
+      point,
+      assumes,
+      observed: `"${shortAlias(sent)}" kept as "${shortAlias(live)}", not a form of it the runtime knows: it reads another alias, drift at every gate and an edit at every up`,
+      verdict: "setting",
+      setting: "none exists: report this platform's alias form",
+    };
   }
-  if (!changed.shows) return { point, assumes, observed: live === sent ? "as sent" : "as sent but for its case (alias case as kept)", verdict: "holds" };
-  return { point, assumes, observed: `${changed.what}: the runtime takes it for the alias declared (no drift, no edit) and keeps the platform's form in the state; ${changed.also}`, verdict: "handled", reading: changed.reading };
+  if (!changed.shows)
+    return {
+      point,
+      assumes,
+      observed: live === sent ? "as sent" : "as sent but for its case (alias case as kept)",
+      verdict: "holds",
+    };
+  return {
+    point,
+    assumes,
+    observed: `${changed.what}: the runtime takes it for the alias declared (no drift, no edit) and keeps the platform's form in the state; ${changed.also}`,
+    verdict: "handled",
+    reading: changed.reading,
+  };
 }
 
 /**
@@ -31,7 +64,10 @@ export function keptAliasRow(point: string, assumes: string, sent: string, live:
  */
 async function markedCreate(run: Run, alias: string): Promise<Raw> {
   const first = await subCreate(run, alias);
-  if (transient(first)) throw new Error(`a sub-account create answered ${describeShape(first)} after the runtime's retries: the platform cannot be measured now; run the doctor again`);
+  if (transient(first))
+    throw new Error(
+      `a sub-account create answered ${describeShape(first)} after the runtime's retries: the platform cannot be measured now; run the doctor again`,
+    );
   if (!refused(first)) return first;
   const again = await subCreate(run, alias);
   if (!refused(again)) return again;
@@ -48,16 +84,45 @@ export async function markRow(run: Run, hex: string): Promise<{ alias: string; r
     const fitted = await markedCreate(run, `doct${hex}`);
     measured.limits.createMark = "fit";
     const row: DoctorRow = refused(fitted)
-      ? { point: "create mark", assumes: "<alias>~<hex> accepted", observed: `refused in both forms (${describeRefusal(fitted)})`, verdict: "setting", setting: "none exists: the platform refuses both marks" }
-      : { point: "create mark", assumes: "<alias>~<hex> accepted", observed: "`~` refused; the fit form accepted", verdict: "handled", setting: `${SETTINGS.createMark.config}=fit (saves one call a run)`, reading: "restricted-aliases" };
+      ? {
+          point: "create mark",
+          assumes: "<alias>~<hex> accepted",
+          observed: `refused in both forms (${describeRefusal(fitted)})`,
+          verdict: "setting",
+          setting: "none exists: the platform refuses both marks",
+        }
+      : {
+          point: "create mark",
+          assumes: "<alias>~<hex> accepted",
+          observed: "`~` refused; the fit form accepted",
+          verdict: "handled",
+          setting: `${SETTINGS.createMark.config}=fit (saves one call a run)`,
+          reading: "restricted-aliases",
+        };
     return { alias: `doct${hex}`, row };
   }
   const long = await markedCreate(run, `${"doctor".padEnd(ALIAS_MAX_LENGTH - 13, "-")}~${hex}`);
-  if (!refused(long)) return { alias: tildeShort, row: { point: "create mark", assumes: `<alias>~<hex>, up to ${ALIAS_MAX_LENGTH} characters`, observed: "accepted", verdict: "holds" } };
+  if (!refused(long))
+    return {
+      alias: tildeShort,
+      row: {
+        point: "create mark",
+        assumes: `<alias>~<hex>, up to ${ALIAS_MAX_LENGTH} characters`,
+        observed: "accepted",
+        verdict: "holds",
+      },
+    };
   measured.limits.createMark = "fit";
   return {
     alias: tildeShort,
-    row: { point: "create mark", assumes: `aliases of up to ${ALIAS_MAX_LENGTH} characters`, observed: "a long marked alias refused (aliases are capped shorter)", verdict: "handled", setting: `${SETTINGS.createMark.config}=fit (saves one call a run)`, reading: "short-aliases" },
+    row: {
+      point: "create mark",
+      assumes: `aliases of up to ${ALIAS_MAX_LENGTH} characters`,
+      observed: "a long marked alias refused (aliases are capped shorter)",
+      verdict: "handled",
+      setting: `${SETTINGS.createMark.config}=fit (saves one call a run)`,
+      reading: "short-aliases",
+    },
   };
 }
 
@@ -66,9 +131,17 @@ export async function markRow(run: Run, hex: string): Promise<{ alias: string; r
  * of the doctor's first sub-account, letters and digits only, halving the range each time (about 7 edits). The
  * create mark's row says it.
  */
-export async function measureAliasMax(run: Run, hex: string, token: string, mark: DoctorRow): Promise<DoctorRow | undefined> {
+export async function measureAliasMax(
+  run: Run,
+  hex: string,
+  token: string,
+  mark: DoctorRow,
+): Promise<DoctorRow | undefined> {
   const aliasOf = (n: number) => `doct${hex}`.padEnd(n, "x");
-  const takes = async (n: number) => !refused(await idempotent(run.probe, OPERATIONS.editSubAccounts, { sks: [token], alias: aliasOf(n), model_pricing: [] }));
+  const takes = async (n: number) =>
+    !refused(
+      await idempotent(run.probe, OPERATIONS.editSubAccounts, { sks: [token], alias: aliasOf(n), model_pricing: [] }),
+    );
   if (await takes(ALIAS_MAX_LENGTH)) return undefined;
   if (!(await takes(FIT_MARK_MIN_LENGTH))) return undefined;
   let [lo, hi] = [FIT_MARK_MIN_LENGTH, ALIAS_MAX_LENGTH - 1];
@@ -80,7 +153,14 @@ export async function measureAliasMax(run: Run, hex: string, token: string, mark
   run.measured.limits.aliasMax = lo;
   mark.observed += `; the longest alias taken: ${lo} characters`;
   // Where `~` is refused too (restricted-aliases), the short cap shows only here.
-  if (mark.reading !== "short-aliases") return { point: "longest alias", assumes: `${ALIAS_MAX_LENGTH} characters`, observed: `${lo} characters (measured by edits)`, verdict: "handled", reading: "short-aliases" };
+  if (mark.reading !== "short-aliases")
+    return {
+      point: "longest alias",
+      assumes: `${ALIAS_MAX_LENGTH} characters`,
+      observed: `${lo} characters (measured by edits)`,
+      verdict: "handled",
+      reading: "short-aliases",
+    };
   return undefined;
 }
 
@@ -88,7 +168,19 @@ export async function measureAliasMax(run: Run, hex: string, token: string, mark
 export async function aliasFilterRow(run: Run, alias: string): Promise<DoctorRow> {
   const prefix = await run.probe.send(OPERATIONS.listSubAccounts, { alias: alias.slice(0, -3), ...run.paging });
   const point = "alias filter of the list";
-  if (refused(prefix)) return { point, assumes: "exact", observed: `not checked: the filtered list was refused (${describeRefusal(prefix)})`, verdict: "not checked" };
+  if (refused(prefix))
+    return {
+      point,
+      assumes: "exact",
+      observed: `not checked: the filtered list was refused (${describeRefusal(prefix)})`,
+      verdict: "not checked",
+    };
   const matched = itemsOf(prefix.body).length;
-  return { point, assumes: "exact", observed: matched > 0 ? "matches a prefix" : "exact", verdict: matched > 0 ? "handled" : "holds", reading: matched > 0 ? "alias-filter-prefix" : undefined };
+  return {
+    point,
+    assumes: "exact",
+    observed: matched > 0 ? "matches a prefix" : "exact",
+    verdict: matched > 0 ? "handled" : "holds",
+    reading: matched > 0 ? "alias-filter-prefix" : undefined,
+  };
 }

@@ -6,9 +6,20 @@ import { printable } from "../../kit.js";
 import { OPERATIONS } from "../../../api/operations.js";
 import { SETTINGS } from "../../../client/settings.js";
 import { keptAliasRow, shortAlias } from "./aliases.js";
-import { Probe, Raw, describeRefusal, describeShape, idempotent, isGone, meaningOf, refused, steadiness, transient } from "../probe.js";
-import { DoctorRow } from "../report.js";
-import { Run, keep, lagOf, unmeasuredRow } from "../run.js";
+import {
+  type Probe,
+  type Raw,
+  describeRefusal,
+  describeShape,
+  idempotent,
+  isGone,
+  meaningOf,
+  refused,
+  steadiness,
+  transient,
+} from "../probe.js";
+import type { DoctorRow } from "../report.js";
+import { type Run, keep, lagOf, unmeasuredRow } from "../run.js";
 import { deleteKey } from "../throwaways.js";
 
 /** The key points, not measured where the key's create answered nothing: the API cannot list keys, so none is looked at. */
@@ -26,14 +37,18 @@ export async function keyChecks(run: Run, hex: string): Promise<DoctorRow[]> {
   // Mixed case: the alias the platform keeps shows whether it changes case.
   const alias = `Doctor-${hex}`;
   const created = await probe.send(OPERATIONS.createApiKey, { alias, security_config: { ip: { allow: [ADDRESS] } } });
-  const key = isObject(created.body) && typeof created.body.key === "string" && created.body.key !== "" ? created.body.key : undefined;
+  const key =
+    isObject(created.body) && typeof created.body.key === "string" && created.body.key !== ""
+      ? created.body.key
+      : undefined;
   if (key === undefined && transient(created)) {
     // The create may have been done: the key is named (by its alias) for the console, and the other points go on.
     made.keyInDoubt = alias;
     const why = `the key's create answered ${describeShape(created)} (a create is never sent blindly again), and the API cannot list keys`;
     return KEY_POINTS.map((point) => unmeasuredRow(point, "see docs/decisions.md", why));
   }
-  if (key === undefined) throw new Error(`api-key/create answered ${describeShape(created)} without a key: ${describeRefusal(created)}`);
+  if (key === undefined)
+    throw new Error(`api-key/create answered ${describeShape(created)} without a key: ${describeRefusal(created)}`);
   made.keyMade(key, alias);
   try {
     return await withKey(run, key, created);
@@ -50,7 +65,11 @@ async function withKey(run: Run, key: string, created: Raw): Promise<DoctorRow[]
   const { probe, made } = run;
   const rows: DoctorRow[] = [];
   let kept: Raw | undefined;
-  run.lag = await lagOf(probe, async () => ((kept = await probe.send(OPERATIONS.getApiKey, { key })), !isGone(kept)), "the new API key");
+  run.lag = await lagOf(
+    probe,
+    async () => ((kept = await probe.send(OPERATIONS.getApiKey, { key })), !isGone(kept)),
+    "the new API key",
+  );
   // Disabled as soon as it shows: a key no request can use even where the platform ignores the allow-list.
   const status = await idempotent(probe, OPERATIONS.setApiKeyStatus, { key, enabled: false });
   rows.push(allowListRow(kept!, ADDRESS));
@@ -67,7 +86,8 @@ async function withKey(run: Run, key: string, created: Raw): Promise<DoctorRow[]
   const removed = await idempotent(probe, OPERATIONS.deleteApiKeys, { keys: [key] });
   if (!refused(removed)) made.keyGone(key);
   // A write sent a second time after a lost answer says nothing of the confirmation's shape.
-  const confirmed = (a: Raw & { retried: boolean }, field: string) => a.retried || a.status === 204 || (isObject(a.body) && field in a.body);
+  const confirmed = (a: Raw & { retried: boolean }, field: string) =>
+    a.retried || a.status === 204 || (isObject(a.body) && field in a.body);
   run.answers.terse ||= !confirmed(status, "enabled") || !confirmed(removed, "deleted");
   return rows;
 }
@@ -80,7 +100,14 @@ export function allowListRow(kept: Raw, address: string): DoctorRow {
   return {
     point: "IP allow-list entries as kept",
     assumes: "as sent",
-    observed: allow === undefined ? "not answered" : asRange ? `an address kept as its range (${address}/32)` : allow[0] === address ? "as sent" : `kept as ${printable(JSON.stringify(allow)).slice(0, 60)}`,
+    observed:
+      allow === undefined
+        ? "not answered"
+        : asRange
+          ? `an address kept as its range (${address}/32)`
+          : allow[0] === address
+            ? "as sent"
+            : `kept as ${printable(JSON.stringify(allow)).slice(0, 60)}`,
     verdict: allow === undefined ? "not checked" : asRange ? "handled" : allow[0] === address ? "holds" : "not checked",
     reading: asRange ? "normalised-values" : undefined,
   };
@@ -91,7 +118,8 @@ export function caseRow(sent: string, kept: Raw): DoctorRow {
   const point = "alias case as kept";
   const assumes = "as sent";
   const live = isObject(kept.body) && typeof kept.body.alias === "string" ? kept.body.alias : undefined;
-  if (live === undefined) return { point, assumes, observed: "not checked: the key's get answered no alias", verdict: "not checked" };
+  if (live === undefined)
+    return { point, assumes, observed: "not checked: the key's get answered no alias", verdict: "not checked" };
   return keptAliasRow(point, assumes, sent, live, {
     shows: live !== sent,
     what: `"${shortAlias(sent)}" kept as "${shortAlias(live)}"`,
@@ -108,17 +136,41 @@ export async function lengthRow(run: Run, key: string, address: string): Promise
   const point = "long alias as kept";
   const assumes = `kept whole, up to ${ALIAS_MAX_LENGTH} characters`;
   const sent = `${run.made.keyAlias}-`.padEnd(ALIAS_MAX_LENGTH, "Cut");
-  const edited = await idempotent(run.probe, OPERATIONS.editApiKey, { key, alias: sent, security_config: { ip: { allow: [address] } } });
+  const edited = await idempotent(run.probe, OPERATIONS.editApiKey, {
+    key,
+    alias: sent,
+    security_config: { ip: { allow: [address] } },
+  });
   if (refused(edited)) {
-    if (transient(edited)) return unmeasuredRow(point, assumes, `the edit answered ${describeShape(edited)} after the runtime's retries`);
+    if (transient(edited))
+      return unmeasuredRow(point, assumes, `the edit answered ${describeShape(edited)} after the runtime's retries`);
     // Sent once more (an edit is idempotent): the refusal is kept only when it answers alike.
-    if (meaningOf(edited) === "refused") keep(run, "refused", point, steadiness(edited, await idempotent(run.probe, OPERATIONS.editApiKey, { key, alias: sent, security_config: { ip: { allow: [address] } } })));
-    return { point, assumes, observed: `not checked: an alias of ${ALIAS_MAX_LENGTH} characters was refused (${describeRefusal(edited)}), which hides whether longer aliases would be kept cut (cut-aliases)`, verdict: "not checked" };
+    if (meaningOf(edited) === "refused")
+      keep(
+        run,
+        "refused",
+        point,
+        steadiness(
+          edited,
+          await idempotent(run.probe, OPERATIONS.editApiKey, {
+            key,
+            alias: sent,
+            security_config: { ip: { allow: [address] } },
+          }),
+        ),
+      );
+    return {
+      point,
+      assumes,
+      observed: `not checked: an alias of ${ALIAS_MAX_LENGTH} characters was refused (${describeRefusal(edited)}), which hides whether longer aliases would be kept cut (cut-aliases)`,
+      verdict: "not checked",
+    };
   }
   const live = isObject(edited.body) && typeof edited.body.alias === "string" ? edited.body.alias : undefined;
   // What the key is called now, should it have to be named (Throwaways.left).
   run.made.keyAlias = live ?? sent;
-  if (live === undefined) return { point, assumes, observed: "not checked: the key's edit answered no alias", verdict: "not checked" };
+  if (live === undefined)
+    return { point, assumes, observed: "not checked: the key's edit answered no alias", verdict: "not checked" };
   const length = [...live].length;
   // Kept cut, not refused: the profile's aliasCut, within which the runtime places a create's mark.
   if (length < ALIAS_MAX_LENGTH && sameAlias(sent, live, EVERY_KEPT_FORM)) run.measured.limits.aliasCut = length;
@@ -163,16 +215,36 @@ export async function usageRow(probe: Probe, field: string): Promise<DoctorRow> 
   const token = page.next_page;
   const assumes = `the request field "${field}" carries next_page back`;
   if (!(page.has_more === true || (token !== null && token !== undefined && token !== ""))) {
-    return { point: "usage paging field", assumes, observed: "one page only: nothing to page through", verdict: "not checked" };
+    return {
+      point: "usage paging field",
+      assumes,
+      observed: "one page only: nothing to page through",
+      verdict: "not checked",
+    };
   }
-  const head = (a: Raw) => (isObject(a.body) && Array.isArray(a.body.items) ? JSON.stringify(a.body.items[0]) : undefined);
+  const head = (a: Raw) =>
+    isObject(a.body) && Array.isArray(a.body.items) ? JSON.stringify(a.body.items[0]) : undefined;
   const firstHead = head(first);
   for (const candidate of [field, ...PAGE_FIELDS.filter((f) => f !== field)]) {
     const next = await probe.send(OPERATIONS.usageSummary, { ...query, [candidate]: token });
     if (!refused(next) && head(next) !== firstHead) {
-      if (candidate === field) return { point: "usage paging field", assumes, observed: "as assumed", verdict: "holds" };
-      return { point: "usage paging field", assumes, observed: `the field "${candidate}" is read`, verdict: "setting", setting: `${SETTINGS.usagePageField.config}=${candidate} (or ${SETTINGS.usagePageField.env})`, reading: "usage-cursor" };
+      if (candidate === field)
+        return { point: "usage paging field", assumes, observed: "as assumed", verdict: "holds" };
+      return {
+        point: "usage paging field",
+        assumes,
+        observed: `the field "${candidate}" is read`,
+        verdict: "setting",
+        setting: `${SETTINGS.usagePageField.config}=${candidate} (or ${SETTINGS.usagePageField.env})`,
+        reading: "usage-cursor",
+      };
     }
   }
-  return { point: "usage paging field", assumes, observed: `none of ${PAGE_FIELDS.join(", ")} moves to the next page`, verdict: "setting", setting: `${SETTINGS.usagePageField.config}=<the platform's field>` };
+  return {
+    point: "usage paging field",
+    assumes,
+    observed: `none of ${PAGE_FIELDS.join(", ")} moves to the next page`,
+    verdict: "setting",
+    setting: `${SETTINGS.usagePageField.config}=<the platform's field>`,
+  };
 }

@@ -3,7 +3,7 @@ import { OPERATIONS } from "../../../api/operations.js";
 import { keyChecks } from "./keys.js";
 import { subAccountChecks } from "./subAccounts.js";
 import { idempotent, refused, unknownKey } from "../probe.js";
-import { DoctorRow } from "../report.js";
+import type { DoctorRow } from "../report.js";
 import { keep, type Run } from "../run.js";
 import { cleanUp } from "../throwaways.js";
 
@@ -35,7 +35,13 @@ export function writeAnswerRows(run: Run): DoctorRow[] {
   const { terse } = run.answers;
   const noContent = run.probe.noBody;
   const assumes = "status answers {enabled}, delete {deleted}, sub-account writes {success}";
-  rows.push({ point: "write answers", assumes, observed: terse ? "confirmed otherwise ({success: true} or {})" : "as assumed", verdict: terse ? "handled" : "holds", reading: terse ? "terse-writes" : undefined });
+  rows.push({
+    point: "write answers",
+    assumes,
+    observed: terse ? "confirmed otherwise ({success: true} or {})" : "as assumed",
+    verdict: terse ? "handled" : "holds",
+    reading: terse ? "terse-writes" : undefined,
+  });
   rows.push({
     point: "writes answered without a body",
     assumes: "a JSON body",

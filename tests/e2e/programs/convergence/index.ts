@@ -4,7 +4,13 @@ import * as llm from "pulumi-llm-accounts";
 // Declares what program.json lists (written by tests/e2e/convergence.test.ts before each `pulumi up`).
 interface Program {
   keys: { name: string; alias: string; enabled: boolean; securityConfig: llm.ApiKeyArgs["securityConfig"] }[];
-  batches: { name: string; alias: string; balance: number; count: number; modelPricing: llm.SubAccountBatchArgs["modelPricing"] }[];
+  batches: {
+    name: string;
+    alias: string;
+    balance: number;
+    count: number;
+    modelPricing: llm.SubAccountBatchArgs["modelPricing"];
+  }[];
 }
 
 const program = JSON.parse(readFileSync("program.json", "utf8")) as Program;

@@ -27,4 +27,10 @@ export const teamId = team.id;
 export const tokens = team.tokens;
 export const teamCount = team.count;
 export const teamAlias = team.alias;
-export const instances = [llm.ApiKey.isInstance(key), llm.SubAccountBatch.isInstance(team), llm.ApiKey.isInstance(team), llm.SubAccountBatch.isInstance(key), llm.ApiKey.isInstance({})];
+export const instances = [
+  llm.ApiKey.isInstance(key),
+  llm.SubAccountBatch.isInstance(team),
+  llm.ApiKey.isInstance(team),
+  llm.SubAccountBatch.isInstance(key),
+  llm.ApiKey.isInstance({}),
+];

@@ -21,7 +21,10 @@ const team = new llm.SubAccountBatch("team", {
   modelPricing: [{ model: "model-a", pricingFactor: 1.5 }],
 });
 
-const extra = Array.from({ length: config.getNumber("extraKeys") ?? 0 }, (_, i) => new llm.ApiKey(`extra-${i}`, { alias: `extra-${i}` }));
+const extra = Array.from(
+  { length: config.getNumber("extraKeys") ?? 0 },
+  (_, i) => new llm.ApiKey(`extra-${i}`, { alias: `extra-${i}` }),
+);
 
 export const keyHint = key.keyHint;
 export const apiKey = key.key;

@@ -54,12 +54,22 @@ const FOOTPRINT_PROVIDER =
 class Footprint extends pulumi.CustomResource {
   constructor(name: string, args: Record<string, unknown>) {
     const given = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-    super("pulumi-nodejs:dynamic/trivial:Trivial", name, { ...given, __provider: FOOTPRINT_PROVIDER }, { additionalSecretOutputs: ["key"] });
+    super(
+      "pulumi-nodejs:dynamic/trivial:Trivial",
+      name,
+      { ...given, __provider: FOOTPRINT_PROVIDER },
+      { additionalSecretOutputs: ["key"] },
+    );
   }
 }
 
 const securityConfig = restricted
-  ? { ip: { allow: ["10.1.2.3"] }, spendLimit: { monthly: spendLimit ?? 100 }, geo: { countries: ["SG"] }, models: { mode: "model" as const, items: ["model-a"] } }
+  ? {
+      ip: { allow: ["10.1.2.3"] },
+      spendLimit: { monthly: spendLimit ?? 100 },
+      geo: { countries: ["SG"] },
+      models: { mode: "model" as const, items: ["model-a"] },
+    }
   : spendLimit === undefined
     ? undefined
     : { spendLimit: { monthly: spendLimit } };
@@ -71,11 +81,21 @@ for (let i = 0; i < count; i++) {
   else new llm!.ApiKey(`key-${i}`, args);
 }
 if (subAccounts > 0 && llm) {
-  new llm.SubAccountBatch("team", { alias: `${aliasPrefix}-team`, balance: 10, count: subAccounts, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
+  new llm.SubAccountBatch("team", {
+    alias: `${aliasPrefix}-team`,
+    balance: 10,
+    count: subAccounts,
+    modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+  });
 }
 
 for (let i = 0; i < batches && llm; i++) {
-  new llm.SubAccountBatch(`team-${i}`, { alias: `${aliasPrefix}-team-${i}`, balance: 10, count: 5, modelPricing: [{ model: "model-a", pricingFactor: 1 }] });
+  new llm.SubAccountBatch(`team-${i}`, {
+    alias: `${aliasPrefix}-team-${i}`,
+    balance: 10,
+    count: 5,
+    modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+  });
 }
 
 export const keys = count;

@@ -21,6 +21,13 @@ const team = new llm.SubAccountBatch(config.get("teamName") ?? "team", {
   ...(teamTokens ? { adoptTokens: teamTokens } : {}),
 });
 const twinTokens = config.getSecretObject<string[]>("twinTokens");
-if (twinTokens) new llm.SubAccountBatch("twin", { alias: "team", balance: 1, count: 1, modelPricing: [{ model: "model-a", pricingFactor: 1 }], adoptTokens: twinTokens });
+if (twinTokens)
+  new llm.SubAccountBatch("twin", {
+    alias: "team",
+    balance: 1,
+    count: 1,
+    modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+    adoptTokens: twinTokens,
+  });
 
 export const teamCount = team.count;

@@ -15,7 +15,13 @@ const team = new llm.SubAccountBatch("team", {
 
 const twinTokens = config.getSecretObject<string[]>("twinTokens");
 if (twinTokens) {
-  new llm.SubAccountBatch("team-twin", { alias: "team", balance: 10, count: 1, modelPricing: [{ model: "model-a", pricingFactor: 1.2 }], adoptTokens: twinTokens });
+  new llm.SubAccountBatch("team-twin", {
+    alias: "team",
+    balance: 10,
+    count: 1,
+    modelPricing: [{ model: "model-a", pricingFactor: 1.2 }],
+    adoptTokens: twinTokens,
+  });
 }
 
 const adoptKey = config.getSecret("adoptKey");

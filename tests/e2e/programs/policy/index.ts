@@ -19,7 +19,12 @@ new llm.ApiKey("ci", {
 new llm.ApiKey("legacy", {
   alias: "legacy",
   adoptKey: config.requireSecret("legacyKey"),
-  securityConfig: { ip: { allow: ["10.9.0.0/16"] }, spendLimit: { monthly: 50 }, geo: { countries: ["CN"] }, models: { mode: "model", items: ["model-b"] } },
+  securityConfig: {
+    ip: { allow: ["10.9.0.0/16"] },
+    spendLimit: { monthly: 50 },
+    geo: { countries: ["CN"] },
+    models: { mode: "model", items: ["model-b"] },
+  },
   rotation: { everyDays: 60, overlapHours: 48 },
 });
 

@@ -16,12 +16,23 @@ const program = async () => {
   return { hint: ci.keyHint };
 };
 
-const stack = await LocalWorkspace.createOrSelectStack({ stackName: "dev", projectName: "portal", program }, { workDir });
+const stack = await LocalWorkspace.createOrSelectStack(
+  { stackName: "dev", projectName: "portal", program },
+  { workDir },
+);
 for (let run = 1; run <= Number(runs); run++) {
   const started = Date.now();
   try {
     const r = await stack.up();
-    console.log(JSON.stringify({ run, ok: true, ms: Date.now() - started, changes: r.summary.resourceChanges, hint: r.outputs.hint?.value }));
+    console.log(
+      JSON.stringify({
+        run,
+        ok: true,
+        ms: Date.now() - started,
+        changes: r.summary.resourceChanges,
+        hint: r.outputs.hint?.value,
+      }),
+    );
   } catch (err) {
     const message = String(err instanceof Error ? err.message : err);
     console.log(JSON.stringify({ run, ok: false, ms: Date.now() - started, error: message.slice(-2000) }));

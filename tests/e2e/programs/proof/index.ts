@@ -29,13 +29,30 @@ const keys: Record<string, Omit<llm.ApiKeyArgs, "alias" | "adoptKey">> = {
 
 const batches: Record<string, Omit<llm.SubAccountBatchArgs, "alias" | "adoptTokens">> = {
   team: { balance: 10, count: 2 },
-  priced: { balance: 5, count: 2, modelPricing: [{ model: "model-a", pricingFactor: 1.5 }, { model: "model-b", pricingFactor: 2 }] },
-  scaled: { balance: 1, count: config.getNumber("scaledCount") ?? 2, modelPricing: [{ model: "model-a", pricingFactor: 1 }] },
+  priced: {
+    balance: 5,
+    count: 2,
+    modelPricing: [
+      { model: "model-a", pricingFactor: 1.5 },
+      { model: "model-b", pricingFactor: 2 },
+    ],
+  },
+  scaled: {
+    balance: 1,
+    count: config.getNumber("scaledCount") ?? 2,
+    modelPricing: [{ model: "model-a", pricingFactor: 1 }],
+  },
 };
 
 for (const [name, args] of Object.entries(keys)) {
-  if (!without.has(`key-${name}`)) new llm.ApiKey(`key-${name}`, { alias: `proof-${name}`, ...args, adoptKey: adoptKey(`key-${name}`) });
+  if (!without.has(`key-${name}`))
+    new llm.ApiKey(`key-${name}`, { alias: `proof-${name}`, ...args, adoptKey: adoptKey(`key-${name}`) });
 }
 for (const [name, args] of Object.entries(batches)) {
-  if (!without.has(`batch-${name}`)) new llm.SubAccountBatch(`batch-${name}`, { alias: `proof-${name}`, ...args, adoptTokens: adoptTokens(`batch-${name}`) });
+  if (!without.has(`batch-${name}`))
+    new llm.SubAccountBatch(`batch-${name}`, {
+      alias: `proof-${name}`,
+      ...args,
+      adoptTokens: adoptTokens(`batch-${name}`),
+    });
 }

@@ -7,5 +7,17 @@ const config = new pulumi.Config();
 const modelPricing = [{ model: "model-a", pricingFactor: 1 }];
 
 const takerTokens = config.getSecretObject<string[]>("takerTokens");
-new llm.SubAccountBatch("taker", { alias: "taker", balance: 1, count: config.requireNumber("takerCount"), modelPricing, ...(takerTokens ? { adoptTokens: takerTokens } : {}) });
-new llm.SubAccountBatch("giver", { alias: "giver", balance: 1, count: config.requireNumber("giverCount"), modelPricing, adoptTokens: config.requireSecretObject<string[]>("giverTokens") });
+new llm.SubAccountBatch("taker", {
+  alias: "taker",
+  balance: 1,
+  count: config.requireNumber("takerCount"),
+  modelPricing,
+  ...(takerTokens ? { adoptTokens: takerTokens } : {}),
+});
+new llm.SubAccountBatch("giver", {
+  alias: "giver",
+  balance: 1,
+  count: config.requireNumber("giverCount"),
+  modelPricing,
+  adoptTokens: config.requireSecretObject<string[]>("giverTokens"),
+});
