@@ -5,7 +5,7 @@ import type { z } from "zod";
 import type { ApiKeyInputsSchema, Rotation } from "../runtime/apiKey/index.js";
 import type { ArgsOf, InputsOf } from "./args.js";
 import { maskKey } from "../api/redact.js";
-import { MODULE, RESOURCE_TYPES } from "./typeTokens.js";
+import { isResourceOf, MODULE, RESOURCE_TYPES } from "./typeTokens.js";
 import { claimedKey, claimHeldKey, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
@@ -167,11 +167,7 @@ export class ApiKey extends DynamicResource {
 
   /** Whether `obj` is an ApiKey, even one made by another copy of this package (by its type token). */
   static isInstance(obj: unknown): obj is ApiKey {
-    return (
-      typeof obj === "object" &&
-      obj !== null &&
-      (obj as { __pulumiType?: unknown }).__pulumiType === RESOURCE_TYPES.ApiKey
-    );
+    return isResourceOf(obj, RESOURCE_TYPES.ApiKey);
   }
 
   constructor(name: string, args: ApiKeyArgs, opts?: pulumi.CustomResourceOptions) {

@@ -12,7 +12,7 @@ import {
 import { type SubAccountBatchInputsSchema, identityMark } from "../runtime/subAccountBatch/index.js";
 import type { ArgsOf, InputsOf } from "./args.js";
 import { camelFieldNames } from "../runtime/engine/index.js";
-import { MODULE, RESOURCE_TYPES } from "./typeTokens.js";
+import { isResourceOf, MODULE, RESOURCE_TYPES } from "./typeTokens.js";
 import { claimedTokens, claimHeldTokens, type Owner } from "./ownership.js";
 import { DynamicResource, givenInputs, providerText, withSecretOutputs } from "./shim.js";
 
@@ -200,11 +200,7 @@ export class SubAccountBatch extends DynamicResource {
 
   /** Whether `obj` is a SubAccountBatch, even one made by another copy of this package (by its type token). */
   static isInstance(obj: unknown): obj is SubAccountBatch {
-    return (
-      typeof obj === "object" &&
-      obj !== null &&
-      (obj as { __pulumiType?: unknown }).__pulumiType === RESOURCE_TYPES.SubAccountBatch
-    );
+    return isResourceOf(obj, RESOURCE_TYPES.SubAccountBatch);
   }
 
   constructor(name: string, args: SubAccountBatchArgs, opts?: pulumi.CustomResourceOptions) {

@@ -11,3 +11,8 @@ export const RESOURCE_TYPES = {
   ApiKey: dynamicType(MODULE, "ApiKey"),
   SubAccountBatch: dynamicType(MODULE, "SubAccountBatch"),
 } as const;
+
+/** Whether `obj` is a resource of type token `type`, even one made by another copy of this package: each class's `isInstance`. */
+export function isResourceOf(obj: unknown, type: string): boolean {
+  return typeof obj === "object" && obj !== null && (obj as { __pulumiType?: unknown }).__pulumiType === type;
+}
